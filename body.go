@@ -1,0 +1,277 @@
+package sluice
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/sse"
+)
+
+// maxErrorBody bounds how much of an error response is held in memory to
+// judge it and to hand it back after the retry decision.
+const maxErrorBody = 1 << 20
+
+// maxPeek bounds how much of a stream is read, before its first event is
+// complete, to judge that event.
+const maxPeek = 64 << 10
+
+// attempt is one upstream attempt in progress.
+type attempt struct {
+	call   *call
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	armed  atomic.Pointer[TimeoutError] // what the timer means when it fires
+	permit breaker.Permit
+	start  time.Time
+	ttfb   time.Duration
+	rec    Attempt
+	err    error // what ended a failed attempt
+
+	firstByte, idle TimeoutError
+}
+
+func (a *attempt) fire() { a.cancel(a.armed.Load()) }
+
+// arm (re)starts the attempt's timer for te.
+func (a *attempt) arm(te *TimeoutError) {
+	a.armed.Store(te)
+	a.timer.Reset(te.Limit)
+}
+
+// cause maps an error of the attempt to what ended it: one of our
+// *TimeoutErrors, the caller's cancellation, or err itself.
+func (a *attempt) cause(err error) error {
+	c := context.Cause(a.ctx)
+	if c == nil {
+		return err
+	}
+	var te *TimeoutError
+	if errors.As(c, &te) {
+		return te
+	}
+	return c
+}
+
+// readAll reads a response body under the idle timer, at most limit bytes.
+func (a *attempt) readAll(rc io.Reader, limit int) ([]byte, error) {
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(&idleReader{a: a, r: io.LimitReader(rc, int64(limit))})
+	return buf.Bytes(), err
+}
+
+// idleReader bounds each Read by the idle timeout.
+type idleReader struct {
+	a *attempt
+	r io.Reader
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	r.a.arm(&r.a.idle)
+	n, err := r.r.Read(p)
+	r.a.timer.Stop()
+	if err != nil && err != io.EOF {
+		err = r.a.cause(err)
+	}
+	return n, err
+}
+
+// peek reads a stream until its first event is complete, under the
+// first-byte timer and then the idle timer. It returns the bytes read and
+// the first event's data when that event is a provider error.
+func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
+	var p sse.Parser
+	done := false
+	chunk := make([]byte, 4096)
+	for !done && len(buf) < maxPeek {
+		if len(buf) > 0 {
+			a.arm(&a.idle)
+		}
+		n, rerr := rc.Read(chunk)
+		if n > 0 {
+			if len(buf) == 0 {
+				a.ttfb = time.Since(a.start)
+			}
+			buf = append(buf, chunk[:n]...)
+			p.Feed(chunk[:n], func(ev sse.Event) bool {
+				if isErrorEvent(ev) {
+					errEvent = bytes.Clone(ev.Data)
+				}
+				done = true
+				return false
+			})
+		}
+		if rerr != nil {
+			if rerr == io.EOF && len(buf) > 0 {
+				break
+			}
+			if rerr == io.EOF {
+				rerr = io.ErrUnexpectedEOF
+			}
+			a.timer.Stop()
+			return buf, nil, a.cause(rerr)
+		}
+	}
+	a.timer.Stop()
+	return buf, errEvent, nil
+}
+
+// isErrorEvent reports whether an SSE event is a provider's error: an
+// Anthropic "event: error", or an OpenAI-style {"error": …} data object.
+func isErrorEvent(ev sse.Event) bool {
+	if ev.Type == "error" {
+		return true
+	}
+	d := bytes.TrimLeft(ev.Data, " \t\r\n")
+	return len(d) > 0 && d[0] == '{' && bytes.HasPrefix(bytes.TrimLeft(d[1:], " \t\r\n"), []byte(`"error"`))
+}
+
+// errorEventStatus maps a provider error event to the HTTP status it
+// stands for: overloaded → 529, rate limit → 429, server error → 500, a
+// quota error → 429 (whose body then carries the quota marker), anything
+// else → 400.
+func errorEventStatus(data []byte) int {
+	var ev struct {
+		Error struct {
+			Type string `json:"type"`
+			Code any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return http.StatusInternalServerError
+	}
+	code, _ := ev.Error.Code.(string)
+	for _, s := range []string{ev.Error.Type, code} {
+		switch s {
+		case "overloaded_error", "overloaded":
+			return 529
+		case "rate_limit_error", "rate_limit_exceeded", "insufficient_quota":
+			return http.StatusTooManyRequests
+		case "api_error", "server_error", "internal_error", "service_unavailable":
+			return http.StatusInternalServerError
+		}
+	}
+	return http.StatusBadRequest
+}
+
+// body is the response body handed to the caller. It replays the bytes
+// read while judging the response, bounds every Read by the idle timeout,
+// and reports the attempt's outcome once: at EOF, at an error, or at Close.
+type body struct {
+	a       *attempt
+	rc      io.ReadCloser
+	head    []byte // bytes already read from rc, replayed first
+	n       int64  // bytes read from rc
+	sent    int64  // bytes handed to the caller
+	stream  bool
+	errStat int // for a stream whose first event is an error: its status
+	ended   atomic.Bool
+}
+
+// Read reads from the replay buffer, then from the upstream body.
+func (b *body) Read(p []byte) (int, error) {
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		b.sent += int64(n)
+		return n, nil
+	}
+	if b.ended.Load() {
+		return 0, errBodyClosed
+	}
+	b.a.arm(&b.a.idle)
+	n, err := b.rc.Read(p)
+	b.a.timer.Stop()
+	b.n += int64(n)
+	b.sent += int64(n)
+	switch {
+	case err == io.EOF:
+		b.end(nil)
+	case err != nil:
+		err = b.a.cause(err)
+		if !isTimeoutOrCancel(err) && b.sent > 0 {
+			err = &cutError{bytes: b.sent, err: err}
+		}
+		b.end(err)
+	}
+	return n, err
+}
+
+var errBodyClosed = errors.New("sluice: read on closed response body")
+
+func isTimeoutOrCancel(err error) bool {
+	return errors.Is(err, ErrTimeout) || errors.Is(err, context.Canceled)
+}
+
+// Close closes the upstream body; an unfinished body ends the attempt as
+// the caller's choice.
+func (b *body) Close() error {
+	b.end(errEarlyClose)
+	return b.rc.Close()
+}
+
+var errEarlyClose = errors.New("sluice: body closed before its end")
+
+// end reports how the attempt ended, once.
+func (b *body) end(err error) {
+	if b.ended.Swap(true) {
+		return
+	}
+	a := b.a
+	a.timer.Stop()
+	latency := time.Since(a.start)
+	r := &a.rec
+	r.BytesIn = b.n
+	r.LatencyMS = ms(latency)
+	r.TTFBMS = ms(a.ttfb)
+	slowBy := latency
+	if b.stream {
+		slowBy = a.ttfb
+	}
+	outcome, bo := b.judge(err)
+	r.Outcome = outcome
+	if err != nil && err != errEarlyClose {
+		r.Error = errorClass(err)
+	}
+	a.permit.Done(bo, slowBy)
+	a.cancel(nil)
+	a.call.record(r)
+	a.call.end()
+}
+
+// judge returns the log outcome and the breaker outcome of a finished body.
+func (b *body) judge(err error) (Outcome, breaker.Outcome) {
+	switch {
+	case err == nil && b.errStat != 0:
+		r := b.a.call.policy.Retry
+		v := r.judgeStatus(b.errStat, nil, nil)
+		b.a.rec.Error = v.class
+		return OutcomeFail, v.breaker
+	case err == nil:
+		return OutcomeOK, breaker.Success
+	case err == errEarlyClose:
+		if !b.stream && b.sent > 0 {
+			return OutcomeOK, breaker.Success
+		}
+		return OutcomeClientCancel, breaker.Ignored
+	case errors.Is(err, context.Canceled):
+		return OutcomeClientCancel, breaker.Ignored
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		if te.Phase == PhaseIdle && b.stream {
+			return OutcomeStreamStalled, breaker.Failure
+		}
+		return OutcomeTimeout, breaker.Failure
+	}
+	return OutcomeFail, breaker.Failure
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sluice-llm/sluice/fake"
+)
+
+func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sluice fake", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:9090", "address to listen on")
+	script := fs.String("script", "200", "default script, e.g. 503,503,200 (a request's Sluice-Fake-Script header wins)")
+	events := fs.Int("events", 5, "text events in a streamed answer")
+	interval := fs.Duration("interval", 0, "pause between stream events")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS]\n\n"+
+			"Runs a fake OpenAI (/v1/chat/completions) and Anthropic (/v1/messages) API that follows a script,\n"+
+			"for drills against real agents. GET /fake/calls counts the calls.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if _, err := fake.ParseScript(*script); err != nil {
+		fmt.Fprintf(stderr, "sluice fake: --script: %v\n", err)
+		return exitUsage
+	}
+	p := &fake.Provider{Script: *script, Events: *events, Interval: *interval}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice fake: %v (choose another --listen address)\n", err)
+		return exitUsage
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		p.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	fmt.Fprintf(stdout, "sluice fake: listening on http://%s with script %q\n", ln.Addr(), *script)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "sluice fake: %v\n", err)
+		return 1
+	}
+	return exitOK
+}

@@ -1,0 +1,81 @@
+// Command sluice keeps programs that call LLM APIs alive when the provider
+// is slow, overloaded or down. Run `sluice help` for the commands.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes shared by every command.
+const (
+	exitOK       = 0 // done, nothing found
+	exitFindings = 1 // done, and found something to fix
+	exitUsage    = 2 // unusable input: bad flags, config or files
+)
+
+// command is one subcommand: it reads args (without its own name) and
+// returns the exit code.
+type command struct {
+	summary string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"fake":    {"run the scripted fake OpenAI/Anthropic provider, for drills", runFake},
+	"version": {"print the version", runVersion},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run([]string{"--help"}, stdin, stdout, stderr)
+			}
+		}
+		usage(stdout)
+		return exitOK
+	case "-version", "--version":
+		name = "version"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "sluice: unknown command %q (run 'sluice help' for the list)\n", name)
+		return exitUsage
+	}
+	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "sluice keeps LLM agents alive when the provider hangs, rate-limits or goes down.\n\n")
+	fmt.Fprintf(w, "Usage: sluice <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'sluice <command> --help' for a command's flags. Exit codes: 0 ok, 1 findings, 2 unusable input.\n")
+}
+
+func runVersion(_ []string, _ io.Reader, stdout, _ io.Writer) int {
+	fmt.Fprintf(stdout, "sluice %s\n", version)
+	return exitOK
+}

@@ -1,0 +1,24 @@
+// Package sluice makes calls to LLM APIs (OpenAI-compatible, Anthropic)
+// resilient: when the provider hangs, rate-limits or goes down, callers get
+// a bounded, honest answer fast instead of hanging, and they do not make the
+// outage worse by retrying in a tight loop.
+//
+// Transport is an http.RoundTripper; NewClient wraps it in an *http.Client.
+// Inside one RoundTrip, every attempt goes through these layers in order:
+//
+//  1. the retry budget (only for retries): at most Retry.Budget of the calls
+//     in flight may be retrying;
+//  2. the circuit breaker (package breaker): an open breaker fails the call
+//     at once with an *OpenError, and the retry loop stops;
+//  3. the attempt on Base, under the connect and first-byte timeouts; a
+//     stream is held until its first event, so that a stall, a cut or a
+//     provider error event before it is retried like any failed attempt;
+//  4. the verdict: retryable statuses (408, 429, 500, 502, 503, 504, 529)
+//     and connection errors are retried with full-jitter backoff or the
+//     provider's Retry-After; a quota-exhausted 429, other 4xx and anything
+//     after the first body byte reached the caller are not.
+//
+// The whole call, backoffs and body included, is bounded by
+// Timeout.Total. Each attempt leaves one JSON line in the AttemptLog. See
+// ExampleNewClient.
+package sluice

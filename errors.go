@@ -1,0 +1,95 @@
+package sluice
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// The sentinel errors of a call, matched with errors.Is.
+var (
+	// ErrCircuitOpen: the provider's breaker is open; the call was not sent.
+	// The error is an *OpenError carrying when the breaker may close.
+	ErrCircuitOpen = breaker.ErrOpen
+
+	// ErrTimeout: a phase of the call ran out of time. The error is a
+	// *TimeoutError naming the phase.
+	ErrTimeout = errors.New("sluice: timeout")
+
+	// ErrAttemptsExhausted: every attempt failed without a response; the
+	// error is an *ExhaustedError wrapping the last attempt's error.
+	ErrAttemptsExhausted = errors.New("sluice: attempts exhausted")
+
+	// ErrStreamCut: the response body ended early, cut by the provider or
+	// the network, after part of it reached the caller.
+	ErrStreamCut = errors.New("sluice: response cut")
+)
+
+// OpenError is the error of a call refused by an open breaker. Reason is
+// "provider_down", the word a queue worker can nack with.
+type OpenError = breaker.OpenError
+
+// Reason is the machine-readable reason of a call refused by an open
+// breaker.
+const ReasonProviderDown = "provider_down"
+
+// Phase names the part of a call that a timeout bounds.
+type Phase string
+
+// The phases of a call.
+const (
+	PhaseConnect   Phase = "connect"
+	PhaseFirstByte Phase = "first_byte"
+	PhaseIdle      Phase = "idle"
+	PhaseTotal     Phase = "total"
+)
+
+// TimeoutError is the error of a call whose phase ran out of time.
+type TimeoutError struct {
+	Phase Phase
+	Limit time.Duration
+}
+
+// Error names the phase and its limit.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("sluice: timeout: %s exceeded %s", e.Phase, e.Limit)
+}
+
+// Is reports whether target is ErrTimeout.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// Timeout reports true, as net.Error does.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// ExhaustedError is the error of a call whose every attempt failed without
+// a response.
+type ExhaustedError struct {
+	Attempts int
+	Last     error
+}
+
+// Error names the attempt count and the last error.
+func (e *ExhaustedError) Error() string {
+	return fmt.Sprintf("sluice: %d attempts failed, last: %v", e.Attempts, e.Last)
+}
+
+// Is reports whether target is ErrAttemptsExhausted.
+func (e *ExhaustedError) Is(target error) bool { return target == ErrAttemptsExhausted }
+
+// Unwrap returns the last attempt's error.
+func (e *ExhaustedError) Unwrap() error { return e.Last }
+
+// cutError is a body read error after bytes reached the caller.
+type cutError struct {
+	bytes int64
+	err   error
+}
+
+func (e *cutError) Error() string {
+	return fmt.Sprintf("sluice: response cut after %d bytes: %v", e.bytes, e.err)
+}
+
+func (e *cutError) Is(target error) bool { return target == ErrStreamCut }
+func (e *cutError) Unwrap() error        { return e.err }

@@ -1,0 +1,144 @@
+package sluice
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// verdict is what one attempt's end means for the call and the breaker.
+type verdict struct {
+	retryable bool            // another attempt may pass
+	breaker   breaker.Outcome // what the breaker is told
+	class     string          // short error class for the log, "" when none
+}
+
+// judgeStatus judges a response by its status and, for a 429, its body.
+func (r *Retry) judgeStatus(status int, h http.Header, body []byte) verdict {
+	v := verdict{breaker: breaker.Success}
+	if status < 400 {
+		return v
+	}
+	v.class = "status_" + statusText(status)
+	if status == http.StatusTooManyRequests && r.isQuota(body) {
+		v.class = "quota_exhausted"
+		v.breaker = breaker.Ignored
+		return v
+	}
+	switch {
+	case status >= 500, status == http.StatusTooManyRequests, status == http.StatusRequestTimeout:
+		v.breaker = breaker.Failure
+	default:
+		v.breaker = breaker.Ignored
+	}
+	v.retryable = slices.Contains(r.Statuses, status)
+	switch shouldRetryHint(h) {
+	case -1:
+		v.retryable = false
+	case 1:
+		v.retryable = true
+	}
+	return v
+}
+
+func statusText(s int) string {
+	var b [3]byte
+	if s < 100 || s > 999 {
+		return "other"
+	}
+	b[0], b[1], b[2] = byte('0'+s/100), byte('0'+s/10%10), byte('0'+s%10)
+	return string(b[:])
+}
+
+// isQuota reports whether a 429 body says the account's quota is used up.
+func (r *Retry) isQuota(body []byte) bool {
+	for _, m := range r.QuotaMarkers {
+		if m != "" && bytes.Contains(body, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeError judges an attempt that ended in an error before a response.
+// sent reports whether the request may have left this machine.
+func judgeError(err error) (v verdict, sent bool) {
+	v = verdict{retryable: true, breaker: breaker.Failure, class: errorClass(err)}
+	var te *TimeoutError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &te):
+		return v, te.Phase != PhaseConnect
+	case errors.As(err, &op) && op.Op == "dial":
+		return v, false
+	case errors.Is(err, context.Canceled):
+		return verdict{breaker: breaker.Ignored, class: v.class}, true
+	}
+	return v, true
+}
+
+// backoff returns the full-jitter wait before retry n (0 for the first
+// retry): uniform in [0, min(Cap, Base·2^n)).
+func (r *Retry) backoff(n int) time.Duration {
+	ceil := r.Base
+	for i := 0; i < n && ceil < r.Cap; i++ {
+		ceil *= 2
+	}
+	ceil = min(ceil, r.Cap)
+	if ceil <= 0 {
+		return 0
+	}
+	return rand.N(ceil)
+}
+
+// jitter returns d plus up to 10 % of it, so that callers told the same
+// Retry-After do not wake together.
+func jitter(d time.Duration) time.Duration {
+	if d < 10 {
+		return d
+	}
+	return d + rand.N(d/10)
+}
+
+// retryBudget caps the retries in flight across the calls of one
+// Transport, as Envoy's retry budget does.
+type retryBudget struct {
+	calls   atomic.Int64 // calls in flight
+	retries atomic.Int64 // of those, calls that are retrying
+}
+
+// minRetries is the floor of the retry budget.
+const minRetries = 3
+
+// take reserves a retry for a call; false when the budget is spent.
+func (b *retryBudget) take(frac float64) bool {
+	n := b.retries.Add(1)
+	if frac < 0 || n <= minRetries || float64(n) <= frac*float64(b.calls.Load()) {
+		return true
+	}
+	b.retries.Add(-1)
+	return false
+}
+
+// sleep waits d or until ctx ends; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,179 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestBackoffDraws(t *testing.T) {
+	r := Retry{Base: 400 * time.Millisecond, Cap: 16 * time.Second}
+	for n := range 8 {
+		ceil := min(r.Cap, r.Base<<n)
+		var sum time.Duration
+		const draws = 10000
+		for range draws {
+			d := r.backoff(n)
+			if d < 0 || d >= ceil {
+				t.Fatalf("retry %d: draw %v outside [0, %v)", n, d, ceil)
+			}
+			sum += d
+		}
+		mean := sum / draws
+		if lo, hi := ceil*45/100, ceil*55/100; mean < lo || mean > hi {
+			t.Errorf("retry %d: mean %v, want near %v", n, mean, ceil/2)
+		}
+	}
+}
+
+// scripted is a Base that answers from a list of responses (nil: hang
+// until the attempt's context ends) and records when each attempt came.
+type scripted struct {
+	answers []func() *http.Response
+	at      []time.Time
+}
+
+func (s *scripted) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.at = append(s.at, time.Now())
+	i := min(len(s.at), len(s.answers)) - 1
+	if s.answers[i] == nil {
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	}
+	return s.answers[i](), nil
+}
+
+func status(code int, header ...string) func() *http.Response {
+	return func() *http.Response {
+		h := http.Header{"Content-Type": {"application/json"}}
+		for i := 0; i+1 < len(header); i += 2 {
+			h.Set(header[i], header[i+1])
+		}
+		return &http.Response{StatusCode: code, Header: h, Body: io.NopCloser(strings.NewReader(`{"ok":1}`))}
+	}
+}
+
+func roundTrip(t *testing.T, tr *Transport) (*http.Response, error) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://provider.test/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return resp, err
+}
+
+func TestRetryAfterWaitExact(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		header []string
+		wait   time.Duration
+	}{
+		{"seconds", []string{"Retry-After", "2"}, 2 * time.Second},
+		{"milliseconds", []string{"Retry-After-Ms", "1500"}, 1500 * time.Millisecond},
+		{"http date", nil, 3 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 20 {
+				synctest.Test(t, func(t *testing.T) {
+					header := tt.header
+					if header == nil {
+						header = []string{"Retry-After", time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)}
+					}
+					s := &scripted{answers: []func() *http.Response{status(429, header...), status(200)}}
+					tr := &Transport{Base: s, Policy: Interactive()}
+					resp, err := roundTrip(t, tr)
+					if err != nil || resp.StatusCode != 200 {
+						t.Fatalf("got %v, %v", resp, err)
+					}
+					gap := s.at[1].Sub(s.at[0])
+					if gap < tt.wait || gap > tt.wait+tt.wait/10 {
+						t.Errorf("waited %v, want %v plus at most 10 %%", gap, tt.wait)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestFullJitterBetweenAttempts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &scripted{answers: []func() *http.Response{status(503), status(503), status(503), status(200)}}
+		p := Interactive()
+		p.Retry.MaxAttempts = 4
+		tr := &Transport{Base: s, Policy: p}
+		resp, err := roundTrip(t, tr)
+		if err != nil || resp.StatusCode != 200 || len(s.at) != 4 {
+			t.Fatalf("got %v, %v after %d attempts", resp, err, len(s.at))
+		}
+		for i := 1; i < 4; i++ {
+			ceil := min(p.Retry.Cap, p.Retry.Base<<(i-1))
+			if gap := s.at[i].Sub(s.at[i-1]); gap >= ceil {
+				t.Errorf("wait before retry %d: %v, want < %v", i, gap, ceil)
+			}
+		}
+	})
+}
+
+func TestNothingOutlivesTotal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &scripted{answers: []func() *http.Response{nil}}
+		p := Interactive() // connect 5s + first_byte 20s per attempt, total 30s
+		tr := &Transport{Base: s, Policy: p}
+		start := time.Now()
+		_, err := roundTrip(t, tr)
+		elapsed := time.Since(start)
+		var te *TimeoutError
+		if !errors.As(err, &te) {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+		if elapsed > p.Timeout.Total {
+			t.Errorf("took %v, want at most total %v", elapsed, p.Timeout.Total)
+		}
+		if len(s.at) != 2 {
+			t.Errorf("%d attempts, want 2 (25s, then the rest of the 30s)", len(s.at))
+		}
+		if te.Phase != PhaseTotal {
+			t.Errorf("phase %v, want total", te.Phase)
+		}
+	})
+}
+
+func TestFirstByteTimeoutPerAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &scripted{answers: []func() *http.Response{nil, status(200)}}
+		p := Interactive()
+		tr := &Transport{Base: s, Policy: p}
+		resp, err := roundTrip(t, tr)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("got %v, %v", resp, err)
+		}
+		if gap := s.at[1].Sub(s.at[0]); gap < 25*time.Second || gap >= 25*time.Second+p.Retry.Base {
+			t.Errorf("second attempt after %v, want connect+first_byte (25s) plus < one base backoff", gap)
+		}
+	})
+}
+
+func TestCallerCancelStopsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &scripted{answers: []func() *http.Response{nil}}
+		tr := &Transport{Base: s}
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://p.test/v1/messages", strings.NewReader("{}"))
+		time.AfterFunc(time.Second, cancel)
+		start := time.Now()
+		_, err := tr.RoundTrip(req)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if time.Since(start) != time.Second || len(s.at) != 1 {
+			t.Errorf("ended after %v and %d attempts, want 1s and 1", time.Since(start), len(s.at))
+		}
+	})
+}

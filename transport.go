@@ -1,0 +1,520 @@
+package sluice
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// Transport is an http.RoundTripper that makes a call to an LLM provider
+// resilient: per-phase timeouts, retries of the retryable only with
+// full-jitter backoff, a circuit breaker asked before every attempt, a retry
+// budget across calls, a request id on every call and a log line per
+// attempt.
+//
+// Inside one RoundTrip, each attempt goes retry budget → breaker → Base.
+// A final status, success or not, is returned as a response with err nil;
+// its body is bounded by the idle and total timeouts and reports the
+// attempt's outcome at its end, so that a stream is judged when it ends.
+//
+// Set the fields before the first call and do not change them after. A
+// Transport is safe for concurrent use.
+type Transport struct {
+	// Base makes each attempt. If nil, an http.Transport whose dial and
+	// TLS handshake are bounded by Policy.Timeout.Connect.
+	Base http.RoundTripper
+
+	// Policy says how calls are timed, retried and guarded. The zero value
+	// is the interactive policy.
+	Policy Policy
+
+	// Provider names the upstream in breaker names and the attempt log.
+	// If empty, the request's host is used.
+	Provider string
+
+	// Store keeps the breakers' state. Share one Store (a file or Redis
+	// store, or one Memory) between Transports to share their breakers.
+	// If nil, a Memory store private to this Transport.
+	Store breaker.Store
+
+	// Log receives one line per attempt. If nil, nothing is logged.
+	Log *AttemptLog
+
+	// Observe, if set, is called with every attempt after it is logged
+	// (for metrics). It must not keep the pointer.
+	Observe func(*Attempt)
+
+	// RetrySafe reports whether a non-idempotent request (a method other
+	// than GET, HEAD or OPTIONS, without an Idempotency-Key header) may be
+	// sent again after it may have reached the provider. If nil, requests
+	// to LLM endpoints (paths ending in /chat/completions, /completions,
+	// /messages, /responses, /embeddings) are retry-safe and others are
+	// retried only when their connection was never made.
+	RetrySafe func(*http.Request) bool
+
+	once     sync.Once
+	policy   Policy
+	base     http.RoundTripper
+	store    breaker.Store
+	breakers sync.Map // name → *breaker.Breaker
+	budget   retryBudget
+}
+
+// NewClient returns an *http.Client whose Transport applies p.
+func NewClient(p Policy) *http.Client {
+	return &http.Client{Transport: &Transport{Policy: p}}
+}
+
+func (t *Transport) init() {
+	t.once.Do(func() {
+		t.policy = t.Policy.withDefaults()
+		t.base = t.Base
+		if t.base == nil {
+			t.base = newBase(t.policy.Timeout.Connect)
+		}
+		t.store = t.Store
+		if t.store == nil {
+			t.store = breaker.NewMemory()
+		}
+	})
+}
+
+// newBase returns an http.Transport for LLM calls: bounded dials and
+// handshakes, enough idle connections per host for a busy gateway.
+func newBase(connect time.Duration) *http.Transport {
+	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   connect,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Breaker returns the breaker called name, as this Transport uses it.
+func (t *Transport) Breaker(name string) *breaker.Breaker {
+	t.init()
+	if b, ok := t.breakers.Load(name); ok {
+		return b.(*breaker.Breaker)
+	}
+	b, _ := t.breakers.LoadOrStore(name, breaker.New(name, t.policy.Breaker, t.store))
+	return b.(*breaker.Breaker)
+}
+
+// BreakerName returns the name of the breaker guarding calls to model:
+// the provider, or the provider and model with ScopeModel.
+func (t *Transport) BreakerName(provider, model string) string {
+	if t.policy.BreakerScope == ScopeModel && model != "" {
+		return provider + "/" + model
+	}
+	return provider
+}
+
+// RoundTrip makes the call, retrying as the policy allows.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.init()
+	c, err := t.newCall(req)
+	if err != nil {
+		return nil, err
+	}
+	return c.run()
+}
+
+// call is one RoundTrip in progress.
+type call struct {
+	t          *Transport
+	policy     *Policy
+	req        *http.Request
+	header     http.Header
+	body       []byte
+	id         string
+	model      string
+	provider   string
+	brk        *breaker.Breaker
+	ctx        context.Context
+	cancel     context.CancelFunc
+	deadline   time.Time
+	idempotent bool
+	retrying   bool // holds a retry-budget token
+	ended      atomic.Bool
+	totalErr   TimeoutError
+}
+
+func (t *Transport) newCall(req *http.Request) (*call, error) {
+	c := &call{t: t, policy: &t.policy, req: req}
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, errors.Join(errors.New("sluice: reading request body"), err)
+		}
+		c.body = b
+	}
+	c.header = req.Header
+	c.id = req.Header.Get("X-Request-Id")
+	if c.id == "" {
+		c.id = newRequestID()
+		c.header = req.Header.Clone()
+		if c.header == nil {
+			c.header = http.Header{}
+		}
+		c.header["X-Request-Id"] = []string{c.id}
+	}
+	c.model = jsonModel(c.body)
+	c.provider = t.Provider
+	if c.provider == "" {
+		c.provider = req.URL.Host
+	}
+	c.brk = t.Breaker(t.BreakerName(c.provider, c.model))
+	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
+	if !c.idempotent {
+		if t.RetrySafe != nil {
+			c.idempotent = t.RetrySafe(req)
+		} else {
+			c.idempotent = isLLMPath(req.URL.Path)
+		}
+	}
+	c.totalErr = TimeoutError{Phase: PhaseTotal, Limit: t.policy.Timeout.Total}
+	c.deadline = time.Now().Add(t.policy.Timeout.Total)
+	c.ctx, c.cancel = context.WithDeadlineCause(req.Context(), c.deadline, &c.totalErr)
+	t.budget.calls.Add(1)
+	return c, nil
+}
+
+func isIdempotent(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+func isLLMPath(p string) bool {
+	for _, s := range [...]string{"/chat/completions", "/completions", "/messages", "/responses", "/embeddings"} {
+		if strings.HasSuffix(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// end releases what the call holds, once.
+func (c *call) end() {
+	if c.ended.Swap(true) {
+		return
+	}
+	c.cancel()
+	c.t.budget.calls.Add(-1)
+	if c.retrying {
+		c.t.budget.retries.Add(-1)
+	}
+}
+
+// record logs a finished attempt.
+func (c *call) record(a *Attempt) {
+	c.t.Log.Write(a)
+	if c.t.Observe != nil {
+		c.t.Observe(a)
+	}
+}
+
+// run is the attempt loop.
+func (c *call) run() (*http.Response, error) {
+	var last *http.Response // the last retryable response, body buffered
+	var lastErr error
+	p := &c.policy.Retry
+	for n := 1; ; n++ {
+		if n > 1 && !c.retrying {
+			if !c.t.budget.take(p.Budget) {
+				return c.give(last, lastErr, n-1)
+			}
+			c.retrying = true
+		}
+		permit, err := c.brk.Allow()
+		if err != nil {
+			c.logRefusal(n, err)
+			if last != nil || lastErr != nil {
+				return c.give(last, lastErr, n-1)
+			}
+			c.end()
+			return nil, err
+		}
+		a := c.newAttempt(n, permit)
+		resp, v, err := c.try(a)
+		if resp != nil && v.class == "" && !v.retryable { // handed to the caller
+			return resp, nil
+		}
+		if last != nil {
+			last.Body.Close()
+		}
+		last, lastErr = resp, err
+
+		wait, retry := c.decide(n, v, resp, err)
+		a.rec.RetryInMS = ms(wait)
+		a.rec.Outcome = finalOutcome(err, resp)
+		if retry {
+			a.rec.Outcome = OutcomeRetry
+		}
+		c.record(&a.rec)
+		if !retry {
+			return c.give(last, lastErr, n)
+		}
+		if !sleep(c.ctx, wait) {
+			if last == nil {
+				lastErr = c.ctxErr()
+			}
+			return c.give(last, lastErr, n)
+		}
+	}
+}
+
+// give ends the call with the last response, or else the last error.
+func (c *call) give(last *http.Response, lastErr error, attempts int) (*http.Response, error) {
+	c.end()
+	if last != nil {
+		c.stamp(last, attempts)
+		return last, nil
+	}
+	if errors.Is(lastErr, context.Canceled) || errors.Is(lastErr, breaker.ErrOpen) {
+		return nil, lastErr
+	}
+	return nil, &ExhaustedError{Attempts: attempts, Last: lastErr}
+}
+
+// ctxErr is the error of the call's context: the total timeout, or the
+// caller's cancellation.
+func (c *call) ctxErr() error {
+	if err := context.Cause(c.ctx); err != nil {
+		return err
+	}
+	return c.ctx.Err()
+}
+
+// stamp sets the response headers that describe the call.
+func (c *call) stamp(resp *http.Response, attempts int) {
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	if up := resp.Header.Get("X-Request-Id"); up != "" && up != c.id {
+		resp.Header["Sluice-Upstream-Request-Id"] = []string{up}
+	}
+	resp.Header["X-Request-Id"] = []string{c.id}
+	resp.Header["Sluice-Attempts"] = []string{strconv.Itoa(attempts)}
+}
+
+func finalOutcome(err error, resp *http.Response) Outcome {
+	switch {
+	case resp != nil:
+		return OutcomeFail
+	case errors.Is(err, context.Canceled):
+		return OutcomeClientCancel
+	case errors.Is(err, ErrTimeout):
+		return OutcomeTimeout
+	}
+	return OutcomeFail
+}
+
+// decide says whether to retry after attempt n, and after how long.
+func (c *call) decide(n int, v verdict, resp *http.Response, err error) (time.Duration, bool) {
+	p := &c.policy.Retry
+	if !v.retryable || n >= p.MaxAttempts || c.ctx.Err() != nil {
+		return 0, false
+	}
+	if errors.Is(err, ErrTimeout) && err.(*TimeoutError).Phase == PhaseTotal {
+		return 0, false
+	}
+	wait := p.backoff(n - 1)
+	if resp != nil {
+		if hint, ok := retryAfter(resp.Header, time.Now()); ok && hint > 0 {
+			if hint > p.MaxRetryAfter {
+				return 0, false
+			}
+			wait = jitter(hint)
+		}
+	}
+	if time.Now().Add(wait).After(c.deadline) {
+		return 0, false
+	}
+	return wait, true
+}
+
+func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
+	pol := c.policy
+	a := &attempt{
+		call:      c,
+		permit:    permit,
+		start:     time.Now(),
+		firstByte: TimeoutError{Phase: PhaseFirstByte, Limit: pol.Timeout.FirstByte},
+		idle:      TimeoutError{Phase: PhaseIdle, Limit: pol.Timeout.Idle},
+	}
+	a.ctx, a.cancel = context.WithCancelCause(c.ctx)
+	a.rec = Attempt{
+		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
+		Provider: c.provider, Model: c.model, Method: c.req.Method, Path: c.req.URL.Path,
+		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
+	}
+	a.armed.Store(&a.firstByte)
+	a.timer = time.AfterFunc(pol.Timeout.Connect+pol.Timeout.FirstByte, a.fire)
+	return a
+}
+
+// logRefusal logs a call refused by the breaker.
+func (c *call) logRefusal(n int, err error) {
+	now := time.Now()
+	a := Attempt{
+		TS: now, RequestID: c.id, Attempt: n, Policy: c.policy.Name,
+		Provider: c.provider, Model: c.model, Method: c.req.Method, Path: c.req.URL.Path,
+		Outcome: OutcomeCircuitOpen, Error: "circuit_open", Breaker: breaker.Open.String(),
+	}
+	var oe *breaker.OpenError
+	if errors.As(err, &oe) {
+		a.Breaker = oe.State.String()
+	}
+	c.record(&a)
+}
+
+// try makes one attempt. It returns the response for the caller (verdict
+// with no class and not retryable), or a judged failure: a response whose
+// body is buffered, or an error.
+func (c *call) try(a *attempt) (*http.Response, verdict, error) {
+	r := c.req.WithContext(a.ctx)
+	r.Header = c.header
+	if c.body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(c.body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
+		r.ContentLength = int64(len(c.body))
+	}
+	resp, err := c.t.base.RoundTrip(r)
+	if err != nil {
+		return nil, c.failed(a, err), a.err
+	}
+	a.ttfb = time.Since(a.start)
+	a.rec.Status = resp.StatusCode
+	a.rec.UpstreamRequestID = upstreamID(resp.Header)
+	if resp.StatusCode >= 400 {
+		return c.judgeError(a, resp)
+	}
+	stream := isEventStream(resp.Header)
+	a.rec.Stream = stream
+	b := &body{a: a, rc: resp.Body, stream: stream}
+	if stream {
+		head, errEvent, err := a.peek(resp.Body)
+		b.head, b.n = head, int64(len(head))
+		if err != nil {
+			resp.Body.Close()
+			a.rec.BytesIn = b.n
+			return nil, c.failed(a, err), a.err
+		}
+		if errEvent != nil {
+			status := errorEventStatus(errEvent)
+			v := c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
+			if v.retryable && a.rec.Attempt < c.policy.Retry.MaxAttempts {
+				resp.Body.Close()
+				c.settle(a, v, int64(len(head)))
+				return nil, v, &statusError{status: status}
+			}
+			b.errStat = status
+		}
+	} else {
+		a.timer.Stop()
+	}
+	resp.Body = b
+	c.stamp(resp, a.rec.Attempt)
+	return resp, verdict{}, nil
+}
+
+// statusError is the error of an attempt that failed on a provider error
+// event inside a stream.
+type statusError struct{ status int }
+
+func (e *statusError) Error() string {
+	return "sluice: provider error event (status " + strconv.Itoa(e.status) + ")"
+}
+
+// failed judges an attempt that ended in an error, and settles it.
+func (c *call) failed(a *attempt, err error) verdict {
+	a.timer.Stop()
+	err = a.cause(err)
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Timeout() {
+		err = &TimeoutError{Phase: PhaseConnect, Limit: c.policy.Timeout.Connect}
+	}
+	v, sent := judgeError(err)
+	if sent && !c.idempotent {
+		v.retryable = false
+	}
+	a.err = err
+	c.settle(a, v, a.rec.BytesIn)
+	return v
+}
+
+// judgeError reads a ≥400 response's body and judges it. The response,
+// with its body in memory, is what the caller gets if no retry follows.
+func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verdict, error) {
+	buf, err := a.readAll(resp.Body, maxErrorBody)
+	resp.Body.Close()
+	if err != nil {
+		v := c.failed(a, err)
+		return nil, v, a.err
+	}
+	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
+	resp.Body = io.NopCloser(bytes.NewReader(buf))
+	resp.ContentLength = int64(len(buf))
+	resp.Header.Del("Content-Length")
+	resp.Header["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	c.settle(a, v, int64(len(buf)))
+	return resp, v, nil
+}
+
+// settle reports a judged attempt to the breaker and fills its log line;
+// the caller writes the line once the retry decision is known.
+func (c *call) settle(a *attempt, v verdict, bytesIn int64) {
+	a.timer.Stop()
+	latency := time.Since(a.start)
+	a.permit.Done(v.breaker, latency)
+	a.cancel(nil)
+	a.rec.Error = v.class
+	a.rec.BytesIn = bytesIn
+	a.rec.LatencyMS = ms(latency)
+	a.rec.TTFBMS = ms(a.ttfb)
+}
+
+func upstreamID(h http.Header) string {
+	if v := h.Get("X-Request-Id"); v != "" {
+		return v
+	}
+	return h.Get("Request-Id")
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+// CloseIdleConnections closes the idle connections of Base, when Base
+// has such a method.
+func (t *Transport) CloseIdleConnections() {
+	t.init()
+	if ci, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
