@@ -1,0 +1,73 @@
+// Package fake is a scripted fake OpenAI and Anthropic API, for tests and
+// drills. A Provider is an http.Handler; NewServer runs one on a loopback
+// address the way httptest.NewServer does, and `sluice fake` runs one as a
+// command.
+//
+// # Endpoints
+//
+// A path ending in /chat/completions speaks OpenAI chat completions, one
+// ending in /responses a minimal OpenAI Responses API, and one ending in
+// /messages Anthropic messages; any prefix is accepted (/v1/messages,
+// /x/v1/chat/completions). Answers have the shape of the real APIs, so that
+// the official SDKs accept them, streamed as server-sent events when the
+// request body has "stream": true. An OpenAI chat stream ends with a usage
+// chunk only when the request has "stream_options": {"include_usage": true}.
+// Every answer carries a unique id in x-request-id (OpenAI) or request-id
+// (Anthropic).
+//
+// Answers are deterministic: the text is "This is a fake answer." cut in
+// Events pieces (repeated when longer), one piece per stream event; prompt
+// tokens are the request body's length in bytes divided by 4, completion
+// tokens the number of pieces. The model is the request's, else gpt-4o-mini
+// (OpenAI) or claude-haiku-4-5 (Anthropic).
+//
+// GET /fake/calls answers {"calls":N}; POST /fake/reset calls Reset. Neither
+// counts as a call, nor does a request to any other path, which gets a 404
+// in OpenAI's error shape.
+//
+// # Scripts
+//
+// A script is a list of steps separated by commas, such as "503,503,200".
+// A call follows the script in its Sluice-Fake-Script header, else
+// Provider.Script, else "200". The n-th call carrying a script plays its
+// n-th step, counted for each distinct script text; past the end the last
+// step repeats. A call whose script does not parse gets a 400 that names
+// the problem. The steps:
+//
+//	200, 201, …         an answer with that status
+//	429, 503, 529, …    an error with that status, in the dialect's shape
+//	hang                nothing, until the client leaves or Close
+//	slow:DUR            wait DUR (16s, 50ms), then answer 200
+//	reset               close the connection with a TCP RST, no response
+//	overloaded          200, then a stream whose first event is an
+//	                    overloaded error (Anthropic's event: error), then its end
+//	stream:MODS         a 200 stream, even if the request did not ask for one
+//
+// An error step takes modifiers after a colon, separated by semicolons, as
+// in "429:insufficient_quota;retry-after=2":
+//
+//	retry-after=N         Retry-After: N (seconds)
+//	retry-after-ms=N      retry-after-ms: N
+//	retry-after-date=N    Retry-After as an HTTP date at least N seconds ahead
+//	should-retry=BOOL     x-should-retry: true or false
+//	insufficient_quota    OpenAI's insufficient_quota error; for Anthropic a
+//	                      credit-balance message; both bodies hold the text
+//	                      "insufficient_quota"
+//	context_length_exceeded   OpenAI's context_length_exceeded; Anthropic's
+//	                      "prompt is too long"
+//	content_policy        a content-policy refusal
+//
+// A stream step's modifiers are separated by semicolons too, as in
+// "stream:events=64;interval=20ms;cut-after=40". Events are counted on the
+// wire: every server-sent event counts, the role chunk or message_start
+// included.
+//
+//	events=N          N text events (default Provider.Events)
+//	interval=DUR      DUR between events (default Provider.Interval)
+//	stall-after=N     N events, then silence until the client leaves or
+//	                  Close; stall-after=0 sends the headers only
+//	cut-after=N       N events, then the connection closes without the
+//	                  stream's end: the client reads an unexpected EOF
+//	error-after=N     N events, then an overloaded error event, then the
+//	                  end; "overloaded" is error-after=0
+package fake

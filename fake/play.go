@@ -1,0 +1,246 @@
+package fake
+
+import (
+	"cmp"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dialect is one API's wire shape.
+type dialect interface {
+	// idHeader is the response header that carries the request id.
+	idHeader() string
+	// defaultModel is the model of a request that names none.
+	defaultModel() string
+	// errorBody is the error for a status and a step's Error; a non-empty
+	// message replaces the usual one.
+	errorBody(status int, kind, message, requestID string) []byte
+	// answer is a whole answer, events the whole stream of one.
+	answer(r reply) []byte
+	events(r reply) []event
+	// failEvent is an overloaded error sent in a stream after seq events.
+	failEvent(r reply, seq int) event
+}
+
+// event is one server-sent event.
+type event struct {
+	name string // the event field; "" for none
+	data []byte
+}
+
+// reply is what an answer says, in any dialect.
+type reply struct {
+	id      string // unique; each dialect adds its prefix (chatcmpl-, msg_, resp_)
+	model   string
+	created int64    // Unix seconds
+	prompt  int      // prompt tokens: request body bytes / 4
+	chunks  []string // the text, one piece per event; completion tokens = len(chunks)
+	usage   bool     // OpenAI chat: the request asked for a usage chunk
+}
+
+func (r reply) text() string { return strings.Join(r.chunks, "") }
+
+var words = [...]string{"This", " is", " a", " fake", " answer."}
+
+// pieces returns n pieces of the answer's text, one per event.
+func pieces(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = words[i%len(words)]
+		if i > 0 && i%len(words) == 0 {
+			out[i] = " This"
+		}
+	}
+	return out
+}
+
+// forever is a pause that ends only when the client leaves or on Close.
+const forever time.Duration = -1
+
+// call is one call being played.
+type call struct {
+	p      *Provider
+	w      http.ResponseWriter
+	r      *http.Request
+	d      dialect
+	step   Step
+	stream bool   // the request asked for a stream
+	id     string // the response's request id
+	rep    reply
+}
+
+func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, step Step, body []byte) *call {
+	var in struct {
+		Model         string `json:"model"`
+		Stream        bool   `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	_ = json.Unmarshal(body, &in) // a body that does not parse gets the defaults
+	n := cmp.Or(step.Events, p.Events)
+	if n <= 0 {
+		n = 5
+	}
+	c := &call{p: p, w: w, r: r, d: d, step: step, stream: in.Stream, id: "req_" + rand.Text()}
+	c.rep = reply{
+		id:      rand.Text(),
+		model:   cmp.Or(in.Model, d.defaultModel()),
+		created: time.Now().Unix(),
+		prompt:  len(body) / 4,
+		chunks:  pieces(max(n, step.After)), // a stream always outlasts its stall or cut
+		usage:   in.StreamOptions.IncludeUsage,
+	}
+	w.Header().Set(d.idHeader(), c.id)
+	return c
+}
+
+// play does what the call's step says.
+func (c *call) play() {
+	switch s := c.step; s.Kind {
+	case Hang:
+		c.pause(forever)
+	case Reset:
+		c.abort(true)
+	case Slow:
+		if c.pause(s.Delay) {
+			c.answer(http.StatusOK)
+		}
+	case Stream:
+		c.send(http.StatusOK)
+	default:
+		if s.Status >= 400 {
+			c.fail(s.Status, s.Error, "")
+		} else {
+			c.answer(s.Status)
+		}
+	}
+}
+
+// answer sends a whole answer, streamed when the request asked.
+func (c *call) answer(status int) {
+	if c.stream {
+		c.send(status)
+		return
+	}
+	writeJSON(c.w, status, c.d.answer(c.rep))
+}
+
+// fail sends an error body with the step's hint headers.
+func (c *call) fail(status int, kind, message string) {
+	now := time.Now()
+	for _, h := range c.step.Hints {
+		h.set(c.w.Header(), now)
+	}
+	writeJSON(c.w, status, c.d.errorBody(status, kind, message, c.id))
+}
+
+// send streams the answer, flushing every event, and ends it as the step
+// says.
+func (c *call) send(status int) {
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	c.w.WriteHeader(status)
+	rc := http.NewResponseController(c.w)
+	_ = rc.Flush() // a failure shows at the next write
+	s := c.step
+	gap := cmp.Or(s.Interval, c.p.Interval)
+	for i, ev := range c.d.events(c.rep) {
+		if s.End != Done && i == s.After {
+			break
+		}
+		if i > 0 && !c.pause(gap) {
+			return
+		}
+		if c.write(rc, ev) != nil {
+			return
+		}
+	}
+	switch s.End {
+	case Stall:
+		c.pause(forever)
+	case Cut:
+		c.abort(false)
+	case Fail:
+		_ = c.write(rc, c.d.failEvent(c.rep, s.After))
+	}
+}
+
+// write sends one event and flushes it.
+func (c *call) write(rc *http.ResponseController, ev event) error {
+	var b []byte
+	if ev.name != "" {
+		b = append(append(append(b, "event: "...), ev.name...), '\n')
+	}
+	b = append(append(append(b, "data: "...), ev.data...), "\n\n"...)
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// pause waits d, or forever when d is negative. It reports whether the
+// wait ran out; when the client leaves it returns false, and when the
+// Provider is closed it also closes the connection.
+func (c *call) pause(d time.Duration) bool {
+	if d == 0 {
+		return true
+	}
+	var end <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		end = t.C
+	}
+	select {
+	case <-end:
+		return true
+	case <-c.r.Context().Done():
+		return false
+	case <-c.p.done():
+		c.abort(false)
+		return false
+	}
+}
+
+// abort closes the call's connection without ending the response; with rst
+// it sends a TCP RST instead of a FIN. Where the connection cannot be taken
+// over (HTTP/2), it aborts the handler the way net/http provides.
+func (c *call) abort(rst bool) {
+	conn, _, err := http.NewResponseController(c.w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	raw := conn
+	if t, ok := conn.(*tls.Conn); ok {
+		raw = t.NetConn()
+	}
+	if t, ok := raw.(*net.TCPConn); ok && rst {
+		_ = t.SetLinger(0)
+		conn = raw // no TLS close_notify before the RST
+	}
+	_ = conn.Close()
+}
+
+// set adds the hint's header to h; now dates a retry-after-date.
+func (h Hint) set(hdr http.Header, now time.Time) {
+	switch h.Name {
+	case "retry-after":
+		hdr.Set("Retry-After", h.Value)
+	case "retry-after-ms":
+		hdr.Set("retry-after-ms", h.Value)
+	case "retry-after-date":
+		n, _ := strconv.Atoi(h.Value)
+		at := now.Add(time.Duration(n)*time.Second + time.Second - 1).Truncate(time.Second)
+		hdr.Set("Retry-After", at.UTC().Format(http.TimeFormat))
+	case "should-retry":
+		hdr.Set("x-should-retry", h.Value)
+	}
+}

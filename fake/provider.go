@@ -1,0 +1,227 @@
+package fake
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ScriptHeader is the request header that gives a call's script, in place
+// of Provider.Script.
+const ScriptHeader = "Sluice-Fake-Script"
+
+// Provider is a scripted fake OpenAI and Anthropic API, an http.Handler.
+// Its zero value answers every call with 200. Set its fields before it
+// serves; its methods are safe for concurrent use. A Provider must not be
+// copied after first use.
+type Provider struct {
+	// Script is the script of calls without a Sluice-Fake-Script header.
+	// If empty, "200".
+	Script string
+
+	// Events is the number of text events in an answer whose step does not
+	// say. If zero or less, 5.
+	Events int
+
+	// Interval is the pause between the events of a stream whose step does
+	// not say. If zero, none.
+	Interval time.Duration
+
+	mu       sync.Mutex
+	calls    int
+	pos      map[string]int // the next step of each script, by script text
+	reqs     []Request
+	closed   chan struct{} // closed by Close; made on first use
+	isClosed bool
+}
+
+// Request is a call the Provider received on an API endpoint.
+type Request struct {
+	// Method and Path are the request's method and URL path.
+	Method string
+	Path   string
+	// Header is a copy of the request's header, X-Request-Id included.
+	Header http.Header
+	// Body is the request body as received.
+	Body []byte
+	// Script is the script the call followed: its Sluice-Fake-Script
+	// header, else Provider.Script, else "200".
+	Script string
+	// Step is the step played, as Step.String gives it; empty when the
+	// script did not parse.
+	Step string
+}
+
+// ServeHTTP answers a call as its script's next step says. Paths ending in
+// /chat/completions or /responses speak OpenAI, paths ending in /messages
+// speak Anthropic; GET /fake/calls reports the call count and POST
+// /fake/reset calls Reset. Any other path is a 404.
+func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/fake/calls":
+		p.serveCalls(w, r)
+		return
+	case "/fake/reset":
+		p.serveReset(w, r)
+		return
+	}
+	d := dialectFor(r.URL.Path)
+	if d == nil {
+		msg := fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)
+		writeJSON(w, http.StatusNotFound, openAI{}.errorBody(http.StatusNotFound, "", msg, ""))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the client went away
+	}
+	script := cmp.Or(r.Header.Get(ScriptHeader), p.Script, "200")
+	steps, err := ParseScript(script)
+	step := p.next(r, body, script, steps)
+	c := newCall(p, w, r, d, step, body)
+	if err != nil {
+		c.fail(http.StatusBadRequest, "", err.Error())
+		return
+	}
+	c.play()
+}
+
+// next counts a call, records it and returns the step it plays.
+func (p *Provider) next(r *http.Request, body []byte, script string, steps []Step) Step {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Script: script}
+	var step Step
+	if len(steps) > 0 {
+		if p.pos == nil {
+			p.pos = make(map[string]int)
+		}
+		n := p.pos[script]
+		p.pos[script] = n + 1
+		step = steps[min(n, len(steps)-1)]
+		req.Step = step.String()
+	}
+	p.reqs = append(p.reqs, req)
+	return step
+}
+
+// Calls returns the number of calls received on the API endpoints, for
+// every script, since the start or the last Reset.
+func (p *Provider) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
+// Requests returns a copy of the calls received on the API endpoints since
+// the start or the last Reset, in the order they arrived.
+func (p *Provider) Requests() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Request, len(p.reqs))
+	for i, r := range p.reqs {
+		r.Header, r.Body = r.Header.Clone(), bytes.Clone(r.Body)
+		out[i] = r
+	}
+	return out
+}
+
+// Reset forgets the calls received: the count, the recorded requests and
+// every script's position, so each script starts again at its first step.
+func (p *Provider) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls, p.pos, p.reqs = 0, nil, nil
+}
+
+// Close releases every call that hangs, stalls or waits, closing its
+// connection, so that a server can shut down at once. Calls that arrive
+// later are released at once too. Close does not stop any server.
+func (p *Provider) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.isClosed {
+		close(p.doneLocked())
+		p.isClosed = true
+	}
+}
+
+// done returns a channel closed by Close.
+func (p *Provider) done() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.doneLocked()
+}
+
+func (p *Provider) doneLocked() chan struct{} {
+	if p.closed == nil {
+		p.closed = make(chan struct{})
+	}
+	return p.closed
+}
+
+func (p *Provider) serveCalls(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "fake: use GET /fake/calls", http.StatusMethodNotAllowed)
+		return
+	}
+	writeJSON(w, http.StatusOK, marshal(map[string]int{"calls": p.Calls()}))
+}
+
+func (p *Provider) serveReset(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "fake: use POST /fake/reset", http.StatusMethodNotAllowed)
+		return
+	}
+	p.Reset()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// dialectFor returns the API dialect a path speaks, or nil.
+func dialectFor(path string) dialect {
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return openAI{}
+	case strings.HasSuffix(path, "/responses"):
+		return responses{}
+	case strings.HasSuffix(path, "/messages"):
+		return anthropic{}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// Server is a Provider served on a loopback address, for tests.
+type Server struct {
+	*httptest.Server
+	*Provider
+}
+
+// NewServer starts a Provider with the given default script on
+// 127.0.0.1. The caller should Close it. A script that does not parse makes
+// every call without a Sluice-Fake-Script header a 400 naming the problem.
+func NewServer(script string) *Server {
+	p := &Provider{Script: script}
+	return &Server{Server: httptest.NewServer(p), Provider: p}
+}
+
+// Close releases the calls that hang or stall, then shuts the server down,
+// blocking until every call has returned.
+func (s *Server) Close() {
+	s.Provider.Close()
+	s.Server.Close()
+}
