@@ -1,0 +1,355 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+)
+
+// Config is the whole configuration of the gateway. Parse and Load fill it
+// over Default; a Config built by hand should start from Default too, since
+// Validate refuses the zero values that Parse never leaves.
+type Config struct {
+	// Listen is the address the gateway serves on, host:port.
+	// Default 127.0.0.1:8080.
+	Listen string
+
+	// Drain is how long in-flight calls and streams may run on after
+	// SIGTERM or SIGINT. Default 30s; 0 stops at once.
+	Drain time.Duration
+
+	// State says where breaker and budget state lives.
+	State State
+
+	// Log says where the attempt log goes.
+	Log Log
+
+	// Auth lists the client tokens the gateway accepts.
+	Auth Auth
+
+	// Admin guards the admin endpoints.
+	Admin Admin
+
+	// Providers are the upstream APIs, by name.
+	Providers map[string]Provider
+
+	// Routes map path prefixes to providers, in the order written.
+	Routes []Route
+
+	// Policies are the named timeout, retry and breaker policies. Parse
+	// sets each policy's Name to its key and its Breaker.Lease to its
+	// total timeout.
+	Policies map[string]sluice.Policy
+
+	// Budgets are the spend caps.
+	Budgets []Budget
+
+	// Prices are USD per million tokens, by model. A key ending in '*'
+	// matches every model that starts with the rest of the key.
+	Prices map[string]Price
+
+	// Limits bound what a client may send.
+	Limits Limits
+}
+
+// State says where shared state (breakers, budgets) lives.
+type State struct {
+	// Backend is memory (one process), file (one host) or redis (many
+	// hosts). Default file.
+	Backend string
+
+	// Dir is the state directory. If empty, $XDG_STATE_HOME/sluice or
+	// ~/.local/state/sluice; see Config.StateDir.
+	Dir string
+
+	// URL is the Redis URL (redis://, rediss:// or unix://), required by
+	// the redis backend and refused by the others.
+	URL string
+}
+
+// The state backends.
+const (
+	BackendMemory = "memory"
+	BackendFile   = "file"
+	BackendRedis  = "redis"
+)
+
+// Log says where the attempt log goes.
+type Log struct {
+	// Attempts is the JSONL file of attempts. If empty,
+	// <state dir>/attempts.jsonl; "-" is standard output.
+	Attempts string
+}
+
+// Auth lists the client tokens the gateway accepts.
+type Auth struct {
+	// Keys are the accepted client tokens, each either the token itself or
+	// "sha256:" and the hex SHA-256 of the token. If empty, clients are not
+	// authenticated.
+	Keys []string
+}
+
+// Admin guards the admin endpoints (/sluice/...).
+type Admin struct {
+	// TokenEnv names the environment variable that holds the admin token,
+	// required on a non-loopback address. If empty, no admin token.
+	TokenEnv string
+}
+
+// Provider is one upstream API.
+type Provider struct {
+	// Kind is the API dialect: openai (OpenAI-compatible) or anthropic.
+	Kind string
+
+	// BaseURL is where requests go: http or https, a host, an optional
+	// path, no query, fragment or user:password. Parse drops a trailing
+	// slash.
+	BaseURL string
+
+	// APIKeyEnv names the environment variable that holds the provider key
+	// that the gateway injects. If empty, the client's own key is passed
+	// through.
+	APIKeyEnv string
+
+	// MaxConcurrent caps the calls in flight to this provider; beyond it
+	// the gateway answers 503 at once. Default 256.
+	MaxConcurrent int
+}
+
+// The provider kinds.
+const (
+	KindOpenAI    = "openai"
+	KindAnthropic = "anthropic"
+)
+
+// DefaultMaxConcurrent is the default Provider.MaxConcurrent.
+const DefaultMaxConcurrent = 256
+
+// Route forwards every request under Prefix to Provider, with the prefix
+// stripped.
+type Route struct {
+	// Prefix is the path prefix, starting with '/'. Parse drops a trailing
+	// slash.
+	Prefix string
+
+	// Provider names the provider that answers.
+	Provider string
+
+	// Policy names the policy the calls run under. Default interactive.
+	Policy string
+
+	// Fallbacks are tried in order when the provider cannot answer.
+	Fallbacks []Target
+
+	// RetrySafe marks every request of the route as safe to retry even
+	// without an Idempotency-Key header. Default true (LLM calls are).
+	RetrySafe bool
+}
+
+// Target is a fallback: another provider (of the same kind) and the model
+// the request's "model" is rewritten to.
+type Target struct {
+	Provider string
+	Model    string
+}
+
+// Budget is a spend cap.
+type Budget struct {
+	// Name names the cap in logs and metrics.
+	Name string
+
+	// LimitUSD is the cap in US dollars per period; more than 0.
+	LimitUSD float64
+
+	// Period is day, month, or a Go duration such as 6h.
+	Period string
+
+	// Scope is what one cap covers: all (all traffic), key (each client
+	// key), model or provider. Default all.
+	Scope string
+
+	// Unpriced says what happens to a call whose model has no price:
+	// allow or refuse. If empty, the gateway's default.
+	Unpriced string
+
+	// OnStoreError says what happens when the state store cannot be
+	// reached: allow or refuse. If empty, the gateway's default (refuse).
+	OnStoreError string
+}
+
+// Price is what a model costs, in USD per million tokens.
+type Price struct {
+	Input, Output float64
+}
+
+// Limits bound what a client may send.
+type Limits struct {
+	// MaxBodyBytes caps a request body; a larger one gets 413.
+	// Default 20 MiB.
+	MaxBodyBytes int64
+
+	// ReadHeaderTimeout bounds the reading of a request's headers.
+	// Default 10s.
+	ReadHeaderTimeout time.Duration
+}
+
+// Default returns the built-in configuration: the one `sluice serve` runs
+// with when given no config file.
+func Default() *Config {
+	return &Config{
+		Listen:    "127.0.0.1:8080",
+		Drain:     30 * time.Second,
+		State:     State{Backend: BackendFile},
+		Auth:      Auth{Keys: []string{}},
+		Providers: defaultProviders(),
+		Routes: []Route{
+			{Prefix: "/openai", Provider: "openai", Policy: "interactive", RetrySafe: true},
+			{Prefix: "/anthropic", Provider: "anthropic", Policy: "interactive", RetrySafe: true},
+		},
+		Policies: map[string]sluice.Policy{
+			"interactive": sluice.Interactive(),
+			"nightly":     sluice.Nightly(),
+		},
+		Budgets: []Budget{},
+		Prices:  map[string]Price{},
+		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second},
+	}
+}
+
+func defaultProviders() map[string]Provider {
+	return map[string]Provider{
+		"openai": {Kind: KindOpenAI, BaseURL: "https://api.openai.com",
+			MaxConcurrent: DefaultMaxConcurrent},
+		"anthropic": {Kind: KindAnthropic, BaseURL: "https://api.anthropic.com",
+			MaxConcurrent: DefaultMaxConcurrent},
+	}
+}
+
+// builtinPolicy returns the built-in policy a policy named name starts
+// from: nightly for nightly, interactive for any other name.
+func builtinPolicy(name string) sluice.Policy {
+	if name == "nightly" {
+		return sluice.Nightly()
+	}
+	return sluice.Interactive()
+}
+
+// EnvConfig is the environment variable that names the config file when no
+// --config flag is given.
+const EnvConfig = "SLUICE_CONFIG"
+
+// Locate returns the config file to load: flagValue when set, else the
+// value of $SLUICE_CONFIG, else "" (the built-in defaults).
+func Locate(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return os.Getenv(EnvConfig)
+}
+
+// maxFileSize caps a config file; real ones are a few kilobytes.
+const maxFileSize = 4 << 20
+
+// Load reads and parses the config file at path. An empty path gives the
+// built-in defaults. Errors name the file and line.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Default(), nil
+	}
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data)
+	var ce *Error
+	if errors.As(err, &ce) {
+		ce.File = path
+	}
+	return c, err
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %v (check --config or $%s)", err, EnvConfig)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: read %s: %v", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("config: %s is larger than 4 MiB; a config is a few kilobytes, is this the right file?", path)
+	}
+	return data, nil
+}
+
+// StateDir returns the state directory: State.Dir when set (a leading ~/
+// is the home directory), else $XDG_STATE_HOME/sluice when that is an
+// absolute path, else ~/.local/state/sluice.
+func (c *Config) StateDir() (string, error) {
+	if c.State.Dir != "" {
+		return expandHome(c.State.Dir, "state.dir")
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "sluice"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", errf("state.dir", "no home directory to keep state in; set state.dir")
+	}
+	return filepath.Join(home, ".local", "state", "sluice"), nil
+}
+
+// AttemptsPath returns the attempt log's path: Log.Attempts when set (a
+// leading ~/ is the home directory), "-" for standard output, else
+// attempts.jsonl in the state directory.
+func (c *Config) AttemptsPath() (string, error) {
+	switch c.Log.Attempts {
+	case "-":
+		return "-", nil
+	case "":
+		dir, err := c.StateDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, "attempts.jsonl"), nil
+	}
+	return expandHome(c.Log.Attempts, "log.attempts")
+}
+
+func expandHome(p, key string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", errf(key, "no home directory to expand ~ in; write an absolute path")
+	}
+	return filepath.Join(home, strings.TrimPrefix(p[1:], "/")), nil
+}
+
+// PriceOf returns the price of model: the exact key if there is one, else
+// the longest wildcard key ("gpt-4o*") that model starts with.
+func (c *Config) PriceOf(model string) (Price, bool) {
+	if p, ok := c.Prices[model]; ok && !strings.HasSuffix(model, "*") {
+		return p, true
+	}
+	best, found := "", false
+	for k := range c.Prices {
+		stem, wild := strings.CutSuffix(k, "*")
+		if wild && strings.HasPrefix(model, stem) && (!found || len(stem) > len(best)) {
+			best, found = stem, true
+		}
+	}
+	if !found {
+		return Price{}, false
+	}
+	return c.Prices[best+"*"], true
+}

@@ -1,0 +1,517 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+)
+
+func mustParse(t *testing.T, src string) *Config {
+	t.Helper()
+	c, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return c
+}
+
+func TestDefaultValidates(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v", err)
+	}
+}
+
+// TestDefaultValues checks every built-in value against DESIGN.md, number
+// by number.
+func TestDefaultValues(t *testing.T) {
+	c := Default()
+	s := time.Second
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"listen", c.Listen, "127.0.0.1:8080"},
+		{"drain", c.Drain, 30 * s},
+		{"state", c.State, State{Backend: "file"}},
+		{"log", c.Log, Log{}},
+		{"auth.keys", len(c.Auth.Keys), 0},
+		{"admin", c.Admin, Admin{}},
+		{"providers", c.Providers, map[string]Provider{
+			"openai":    {Kind: "openai", BaseURL: "https://api.openai.com", MaxConcurrent: 256},
+			"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", MaxConcurrent: 256},
+		}},
+		{"routes", c.Routes, []Route{
+			{Prefix: "/openai", Provider: "openai", Policy: "interactive", RetrySafe: true},
+			{Prefix: "/anthropic", Provider: "anthropic", Policy: "interactive", RetrySafe: true},
+		}},
+		{"policies", len(c.Policies), 2},
+		{"budgets", len(c.Budgets), 0},
+		{"prices", len(c.Prices), 0},
+		{"limits", c.Limits, Limits{MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s}},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s = %#v, want %#v", ch.name, ch.got, ch.want)
+		}
+	}
+	checkPolicyNumbers(t, c.Policies["interactive"], policyNumbers{
+		name: "interactive", connect: 5 * s, firstByte: 20 * s, idle: 15 * s, total: 30 * s,
+		attempts: 3, base: 400 * time.Millisecond, cap: 16 * s, maxRetryAfter: 20 * s,
+		failures: 5, cool: 30 * s, slowThreshold: 15 * s, slowCount: 3, slowWindow: 60 * s,
+	})
+	checkPolicyNumbers(t, c.Policies["nightly"], policyNumbers{
+		name: "nightly", connect: 10 * s, firstByte: 120 * s, idle: 30 * s, total: 600 * s,
+		attempts: 5, base: s, cap: 60 * s, maxRetryAfter: 120 * s,
+		failures: 5, cool: 60 * s, slowThreshold: 0, slowCount: 3, slowWindow: 60 * s,
+	})
+}
+
+type policyNumbers struct {
+	name                            string
+	connect, firstByte, idle, total time.Duration
+	attempts                        int
+	base, cap, maxRetryAfter        time.Duration
+	failures                        int
+	cool, slowThreshold             time.Duration
+	slowCount                       int
+	slowWindow                      time.Duration
+}
+
+func checkPolicyNumbers(t *testing.T, p sluice.Policy, w policyNumbers) {
+	t.Helper()
+	got := policyNumbers{
+		name: p.Name, connect: p.Timeout.Connect, firstByte: p.Timeout.FirstByte,
+		idle: p.Timeout.Idle, total: p.Timeout.Total, attempts: p.Retry.MaxAttempts,
+		base: p.Retry.Base, cap: p.Retry.Cap, maxRetryAfter: p.Retry.MaxRetryAfter,
+		failures: p.Breaker.Failures, cool: p.Breaker.Cool,
+		slowThreshold: p.Breaker.Slow.Threshold, slowCount: p.Breaker.Slow.Count,
+		slowWindow: p.Breaker.Slow.Window,
+	}
+	if got != w {
+		t.Errorf("policy %s:\n got  %+v\n want %+v", w.name, got, w)
+	}
+	if want := []int{408, 429, 500, 502, 503, 504, 529}; !reflect.DeepEqual(p.Retry.Statuses, want) {
+		t.Errorf("policy %s: statuses = %v, want %v", w.name, p.Retry.Statuses, want)
+	}
+	if want := []string{"insufficient_quota", "billing_hard_limit_reached"}; !reflect.DeepEqual(p.Retry.QuotaMarkers, want) {
+		t.Errorf("policy %s: quota markers = %v, want %v", w.name, p.Retry.QuotaMarkers, want)
+	}
+	if p.BreakerScope != sluice.ScopeProvider {
+		t.Errorf("policy %s: scope = %q, want provider", w.name, p.BreakerScope)
+	}
+	if p.Breaker.Lease != w.total {
+		t.Errorf("policy %s: lease = %v, want total %v", w.name, p.Breaker.Lease, w.total)
+	}
+	if p.Retry.Budget != 0.2 {
+		t.Errorf("policy %s: retry budget = %v, want 0.2", w.name, p.Retry.Budget)
+	}
+}
+
+// TestParseDesignExample parses the config block of DESIGN.md, which shows
+// the default values: it must give exactly Default().
+func TestParseDesignExample(t *testing.T) {
+	data, err := os.ReadFile("testdata/design.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(data)
+	if err != nil {
+		t.Fatalf("Parse(design.yaml): %v", err)
+	}
+	if want := Default(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Parse(design.yaml) =\n%+v\nwant Default() =\n%+v", got, want)
+	}
+}
+
+func TestParseEmptyGivesDefaults(t *testing.T) {
+	for _, src := range []string{"", "\n", "# only a comment\n", "---\n", "listen: 127.0.0.1:8080\n---\n"} {
+		if got := mustParse(t, src); !reflect.DeepEqual(got, Default()) {
+			t.Errorf("Parse(%q) differs from Default()", src)
+		}
+	}
+}
+
+func TestParseOverrides(t *testing.T) {
+	c := mustParse(t, `
+listen: 0.0.0.0:9000
+drain: 1m30s
+state: {backend: redis, url: "redis://:secret@10.0.0.5:6379/0"}
+log: {attempts: "-"}
+auth: {keys: [tok-1, "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"]}
+admin: {token_env: SLUICE_ADMIN_TOKEN}
+providers:
+  openai: {api_key_env: OPENAI_API_KEY, max_concurrent: 64}
+  groq: {kind: openai, base_url: "https://api.groq.com/openai/"}
+routes:
+  - prefix: /v1/
+    provider: openai
+    fallbacks: [{provider: groq, model: llama-3.1-8b}]
+  - {prefix: /groq, provider: groq, policy: nightly, retry_safe: false}
+budgets:
+  - {name: daily, limit_usd: 20, period: day}
+  - {name: per-key, limit_usd: 2.5, period: 6h, scope: key, unpriced: refuse, on_store_error: allow}
+prices:
+  gpt-4o-mini: {input: 0.15, output: 0.60}
+  "gpt-4.1*": {input: 2, output: 8}
+limits: {max_body: 512KiB, read_header_timeout: 5s}
+`)
+	want := &Config{
+		Listen: "0.0.0.0:9000",
+		Drain:  90 * time.Second,
+		State:  State{Backend: "redis", URL: "redis://:secret@10.0.0.5:6379/0"},
+		Log:    Log{Attempts: "-"},
+		Auth: Auth{Keys: []string{"tok-1",
+			"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}},
+		Admin: Admin{TokenEnv: "SLUICE_ADMIN_TOKEN"},
+		Providers: map[string]Provider{
+			"openai": {Kind: "openai", BaseURL: "https://api.openai.com",
+				APIKeyEnv: "OPENAI_API_KEY", MaxConcurrent: 64},
+			"groq": {Kind: "openai", BaseURL: "https://api.groq.com/openai", MaxConcurrent: 256},
+		},
+		Routes: []Route{
+			{Prefix: "/v1", Provider: "openai", Policy: "interactive", RetrySafe: true,
+				Fallbacks: []Target{{Provider: "groq", Model: "llama-3.1-8b"}}},
+			{Prefix: "/groq", Provider: "groq", Policy: "nightly", RetrySafe: false},
+		},
+		Policies: Default().Policies,
+		Budgets: []Budget{
+			{Name: "daily", LimitUSD: 20, Period: "day", Scope: "all"},
+			{Name: "per-key", LimitUSD: 2.5, Period: "6h", Scope: "key", Unpriced: "refuse", OnStoreError: "allow"},
+		},
+		Prices: map[string]Price{
+			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
+			"gpt-4.1*":    {Input: 2, Output: 8},
+		},
+		Limits: Limits{MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", c, want)
+	}
+}
+
+// TestPartialPolicyInherits: a policy takes the fields it leaves out from
+// the built-in policy of its name, or from interactive.
+func TestPartialPolicyInherits(t *testing.T) {
+	c := mustParse(t, `
+policies:
+  interactive:
+  nightly:
+    retry: {max_attempts: 7}
+  batch:
+    timeout: {total: 5m}
+    breaker: {scope: model, slow: {threshold: 0s}}
+`)
+	if got, want := c.Policies["interactive"], sluice.Interactive(); !reflect.DeepEqual(got, want) {
+		t.Errorf("interactive = %+v, want the built-in %+v", got, want)
+	}
+	n := sluice.Nightly()
+	n.Retry.MaxAttempts = 7
+	if got := c.Policies["nightly"]; !reflect.DeepEqual(got, n) {
+		t.Errorf("nightly = %+v, want %+v", got, n)
+	}
+	b := sluice.Interactive()
+	b.Name = "batch"
+	b.Timeout.Total = 5 * time.Minute
+	b.Breaker.Lease = 5 * time.Minute
+	b.BreakerScope = sluice.ScopeModel
+	b.Breaker.Slow.Threshold = 0
+	if got := c.Policies["batch"]; !reflect.DeepEqual(got, b) {
+		t.Errorf("batch = %+v, want %+v", got, b)
+	}
+}
+
+func TestSectionsReplaceWholesale(t *testing.T) {
+	c := mustParse(t, `
+providers:
+  local: {kind: openai, base_url: "http://127.0.0.1:11434"}
+routes:
+  - {prefix: /local, provider: local, policy: fast}
+policies:
+  fast: {timeout: {total: 40s}}
+`)
+	if len(c.Providers) != 1 || len(c.Routes) != 1 || len(c.Policies) != 1 {
+		t.Fatalf("providers %d, routes %d, policies %d; want 1 each",
+			len(c.Providers), len(c.Routes), len(c.Policies))
+	}
+	if got := c.Policies["fast"].Timeout.Connect; got != 5*time.Second {
+		t.Errorf("fast connect = %v, want interactive's 5s", got)
+	}
+}
+
+func TestProviderNamedLikeBuiltinInherits(t *testing.T) {
+	c := mustParse(t, "providers:\n  anthropic: {max_concurrent: 8}\n  openai:\nroutes: [{prefix: /a, provider: anthropic}, {prefix: /o, provider: openai}]\n")
+	want := map[string]Provider{
+		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", MaxConcurrent: 8},
+		"openai":    {Kind: "openai", BaseURL: "https://api.openai.com", MaxConcurrent: 256},
+	}
+	if !reflect.DeepEqual(c.Providers, want) {
+		t.Errorf("providers = %+v, want %+v", c.Providers, want)
+	}
+}
+
+func TestAliasesAndMergeKeys(t *testing.T) {
+	c := mustParse(t, `
+policies:
+  interactive: &base
+    retry: {max_attempts: 2}
+    timeout: {connect: 2s, first_byte: 90s, idle: 30s, total: 300s}
+  batch:
+    <<: *base
+    retry: {max_attempts: 4}
+  copy: *base
+`)
+	in, batch, cp := c.Policies["interactive"], c.Policies["batch"], c.Policies["copy"]
+	if in.Timeout.FirstByte != 90*time.Second || in.Retry.MaxAttempts != 2 {
+		t.Errorf("interactive = %+v", in)
+	}
+	if batch.Timeout != in.Timeout || batch.Retry.MaxAttempts != 4 || batch.Retry.Base != 400*time.Millisecond {
+		t.Errorf("batch = %+v, want interactive's timeouts and 4 attempts", batch)
+	}
+	cp.Name = "interactive"
+	if !reflect.DeepEqual(cp, in) {
+		t.Errorf("copy = %+v, want %+v", cp, in)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"1024", 1024, true}, {"10B", 10, true}, {"512KiB", 512 << 10, true},
+		{"20MiB", 20 << 20, true}, {"20 MiB", 20 << 20, true}, {"1GiB", 1 << 30, true},
+		{"20MB", 0, false}, {"20M", 0, false}, {"20mib", 0, false}, {"1.5MiB", 0, false},
+		{"-1", 0, false}, {"", 0, false}, {"MiB", 0, false},
+		{"9223372036854775807", 9223372036854775807, true}, {"9223372036854775808", 0, false},
+		{"8589934592GiB", 0, false},
+	}
+	for _, tc := range cases {
+		got, ok := parseSize(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestRetryBudget(t *testing.T) {
+	cases := []struct {
+		in   string
+		want float64
+	}{{"0.5", 0.5}, {"20%", 0.2}, {"1", 1}, {"off", -1}}
+	for _, tc := range cases {
+		c := mustParse(t, "policies: {interactive: {retry: {budget: "+tc.in+"}}}\n")
+		if got := c.Policies["interactive"].Retry.Budget; got != tc.want {
+			t.Errorf("budget %s = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestValidateAfterFlagOverride(t *testing.T) {
+	c := Default()
+	p := c.Providers["openai"]
+	p.APIKeyEnv = "OPENAI_API_KEY"
+	c.Providers["openai"] = p
+	if err := c.Validate(); err != nil {
+		t.Fatalf("loopback with api_key_env: %v", err)
+	}
+	c.Listen = "0.0.0.0:8080"
+	err := c.Validate()
+	want := "config: providers.openai.api_key_env: the gateway would hand this provider's key to anyone who reaches 0.0.0.0:8080; add auth.keys or listen on 127.0.0.1"
+	if err == nil || err.Error() != want {
+		t.Fatalf("non-loopback with api_key_env: %v\nwant %s", err, want)
+	}
+	c.Auth.Keys = []string{"client-token"}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("with auth.keys: %v", err)
+	}
+	for _, l := range []string{"localhost:1", "[::1]:8080", "127.0.0.2:80"} {
+		c := Default()
+		c.Providers["openai"] = p
+		c.Listen = l
+		if err := c.Validate(); err != nil {
+			t.Errorf("listen %s: %v", l, err)
+		}
+	}
+}
+
+func TestErrorLineAndFile(t *testing.T) {
+	src := "listen: 127.0.0.1:8080\npolicies:\n  interactive:\n    retry:\n      max_atempts: 4\n"
+	_, err := Parse([]byte(src))
+	want := "config: policies.interactive.retry.max_atempts: unknown key (did you mean max_attempts?) at line 5"
+	if err == nil || err.Error() != want {
+		t.Errorf("Parse error = %v\nwant %s", err, want)
+	}
+	path := filepath.Join(t.TempDir(), "sluice.yaml")
+	src = "policies:\n  nightly:\n    timeout: {total: 30x}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(path)
+	want = `config: policies.nightly.timeout.total: "30x" is not a duration (write e.g. 30s or 2m) at ` + path + ":3"
+	if err == nil || err.Error() != want {
+		t.Errorf("Load error = %v\nwant %s", err, want)
+	}
+	// A semantic error found after decoding points at the nearest key.
+	_, err = Parse([]byte("routes:\n  - {prefix: /x, provider: openai}\n  - prefix: /x\n    provider: openai\n"))
+	if err == nil || !strings.HasSuffix(err.Error(), "at line 3") {
+		t.Errorf("duplicate prefix error = %v, want it at line 3", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	c, err := Load("")
+	if err != nil || !reflect.DeepEqual(c, Default()) {
+		t.Errorf(`Load("") = %v, %v; want the defaults`, c, err)
+	}
+	path := filepath.Join(t.TempDir(), "sluice.yaml")
+	if err := os.WriteFile(path, []byte("listen: 127.0.0.1:9999\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(path); err != nil || c.Listen != "127.0.0.1:9999" {
+		t.Errorf("Load = %v, %v", c, err)
+	}
+	_, err = Load(filepath.Join(t.TempDir(), "missing.yaml"))
+	if err == nil || !strings.HasPrefix(err.Error(), "config: open ") || !strings.Contains(err.Error(), "SLUICE_CONFIG") {
+		t.Errorf("Load(missing) = %v", err)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	t.Setenv("SLUICE_CONFIG", "/etc/sluice.yaml")
+	if got := Locate("mine.yaml"); got != "mine.yaml" {
+		t.Errorf("Locate(flag) = %q", got)
+	}
+	if got := Locate(""); got != "/etc/sluice.yaml" {
+		t.Errorf("Locate(\"\") = %q, want $SLUICE_CONFIG", got)
+	}
+	t.Setenv("SLUICE_CONFIG", "")
+	if got := Locate(""); got != "" {
+		t.Errorf("Locate(\"\") with no env = %q", got)
+	}
+}
+
+func TestStateDirAndAttemptsPath(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	cases := []struct {
+		xdg, dir, attempts string
+		wantDir, wantLog   string
+	}{
+		{"", "", "", home + "/.local/state/sluice", home + "/.local/state/sluice/attempts.jsonl"},
+		{"/xdg", "", "", "/xdg/sluice", "/xdg/sluice/attempts.jsonl"},
+		{"relative", "", "", home + "/.local/state/sluice", home + "/.local/state/sluice/attempts.jsonl"},
+		{"/xdg", "/var/lib/sluice", "", "/var/lib/sluice", "/var/lib/sluice/attempts.jsonl"},
+		{"", "~/st", "-", home + "/st", "-"},
+		{"", "", "~/log.jsonl", home + "/.local/state/sluice", home + "/log.jsonl"},
+		{"", "", "/tmp/a.jsonl", home + "/.local/state/sluice", "/tmp/a.jsonl"},
+	}
+	for _, tc := range cases {
+		t.Setenv("XDG_STATE_HOME", tc.xdg)
+		c := Default()
+		c.State.Dir, c.Log.Attempts = tc.dir, tc.attempts
+		dir, err := c.StateDir()
+		if err != nil || dir != tc.wantDir {
+			t.Errorf("%+v: StateDir = %q, %v; want %q", tc, dir, err, tc.wantDir)
+		}
+		log, err := c.AttemptsPath()
+		if err != nil || log != tc.wantLog {
+			t.Errorf("%+v: AttemptsPath = %q, %v; want %q", tc, log, err, tc.wantLog)
+		}
+	}
+}
+
+func TestPriceOf(t *testing.T) {
+	c := Default()
+	c.Prices = map[string]Price{
+		"gpt-4o":       {Input: 2.5, Output: 10},
+		"gpt-4o*":      {Input: 1, Output: 1},
+		"gpt-4o-mini*": {Input: 0.15, Output: 0.6},
+		"*":            {Input: 9, Output: 9},
+	}
+	cases := []struct {
+		model string
+		want  Price
+	}{
+		{"gpt-4o", Price{2.5, 10}},
+		{"gpt-4o-2024-08-06", Price{1, 1}},
+		{"gpt-4o-mini-2024-07-18", Price{0.15, 0.6}},
+		{"claude", Price{9, 9}},
+	}
+	for _, tc := range cases {
+		if got, ok := c.PriceOf(tc.model); !ok || got != tc.want {
+			t.Errorf("PriceOf(%q) = %v, %v; want %v", tc.model, got, ok, tc.want)
+		}
+	}
+	delete(c.Prices, "*")
+	if _, ok := c.PriceOf("claude"); ok {
+		t.Error("PriceOf(claude) found a price with no matching key")
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	c := mustParse(t, `
+providers:
+  openai: {}
+  local: {kind: openai, base_url: "http://10.0.0.9:8000"}
+  loop: {kind: openai, base_url: "http://127.0.0.1:8000"}
+routes:
+  - {prefix: /o, provider: openai, fallbacks: [{provider: openai, model: gpt-4o-mini}, {provider: loop, model: m}]}
+`)
+	want := []string{
+		`config: routes[0].fallbacks[0]: shares the breaker of provider "openai" with the route itself; set breaker.scope: model in policy "interactive" so that it is not blocked when the primary's breaker opens`,
+		"config: providers.local.base_url: plain http to another machine sends prompts unencrypted; use https",
+	}
+	if got := c.Warnings(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Warnings =\n%q\nwant\n%q", got, want)
+	}
+	if got := Default().Warnings(); len(got) != 0 {
+		t.Errorf("Default().Warnings() = %q", got)
+	}
+}
+
+// TestErrorsHideSecrets: keys, tokens and URL passwords never reach an
+// error message.
+func TestErrorsHideSecrets(t *testing.T) {
+	cases := []struct{ src, secret string }{
+		{"auth: {keys: [\"sha256:hunter2hunter2\"]}\n", "hunter2"},
+		{"auth: {keys: [\"bad token hunter2\"]}\n", "hunter2"},
+		{"state: {backend: redis, url: \"http://u:hunter2@h:1\"}\n", "hunter2"},
+		{"state: {backend: redis, url: \"redis://u:hunter2@\"}\n", "hunter2"},
+		{"providers: {openai: {base_url: \"https://u:hunter2@api.openai.com\"}}\n", "hunter2"},
+		{"providers: {openai: {base_url: \"ftp://u:hunter2@api.openai.com\"}}\n", "hunter2"},
+	}
+	for _, tc := range cases {
+		_, err := Parse([]byte(tc.src))
+		if err == nil {
+			t.Errorf("Parse(%q) accepted it", tc.src)
+			continue
+		}
+		if strings.Contains(err.Error(), tc.secret) {
+			t.Errorf("Parse(%q) error shows the secret: %v", tc.src, err)
+		}
+	}
+}
+
+func TestAliasBombIsRefused(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("policies:\n  a00: &a00 {timeout: {total: 30s}}\n")
+	for i := 1; i < 30; i++ {
+		prev := fmt.Sprintf("*a%02d", i-1)
+		fmt.Fprintf(&b, "  a%02d: &a%02d {<<: [%s%s]}\n", i, i, strings.Repeat(prev+", ", 9), prev)
+	}
+	_, err := Parse([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "expands to more than") {
+		t.Errorf("alias bomb: %v", err)
+	}
+	_, err = Parse([]byte("policies: &p\n  interactive: {<<: *p}\n"))
+	if err == nil {
+		t.Error("self-merging policy accepted")
+	}
+}

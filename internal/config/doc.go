@@ -1,0 +1,144 @@
+// Package config reads the YAML config of the gateway (sluice serve) into
+// a typed Config, fills in the defaults, refuses mistakes with one clear
+// line, and reckons how long a call can take at worst.
+//
+// # Which file
+//
+// `sluice serve --config FILE` reads FILE; without the flag, the file named
+// by $SLUICE_CONFIG; without either, the built-in defaults (Default).
+// Locate gives that order, Load reads the file and Parse parses bytes.
+//
+// # How the file combines with the defaults
+//
+// A key the file gives replaces its default; a key it leaves out keeps it.
+// A key with no value (null) is the same as a key left out. The providers,
+// routes, policies, budgets and prices sections hold the operator's own
+// entries: a file that has one of these sections replaces the built-in
+// section as a whole. Two kinds of entries take what they leave out from a
+// built-in one:
+//
+//   - a policy, from the built-in policy of the same name (nightly), or
+//     from interactive for any other name;
+//   - a provider named openai or anthropic, from the built-in provider of
+//     that name.
+//
+// So this keeps both built-in policies and changes one number of nightly:
+//
+//	policies:
+//	  interactive:
+//	  nightly: {retry: {max_attempts: 8}}
+//
+// Durations are Go durations: 400ms, 30s, 1m30s, 2h. Sizes are bytes, or a
+// whole number of KiB, MiB or GiB (20MiB). YAML anchors, aliases and merge
+// keys (<<) work as usual.
+//
+// # Keys
+//
+// The default is in brackets; "a / b" gives the defaults of the
+// interactive and nightly policies.
+//
+//	listen                      [127.0.0.1:8080] host:port to serve on; :8080 is every interface
+//	drain                       [30s] how long in-flight calls and streams may finish after
+//	                            SIGTERM or SIGINT; 0s stops at once
+//	state.backend               [file] memory (one process), file (the processes of one host)
+//	                            or redis (many hosts)
+//	state.dir                   [""] state directory; "" is $XDG_STATE_HOME/sluice, else
+//	                            ~/.local/state/sluice
+//	state.url                   [""] Redis URL, redis://, rediss:// or unix://; required by redis,
+//	                            refused by the other backends
+//	log.attempts                [""] attempt log (JSONL); "" is <state dir>/attempts.jsonl,
+//	                            "-" is standard output
+//	auth.keys                   [[]] client tokens, each the token or sha256:<64 hex digits of its
+//	                            SHA-256>; empty means no client auth
+//	admin.token_env             [""] environment variable holding the admin token, which the
+//	                            admin endpoints require off loopback
+//	limits.max_body             [20MiB] largest request body; a larger one gets 413
+//	limits.read_header_timeout  [10s] time allowed to read a request's headers
+//
+// providers.NAME, an upstream API [openai: https://api.openai.com and
+// anthropic: https://api.anthropic.com]:
+//
+//	kind            openai (any OpenAI-compatible API) or anthropic; required, except for
+//	                the names openai and anthropic
+//	base_url        http or https address, optional path, no query, fragment or
+//	                user:password; a trailing / is dropped; required, except as above
+//	api_key_env     [""] environment variable with the provider key, which the gateway then
+//	                injects; "" passes the client's own key through. When set, a listen
+//	                address off loopback needs auth.keys
+//	max_concurrent  [256] calls in flight to the provider; beyond it, a fast 503
+//
+// routes, a list [/openai to openai and /anthropic to
+// anthropic, both interactive]:
+//
+//	prefix      path prefix starting with /, forwarded with the prefix stripped; unique; a
+//	            trailing / is dropped; not /healthz, /metrics or /sluice
+//	provider    the provider that answers; required
+//	policy      [interactive] the policy its calls run under
+//	fallbacks   [] targets {provider, model} tried in order when the provider cannot answer,
+//	            the request's model rewritten; each provider must be of the same kind
+//	retry_safe  [true] its requests may be retried without an Idempotency-Key header
+//
+// policies.NAME [interactive and nightly]:
+//
+//	timeout.connect         [5s / 10s] TCP and TLS handshake
+//	timeout.first_byte      [20s / 120s] request written to response headers; for a stream, to
+//	                        its first body byte
+//	timeout.idle            [15s / 30s] longest silence between two body chunks
+//	timeout.total           [30s / 600s] the whole call, every attempt and wait; at least
+//	                        connect + first_byte. It also bounds a half-open probe's lease
+//	retry.max_attempts      [3 / 5] tries, the first included; 1 never retries
+//	retry.base, retry.cap   [400ms, 16s / 1s, 60s] full-jitter backoff: before retry n, a wait
+//	                        uniform in [0, min(cap, base·2^(n-1))); cap at least base
+//	retry.max_retry_after   [20s / 120s] longest Retry-After honoured; a longer one ends the call
+//	retry.statuses          [408, 429, 500, 502, 503, 504, 529] statuses retried, 100 to 599
+//	retry.quota_markers     [insufficient_quota, billing_hard_limit_reached] strings that mark
+//	                        a 429 as quota used up: never retried, not a breaker failure
+//	retry.budget            [0.2] share of calls in flight that may be retries: 0.2, 20% or off
+//	breaker.failures        [5] consecutive failures that open the breaker
+//	breaker.cool            [30s / 60s] time open before one probe is let through
+//	breaker.scope           [provider] provider (one breaker per provider) or model (one per
+//	                        provider and model)
+//	breaker.slow.threshold  [15s / 0s] attempts slower than this count as slow; 0s turns it off
+//	breaker.slow.count      [3] slow attempts within the window that open the breaker
+//	breaker.slow.window     [60s] the window slow attempts are counted in
+//
+// budgets, a list of spend caps [none]:
+//
+//	name            names the cap in logs and metrics; required, unique
+//	limit_usd       the cap in US dollars per period; more than 0
+//	period          day, month, or a duration such as 6h
+//	scope           [all] all traffic, or one cap per key (client key), model or provider
+//	unpriced        [""] allow or refuse a call whose model has no price; "" is the
+//	                gateway's default
+//	on_store_error  [""] allow or refuse while the state store is unreachable; "" is the
+//	                gateway's default
+//
+// prices.MODEL, USD per million tokens [none]:
+//
+//	input, output   both required, 0 or more. A MODEL ending in * (gpt-4o*) prices every
+//	                model that starts with the rest; an exact name wins, then the
+//	                longest such prefix (Config.PriceOf)
+//
+// # Errors
+//
+// Parse refuses, with one line that starts with "config: " and names the
+// key path, the problem and the fix, and the line when the file has it:
+//
+//	config: policies.interactive.retry.max_atempts: unknown key (did you mean max_attempts?) at line 7
+//
+// It refuses unknown keys, values of the wrong type, bad durations and
+// sizes, negative durations and zero ones where zero means nothing, a
+// total shorter than connect + first_byte, a route naming a provider or
+// policy that is not defined, a fallback of another API kind, duplicate
+// route prefixes, an unknown state backend, redis without a URL, a budget
+// without a positive limit, a known period or scope, and an api_key_env on
+// a listen address off loopback without auth.keys. Messages never show a
+// token, a key or a URL's password. Config.Warnings lists what is allowed
+// but likely a mistake.
+//
+// # Worst case
+//
+// WorstCase and Config.WorstCaseRoute give the longest a call can spend on
+// attempts and the waits between them, bounded by total; `sluice check`
+// prints them.
+package config

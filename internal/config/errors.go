@@ -1,0 +1,175 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Error is a refused config: which key, what is wrong with it and how to
+// fix it. Its message is one line:
+//
+//	config: policies.nightly.timeout.total: "30x" is not a duration (write e.g. 30s or 2m) at line 14
+type Error struct {
+	// Path is the key path, e.g. "routes[0].provider"; "" for the file as
+	// a whole.
+	Path string
+
+	// Msg says what is wrong and how to fix it.
+	Msg string
+
+	// Line is the 1-based line in the file, 0 when unknown.
+	Line int
+
+	// File is the file name, set by Load.
+	File string
+}
+
+// Error returns the one-line message.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	switch {
+	case e.Line > 0 && e.File != "":
+		fmt.Fprintf(&b, " at %s:%d", e.File, e.Line)
+	case e.Line > 0:
+		fmt.Fprintf(&b, " at line %d", e.Line)
+	case e.File != "":
+		fmt.Fprintf(&b, " in %s", e.File)
+	}
+	return oneLine(b.String())
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func errf(path, format string, args ...any) *Error {
+	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+func errAt(line int, path, format string, args ...any) *Error {
+	e := errf(path, format, args...)
+	e.Line = line
+	return e
+}
+
+// key returns the path of key under parent. A key with characters other
+// than letters, digits, '_' and '-' is quoted: prices["gpt-4.1"].
+func key(parent, k string) string {
+	if !plainKey(k) {
+		return parent + "[" + strconv.Quote(k) + "]"
+	}
+	if parent == "" {
+		return k
+	}
+	return parent + "." + k
+}
+
+// index returns the path of item i of the list at parent.
+func index(parent string, i int) string {
+	return parent + "[" + strconv.Itoa(i) + "]"
+}
+
+func plainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !isWordRune(r) && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// suggest returns " (did you mean X?)" for the candidate closest to got,
+// or " (one of: a, b, c)" when none is close.
+func suggest(got string, candidates []string) string {
+	if len(candidates) == 0 {
+		return ""
+	}
+	if m := closest(got, candidates); m != "" {
+		return " (did you mean " + m + "?)"
+	}
+	sorted := slices.Sorted(slices.Values(candidates))
+	return " (one of: " + strings.Join(sorted, ", ") + ")"
+}
+
+// closest returns the candidate within two edits of got, ignoring case,
+// '_' and '-'; failing that, one that starts with got or that got starts
+// with (limit for limit_usd); or "" when there is none.
+func closest(got string, candidates []string) string {
+	best, bestD := "", 3
+	g := fold(got)
+	sorted := slices.Sorted(slices.Values(candidates))
+	for _, c := range sorted {
+		d := distance(g, fold(c))
+		if d < bestD && d < len([]rune(fold(c))) {
+			best, bestD = c, d
+		}
+	}
+	if best != "" {
+		return best
+	}
+	for _, c := range sorted {
+		f := fold(c)
+		short := min(len([]rune(f)), len([]rune(g)))
+		if short >= 4 && (strings.HasPrefix(f, g) || strings.HasPrefix(g, f)) {
+			return c
+		}
+	}
+	return ""
+}
+
+func fold(s string) string {
+	s = strings.ToLower(s)
+	return strings.NewReplacer("_", "", "-", "").Replace(s)
+}
+
+// distance is the Levenshtein distance between a and b, in runes. Long
+// inputs are cut short: only near matches matter.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 {
+		ra = ra[:64]
+	}
+	if len(rb) > 64 {
+		rb = rb[:64]
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// quote shows a value from the file in a message, cut short when long.
+func quote(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "…"
+	}
+	return strconv.Quote(s)
+}

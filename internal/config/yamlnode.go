@@ -1,0 +1,472 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// maxNodes caps the nodes one file may expand to through aliases and merge
+// keys, so that a small file cannot make Parse walk billions of them.
+const maxNodes = 100_000
+
+// decoder walks a YAML node tree into a Config, checking every key and
+// value on the way and recording the line of every key path.
+type decoder struct {
+	lines   map[string]int
+	left    int
+	merging map[*yaml.Node]bool // mappings whose merge keys are being resolved
+}
+
+// maxMergeDepth caps merge keys (<<) nested through aliases.
+const maxMergeDepth = 64
+
+func newDecoder() *decoder {
+	return &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}}
+}
+
+// field decodes the value n found at path.
+type field func(n *yaml.Node, path string) error
+
+// entry is one key: value pair of a mapping.
+type entry struct {
+	key   string
+	line  int
+	value *yaml.Node
+}
+
+// parseYAML returns the root node of data's single document, or nil for an
+// empty document.
+func parseYAML(data []byte) (root *yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, errf("", "the YAML parser failed on this file (%v); check its syntax", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, syntaxError(err)
+	}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		if len(next.Content) > 0 && !isNull(next.Content[0]) {
+			return nil, errAt(next.Line, "", "the file holds more than one YAML document (---); keep one")
+		}
+	}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return doc.Content[0], nil
+	}
+	return nil, nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError turns a parser error into an *Error with its line.
+func syntaxError(err error) *Error {
+	msg := oneLine(err.Error())
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	hint := "check the indentation and quoting"
+	if strings.Contains(msg, "cannot start any token") {
+		hint = "YAML indents with spaces, not tabs; quote values that start with @, ` or %"
+	}
+	return errAt(line, "", "YAML syntax: %s (%s)", msg, hint)
+}
+
+// spend counts n nodes against the expansion cap.
+func (d *decoder) spend(n int) error {
+	d.left -= n
+	if d.left < 0 {
+		return errf("", "the file expands to more than %d YAML nodes through aliases; write it out plainly", maxNodes)
+	}
+	return nil
+}
+
+// deref follows aliases to the node they name.
+func (d *decoder) deref(n *yaml.Node) (*yaml.Node, error) {
+	for n != nil && n.Kind == yaml.AliasNode {
+		if err := d.spend(1); err != nil {
+			return nil, err
+		}
+		n = n.Alias
+	}
+	return n, nil
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func describe(n *yaml.Node) string {
+	switch {
+	case isNull(n):
+		return "nothing"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	}
+	return quote(n.Value)
+}
+
+// entries returns the pairs of the mapping n, merge keys (<<) resolved, in
+// the order written. A null n has none.
+func (d *decoder) entries(n *yaml.Node, path string) ([]entry, error) {
+	n, err := d.deref(n)
+	if err != nil || isNull(n) {
+		return nil, err
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, errAt(n.Line, path, "must be a mapping of keys, found %s", describe(n))
+	}
+	if err := d.spend(len(n.Content)); err != nil {
+		return nil, err
+	}
+	var out []entry
+	var merges []*yaml.Node
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, err := d.deref(n.Content[i])
+		if err != nil {
+			return nil, err
+		}
+		if k == nil || k.Kind != yaml.ScalarNode {
+			return nil, errAt(n.Content[i].Line, path, "a key must be a plain name, found %s", describe(k))
+		}
+		if k.ShortTag() == "!!merge" {
+			merges = append(merges, n.Content[i+1])
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			return nil, errAt(k.Line, key(path, k.Value), "given twice (also at line %d); keep one", first)
+		}
+		seen[k.Value] = k.Line
+		out = append(out, entry{key: k.Value, line: k.Line, value: n.Content[i+1]})
+	}
+	if len(merges) == 0 {
+		return out, nil
+	}
+	if d.merging[n] {
+		return nil, errAt(n.Line, path, "a merge key (<<) includes the mapping it is part of; remove it")
+	}
+	if len(d.merging) >= maxMergeDepth {
+		return nil, errAt(n.Line, path, "merge keys (<<) nest more than %d deep; write it out plainly", maxMergeDepth)
+	}
+	d.merging[n] = true
+	defer delete(d.merging, n)
+	return d.merge(out, seen, merges, path)
+}
+
+// merge appends the pairs of the merged mappings whose keys are not set
+// yet: explicit keys win, then earlier merged mappings.
+func (d *decoder) merge(out []entry, seen map[string]int, merges []*yaml.Node, path string) ([]entry, error) {
+	for _, m := range merges {
+		m, err := d.deref(m)
+		if err != nil {
+			return nil, err
+		}
+		srcs := []*yaml.Node{m}
+		if m != nil && m.Kind == yaml.SequenceNode {
+			srcs = m.Content
+		}
+		for _, src := range srcs {
+			es, err := d.entries(src, path)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range es {
+				if _, ok := seen[e.key]; !ok {
+					seen[e.key] = e.line
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// fields decodes the mapping n: every key must be one of fs. Null values
+// are skipped, so that they keep their defaults.
+func (d *decoder) fields(n *yaml.Node, path string, fs map[string]field) error {
+	es, err := d.entries(n, path)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		p := key(path, e.key)
+		f, ok := fs[e.key]
+		if !ok {
+			names := make([]string, 0, len(fs))
+			for k := range fs {
+				names = append(names, k)
+			}
+			return errAt(e.line, p, "unknown key%s", suggest(e.key, names))
+		}
+		d.lines[p] = e.line
+		v, err := d.deref(e.value)
+		if err != nil {
+			return err
+		}
+		if isNull(v) {
+			continue
+		}
+		if err := f(v, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// items returns the elements of the list n, aliases resolved.
+func (d *decoder) items(n *yaml.Node, path string) ([]*yaml.Node, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, errAt(n.Line, path, "must be a list, found %s; write [a, b] or one \"- item\" a line", describe(n))
+	}
+	if err := d.spend(len(n.Content)); err != nil {
+		return nil, err
+	}
+	out := make([]*yaml.Node, 0, len(n.Content))
+	for i, c := range n.Content {
+		c, err := d.deref(c)
+		if err != nil {
+			return nil, err
+		}
+		d.lines[index(path, i)] = c.Line
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// scalar returns the text of the single value n.
+func scalar(n *yaml.Node, path string) (string, error) {
+	if n == nil {
+		return "", errf(path, "must be a single value, found nothing")
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", errAt(n.Line, path, "must be a single value, found %s", describe(n))
+	}
+	return n.Value, nil
+}
+
+func str(dst *string) field {
+	return func(n *yaml.Node, path string) (err error) {
+		*dst, err = scalar(n, path)
+		return err
+	}
+}
+
+func integer(dst *int) field {
+	return func(n *yaml.Node, path string) error {
+		s, err := scalar(n, path)
+		if err != nil {
+			return err
+		}
+		var v int
+		if n.ShortTag() != "!!int" || n.Decode(&v) != nil {
+			return errAt(n.Line, path, "%s is not a whole number (write e.g. 3)", quote(s))
+		}
+		*dst = v
+		return nil
+	}
+}
+
+func number(dst *float64) field {
+	return func(n *yaml.Node, path string) error {
+		s, err := scalar(n, path)
+		if err != nil {
+			return err
+		}
+		var v float64
+		tag := n.ShortTag()
+		if tag != "!!int" && tag != "!!float" || n.Decode(&v) != nil ||
+			math.IsNaN(v) || math.IsInf(v, 0) {
+			return errAt(n.Line, path, "%s is not a number (write e.g. 0.15)", quote(s))
+		}
+		*dst = v
+		return nil
+	}
+}
+
+func boolean(dst *bool) field {
+	return func(n *yaml.Node, path string) error {
+		s, err := scalar(n, path)
+		if err != nil {
+			return err
+		}
+		var v bool
+		if n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+			return errAt(n.Line, path, "%s is not true or false", quote(s))
+		}
+		*dst = v
+		return nil
+	}
+}
+
+func duration(dst *time.Duration) field {
+	return func(n *yaml.Node, path string) error {
+		s, err := scalar(n, path)
+		if err != nil {
+			return err
+		}
+		v, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return errAt(n.Line, path, "%s is not a duration (write e.g. 30s or 2m)", quote(s))
+		}
+		*dst = v
+		return nil
+	}
+}
+
+var sizeRE = regexp.MustCompile(`^(\d+)\s*([KMG]i?B?|B)?$`)
+
+// size decodes a byte count: plain bytes, or a number and KiB, MiB or GiB.
+func size(dst *int64) field {
+	return func(n *yaml.Node, path string) error {
+		s, err := scalar(n, path)
+		if err != nil {
+			return err
+		}
+		v, ok := parseSize(strings.TrimSpace(s))
+		if !ok {
+			return errAt(n.Line, path, "%s is not a size (write bytes, or e.g. 512KiB, 20MiB, 1GiB)", quote(s))
+		}
+		*dst = v
+		return nil
+	}
+}
+
+func parseSize(s string) (int64, bool) {
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	shift := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30}
+	sh, ok := shift[m[2]]
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || v > math.MaxInt64>>sh {
+		return 0, false
+	}
+	return v << sh, true
+}
+
+// list decodes a list, each element with one.
+func (d *decoder) list(n *yaml.Node, path string, one func(i int, n *yaml.Node, path string) error) error {
+	its, err := d.items(n, path)
+	if err != nil {
+		return err
+	}
+	for i, it := range its {
+		if err := one(i, it, index(path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) strs(dst *[]string) field {
+	return func(n *yaml.Node, path string) error {
+		out := []string{}
+		err := d.list(n, path, func(_ int, n *yaml.Node, p string) error {
+			s, err := scalar(n, p)
+			out = append(out, s)
+			return err
+		})
+		*dst = out
+		return err
+	}
+}
+
+func (d *decoder) ints(dst *[]int) field {
+	return func(n *yaml.Node, path string) error {
+		out := []int{}
+		err := d.list(n, path, func(_ int, n *yaml.Node, p string) error {
+			var v int
+			err := integer(&v)(n, p)
+			out = append(out, v)
+			return err
+		})
+		*dst = out
+		return err
+	}
+}
+
+// section decodes a nested mapping of known keys.
+func (d *decoder) section(fs map[string]field) field {
+	return func(n *yaml.Node, path string) error {
+		return d.fields(n, path, fs)
+	}
+}
+
+// named decodes a mapping of user-chosen names, calling one for each.
+// A null value reaches one as nil.
+func (d *decoder) named(n *yaml.Node, path string, one func(name string, n *yaml.Node, path string) error) error {
+	es, err := d.entries(n, path)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		p := key(path, e.key)
+		d.lines[p] = e.line
+		v, err := d.deref(e.value)
+		if err != nil {
+			return err
+		}
+		if isNull(v) {
+			v = nil
+		}
+		if err := one(e.key, v, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// locate sets e.Line to the line of e.Path, or of the nearest enclosing
+// key that the file holds.
+func (d *decoder) locate(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Line > 0 {
+		return err
+	}
+	best := ""
+	for p, line := range d.lines {
+		if len(p) > len(best) && within(e.Path, p) {
+			best, e.Line = p, line
+		}
+	}
+	return err
+}
+
+// within reports whether path p is at or under path parent.
+func within(p, parent string) bool {
+	if !strings.HasPrefix(p, parent) {
+		return false
+	}
+	rest := p[len(parent):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
