@@ -1,0 +1,59 @@
+// Package report implements `sluice report`: it reads attempt logs (the
+// JSONL lines the transport and the gateway write, one per upstream
+// attempt) and tells what they say.
+//
+// # Input
+//
+// Run takes attempt-log files: several at once (rotated or written by
+// concurrent processes; they are merged by ts), gzip files read as they
+// are (detected by their magic bytes, so a piped .gz works too), and "-"
+// for standard input. With no file it reads the default log,
+// $XDG_STATE_HOME/sluice/attempts.jsonl or
+// ~/.local/state/sluice/attempts.jsonl. Lines are decoded by the field
+// names of sluice.Attempt; unknown fields are ignored. A line that is not a
+// JSON object with a valid RFC 3339 ts, or is longer than MaxLineBytes, is
+// counted as malformed and skipped. A gzip file cut short is used up to the
+// cut and flagged.
+//
+// # Figures
+//
+//   - Calls: distinct request_id values (a line without one is a call of its
+//     own); attempts per call is the number of lines of each. A call's
+//     result is the outcome of its last line in time.
+//   - Outcome and status mix: attempts by outcome and by status (0: no
+//     response arrived).
+//   - Latency and time to first byte: p50, p95, p99 and max per provider
+//     and model and overall, by the nearest-rank method (the value at rank
+//     ⌈p/100·n⌉ of the sorted values; always an observed value, never an
+//     interpolation). Latency counts the attempts that went upstream (every
+//     outcome but circuit_open and budget_exhausted); time to first byte
+//     counts those with ttfb_ms > 0.
+//   - Retries: attempts with outcome "retry", the sum, p50 and max of the
+//     retry_in_ms chosen after them, and what they were retried after.
+//   - Breaker openings, per provider, from the breaker state each attempt
+//     saw when it started: the first attempt that saw "open" starts an
+//     opening, the first later one that saw "closed" ends it (an attempt
+//     that saw "half_open" is a probe and does not end it). Each opening has
+//     its start, end and length, the calls failed fast (outcome
+//     circuit_open) during it, its probes, and how the last attempts before
+//     it ended (the why, e.g. 5× 503). With breakers scoped per model, the
+//     states of a provider's models are read as one.
+//   - Spend: the sum of cost_usd per provider and model.
+//   - 429s by minute of the hour (UTC): a 60-bucket histogram, drawn as a
+//     text bar chart with the busiest minutes named, so that jobs started
+//     by cron at :00 stand out.
+//
+// --since and --until keep the attempts with since ≤ ts < until; each
+// takes RFC 3339, a date (UTC midnight) or a duration back from now (2h,
+// 7d). --json prints the Summary as one JSON object. --html FILE also
+// writes a self-contained page (inline CSS and SVG drawn here, no scripts
+// or external references) with latency and outcomes over time, 429s by
+// minute of the hour and the breaker state timeline.
+//
+// # Exit codes
+//
+// 0: the report was produced (an empty log gives an empty report). 2:
+// unusable input: a bad flag, a file that is missing or unreadable, or
+// malformed lines and not one readable line. The report has no thresholds,
+// so it never exits 1.
+package report

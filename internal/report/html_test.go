@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writePage runs the command with --html on the generated log and returns
+// the page.
+func writePage(t *testing.T) (string, []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.html")
+	code, _, stderr := runCmd(t, jsonl(t, generate().lines), "--html", path, "-")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, page
+}
+
+func TestHTMLSelfContainedAndWellFormed(t *testing.T) {
+	_, page := writePage(t)
+	s := string(page)
+	for _, bad := range []string{"<script", "http://", "https://", "@import", "url(", "<link", "ZgotmplZ"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("page contains %q; it must be self-contained and fully rendered", bad)
+		}
+	}
+	if got := strings.Count(s, "<svg"); got != 4 {
+		t.Errorf("page has %d charts, want 4", got)
+	}
+	for _, want := range []string{"Latency over time", "Outcomes over time", "429s by minute of the hour",
+		"Breaker state timeline", "anthropic open 2025-03-04T11:20:00Z–2025-03-04T11:21:06Z"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if err := wellFormed(page); err != nil {
+		t.Errorf("page is not well-formed: %v", err)
+	}
+}
+
+// wellFormed checks that doc parses as XML with every tag closed in order.
+func wellFormed(doc []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	d.Strict = true
+	var stack []string
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			if len(stack) > 0 {
+				return errors.New("unclosed <" + strings.Join(stack, "> <") + ">")
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, e.Name.Local)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+func TestHTMLEmptyLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.html")
+	code, _, stderr := runCmd(t, nil, "--html", path, "-")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wellFormed(page); err != nil {
+		t.Errorf("empty page is not well-formed: %v", err)
+	}
+	if strings.Contains(string(page), "<svg") {
+		t.Error("empty page has charts")
+	}
+}
+
+func TestHTMLEscapes(t *testing.T) {
+	l := Line{TS: genStart, RequestID: "x", Provider: `<b>"evil"&`, Model: "</svg><script>", Outcome: "ok", Status: 200, LatencyMS: 5}
+	var b bytes.Buffer
+	s := Summarize([]Line{l})
+	if err := WriteHTML(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<script") || strings.Contains(b.String(), "<b>\"evil") {
+		t.Error("provider and model names reach the page unescaped")
+	}
+	if err := wellFormed(b.Bytes()); err != nil {
+		t.Errorf("page is not well-formed: %v", err)
+	}
+}
+
+// TestHTMLInChromium renders the page in headless Chromium and checks that
+// a screenshot of it came out. SLUICE_REPORT_SCREENSHOT=path keeps the
+// screenshot there and the page at path.html.
+func TestHTMLInChromium(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("chromium not installed: apt-get install chromium")
+	}
+	path, page := writePage(t)
+	dir := t.TempDir()
+	shot := filepath.Join(dir, "r.png")
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--screenshot="+shot, "--window-size=1200,2000", "file://"+path)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chromium: %v\n%s", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("chromium did not finish within 60 s")
+	}
+	fi, err := os.Stat(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, out.String())
+	}
+	if fi.Size() < 20_000 {
+		t.Errorf("screenshot is %d bytes; a page with four charts is larger", fi.Size())
+	}
+	if keep := os.Getenv("SLUICE_REPORT_SCREENSHOT"); keep != "" {
+		b, _ := os.ReadFile(shot)
+		os.WriteFile(keep, b, 0o644)
+		os.WriteFile(keep+".html", page, 0o644)
+	}
+}

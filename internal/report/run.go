@@ -1,0 +1,217 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exit codes of Run. A report has no thresholds, so it never exits 1
+// (findings), the code other operator tools use.
+const (
+	ExitOK    = 0 // the report was produced
+	ExitUsage = 2 // unusable input: a missing file, a bad flag, nothing readable
+)
+
+const usage = `usage: sluice report [--since T] [--until T] [--json] [--html FILE] [FILE.jsonl ...]
+
+Reads attempt logs and reports calls, attempts per call, outcome and status
+mix, latency and time-to-first-byte p50/p95/p99 (nearest rank) per provider
+and model, retries and their waits, breaker openings, spend, and 429s by
+minute of the hour.
+
+Inputs are JSONL attempt logs; several files (rotated or written
+concurrently) are merged by time, gzip files are read as they are, and - is
+standard input. With no FILE, the default log is read:
+$XDG_STATE_HOME/sluice/attempts.jsonl or ~/.local/state/sluice/attempts.jsonl.
+A malformed line is counted and skipped.
+
+Flags:
+  --since T    leave out attempts before T
+  --until T    leave out attempts at or after T
+               T is RFC 3339 (2025-03-04T10:00:00Z), a date (2025-03-04, UTC),
+               or a duration back from now (90m, 2h, 7d)
+  --json       print one JSON object with every figure instead of text
+  --html FILE  also write a self-contained HTML page with charts to FILE
+  --help       print this help
+
+Exit status: 0 report produced, 2 unusable input (missing file, bad flag,
+only malformed lines). The report has no findings, so never 1.
+`
+
+// options are the parsed command line.
+type options struct {
+	since, until time.Time
+	json         bool
+	html         string
+	files        []string
+}
+
+// Run runs `sluice report` with args (without the command names) and
+// returns its exit code. The report goes to stdout, errors (one line each)
+// to stderr.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(args, stdin, stdout, stderr, time.Now())
+}
+
+// run is Run with the current time given.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time) int {
+	opt, err := parseArgs(args, now)
+	if errors.Is(err, flag.ErrHelp) {
+		io.WriteString(stdout, usage)
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice report: %v\n", err)
+		return ExitUsage
+	}
+	s, err := load(opt, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice report: %v\n", err)
+		return ExitUsage
+	}
+	if err := write(opt, &s, stdout); err != nil {
+		fmt.Fprintf(stderr, "sluice report: %v\n", err)
+		return ExitUsage
+	}
+	return ExitOK
+}
+
+// parseArgs parses flags, which may come before or after the files; files
+// after "--" are taken as they are.
+func parseArgs(args []string, now time.Time) (options, error) {
+	var opt options
+	var since, until string
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&since, "since", "", "")
+	fs.StringVar(&until, "until", "", "")
+	fs.BoolVar(&opt.json, "json", false, "")
+	fs.StringVar(&opt.html, "html", "", "")
+	var rest []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return opt, err
+			}
+			return opt, fmt.Errorf("%v (see sluice report --help)", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		opt.files = append(opt.files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	opt.files = append(opt.files, rest...)
+	var err error
+	if opt.since, err = parseWhen("--since", since, now); err != nil {
+		return opt, err
+	}
+	if opt.until, err = parseWhen("--until", until, now); err != nil {
+		return opt, err
+	}
+	if !opt.since.IsZero() && !opt.until.IsZero() && !opt.since.Before(opt.until) {
+		return opt, fmt.Errorf("--since %s is not before --until %s; swap them", since, until)
+	}
+	return opt, nil
+}
+
+// parseWhen parses a --since or --until value: RFC 3339, a date (UTC), or a
+// duration back from now, which may use d for days. Empty is the zero time.
+func parseWhen(flagName, v string, now time.Time) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	if d, ok := parseAgo(v); ok {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%s %q: not a time; use RFC 3339 (2025-03-04T10:00:00Z), a date (2025-03-04) or a duration back from now (2h, 7d)", flagName, v)
+}
+
+// parseAgo parses a non-negative duration; "7d" is seven days.
+func parseAgo(v string) (time.Duration, bool) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100000 {
+			return 0, false
+		}
+		return time.Duration(n) * 24 * time.Hour, true
+	}
+	d, err := time.ParseDuration(v)
+	return d, err == nil && d >= 0
+}
+
+// load reads every input, keeps the attempts within the window and
+// summarizes them.
+func load(opt options, stdin io.Reader) (Summary, error) {
+	files := opt.files
+	if len(files) == 0 {
+		p, err := DefaultLogPath()
+		if err != nil {
+			return Summary{}, err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return Summary{}, fmt.Errorf("no attempt log at %s; give its path (sluice report FILE.jsonl) or - for stdin", p)
+		}
+		files = []string{p}
+	}
+	var lines []Line
+	var inputs []Input
+	malformed, outside := 0, 0
+	for _, name := range files {
+		in, err := readInput(name, stdin, func(l Line) {
+			if (!opt.since.IsZero() && l.TS.Before(opt.since)) || (!opt.until.IsZero() && !l.TS.Before(opt.until)) {
+				outside++
+				return
+			}
+			lines = append(lines, l)
+		})
+		if err != nil {
+			return Summary{}, err
+		}
+		inputs = append(inputs, in)
+		malformed += in.Malformed
+	}
+	if len(lines) == 0 && outside == 0 && malformed > 0 {
+		return Summary{}, fmt.Errorf("no readable attempt lines, %d malformed; is this an attempt log (JSONL)?", malformed)
+	}
+	s := Summarize(lines)
+	s.Inputs, s.Malformed, s.OutsideWindow = inputs, malformed, outside
+	return s, nil
+}
+
+// write prints s as text or JSON and writes the HTML page when asked.
+func write(opt options, s *Summary, stdout io.Writer) error {
+	if opt.html != "" {
+		var page bytes.Buffer
+		if err := WriteHTML(&page, s); err != nil {
+			return err
+		}
+		if err := os.WriteFile(opt.html, page.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--html: %v", err)
+		}
+	}
+	if opt.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	return WriteText(stdout, s)
+}

@@ -1,0 +1,286 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Summary holds every figure of a report. It is what --json prints.
+type Summary struct {
+	// Inputs lists what was read from each input; set by Run.
+	Inputs []Input `json:"inputs"`
+	// Malformed is the number of lines skipped as malformed; set by Run.
+	Malformed int `json:"malformed"`
+	// OutsideWindow is the number of attempts left out by --since and
+	// --until; set by Run.
+	OutsideWindow int `json:"outside_window"`
+	// From and To are the times of the first and last attempt.
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Attempts is the number of attempt lines; Calls the number of distinct
+	// request ids (a line without one counts as a call of its own).
+	Attempts int `json:"attempts"`
+	Calls    int `json:"calls"`
+	// AttemptsPerCall is how many lines each call left.
+	AttemptsPerCall PerCall `json:"attempts_per_call"`
+	// CallResults counts calls by the outcome of their last attempt.
+	CallResults []Count `json:"call_results"`
+	// Outcomes counts attempts by outcome, most frequent first.
+	Outcomes []Count `json:"outcomes"`
+	// Statuses counts attempts by HTTP status ("0": none arrived), in
+	// ascending order of status.
+	Statuses []Count `json:"statuses"`
+	// Overall is latency and time to first byte over every provider.
+	Overall Latency `json:"latency_overall"`
+	// Latency is latency and time to first byte per provider and model.
+	Latency []Latency `json:"latency"`
+	// Retries is what the attempts with outcome "retry" waited.
+	Retries Retries `json:"retries"`
+	// Openings are the breaker openings seen in the log, by start time.
+	Openings []Opening `json:"breaker_openings"`
+	// SpendUSD is the sum of cost_usd; Spend splits it by provider and
+	// model, largest first.
+	SpendUSD float64 `json:"spend_usd"`
+	Spend    []Spend `json:"spend"`
+	// RateLimited is the 429s by minute of the hour.
+	RateLimited RateLimited `json:"rate_limited"`
+	// OverTime is the attempts cut into equal time buckets.
+	OverTime Timeline `json:"over_time"`
+}
+
+// Count is how many of a kind, and their share of the whole (0 to 1).
+type Count struct {
+	Key   string  `json:"key"`
+	N     int     `json:"n"`
+	Share float64 `json:"share"`
+}
+
+// PerCall is the distribution of attempts per call.
+type PerCall struct {
+	Mean float64 `json:"mean"`
+	Max  int     `json:"max"`
+	// Hist counts calls by their number of attempts ("1", "2", …).
+	Hist []Count `json:"hist"`
+}
+
+// Latency is the latency and time-to-first-byte distribution of one
+// provider and model (both empty for the overall row). Latency counts the
+// attempts that went upstream (every outcome but circuit_open and
+// budget_exhausted); TTFB counts those with ttfb_ms > 0.
+type Latency struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Latency  Dist   `json:"latency_ms"`
+	TTFB     Dist   `json:"ttfb_ms"`
+}
+
+// Retries is the count of attempts with outcome "retry" and the backoff
+// (retry_in_ms) chosen after them.
+type Retries struct {
+	Count     int     `json:"count"`
+	WaitSumMS float64 `json:"wait_sum_ms"`
+	WaitP50MS float64 `json:"wait_p50_ms"`
+	WaitMaxMS float64 `json:"wait_max_ms"`
+	// After counts retried attempts by status, or by error class when no
+	// status arrived.
+	After []Count `json:"after"`
+}
+
+// Spend is the settled cost of one provider and model.
+type Spend struct {
+	Provider string  `json:"provider"`
+	Model    string  `json:"model"`
+	USD      float64 `json:"usd"`
+}
+
+// Summarize computes the report of lines. It does not change lines. The
+// fields that Run sets (Inputs, Malformed, OutsideWindow) are left zero.
+func Summarize(lines []Line) Summary {
+	sorted := slices.Clone(lines)
+	slices.SortStableFunc(sorted, func(a, b Line) int { return a.TS.Compare(b.TS) })
+	s := Summary{Attempts: len(sorted)}
+	if len(sorted) > 0 {
+		s.From, s.To = sorted[0].TS, sorted[len(sorted)-1].TS
+	}
+	s.Calls, s.AttemptsPerCall, s.CallResults = calls(sorted)
+	s.Outcomes = counted(sorted, func(l Line) string { return l.Outcome }, byCount)
+	s.Statuses = counted(sorted, func(l Line) string { return strconv.Itoa(l.Status) }, byNumber)
+	s.Overall, s.Latency = latencies(sorted)
+	s.Retries = retries(sorted)
+	s.Openings = openings(sorted)
+	s.SpendUSD, s.Spend = spend(sorted)
+	s.RateLimited = rateLimited(sorted)
+	s.OverTime = timeline(sorted)
+	return s
+}
+
+// calls groups lines by request id. The result of a call is the outcome of
+// its last line in time.
+func calls(lines []Line) (int, PerCall, []Count) {
+	n := map[string]int{}
+	last := map[string]string{}
+	anon := 0
+	for _, l := range lines {
+		id := l.RequestID
+		if id == "" {
+			anon++
+			id = "\x00" + strconv.Itoa(anon)
+		}
+		n[id]++
+		last[id] = l.Outcome
+	}
+	pc := PerCall{}
+	hist := map[string]int{}
+	for _, k := range n {
+		pc.Max = max(pc.Max, k)
+		hist[strconv.Itoa(k)]++
+	}
+	pc.Mean = share(len(lines), len(n))
+	pc.Hist = sortedCounts(hist, len(n), byNumber)
+	results := map[string]int{}
+	for _, o := range last {
+		results[o]++
+	}
+	return len(n), pc, sortedCounts(results, len(n), byCount)
+}
+
+// counted counts lines by key.
+func counted(lines []Line, key func(Line) string, order func(a, b Count) int) []Count {
+	m := map[string]int{}
+	for _, l := range lines {
+		m[key(l)]++
+	}
+	return sortedCounts(m, len(lines), order)
+}
+
+// sortedCounts turns m into Counts of total, in the given order.
+func sortedCounts(m map[string]int, total int, order func(a, b Count) int) []Count {
+	out := make([]Count, 0, len(m))
+	for k, n := range m {
+		out = append(out, Count{Key: k, N: n, Share: share(n, total)})
+	}
+	slices.SortFunc(out, order)
+	return out
+}
+
+// byCount orders the most frequent first, then by key.
+func byCount(a, b Count) int {
+	if c := cmp.Compare(b.N, a.N); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
+}
+
+// byNumber orders numeric keys ascending, other keys after them by name.
+func byNumber(a, b Count) int {
+	x, errA := strconv.Atoi(a.Key)
+	y, errB := strconv.Atoi(b.Key)
+	switch {
+	case errA == nil && errB == nil:
+		return cmp.Compare(x, y)
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return cmp.Compare(a.Key, b.Key)
+}
+
+// wentUpstream reports whether an attempt reached the provider: every
+// outcome but the ones Sluice decides alone.
+func wentUpstream(l Line) bool {
+	return l.Outcome != "circuit_open" && l.Outcome != "budget_exhausted"
+}
+
+type pm struct{ provider, model string }
+
+// latencies computes the overall and per provider and model latency and
+// time to first byte.
+func latencies(lines []Line) (Latency, []Latency) {
+	type acc struct{ lat, ttfb []float64 }
+	var all acc
+	by := map[pm]*acc{}
+	for _, l := range lines {
+		k := pm{l.Provider, l.Model}
+		a := by[k]
+		if a == nil {
+			a = &acc{}
+			by[k] = a
+		}
+		if wentUpstream(l) {
+			a.lat = append(a.lat, l.LatencyMS)
+			all.lat = append(all.lat, l.LatencyMS)
+		}
+		if l.TTFBMS > 0 {
+			a.ttfb = append(a.ttfb, l.TTFBMS)
+			all.ttfb = append(all.ttfb, l.TTFBMS)
+		}
+	}
+	rows := make([]Latency, 0, len(by))
+	for k, a := range by {
+		rows = append(rows, Latency{Provider: k.provider, Model: k.model,
+			Latency: distOf(a.lat), TTFB: distOf(a.ttfb)})
+	}
+	slices.SortFunc(rows, func(a, b Latency) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
+	})
+	return Latency{Latency: distOf(all.lat), TTFB: distOf(all.ttfb)}, rows
+}
+
+// retries sums the waits chosen after retried attempts.
+func retries(lines []Line) Retries {
+	var r Retries
+	var waits []float64
+	after := map[string]int{}
+	for _, l := range lines {
+		if l.Outcome != "retry" {
+			continue
+		}
+		r.Count++
+		r.WaitSumMS = addFinite(r.WaitSumMS, l.RetryInMS)
+		waits = append(waits, l.RetryInMS)
+		after[cause(l)]++
+	}
+	d := distOf(waits)
+	r.WaitP50MS, r.WaitMaxMS = d.P50, d.Max
+	r.After = sortedCounts(after, r.Count, byCount)
+	return r
+}
+
+// cause names what an attempt ended on: its status, else its error class,
+// else its outcome.
+func cause(l Line) string {
+	switch {
+	case l.Status != 0:
+		return strconv.Itoa(l.Status)
+	case l.Error != "":
+		return l.Error
+	case l.Outcome != "":
+		return l.Outcome
+	}
+	return "unknown"
+}
+
+// spend sums cost_usd, overall and per provider and model.
+func spend(lines []Line) (float64, []Spend) {
+	var total float64
+	by := map[pm]float64{}
+	for _, l := range lines {
+		if l.CostUSD == 0 {
+			continue
+		}
+		k := pm{l.Provider, l.Model}
+		by[k] = addFinite(by[k], l.CostUSD)
+		total = addFinite(total, l.CostUSD)
+	}
+	rows := make([]Spend, 0, len(by))
+	for k, usd := range by {
+		rows = append(rows, Spend{Provider: k.provider, Model: k.model, USD: usd})
+	}
+	slices.SortFunc(rows, func(a, b Spend) int {
+		return cmp.Or(cmp.Compare(b.USD, a.USD), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
+	})
+	return total, rows
+}
