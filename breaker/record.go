@@ -22,6 +22,8 @@ type Record struct {
 	Reason string
 	// Changed is when State last changed.
 	Changed int64
+	// Transitions counts the state changes of the breaker's life.
+	Transitions uint64
 }
 
 // EventKind is the kind of an Event.
@@ -56,7 +58,15 @@ type Event struct {
 // the whole of the breaker's logic, a pure function that every Store
 // applies atomically.
 func (s Settings) Next(r Record, e Event, now time.Time) Record {
-	t := now.UnixNano()
+	next := s.next(r, e, now.UnixNano())
+	next.Transitions = r.Transitions
+	if next.State != r.State {
+		next.Transitions++
+	}
+	return next
+}
+
+func (s Settings) next(r Record, e Event, t int64) Record {
 	switch e.Kind {
 	case EventReset:
 		return Record{State: Closed, Changed: t}

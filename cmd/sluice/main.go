@@ -28,6 +28,7 @@ type command struct {
 
 var commands = map[string]command{
 	"fake":    {"run the scripted fake OpenAI/Anthropic provider, for drills", runFake},
+	"serve":   {"run the gateway that agents point their SDK base URL at", runServe},
 	"version": {"print the version", runVersion},
 }
 

@@ -1,0 +1,13 @@
+// Package gateway is the HTTP server of `sluice serve`: a reverse proxy
+// that agents in any language point their SDK's base URL at, so that they
+// share one set of timeouts, retries, breakers and one attempt log.
+//
+// A request under a route's prefix is forwarded, prefix stripped, to the
+// route's provider through a sluice.Transport; only configured base URLs
+// are ever dialled. Streams are held until their first event (so a failure
+// before it is retried unseen), then relayed chunk by chunk and flushed at
+// once; a stream that stalls or is cut after that ends with an error event
+// in the provider's own shape, never with a made-up ending. Every answer
+// carries X-Request-Id, Sluice-Attempts and x-should-retry: false, so that
+// SDK retries do not multiply the gateway's.
+package gateway

@@ -1,0 +1,68 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/sse"
+)
+
+// The type/code of the errors the gateway answers itself.
+const (
+	codeTimeout          = "timeout"              // 504
+	codeProviderDown     = "provider_down"        // 503, breaker open
+	codeUnreachable      = "upstream_unreachable" // 502
+	codeBudgetExhausted  = "budget_exhausted"     // 429
+	codeTooLarge         = "request_too_large"    // 413
+	codeUnauthorized     = "unauthorized"         // 401
+	codeBusy             = "provider_busy"        // 503, concurrency cap
+	codeBadRequest       = "invalid_request"      // 400
+	codeNotFound         = "not_found"            // 404
+	codeStreamStalled    = "stream_stalled"       // in a stream
+	codeStreamCut        = "stream_cut"           // in a stream
+	codeShuttingDown     = "shutting_down"        // in a stream, at the end of the drain
+	codeMethodNotAllowed = "method_not_allowed"   // 405
+)
+
+// errorBody returns a gateway error in the dialect's error shape.
+func errorBody(kind, code, message string) []byte {
+	var v any
+	if kind == config.KindAnthropic {
+		v = map[string]any{"type": "error", "error": map[string]string{"type": code, "message": message}}
+	} else {
+		v = map[string]any{"error": map[string]any{"message": message, "type": code, "code": code, "param": nil}}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// writeError answers a request with a gateway-made error.
+func writeError(w http.ResponseWriter, kind string, status int, code, message string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Should-Retry", "false")
+	w.WriteHeader(status)
+	w.Write(errorBody(kind, code, message))
+}
+
+// retryAfterSeconds is the Retry-After value for a breaker that may close
+// at until: whole seconds, at least 1.
+func retryAfterSeconds(until, now time.Time) string {
+	d := until.Sub(now)
+	s := int64((d + time.Second - 1) / time.Second)
+	return strconv.FormatInt(max(s, 1), 10)
+}
+
+// errorEvent returns the event that ends a stream the gateway cannot
+// finish, in the dialect's shape: for OpenAI-compatible streams a data
+// event holding {"error": …}, which the OpenAI SDKs raise; for Anthropic an
+// "event: error".
+func errorEvent(kind, code, message string) []byte {
+	if kind == config.KindAnthropic {
+		return sse.AppendEvent(nil, "error", errorBody(kind, code, message))
+	}
+	return sse.AppendEvent(nil, "", errorBody(kind, code, message))
+}

@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/config"
+)
+
+// Options are what a Gateway takes besides its config. The zero value is
+// usable.
+type Options struct {
+	// Store keeps breaker state. If nil, a memory store.
+	Store breaker.Store
+
+	// AttemptLog receives the attempt log. If nil, the log is not written.
+	AttemptLog io.Writer
+
+	// Logger receives the gateway's own messages. If nil, slog.Default().
+	Logger *slog.Logger
+
+	// Base makes the upstream attempts. If nil, each Transport makes its
+	// own http.Transport.
+	Base http.RoundTripper
+
+	// Getenv reads the environment (injected keys, the admin token).
+	// If nil, os.Getenv.
+	Getenv func(string) string
+}
+
+// Gateway is the HTTP handler of `sluice serve`. It is safe for concurrent
+// use.
+type Gateway struct {
+	cfg        *config.Config
+	routes     []*route // longest prefix first
+	providers  map[string]*provider
+	policies   map[string]bool
+	store      breaker.Store
+	log        *sluice.AttemptLog
+	logger     *slog.Logger
+	metrics    *metrics
+	authKeys   [][sha256.Size]byte
+	adminToken string
+
+	abort     context.Context // cancelled by Abort: in-flight calls end now
+	abortFunc context.CancelFunc
+	inflight  atomic.Int64
+}
+
+// route forwards requests under prefix to a provider.
+type route struct {
+	prefix    string
+	provider  *provider
+	policy    string
+	retrySafe bool
+	// transports by policy name: every policy may be chosen per request.
+	transports map[string]*sluice.Transport
+}
+
+// provider is one upstream API.
+type provider struct {
+	name     string
+	kind     string
+	base     *url.URL
+	key      string // injected key, "" to pass the client's through
+	max      int64
+	inflight atomic.Int64
+}
+
+// New returns a Gateway for a validated config.
+func New(cfg *config.Config, opt Options) (*Gateway, error) {
+	getenv := opt.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	g := &Gateway{
+		cfg:       cfg,
+		providers: make(map[string]*provider),
+		policies:  make(map[string]bool),
+		store:     opt.Store,
+		log:       sluice.NewAttemptLog(opt.AttemptLog),
+		logger:    opt.Logger,
+	}
+	if g.store == nil {
+		g.store = breaker.NewMemory()
+	}
+	if g.logger == nil {
+		g.logger = slog.Default()
+	}
+	g.abort, g.abortFunc = context.WithCancel(context.Background())
+	g.metrics = newMetrics(g.store)
+	for name := range cfg.Policies {
+		g.policies[name] = true
+	}
+	for name, p := range cfg.Providers {
+		pv, err := newProvider(name, p, getenv)
+		if err != nil {
+			return nil, err
+		}
+		g.providers[name] = pv
+	}
+	for _, r := range cfg.Routes {
+		rt := &route{prefix: r.Prefix, provider: g.providers[r.Provider], policy: r.Policy,
+			retrySafe: r.RetrySafe, transports: make(map[string]*sluice.Transport)}
+		if rt.provider == nil {
+			return nil, fmt.Errorf("gateway: route %s names provider %q, which is not configured", r.Prefix, r.Provider)
+		}
+		for name, pol := range cfg.Policies {
+			rt.transports[name] = g.transport(rt, pol, opt.Base)
+		}
+		g.routes = append(g.routes, rt)
+	}
+	sort.SliceStable(g.routes, func(i, j int) bool { return len(g.routes[i].prefix) > len(g.routes[j].prefix) })
+	for _, k := range cfg.Auth.Keys {
+		g.authKeys = append(g.authKeys, keyDigest(k))
+	}
+	if cfg.Admin.TokenEnv != "" {
+		g.adminToken = getenv(cfg.Admin.TokenEnv)
+		if g.adminToken == "" {
+			return nil, fmt.Errorf("gateway: admin.token_env names $%s, which is empty (set it, or remove admin.token_env)", cfg.Admin.TokenEnv)
+		}
+	}
+	return g, nil
+}
+
+func newProvider(name string, p config.Provider, getenv func(string) string) (*provider, error) {
+	u, err := url.Parse(p.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: providers.%s.base_url: %v", name, err)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	pv := &provider{name: name, kind: p.Kind, base: u, max: int64(p.MaxConcurrent)}
+	if pv.max <= 0 {
+		pv.max = config.DefaultMaxConcurrent
+	}
+	if p.APIKeyEnv != "" {
+		pv.key = getenv(p.APIKeyEnv)
+		if pv.key == "" {
+			return nil, fmt.Errorf("gateway: providers.%s.api_key_env names $%s, which is empty (export the key, or remove api_key_env to pass clients' keys through)", name, p.APIKeyEnv)
+		}
+	}
+	return pv, nil
+}
+
+// transport returns the Transport of a route under one policy. All share
+// the gateway's breaker store, so a provider's breaker is one whatever the
+// policy.
+func (g *Gateway) transport(rt *route, pol sluice.Policy, base http.RoundTripper) *sluice.Transport {
+	t := &sluice.Transport{
+		Base:     base,
+		Policy:   pol,
+		Provider: rt.provider.name,
+		Store:    g.store,
+		Log:      g.log,
+		Observe:  g.metrics.observe,
+	}
+	if rt.retrySafe {
+		t.RetrySafe = func(*http.Request) bool { return true }
+	}
+	return t
+}
+
+// keyDigest is the SHA-256 of a client token, from the token or from its
+// "sha256:<hex>" form.
+func keyDigest(k string) [sha256.Size]byte {
+	var d [sha256.Size]byte
+	if hexd, ok := strings.CutPrefix(k, "sha256:"); ok {
+		if b, err := hex.DecodeString(hexd); err == nil && len(b) == sha256.Size {
+			copy(d[:], b)
+			return d
+		}
+	}
+	return sha256.Sum256([]byte(k))
+}
+
+// Abort ends every call still in flight: streams get an error event.
+// Call it when the drain period is over.
+func (g *Gateway) Abort() { g.abortFunc() }
+
+// InFlight returns the number of calls being served.
+func (g *Gateway) InFlight() int64 { return g.inflight.Load() }
+
+// Close releases the gateway's transports' idle connections.
+func (g *Gateway) Close() error {
+	g.abortFunc()
+	for _, rt := range g.routes {
+		for _, t := range rt.transports {
+			t.CloseIdleConnections()
+		}
+	}
+	return nil
+}
+
+// Store returns the breaker store.
+func (g *Gateway) Store() breaker.Store { return g.store }
+
+// errAborted ends the calls still in flight when the drain is over. It is
+// a cancellation, so the breaker does not count it against the provider.
+var errAborted = fmt.Errorf("gateway: shutting down: %w", context.Canceled)

@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// metrics are the gateway's Prometheus metrics. Labels never carry keys,
+// bodies or client-chosen text beyond the configured names.
+type metrics struct {
+	handler  http.Handler
+	attempts *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	ttfb     *prometheus.HistogramVec
+	counters sync.Map // attemptKey → prometheus.Counter
+	byProv   sync.Map // provider → *provMetrics
+}
+
+type attemptKey struct {
+	provider string
+	outcome  sluice.Outcome
+	status   int
+}
+
+type provMetrics struct {
+	retries        prometheus.Counter
+	latency, ttfbH prometheus.Observer
+}
+
+func newMetrics(store breaker.Store) *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_attempts_total", Help: "Upstream attempts, by provider, outcome and HTTP status (0: none).",
+		}, []string{"provider", "outcome", "status"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_retries_total", Help: "Attempts that were followed by a retry.",
+		}, []string{"provider"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sluice_attempt_duration_seconds", Help: "Attempt duration, start to last byte.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600},
+		}, []string{"provider"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sluice_attempt_ttfb_seconds", Help: "Attempt time to response headers, or to the first event of a stream.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120},
+		}, []string{"provider"}),
+	}
+	reg.MustRegister(m.attempts, m.retries, m.latency, m.ttfb,
+		&breakerCollector{store: store},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	return m
+}
+
+// observe counts one attempt. It is the Transports' Observe hook.
+func (m *metrics) observe(a *sluice.Attempt) {
+	k := attemptKey{a.Provider, a.Outcome, a.Status}
+	c, ok := m.counters.Load(k)
+	if !ok {
+		c, _ = m.counters.LoadOrStore(k, m.attempts.WithLabelValues(a.Provider, string(a.Outcome), strconv.Itoa(a.Status)))
+	}
+	c.(prometheus.Counter).Inc()
+	if a.Outcome == sluice.OutcomeCircuitOpen {
+		return
+	}
+	pm := m.provider(a.Provider)
+	if a.Outcome == sluice.OutcomeRetry {
+		pm.retries.Inc()
+	}
+	pm.latency.Observe(a.LatencyMS / 1000)
+	pm.ttfbH.Observe(a.TTFBMS / 1000)
+}
+
+func (m *metrics) provider(name string) *provMetrics {
+	if v, ok := m.byProv.Load(name); ok {
+		return v.(*provMetrics)
+	}
+	v, _ := m.byProv.LoadOrStore(name, &provMetrics{
+		retries: m.retries.WithLabelValues(name),
+		latency: m.latency.WithLabelValues(name),
+		ttfbH:   m.ttfb.WithLabelValues(name),
+	})
+	return v.(*provMetrics)
+}
+
+// breakerCollector reports every breaker of the store when scraped: its
+// state and its transitions, as the shared store records them.
+type breakerCollector struct{ store breaker.Store }
+
+var (
+	breakerStateDesc = prometheus.NewDesc("sluice_breaker_state",
+		"Breaker state: 0 closed, 1 open, 2 half_open.", []string{"breaker"}, nil)
+	breakerTransitionsDesc = prometheus.NewDesc("sluice_breaker_transitions_total",
+		"State changes of the breaker, as recorded in the state store.", []string{"breaker"}, nil)
+	breakerStoreUpDesc = prometheus.NewDesc("sluice_state_store_up",
+		"1 when the state store answered the scrape, 0 when it failed.", nil, nil)
+)
+
+func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- breakerStateDesc
+	ch <- breakerTransitionsDesc
+	ch <- breakerStoreUpDesc
+}
+
+func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	list, err := c.store.List()
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, 1)
+	for name, r := range list {
+		ch <- prometheus.MustNewConstMetric(breakerStateDesc, prometheus.GaugeValue, float64(r.State), name)
+		ch <- prometheus.MustNewConstMetric(breakerTransitionsDesc, prometheus.CounterValue, float64(r.Transitions), name)
+	}
+}

@@ -1,0 +1,318 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
+)
+
+// hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// removeHopHeaders deletes hop-by-hop headers, those named in Connection
+// included.
+func removeHopHeaders(h http.Header) {
+	for _, v := range h["Connection"] {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				h.Del(f)
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+}
+
+// forward sends a request to the route's provider and relays the answer.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest string) {
+	kind := rt.provider.kind
+	if !safePath(r) {
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
+		return
+	}
+	token, fromAuthHeader := clientToken(r)
+	if len(g.authKeys) > 0 && !g.authorized(token) {
+		writeError(w, kind, http.StatusUnauthorized, codeUnauthorized, "sluice: missing or unknown client token (send it in Sluice-Key or as the API key)")
+		return
+	}
+	policy := rt.policy
+	if name := r.Header.Get("Sluice-Policy"); name != "" {
+		if !g.policies[name] {
+			writeError(w, kind, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("sluice: Sluice-Policy names %q, which is not configured", name))
+			return
+		}
+		policy = name
+	}
+	body, ok := g.readBody(w, r, kind)
+	if !ok {
+		return
+	}
+	pv := rt.provider
+	if pv.inflight.Add(1) > pv.max {
+		pv.inflight.Add(-1)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, kind, http.StatusServiceUnavailable, codeBusy, fmt.Sprintf("sluice: %d calls already in flight to %s; try again shortly", pv.max, pv.name))
+		return
+	}
+	defer pv.inflight.Add(-1)
+	g.inflight.Add(1)
+	defer g.inflight.Add(-1)
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
+	defer stop()
+
+	out := g.outgoing(ctx, r, rt, rest, body, len(g.authKeys) > 0 && fromAuthHeader)
+	resp, err := rt.transports[policy].RoundTrip(out)
+	if err != nil {
+		g.answerError(w, r, kind, out.Header.Get("X-Request-Id"), err)
+		return
+	}
+	g.relay(w, resp, kind)
+}
+
+// clientToken returns the client's token: Sluice-Key, else the API key
+// the SDK sends (Authorization: Bearer, x-api-key). fromAuthHeader is true
+// when it came from the latter.
+func clientToken(r *http.Request) (tok string, fromAuthHeader bool) {
+	if t := r.Header.Get("Sluice-Key"); t != "" {
+		return t, false
+	}
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return t, true
+	}
+	if t := r.Header.Get("X-Api-Key"); t != "" {
+		return t, true
+	}
+	return "", false
+}
+
+// authorized compares a token with every accepted key in constant time.
+func (g *Gateway) authorized(token string) bool {
+	if token == "" {
+		return false
+	}
+	d := sha256.Sum256([]byte(token))
+	ok := 0
+	for _, k := range g.authKeys {
+		ok |= subtle.ConstantTimeCompare(d[:], k[:])
+	}
+	return ok == 1
+}
+
+// readBody reads the request body, answering 413 past the limit.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) ([]byte, bool) {
+	limit := g.cfg.Limits.MaxBodyBytes
+	tooLarge := func() ([]byte, bool) {
+		w.Header().Set("Connection", "close")
+		writeError(w, kind, http.StatusRequestEntityTooLarge, codeTooLarge,
+			fmt.Sprintf("sluice: request body over %d bytes (limits.max_body)", limit))
+		return nil, false
+	}
+	if r.ContentLength > limit {
+		return tooLarge()
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge()
+	case err != nil:
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: reading the request body failed")
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// outgoing builds the upstream request: the provider's base URL and the
+// stripped path, the client's headers less hop-by-hop and Sluice ones,
+// the injected key when configured.
+func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest string, body []byte, dropAuth bool) *http.Request {
+	pv := rt.provider
+	u := *pv.base
+	u.Path = pv.base.Path + rest
+	u.RawPath = ""
+	u.RawQuery = r.URL.RawQuery
+	u.Fragment = ""
+	h := r.Header.Clone()
+	removeHopHeaders(h)
+	delete(h, "Sluice-Policy")
+	delete(h, "Sluice-Key")
+	delete(h, "Accept-Encoding") // the Transport asks for gzip and decodes it
+	delete(h, "Host")
+	if dropAuth || pv.key != "" {
+		delete(h, "Authorization")
+		delete(h, "X-Api-Key")
+	}
+	if pv.key != "" {
+		if pv.kind == config.KindAnthropic {
+			h.Set("X-Api-Key", pv.key)
+		} else {
+			h.Set("Authorization", "Bearer "+pv.key)
+		}
+	}
+	if !validRequestID(h.Get("X-Request-Id")) {
+		delete(h, "X-Request-Id") // the Transport makes a fresh one
+	}
+	out := &http.Request{
+		Method:        r.Method,
+		URL:           &u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Host:          u.Host,
+		ContentLength: int64(len(body)),
+	}
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	return out.WithContext(ctx)
+}
+
+// validRequestID accepts a client's request id of up to 128 safe
+// characters.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// answerError answers a call that ended without a response.
+func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id string, err error) {
+	h := w.Header()
+	if id != "" {
+		h.Set("X-Request-Id", id)
+	}
+	attempts := 0
+	var ee *sluice.ExhaustedError
+	if errors.As(err, &ee) {
+		attempts = ee.Attempts
+	}
+	h.Set("Sluice-Attempts", strconv.Itoa(attempts))
+	var open *sluice.OpenError
+	var te *sluice.TimeoutError
+	switch {
+	case errors.As(err, &open):
+		h.Set("Retry-After", retryAfterSeconds(open.Until, time.Now()))
+		writeError(w, kind, http.StatusServiceUnavailable, codeProviderDown,
+			fmt.Sprintf("sluice: %s is failing; calls fail fast until %s", open.Name, open.Until.UTC().Format(time.RFC3339)))
+	case errors.Is(err, errAborted):
+		writeError(w, kind, http.StatusServiceUnavailable, codeShuttingDown, "sluice: the gateway is shutting down")
+	case r.Context().Err() != nil:
+		// The client left: nobody to answer.
+	case errors.As(err, &te):
+		writeError(w, kind, http.StatusGatewayTimeout, codeTimeout,
+			fmt.Sprintf("sluice: the provider did not answer in time (%s limit %s)", te.Phase, te.Limit))
+	default:
+		writeError(w, kind, http.StatusBadGateway, codeUnreachable,
+			fmt.Sprintf("sluice: the provider could not be reached after %d attempts", max(attempts, 1)))
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// relay copies the provider's answer to the client: headers, status, then
+// the body, flushed at once for a stream. A stream that fails after its
+// first byte ends with an error event; another body that fails is cut so
+// the client sees an incomplete answer, never a whole-looking one.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string) {
+	defer resp.Body.Close()
+	h := w.Header()
+	removeHopHeaders(resp.Header)
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	h.Set("X-Should-Retry", "false")
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream {
+		h.Del("Content-Length")
+	}
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	if stream {
+		rc.Flush()
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var tail [2]byte // the last two bytes relayed
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return // the client left; closing the body cancels upstream
+			}
+			if stream {
+				rc.Flush()
+			}
+			if n >= 2 {
+				tail = [2]byte{buf[n-2], buf[n-1]}
+			} else {
+				tail = [2]byte{tail[1], buf[0]}
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			if !stream {
+				panic(http.ErrAbortHandler) // cut the connection: no clean end
+			}
+			if tail != [2]byte{'\n', '\n'} {
+				w.Write([]byte("\n\n")) // close an event cut mid-way
+			}
+			w.Write(streamEnd(kind, err))
+			rc.Flush()
+			return
+		}
+	}
+}
+
+// streamEnd is the error event that ends a stream the gateway cannot
+// finish.
+func streamEnd(kind string, err error) []byte {
+	var te *sluice.TimeoutError
+	code, msg := codeStreamCut, "sluice: the provider's stream was cut; the answer is incomplete"
+	switch {
+	case errors.Is(err, errAborted):
+		code, msg = codeShuttingDown, "sluice: the gateway is shutting down; the answer is incomplete"
+	case errors.As(err, &te) && te.Phase == sluice.PhaseIdle:
+		code, msg = codeStreamStalled, fmt.Sprintf("sluice: the provider's stream stalled for %s; the answer is incomplete", te.Limit)
+	case errors.As(err, &te):
+		code, msg = codeTimeout, fmt.Sprintf("sluice: the call ran past its %s limit of %s; the answer is incomplete", te.Phase, te.Limit)
+	}
+	return errorEvent(kind, code, msg)
+}

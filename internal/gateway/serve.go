@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// ServeHTTP answers the admin endpoints and forwards everything under a
+// route's prefix.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.IsAbs() || r.URL.Host != "" || !strings.HasPrefix(r.RequestURI, "/") {
+		writeError(w, config0, http.StatusBadRequest, codeBadRequest, "sluice: only origin-form request targets (/path) are served")
+		return
+	}
+	switch p := r.URL.Path; {
+	case p == "/healthz":
+		g.serveHealth(w, r)
+		return
+	case p == "/metrics", strings.HasPrefix(p, "/sluice/"):
+		if !g.adminAllowed(r) {
+			writeError(w, config0, http.StatusUnauthorized, codeUnauthorized, "sluice: admin endpoints need the admin token (Authorization: Bearer …) off loopback")
+			return
+		}
+		g.serveAdmin(w, r)
+		return
+	}
+	rt, rest := g.match(r.URL.Path)
+	if rt == nil {
+		writeError(w, config0, http.StatusNotFound, codeNotFound, "sluice: no route for this path (routes start with a configured prefix such as /openai/)")
+		return
+	}
+	g.forward(w, r, rt, rest)
+}
+
+// config0 is the dialect of answers made before a route is known.
+const config0 = "openai"
+
+// match finds the route of a path and returns the path with the prefix
+// stripped (starting with "/", or "" for the prefix itself).
+func (g *Gateway) match(path string) (*route, string) {
+	for _, rt := range g.routes {
+		if rest, ok := strings.CutPrefix(path, rt.prefix); ok && (rest == "" || rest[0] == '/') {
+			return rt, rest
+		}
+	}
+	return nil, ""
+}
+
+// safePath reports whether a request's path may be forwarded: no dot
+// segments, no encoded slashes, backslashes or dots, no empty segments.
+func safePath(r *http.Request) bool {
+	raw := r.URL.EscapedPath()
+	if r.URL.RawPath != "" {
+		raw = r.URL.RawPath
+	}
+	lower := strings.ToLower(raw)
+	for _, bad := range []string{"%2f", "%5c", "%2e", "%00", "\\", "//"} {
+		if strings.Contains(lower, bad) {
+			return false
+		}
+	}
+	for seg := range strings.SplitSeq(r.URL.Path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return !strings.ContainsAny(r.URL.Path, "\\\x00")
+}
+
+// isLoopback reports whether a request came from this machine.
+func isLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// adminAllowed: loopback callers, or callers presenting the admin token.
+func (g *Gateway) adminAllowed(r *http.Request) bool {
+	if g.adminToken != "" {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(g.adminToken)) == 1 {
+			return true
+		}
+	}
+	return isLoopback(r)
+}
