@@ -390,7 +390,9 @@ func TestStreamStallAfterFirstByteEndsWithErrorEvent(t *testing.T) {
 					t.Errorf("last event %q, want an Anthropic error event", last)
 				}
 			} else {
-				var v struct{ Error struct{ Code, Message string } }
+				var v struct {
+					Error struct{ Code, Message string }
+				}
 				if json.Unmarshal([]byte(strings.TrimPrefix(last, "data: ")), &v) != nil || v.Error.Code != "stream_stalled" {
 					t.Errorf("last event %q, want an OpenAI error data event", last)
 				}
