@@ -1,5 +1,7 @@
 package fake
 
+import "cmp"
+
 // anthropic is the Anthropic messages dialect.
 type anthropic struct{}
 
@@ -56,16 +58,25 @@ func anthropicError(status int, kind string) (typ, message string) {
 func (anthropic) idHeader() string     { return "request-id" }
 func (anthropic) defaultModel() string { return "claude-haiku-4-5" }
 
+// anthropicErr is Anthropic's error body, in its field order.
+type anthropicErr struct {
+	Type  string `json:"type"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+func newAnthropicErr(typ, message, requestID string) anthropicErr {
+	e := anthropicErr{Type: "error", RequestID: requestID}
+	e.Error.Type, e.Error.Message = typ, message
+	return e
+}
+
 func (anthropic) errorBody(status int, kind, message, requestID string) []byte {
 	typ, msg := anthropicError(status, kind)
-	if message != "" {
-		msg = message
-	}
-	return marshal(map[string]any{
-		"type":       "error",
-		"error":      map[string]string{"type": typ, "message": msg},
-		"request_id": requestID,
-	})
+	return marshal(newAnthropicErr(typ, cmp.Or(message, msg), requestID))
 }
 
 func (r reply) message(content []any, stop any, output int) map[string]any {
@@ -105,8 +116,5 @@ func (anthropic) events(r reply) []event {
 }
 
 func (anthropic) failEvent(reply, int) event {
-	return named("error", map[string]any{
-		"type":  "error",
-		"error": map[string]string{"type": "overloaded_error", "message": "Overloaded"},
-	})
+	return named("error", newAnthropicErr("overloaded_error", "Overloaded", ""))
 }

@@ -17,9 +17,10 @@ import (
 const ScriptHeader = "Sluice-Fake-Script"
 
 // Provider is a scripted fake OpenAI and Anthropic API, an http.Handler.
-// Its zero value answers every call with 200. Set its fields before it
-// serves; its methods are safe for concurrent use. A Provider must not be
-// copied after first use.
+// Its zero value answers every call with 200. Set its fields before the
+// first call; its methods are safe for concurrent use. It keeps every
+// request it receives until Reset, so a long-running one should be reset
+// now and then. A Provider must not be copied after first use.
 type Provider struct {
 	// Script is the script of calls without a Sluice-Fake-Script header.
 	// If empty, "200".
