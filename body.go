@@ -24,16 +24,17 @@ const maxPeek = 64 << 10
 
 // attempt is one upstream attempt in progress.
 type attempt struct {
-	call   *call
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	armed  atomic.Pointer[TimeoutError] // what the timer means when it fires
-	permit breaker.Permit
-	start  time.Time
-	ttfb   time.Duration
-	rec    Attempt
-	err    error // what ended a failed attempt
+	call    *call
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	timer   *time.Timer
+	armed   atomic.Pointer[TimeoutError] // what the timer means when it fires
+	permit  breaker.Permit
+	start   time.Time
+	ttfb    time.Duration
+	rec     Attempt
+	err     error  // what ended a failed attempt
+	errBody []byte // the body of a ≥400 response
 
 	firstByte, idle TimeoutError
 }

@@ -1,41 +1,64 @@
 package sluice
 
 // jsonModel returns the top-level "model" string of a JSON object, or ""
-// when there is none. It scans without allocating beyond the result and
-// gives up on anything that is not a well-formed object prefix.
+// when there is none.
 func jsonModel(b []byte) string {
+	start, end := findModel(b)
+	if start < 0 {
+		return ""
+	}
+	return unquote(b[start+1 : end-1])
+}
+
+// withModel returns a copy of the JSON object b whose top-level "model" is
+// model, and false when b has no "model" string to replace.
+func withModel(b []byte, model string) ([]byte, bool) {
+	start, end := findModel(b)
+	if start < 0 {
+		return b, false
+	}
+	out := make([]byte, 0, len(b)+len(model))
+	out = append(out, b[:start]...)
+	out = appendString(out, model)
+	return append(out, b[end:]...), true
+}
+
+// findModel returns the bounds, quotes included, of the top-level "model"
+// string of a JSON object, or -1, -1. It scans without allocating and gives
+// up on anything that is not a well-formed object prefix.
+func findModel(b []byte) (start, end int) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return ""
+		return -1, -1
 	}
 	i++
 	for {
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
-			return ""
+			return -1, -1
 		}
 		ks, ke, ok := scanString(b, i)
 		if !ok {
-			return ""
+			return -1, -1
 		}
 		i = skipSpace(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return ""
+			return -1, -1
 		}
 		i = skipSpace(b, i+1)
 		if string(b[ks+1:ke-1]) == "model" && i < len(b) && b[i] == '"' {
 			vs, ve, ok := scanString(b, i)
 			if !ok {
-				return ""
+				return -1, -1
 			}
-			return unquote(b[vs+1 : ve-1])
+			return vs, ve
 		}
 		if i = skipValue(b, i); i < 0 {
-			return ""
+			return -1, -1
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ',' {
-			return ""
+			return -1, -1
 		}
 		i++
 	}

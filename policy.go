@@ -85,6 +85,13 @@ type Retry struct {
 	// If nil, insufficient_quota and billing_hard_limit_reached.
 	QuotaMarkers []string
 
+	// FallbackMarkers are strings that, found in a 4xx response body, mean
+	// the request is too much for this model but may suit another (a
+	// prompt longer than its context window): the call moves on to the
+	// Transport's next fallback, if any. If nil, context_length_exceeded
+	// and "prompt is too long".
+	FallbackMarkers []string
+
 	// Budget caps retries across calls: at most this fraction of the calls
 	// in flight through one Transport may be retries (never fewer than 3).
 	// If zero, 0.2. A negative value turns the budget off.
@@ -95,6 +102,8 @@ type Retry struct {
 var defaultStatuses = []int{408, 429, 500, 502, 503, 504, 529}
 
 var defaultQuotaMarkers = []string{"insufficient_quota", "billing_hard_limit_reached"}
+
+var defaultFallbackMarkers = []string{"context_length_exceeded", "prompt is too long"}
 
 // Interactive returns the policy for a caller that a person waits on: short
 // timeouts, three attempts. It is what the zero Policy means.
@@ -107,10 +116,11 @@ func Interactive() Policy {
 		},
 		Retry: Retry{
 			MaxAttempts: 3, Base: 400 * time.Millisecond, Cap: 16 * time.Second,
-			MaxRetryAfter: 20 * time.Second,
-			Statuses:      append([]int(nil), defaultStatuses...),
-			QuotaMarkers:  append([]string(nil), defaultQuotaMarkers...),
-			Budget:        0.2,
+			MaxRetryAfter:   20 * time.Second,
+			Statuses:        append([]int(nil), defaultStatuses...),
+			QuotaMarkers:    append([]string(nil), defaultQuotaMarkers...),
+			FallbackMarkers: append([]string(nil), defaultFallbackMarkers...),
+			Budget:          0.2,
 		},
 		Breaker: breaker.Settings{
 			Failures: 5, Cool: 30 * time.Second, Lease: 30 * time.Second,
@@ -160,6 +170,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Retry.QuotaMarkers == nil {
 		p.Retry.QuotaMarkers = d.Retry.QuotaMarkers
+	}
+	if p.Retry.FallbackMarkers == nil {
+		p.Retry.FallbackMarkers = d.Retry.FallbackMarkers
 	}
 	if p.Retry.Budget == 0 {
 		p.Retry.Budget = d.Retry.Budget

@@ -59,8 +59,10 @@ func statusText(s int) string {
 }
 
 // isQuota reports whether a 429 body says the account's quota is used up.
-func (r *Retry) isQuota(body []byte) bool {
-	for _, m := range r.QuotaMarkers {
+func (r *Retry) isQuota(body []byte) bool { return containsAny(body, r.QuotaMarkers) }
+
+func containsAny(body []byte, markers []string) bool {
+	for _, m := range markers {
 		if m != "" && bytes.Contains(body, []byte(m)) {
 			return true
 		}

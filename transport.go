@@ -63,12 +63,39 @@ type Transport struct {
 	// retried only when their connection was never made.
 	RetrySafe func(*http.Request) bool
 
+	// Fallbacks are tried in order when the primary cannot answer: its
+	// attempts ran out on a retryable failure, its breaker is open, it did
+	// not answer in time (a first-byte timeout moves on at once instead of
+	// retrying the silent target), or it refused the request for a reason
+	// another model may not share (Retry.FallbackMarkers, such as
+	// context_length_exceeded). Never after a byte reached the caller, never
+	// on auth, quota or content-policy errors; all within the one
+	// Timeout.Total. Each target has its own breaker.
+	Fallbacks []Target
+
 	once     sync.Once
 	policy   Policy
 	base     http.RoundTripper
 	store    breaker.Store
 	breakers sync.Map // name → *breaker.Breaker
 	budget   retryBudget
+}
+
+// Target is a fallback: another provider or model that may answer a call
+// the primary cannot.
+type Target struct {
+	// Provider names the target in breaker names and the attempt log.
+	// If empty, the Transport's Provider.
+	Provider string
+
+	// Model replaces the top-level "model" of the request's JSON body.
+	// If empty, the model is kept.
+	Model string
+
+	// Rewrite, if set, adapts the request to the target: its URL, its
+	// host, its key. It gets a copy of the request whose Header and URL it
+	// may change.
+	Rewrite func(*http.Request)
 }
 
 // NewClient returns an *http.Client whose Transport applies p.
@@ -137,15 +164,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // call is one RoundTrip in progress.
 type call struct {
-	t          *Transport
-	policy     *Policy
-	req        *http.Request
-	header     http.Header
-	body       []byte
-	id         string
-	model      string
-	provider   string
-	brk        *breaker.Breaker
+	t        *Transport
+	policy   *Policy
+	req      *http.Request // the caller's request
+	header   http.Header   // its header, with the request id
+	reqBody  []byte        // its body
+	id       string
+	target   int // 0: the primary; i: Fallbacks[i-1]
+	tries    int // attempts on the current target
+	sent     int // upstream attempts made, across targets
+	treq     *http.Request
+	body     []byte
+	model    string
+	provider string
+	brk      *breaker.Breaker
+
 	ctx        context.Context
 	cancel     context.CancelFunc
 	deadline   time.Time
@@ -163,7 +196,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		if err != nil {
 			return nil, errors.Join(errors.New("sluice: reading request body"), err)
 		}
-		c.body = b
+		c.reqBody = b
 	}
 	c.header = req.Header
 	c.id = req.Header.Get("X-Request-Id")
@@ -175,12 +208,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		}
 		c.header["X-Request-Id"] = []string{c.id}
 	}
-	c.model = jsonModel(c.body)
-	c.provider = t.Provider
-	if c.provider == "" {
-		c.provider = req.URL.Host
-	}
-	c.brk = t.Breaker(t.BreakerName(c.provider, c.model))
+	c.aim(0)
 	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
 	if !c.idempotent {
 		if t.RetrySafe != nil {
@@ -233,28 +261,70 @@ func (c *call) record(a *Attempt) {
 	}
 }
 
+// aim points the call at target i: 0 for the primary, i for
+// Fallbacks[i-1].
+func (c *call) aim(i int) {
+	t := c.t
+	c.target, c.tries = i, 0
+	c.model = jsonModel(c.reqBody)
+	c.body = c.reqBody
+	c.provider = t.Provider
+	if c.provider == "" {
+		c.provider = c.req.URL.Host
+	}
+	c.treq = c.req
+	if i > 0 {
+		tg := t.Fallbacks[i-1]
+		r := *c.req
+		r.Header = c.header.Clone()
+		u := *c.req.URL
+		r.URL = &u
+		if tg.Rewrite != nil {
+			tg.Rewrite(&r)
+		}
+		c.treq = &r
+		if tg.Provider != "" {
+			c.provider = tg.Provider
+		}
+		if tg.Model != "" {
+			if b, ok := withModel(c.reqBody, tg.Model); ok {
+				c.body, c.model = b, tg.Model
+			}
+		}
+	}
+	c.brk = t.Breaker(t.BreakerName(c.provider, c.model))
+}
+
+// hasNext reports whether a fallback follows the current target.
+func (c *call) hasNext() bool { return c.target < len(c.t.Fallbacks) }
+
 // run is the attempt loop.
 func (c *call) run() (*http.Response, error) {
-	var last *http.Response // the last retryable response, body buffered
+	var last *http.Response // the last failed response, body buffered
 	var lastErr error
 	p := &c.policy.Retry
-	for n := 1; ; n++ {
-		if n > 1 && !c.retrying {
+	for line := 1; ; line++ {
+		if c.tries > 0 && !c.retrying {
 			if !c.t.budget.take(p.Budget) {
-				return c.give(last, lastErr, n-1)
+				return c.give(last, lastErr)
 			}
 			c.retrying = true
 		}
 		permit, err := c.brk.Allow()
 		if err != nil {
-			c.logRefusal(n, err)
-			if last != nil || lastErr != nil {
-				return c.give(last, lastErr, n-1)
+			c.logRefusal(line, err)
+			if c.hasNext() && c.ctx.Err() == nil {
+				c.aim(c.target + 1)
+				continue
 			}
-			c.end()
-			return nil, err
+			if last == nil && lastErr == nil {
+				lastErr = err
+			}
+			return c.give(last, lastErr)
 		}
-		a := c.newAttempt(n, permit)
+		c.tries++
+		c.sent++
+		a := c.newAttempt(line, permit)
 		resp, v, err := c.try(a)
 		if resp != nil && v.class == "" && !v.retryable { // handed to the caller
 			return resp, nil
@@ -264,36 +334,68 @@ func (c *call) run() (*http.Response, error) {
 		}
 		last, lastErr = resp, err
 
-		wait, retry := c.decide(n, v, resp, err)
-		a.rec.RetryInMS = ms(wait)
+		wait, retry := c.decide(v, resp, err)
+		move := false
+		switch {
+		case retry && c.hasNext() && isFirstByteTimeout(err):
+			retry, move = false, true // a silent target rarely answers the second time
+		case !retry && c.hasNext():
+			move = c.shouldFallBack(v, a.errBody, err)
+		}
 		a.rec.Outcome = finalOutcome(err, resp)
 		if retry {
+			a.rec.RetryInMS = ms(wait)
+		}
+		if retry || move {
 			a.rec.Outcome = OutcomeRetry
 		}
 		c.record(&a.rec)
-		if !retry {
-			return c.give(last, lastErr, n)
+		switch {
+		case move:
+			c.aim(c.target + 1)
+			continue
+		case !retry:
+			return c.give(last, lastErr)
 		}
 		if !sleep(c.ctx, wait) {
 			if last == nil {
 				lastErr = c.ctxErr()
 			}
-			return c.give(last, lastErr, n)
+			return c.give(last, lastErr)
 		}
 	}
 }
 
+func isFirstByteTimeout(err error) bool {
+	var te *TimeoutError
+	return errors.As(err, &te) && te.Phase == PhaseFirstByte
+}
+
+// shouldFallBack says whether a failure the current target will not get
+// past may pass on the next: a retryable failure whose attempts ran out, or
+// a caller error that another model may not share. Never an auth, quota
+// or content-policy error, never once the call's time is up.
+func (c *call) shouldFallBack(v verdict, errBody []byte, err error) bool {
+	if c.ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if v.retryable {
+		return true
+	}
+	return errBody != nil && containsAny(errBody, c.policy.Retry.FallbackMarkers)
+}
+
 // give ends the call with the last response, or else the last error.
-func (c *call) give(last *http.Response, lastErr error, attempts int) (*http.Response, error) {
+func (c *call) give(last *http.Response, lastErr error) (*http.Response, error) {
 	c.end()
 	if last != nil {
-		c.stamp(last, attempts)
+		c.stamp(last)
 		return last, nil
 	}
 	if errors.Is(lastErr, context.Canceled) || errors.Is(lastErr, breaker.ErrOpen) {
 		return nil, lastErr
 	}
-	return nil, &ExhaustedError{Attempts: attempts, Last: lastErr}
+	return nil, &ExhaustedError{Attempts: c.sent, Last: lastErr}
 }
 
 // ctxErr is the error of the call's context: the total timeout, or the
@@ -305,8 +407,9 @@ func (c *call) ctxErr() error {
 	return c.ctx.Err()
 }
 
-// stamp sets the response headers that describe the call.
-func (c *call) stamp(resp *http.Response, attempts int) {
+// stamp sets the response headers that describe the call: its id, the
+// upstream attempts made, and who answered.
+func (c *call) stamp(resp *http.Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
@@ -314,7 +417,11 @@ func (c *call) stamp(resp *http.Response, attempts int) {
 		resp.Header["Sluice-Upstream-Request-Id"] = []string{up}
 	}
 	resp.Header["X-Request-Id"] = []string{c.id}
-	resp.Header["Sluice-Attempts"] = []string{strconv.Itoa(attempts)}
+	resp.Header["Sluice-Attempts"] = []string{strconv.Itoa(c.sent)}
+	resp.Header["Sluice-Provider"] = []string{c.provider}
+	if c.model != "" {
+		resp.Header["Sluice-Model"] = []string{c.model}
+	}
 }
 
 func finalOutcome(err error, resp *http.Response) Outcome {
@@ -329,9 +436,10 @@ func finalOutcome(err error, resp *http.Response) Outcome {
 	return OutcomeFail
 }
 
-// decide says whether to retry after attempt n, and after how long.
-func (c *call) decide(n int, v verdict, resp *http.Response, err error) (time.Duration, bool) {
+// decide says whether to retry the current target, and after how long.
+func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration, bool) {
 	p := &c.policy.Retry
+	n := c.tries
 	if !v.retryable || n >= p.MaxAttempts || c.ctx.Err() != nil {
 		return 0, false
 	}
@@ -365,7 +473,7 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 	a.ctx, a.cancel = context.WithCancelCause(c.ctx)
 	a.rec = Attempt{
 		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
-		Provider: c.provider, Model: c.model, Method: c.req.Method, Path: c.req.URL.Path,
+		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
 	}
 	a.armed.Store(&a.firstByte)
@@ -378,7 +486,7 @@ func (c *call) logRefusal(n int, err error) {
 	now := time.Now()
 	a := Attempt{
 		TS: now, RequestID: c.id, Attempt: n, Policy: c.policy.Name,
-		Provider: c.provider, Model: c.model, Method: c.req.Method, Path: c.req.URL.Path,
+		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		Outcome: OutcomeCircuitOpen, Error: "circuit_open", Breaker: breaker.Open.String(),
 	}
 	var oe *breaker.OpenError
@@ -392,8 +500,10 @@ func (c *call) logRefusal(n int, err error) {
 // with no class and not retryable), or a judged failure: a response whose
 // body is buffered, or an error.
 func (c *call) try(a *attempt) (*http.Response, verdict, error) {
-	r := c.req.WithContext(a.ctx)
-	r.Header = c.header
+	r := c.treq.WithContext(a.ctx)
+	if c.target == 0 {
+		r.Header = c.header
+	}
 	if c.body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(c.body))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
@@ -423,7 +533,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		if errEvent != nil {
 			status := errorEventStatus(errEvent)
 			v := c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
-			if v.retryable && a.rec.Attempt < c.policy.Retry.MaxAttempts {
+			if v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext()) {
 				resp.Body.Close()
 				c.settle(a, v, int64(len(head)))
 				return nil, v, &statusError{status: status}
@@ -434,7 +544,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		a.timer.Stop()
 	}
 	resp.Body = b
-	c.stamp(resp, a.rec.Attempt)
+	c.stamp(resp)
 	return resp, verdict{}, nil
 }
 
@@ -473,6 +583,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		return nil, v, a.err
 	}
 	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
+	a.errBody = buf
 	resp.Body = io.NopCloser(bytes.NewReader(buf))
 	resp.ContentLength = int64(len(buf))
 	resp.Header.Del("Content-Length")

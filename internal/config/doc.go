@@ -93,6 +93,9 @@
 //	retry.statuses          [408, 429, 500, 502, 503, 504, 529] statuses retried, 100 to 599
 //	retry.quota_markers     [insufficient_quota, billing_hard_limit_reached] strings that mark
 //	                        a 429 as quota used up: never retried, not a breaker failure
+//	retry.fallback_markers  [context_length_exceeded, "prompt is too long"] strings that
+//	                        mark a 4xx as one another model may not share: the call
+//	                        moves on to the route's next fallback
 //	retry.budget            [0.2] share of calls in flight that may be retries: 0.2, 20% or off
 //	breaker.failures        [5] consecutive failures that open the breaker
 //	breaker.cool            [30s / 60s] time open before one probe is let through

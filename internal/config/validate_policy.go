@@ -90,6 +90,11 @@ func checkRetry(path string, p sluice.Policy) error {
 			return errf(index(key(sec, "quota_markers"), i), "an empty marker would match every 429; remove it")
 		}
 	}
+	for i, m := range r.FallbackMarkers {
+		if m == "" {
+			return errf(index(key(sec, "fallback_markers"), i), "an empty marker would match every error; remove it")
+		}
+	}
 	if b := r.Budget; b == 0 || b > 1 || math.IsNaN(b) {
 		return errf(key(sec, "budget"), "%v: must be a fraction above 0 and at most 1 (e.g. 0.2 or 20%%), or off", b)
 	}

@@ -1,0 +1,211 @@
+package sluice
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/fake"
+)
+
+// fallbackRig is a Transport whose primary is one fake provider and whose
+// fallback is another.
+type fallbackRig struct {
+	*rig
+	backup *fake.Server
+}
+
+func newFallbackRig(t *testing.T, script string, p Policy) *fallbackRig {
+	r := newRig(t, script, p)
+	backup := fake.NewServer("200")
+	t.Cleanup(backup.Close)
+	u, _ := url.Parse(backup.URL)
+	r.tr.Fallbacks = []Target{{Provider: "backup", Model: "backup-model", Rewrite: func(req *http.Request) {
+		req.URL.Scheme, req.URL.Host, req.Host = u.Scheme, u.Host, u.Host
+	}}}
+	return &fallbackRig{rig: r, backup: backup}
+}
+
+func answerModel(t *testing.T, body string) string {
+	t.Helper()
+	var v struct{ Model string }
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("answer %q: %v", body, err)
+	}
+	return v.Model
+}
+
+func TestFallbackAnswersWhenPrimaryCannot(t *testing.T) {
+	for _, tt := range []struct {
+		script       string
+		primaryCalls int
+	}{
+		{"503", 3},
+		{"429", 3},
+		{"hang", 1},
+		{"400:context_length_exceeded", 1},
+		{"reset", 3},
+	} {
+		t.Run(tt.script, func(t *testing.T) {
+			r := newFallbackRig(t, tt.script, fastPolicy())
+			start := time.Now()
+			resp, err := r.chat(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, resp)
+			if resp.StatusCode != 200 || answerModel(t, got) != "backup-model" {
+				t.Fatalf("%d %q, want the fallback's answer", resp.StatusCode, got)
+			}
+			if resp.Header.Get("Sluice-Provider") != "backup" || resp.Header.Get("Sluice-Model") != "backup-model" {
+				t.Errorf("answered by %q/%q, want backup/backup-model", resp.Header.Get("Sluice-Provider"), resp.Header.Get("Sluice-Model"))
+			}
+			if r.srv.Calls() != tt.primaryCalls || r.backup.Calls() != 1 {
+				t.Errorf("calls primary %d, fallback %d; want %d, 1", r.srv.Calls(), r.backup.Calls(), tt.primaryCalls)
+			}
+			if d := time.Since(start); d > fastPolicy().Timeout.Total+time.Second {
+				t.Errorf("took %v, want within total + 1s", d)
+			}
+			lines := r.lines()
+			if len(lines) != tt.primaryCalls+1 {
+				t.Fatalf("%d log lines, want %d", len(lines), tt.primaryCalls+1)
+			}
+			if last := lines[len(lines)-1]; last["provider"] != "backup" || last["model"] != "backup-model" || last["outcome"] != "ok" {
+				t.Errorf("last line %v", last)
+			}
+			if body := string(r.backup.Requests()[0].Body); !strings.Contains(body, `"model":"backup-model"`) {
+				t.Errorf("fallback got body %s, want the model rewritten", body)
+			}
+		})
+	}
+}
+
+func TestFallbackSlowFirstTokenMovesOnAtOnce(t *testing.T) {
+	r := newFallbackRig(t, "stream:stall-after=0", fastPolicy())
+	resp, err := r.chat(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, resp)
+	if !strings.Contains(got, "[DONE]") || r.srv.Calls() != 1 || r.backup.Calls() != 1 {
+		t.Fatalf("calls %d/%d, body %q: want one silent primary attempt, then the fallback's whole stream", r.srv.Calls(), r.backup.Calls(), got)
+	}
+}
+
+func TestNoFallback(t *testing.T) {
+	for _, script := range []string{"401", "403", "429:insufficient_quota", "400:content_policy", "400", "422"} {
+		t.Run(script, func(t *testing.T) {
+			r := newFallbackRig(t, script, fastPolicy())
+			resp, err := r.chat(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			if resp.StatusCode == 200 || r.backup.Calls() != 0 || r.srv.Calls() != 1 {
+				t.Errorf("status %d, calls %d/%d: want the primary's own error after one call, no fallback",
+					resp.StatusCode, r.srv.Calls(), r.backup.Calls())
+			}
+		})
+	}
+}
+
+func TestNoFallbackAfterFirstByte(t *testing.T) {
+	r := newFallbackRig(t, "stream:cut-after=40", fastPolicy())
+	resp, err := r.chat(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !errors.Is(err, ErrStreamCut) || strings.Contains(string(b), "[DONE]") {
+		t.Fatalf("err %v: want the cut reported, nothing stitched", err)
+	}
+	if r.backup.Calls() != 0 {
+		t.Errorf("fallback called %d times after bytes reached the caller", r.backup.Calls())
+	}
+}
+
+func TestOpenPrimaryGoesStraightToFallback(t *testing.T) {
+	p := fastPolicy()
+	p.Breaker.Failures = 2
+	p.Breaker.Cool = time.Hour
+	r := newFallbackRig(t, "503", p)
+	for range 5 {
+		resp, err := r.chat(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if readAll(t, resp); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if r.srv.Calls() != 2 || r.backup.Calls() != 5 {
+		t.Errorf("calls primary %d, fallback %d; want 2 (until it opened), 5", r.srv.Calls(), r.backup.Calls())
+	}
+}
+
+func TestFlappingPrimary(t *testing.T) {
+	checkLeaks(t)
+	var down atomic.Bool
+	var primaryCalls atomic.Int64
+	inner := &fake.Provider{}
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		primaryCalls.Add(1)
+		if down.Load() {
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":{"message":"down","type":"server_error"}}`)
+			return
+		}
+		inner.ServeHTTP(w, req)
+	}))
+	defer primary.Close()
+	backup := fake.NewServer("200")
+	defer backup.Close()
+	u, _ := url.Parse(backup.URL)
+	p := fastPolicy()
+	p.Breaker.Failures = 2
+	const cool = 200 * time.Millisecond
+	p.Breaker.Cool = cool
+	tr := &Transport{Provider: "primary", Policy: p, Fallbacks: []Target{{Provider: "backup", Rewrite: func(r *http.Request) {
+		r.URL.Host, r.Host = u.Host, u.Host
+	}}}}
+	defer tr.CloseIdleConnections()
+	call := func() string {
+		req, _ := http.NewRequest("POST", primary.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("a call in the window failed: %v", err)
+		}
+		readAll(t, resp)
+		if resp.StatusCode != 200 {
+			t.Fatalf("a call in the window got %d", resp.StatusCode)
+		}
+		return resp.Header.Get("Sluice-Provider")
+	}
+	down.Store(true)
+	const window = time.Second
+	start := time.Now()
+	for time.Since(start) < window {
+		call()
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Two failures to open, then one probe per cool at most.
+	if got, most := primaryCalls.Load(), int64(2*3+window/cool+1); got > most {
+		t.Errorf("primary called %d times in a %v outage, want ≤ %d (probed once per cool)", got, window, most)
+	}
+	down.Store(false)
+	recovered := time.Now()
+	for call() != "primary" {
+		if time.Since(recovered) > cool+500*time.Millisecond {
+			t.Fatal("traffic did not come back to the primary within one cool of its recovery")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
