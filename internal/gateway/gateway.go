@@ -117,8 +117,13 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		if rt.provider == nil {
 			return nil, fmt.Errorf("gateway: route %s names provider %q, which is not configured", r.Prefix, r.Provider)
 		}
+		targets, err := g.fallbacks(r)
+		if err != nil {
+			return nil, err
+		}
 		for name, pol := range cfg.Policies {
 			rt.transports[name] = g.transport(rt, pol, opt.Base)
+			rt.transports[name].Fallbacks = targets
 		}
 		g.routes = append(g.routes, rt)
 	}
@@ -153,6 +158,52 @@ func newProvider(name string, p config.Provider, getenv func(string) string) (*p
 		}
 	}
 	return pv, nil
+}
+
+// fallbacks returns a route's fallback targets. A fallback on another host
+// must inject its own key: the clients' keys are for the primary.
+func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
+	from := g.providers[r.Provider]
+	var out []sluice.Target
+	for i, f := range r.Fallbacks {
+		to := g.providers[f.Provider]
+		if to == nil {
+			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d] names provider %q, which is not configured", r.Prefix, i, f.Provider)
+		}
+		if to.kind != from.kind {
+			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s", r.Prefix, i, to.name, to.kind, from.kind, from.name)
+		}
+		if to.key == "" && to.base.Host != from.base.Host {
+			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
+		}
+		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from)})
+	}
+	return out, nil
+}
+
+// rewriteFrom returns the Rewrite that sends a request built for provider
+// from to p instead: p's base URL, and p's key when it injects one.
+func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
+	return func(r *http.Request) {
+		u := *p.base
+		u.Path = p.base.Path + strings.TrimPrefix(r.URL.Path, from.base.Path)
+		u.RawQuery = r.URL.RawQuery
+		r.URL, r.Host = &u, u.Host
+		if p.key != "" {
+			p.setKey(r.Header)
+		}
+	}
+}
+
+// setKey replaces the request's key with the provider's own.
+func (p *provider) setKey(h http.Header) {
+	delete(h, "Authorization")
+	delete(h, "X-Api-Key")
+	if p.kind == config.KindAnthropic {
+		h.Set("X-Api-Key", p.key)
+	} else {
+		h.Set("Authorization", "Bearer "+p.key)
+	}
 }
 
 // transport returns the Transport of a route under one policy. All share

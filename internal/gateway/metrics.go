@@ -16,13 +16,14 @@ import (
 // metrics are the gateway's Prometheus metrics. Labels never carry keys,
 // bodies or client-chosen text beyond the configured names.
 type metrics struct {
-	handler  http.Handler
-	attempts *prometheus.CounterVec
-	retries  *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	ttfb     *prometheus.HistogramVec
-	counters sync.Map // attemptKey → prometheus.Counter
-	byProv   sync.Map // provider → *provMetrics
+	handler   http.Handler
+	attempts  *prometheus.CounterVec
+	retries   *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	ttfb      *prometheus.HistogramVec
+	fallbacks *prometheus.CounterVec
+	counters  sync.Map // attemptKey → prometheus.Counter
+	byProv    sync.Map // provider → *provMetrics
 }
 
 type attemptKey struct {
@@ -53,8 +54,11 @@ func newMetrics(store breaker.Store) *metrics {
 			Name: "sluice_attempt_ttfb_seconds", Help: "Attempt time to response headers, or to the first event of a stream.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120},
 		}, []string{"provider"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_fallbacks_total", Help: "Calls answered by a route's fallback instead of its primary.",
+		}, []string{"route", "provider"}),
 	}
-	reg.MustRegister(m.attempts, m.retries, m.latency, m.ttfb,
+	reg.MustRegister(m.attempts, m.retries, m.latency, m.ttfb, m.fallbacks,
 		&breakerCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
@@ -78,6 +82,11 @@ func (m *metrics) observe(a *sluice.Attempt) {
 	}
 	pm.latency.Observe(a.LatencyMS / 1000)
 	pm.ttfbH.Observe(a.TTFBMS / 1000)
+}
+
+// fallback counts a call that a route's fallback answered.
+func (m *metrics) fallback(route, provider string) {
+	m.fallbacks.WithLabelValues(route, provider).Inc()
 }
 
 func (m *metrics) provider(name string) *provMetrics {

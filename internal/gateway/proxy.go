@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
-	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
@@ -84,6 +83,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if err != nil {
 		g.answerError(w, r, kind, out.Header.Get("X-Request-Id"), err)
 		return
+	}
+	if who := resp.Header.Get("Sluice-Provider"); who != "" && who != pv.name {
+		g.metrics.fallback(rt.prefix, who)
 	}
 	g.relay(w, resp, kind)
 }
@@ -169,11 +171,7 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 		delete(h, "X-Api-Key")
 	}
 	if pv.key != "" {
-		if pv.kind == config.KindAnthropic {
-			h.Set("X-Api-Key", pv.key)
-		} else {
-			h.Set("Authorization", "Bearer "+pv.key)
-		}
+		pv.setKey(h)
 	}
 	if !validRequestID(h.Get("X-Request-Id")) {
 		delete(h, "X-Request-Id") // the Transport makes a fresh one
