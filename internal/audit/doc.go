@@ -1,0 +1,73 @@
+// Package audit implements "sluice audit": it finds OpenAI and Anthropic
+// SDK clients that are built to retry on their own or to wait too long.
+//
+// Behind the Sluice gateway, retries happen once, in one place. An SDK
+// client left at its default of 2 retries multiplies the gateway's attempts
+// during an outage (gateway attempts × SDK attempts), and one left at its
+// default timeout (10 minutes in the Python and JavaScript SDKs) hangs
+// workers. So every client construction gets two separate checks:
+//
+//   - retries: the client must be given 0 retries (max_retries=0 in Python,
+//     maxRetries: 0 in JavaScript/TypeScript, option.WithMaxRetries(0) in
+//     Go). A missing setting and a literal non-zero one are findings.
+//   - timeout: the client must be given an explicit timeout (timeout=…,
+//     timeout: …, option.WithRequestTimeout(…) or option.WithHTTPClient
+//     with a client whose Timeout is set). Python's timeout=None, which
+//     disables the timeout, is a finding too.
+//
+// What is read, per language:
+//
+//   - Python: calls of OpenAI, AsyncOpenAI, AzureOpenAI, AsyncAzureOpenAI,
+//     Anthropic, AsyncAnthropic, the Bedrock, Vertex and Foundry variants
+//     and the Client/AsyncClient aliases, bound by "from openai import …"
+//     (aliases included) or called through "import openai [as x]"
+//     (x.OpenAI(…)). Settings come from keyword arguments, from **spreads
+//     of a dict literal, a dict(…) call or a name bound once in the file to
+//     either, and from .with_options(…) or .copy(…) chained onto the
+//     construction. An httpx client passed as
+//     http_client=httpx.Client(timeout=…) counts as a timeout, as the SDK
+//     adopts it; httpx.Timeout(None, …) without a read timeout counts as
+//     turning the timeout off, and NOT_GIVEN as leaving the default. A
+//     later client.with_options(…) that sets max_retries to a non-zero
+//     number, or timeout=None, is a finding of its own.
+//   - JavaScript and TypeScript: "new" of the classes exported by openai,
+//     @anthropic-ai/sdk, @anthropic-ai/bedrock-sdk and
+//     @anthropic-ai/vertex-sdk, bound by default, named or namespace
+//     imports (any local name), require(…), awaited import(…) and
+//     TypeScript's import X = require(…); npm:, jsr: and versioned
+//     specifiers are understood. Settings come from the options object (or
+//     a name declared once, in the innermost block that declares it, as an
+//     object literal and never assigned again), its spreads (later
+//     properties override earlier ones), and .withOptions(…) chained onto
+//     the construction. A later client.withOptions(…) that sets maxRetries
+//     to a non-zero number is a finding of its own.
+//   - Go: calls of NewClient from github.com/openai/openai-go and
+//     github.com/anthropics/anthropic-sdk-go (any major version, any import
+//     alias, dot imports), parsed with go/parser. Options are read from the
+//     arguments, and from a variadic opts... whose slice is declared in the
+//     enclosing function or the file and only appended to afterwards.
+//
+// The Python and JavaScript lexers skip comments and every kind of string
+// literal (triple-quoted, prefixed, f-strings with nested fields, template
+// literals with nested substitutions, regular expressions), and calls are
+// read by matching brackets, so a call may span any number of lines. A
+// finding's line is the line where the constructor's name is written.
+//
+// The audit reads one file at a time, without running or type-checking
+// anything, and never reports what it cannot see. Settings it cannot know
+// statically are taken as set: a value that is not a literal (or a name
+// bound once in the file to a literal), a spread or options argument it
+// cannot resolve, a Go option built by a function outside the SDK, a
+// wrapper whose options come from its caller. Not read at all: a subclass
+// of an SDK client, a client class imported through a module of one's own
+// or any other re-export, a class bound to another name by assignment
+// (Client = OpenAI), module-level settings of the legacy Python client
+// (openai.max_retries = …), Go services built without NewClient, and
+// per-request options and context deadlines. Python names are resolved
+// file-wide, not per function, so a name bound more than once (a
+// parameter of the same name included) is not resolved. Text inside JSX
+// elements is read as code, so a "new OpenAI(" written as JSX text, outside
+// braces, would be reported. A UTF-16 file looks binary and is skipped.
+//
+// A comment containing "sluice:ignore" on a finding's line silences it.
+package audit

@@ -1,0 +1,158 @@
+package audit
+
+import "strconv"
+
+// valKind classifies the value an option is given.
+type valKind uint8
+
+const (
+	vUnset   valKind = iota // not given
+	vNum                    // a number known where the client is built
+	vNull                   // None, null or undefined
+	vOther                  // given, but its value is not known statically
+	vUnknown                // maybe given: a spread or options built elsewhere
+)
+
+// value is an option's value as far as it can be known without running
+// the program.
+type value struct {
+	kind valKind
+	num  float64
+	text string // the number as written, for messages
+	sp   span   // the tokens of the value expression, when lexed
+}
+
+// event is one setting of an option in source order. An event with key ""
+// may have set any option (a spread of something unknown).
+type event struct {
+	key      string
+	val      value
+	explicit bool // a Python keyword argument, which nothing can override
+}
+
+// options is the ordered list of settings a client is built with.
+type options []event
+
+// get returns the value key ends up with. An explicit event wins (Python
+// refuses a keyword given twice, so a spread cannot override it); otherwise
+// the last event that may set key decides.
+func (o options) get(key string) value {
+	for i := len(o) - 1; i >= 0; i-- {
+		if o[i].explicit && o[i].key == key {
+			return o[i].val
+		}
+	}
+	for i := len(o) - 1; i >= 0; i-- {
+		switch o[i].key {
+		case key:
+			return o[i].val
+		case "":
+			return value{kind: vUnknown}
+		}
+	}
+	return value{}
+}
+
+// compact returns settings that read the same through get as o, for o
+// without explicit events, with at most one event per key: those an
+// unknown spread or a later setting overrides are dropped. It keeps nested
+// spreads of spreads from growing without bound.
+func (o options) compact() options {
+	seen := map[string]bool{}
+	var rev options
+	for i := len(o) - 1; i >= 0; i-- {
+		if seen[o[i].key] {
+			continue
+		}
+		seen[o[i].key] = true
+		rev = append(rev, o[i])
+		if o[i].key == "" {
+			break
+		}
+	}
+	out := make(options, len(rev))
+	for i, e := range rev {
+		out[len(rev)-1-i] = e
+	}
+	return out
+}
+
+// problem is one kind of finding.
+type problem uint8
+
+const (
+	pRetries   problem = iota + 1 // retries left at the SDK default
+	pRetriesOn                    // retries set to a non-zero number
+	pTimeout                      // no explicit timeout
+	pNoTimeout                    // the timeout explicitly disabled
+)
+
+// issue is a finding before it is worded.
+type issue struct {
+	line    int
+	client  string // e.g. "OpenAI", "openai.NewClient", "with_options"
+	call    string // how the call reads in a message, e.g. "new OpenAI(…)"
+	problem problem
+	retries string // the retry count as written, for pRetriesOn
+}
+
+// retriesIssue returns the finding for a client whose retries setting is v,
+// if there is one. nullUnset says whether null means "not given" (it does
+// in JavaScript, where the SDK then applies its default).
+func retriesIssue(v value, nullUnset bool) (problem, string) {
+	switch {
+	case v.kind == vUnset, v.kind == vNull && nullUnset:
+		return pRetries, ""
+	case v.kind == vNum && v.num != 0:
+		return pRetriesOn, v.text
+	}
+	return 0, ""
+}
+
+// timeoutIssue returns the finding for a client whose timeout setting is v,
+// if there is one. In Python None disables the timeout; in JavaScript null
+// and undefined leave the SDK default.
+func timeoutIssue(v value, nullUnset bool) problem {
+	switch {
+	case v.kind == vUnset, v.kind == vNull && nullUnset:
+		return pTimeout
+	case v.kind == vNull:
+		return pNoTimeout
+	}
+	return 0
+}
+
+// clientIssues returns the findings for one client construction.
+func clientIssues(line int, client, call string, retries, timeout value, nullUnset bool) []issue {
+	var out []issue
+	if p, n := retriesIssue(retries, nullUnset); p != 0 {
+		out = append(out, issue{line: line, client: client, call: call, problem: p, retries: n})
+	}
+	if p := timeoutIssue(timeout, nullUnset); p != 0 {
+		out = append(out, issue{line: line, client: client, call: call, problem: p})
+	}
+	return out
+}
+
+// numValue returns the value of a numeric literal written as text, with
+// sign applied.
+func numValue(text string, neg bool) value {
+	n, ok := parseNumber(text)
+	if !ok {
+		return value{kind: vOther}
+	}
+	if neg {
+		n, text = -n, "-"+text
+	}
+	return value{kind: vNum, num: n, text: text}
+}
+
+// calls returns how many calls one gateway attempt can become with retries
+// SDK retries, as text; "" when retries is not a whole number.
+func calls(retries string) string {
+	n, ok := parseNumber(retries)
+	if !ok || n < 0 || n != float64(int64(n)) || n > 1e6 {
+		return ""
+	}
+	return strconv.FormatInt(int64(n)+1, 10)
+}

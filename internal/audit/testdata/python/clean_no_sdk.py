@@ -1,0 +1,6 @@
+# Talks about OpenAI() and Anthropic() without importing either SDK.
+def OpenAI(**kwargs):
+    return kwargs
+
+
+client = OpenAI()

@@ -1,0 +1,54 @@
+// Package check is `sluice check`: it validates the config, prints how
+// long one call can take at worst under each policy and route, and checks
+// systemd units that run agents (or the gateway) against those numbers.
+//
+// # Worst cases
+//
+// A policy's worst case is config.WorstCase: every attempt's connect and
+// first_byte, plus before each retry the longer of the backoff ceiling and
+// max_retry_after with its jitter, bounded by total. The unbounded sum is
+// shown next to it; when it passes total, the last attempts of a failing
+// call never start. A route's worst case is config.WorstCaseRoute: the
+// primary's schedule and then each fallback's, still bounded by total.
+//
+// # Units
+//
+// Units are read as systemd reads them (systemd.syntax(7), systemd.time(7),
+// systemd.unit(5)): comments, continuation lines, later assignments
+// replacing earlier ones, drop-ins applied after the main file in the
+// order of their file names. Where systemd differs from what one might
+// guess, this package follows systemd:
+//
+//   - an empty TimeoutStopSec= (or any time setting) does not reset it to
+//     its default: systemd cannot parse an empty time span, so it ignores
+//     the line and keeps the earlier value; this is reported as a finding;
+//   - TimeoutStartSec=0 and TimeoutStopSec=0 mean no limit, as infinity
+//     does; RuntimeMaxSec=0 is zero;
+//   - TimeoutSec= sets both timeouts, and a later TimeoutStartSec= or
+//     TimeoutStopSec= replaces the one it names;
+//   - Type=oneshot has no start timeout unless one is set, and
+//     RuntimeMaxSec= does not apply to it;
+//   - TimeoutStartSec= bounds the program's own work only for the types
+//     whose start-up lasts until the program says so: oneshot (its whole
+//     run), forking, dbus, notify and notify-reload. A simple, exec or idle
+//     service has started once it is forked, so its start timeout is not
+//     judged.
+//
+// The defaults assumed are systemd's: DefaultTimeoutStartSec= and
+// DefaultTimeoutStopSec= of 90s, no RuntimeMaxSec, no RandomizedDelaySec.
+// A host whose system.conf changes them is not seen.
+//
+// A finding names the file and line where the effective value was set
+// (the first line of a continued one), or the unit's own path when the
+// value is the default.
+//
+// A unit that runs `sluice serve` is judged on TimeoutStopSec only,
+// against the drain of the config being checked plus the margin: on
+// SIGTERM the gateway lets calls in flight finish for up to drain.
+//
+// # Limits
+//
+// A limit shorter than one call's worst case is surely too short; a limit
+// longer than it may still be too short for an agent that makes several
+// calls in a row, which this package cannot see.
+package check

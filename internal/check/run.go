@@ -1,0 +1,245 @@
+package check
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
+)
+
+// Exit codes of Run.
+const (
+	exitClean    = 0 // no findings, no warnings
+	exitFindings = 1 // a finding or a warning
+	exitUsage    = 2 // unusable input: a bad flag, config or path
+)
+
+const usage = `usage: sluice check [--config FILE] [--policy NAME] [--margin DUR] [--json] [UNIT…]
+
+Validates the config (the same messages as sluice serve) and prints, per
+policy, the worst case one call can take: every attempt's connect and
+first_byte, plus the longest backoff or max_retry_after wait before each
+retry, bounded by total; and per route, the same with its fallbacks.
+
+Each UNIT is a systemd .service or .timer file, or a directory whose
+.service and .timer files are all checked. Drop-ins are applied as
+systemd applies them: the *.conf files of foo.service.d/, of the
+template's and dash prefixes' directories, and of service.d/ next to the
+unit, in the order of their file names.
+
+A .service is judged against one policy's worst case (fallbacks
+included) plus the margin: TimeoutStopSec, TimeoutStartSec (for the types
+whose start-up the program's own work runs in: oneshot, forking, dbus,
+notify) and RuntimeMaxSec shorter than that would let systemd kill the
+agent mid-retry, and its rerun pays for the call again. A unit running
+"sluice serve" is judged instead on TimeoutStopSec against the config's
+drain plus the margin. A .timer with OnCalendar= and no
+RandomizedDelaySec is flagged: agents fired at :00 make the 429s cluster.
+Values are read as systemd reads them (90s, "1min 30s", 1h30m, 2.5s,
+infinity); a value systemd would ignore is a finding too.
+
+Warns about the config's own warnings, a drain shorter than the longest
+total of a policy (a stream may run that long), and a state directory on
+a network filesystem where flock is unreliable.
+
+Flags:
+  --config FILE  the config (default $SLUICE_CONFIG, else the built-in defaults)
+  --policy NAME  the policy the units' agents call with (default
+                 interactive if the config has it, else the longest)
+  --margin DUR   added to the worst case and to drain (default 10s)
+  --json         print one JSON object: config, policies, routes,
+                 warnings, judged_against, units, findings
+  --help         print this help
+
+Exit status: 0 clean, 1 findings or warnings, 2 unusable input (a bad
+flag or config, or a path that does not exist, cannot be read, or is not
+a .service, .timer or directory).
+`
+
+// options are the parsed command line.
+type options struct {
+	config, policy string
+	margin         time.Duration
+	json           bool
+	paths          []string
+}
+
+// maxUnitSize caps a unit file; systemd refuses lines over 1 MiB, and
+// real units are a few hundred bytes.
+const maxUnitSize = 1 << 20
+
+// Run runs `sluice check` with args (the arguments after "check"), writes
+// the report to stdout and errors to stderr, one line each, and returns the
+// exit code: 0 when clean, 1 on any finding or warning, 2 on unusable
+// input. Flags may come before or after the unit paths; "--" ends them.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr, fsMagic)
+}
+
+// run is Run with the filesystem probe given.
+func run(args []string, stdout, stderr io.Writer, magic func(string) (uint32, error)) int {
+	opt, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		io.WriteString(stdout, usage)
+		return exitClean
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice check: %v; see sluice check --help\n", err)
+		return exitUsage
+	}
+	r, err := check(opt, magic)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice check: %v\n", err)
+		return exitUsage
+	}
+	if opt.json {
+		err = r.writeJSON(stdout)
+	} else {
+		err = r.writeText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice check: writing the report: %v\n", err)
+		return exitUsage
+	}
+	if !r.clean() {
+		return exitFindings
+	}
+	return exitClean
+}
+
+// check does the work: loads the config and the units and judges them.
+func check(opt options, magic func(string) (uint32, error)) (*report, error) {
+	path := config.Locate(opt.config)
+	c, err := config.Load(path)
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := judgeTarget(c, opt)
+	if err != nil {
+		return nil, err
+	}
+	units, err := collect(opt.paths)
+	if err != nil {
+		return nil, err
+	}
+	r := &report{Config: path, Policies: policyRows(c), Routes: routeRows(c),
+		Warnings: warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
+	for i := range r.Policies {
+		r.Policies[i].Judged = len(units) > 0 && r.Policies[i].Name == t.Policy
+	}
+	tg := target{Policy: t.Policy, Worst: time.Duration(t.WorstMS) * time.Millisecond,
+		Margin: opt.margin, Drain: c.Drain}
+	for _, u := range units {
+		f, err := judgeUnit(u, tg)
+		if err != nil {
+			return nil, err
+		}
+		r.Units = append(r.Units, u.Path)
+		r.Findings = append(r.Findings, f...)
+	}
+	return r, nil
+}
+
+// judgeTarget works out what the units are judged against.
+func judgeTarget(c *config.Config, opt options) (judgedBy, error) {
+	name, reason, err := chooseTarget(c, opt.policy)
+	if err != nil {
+		return judgedBy{}, err
+	}
+	worst := withFallbacks(c, name)
+	if name == "" {
+		name, reason = "interactive", "built in, as the config has no policy"
+		worst = config.WorstCase(sluice.Interactive())
+	}
+	return judgedBy{Policy: name, Reason: reason, WorstMS: worst.Milliseconds(),
+		MarginMS: opt.margin.Milliseconds(), NeedMS: addSat(worst, opt.margin).Milliseconds(),
+		DrainMS: c.Drain.Milliseconds()}, nil
+}
+
+// judgeUnit reads the unit u with its drop-ins and returns its findings.
+func judgeUnit(u unitFiles, t target) ([]finding, error) {
+	var entries []entry
+	for _, f := range append([]string{u.Path}, u.DropIns...) {
+		data, err := readUnitFile(f)
+		if err != nil {
+			return nil, err
+		}
+		es, err := parseUnit(f, data)
+		var se *syntaxError
+		if errors.As(err, &se) {
+			return []finding{refused(u.Path, se)}, nil
+		}
+		entries = append(entries, es...)
+	}
+	if u.kind() == "timer" {
+		return judgeTimer(readTimer(u.Path, entries)), nil
+	}
+	return judgeService(readService(u.Path, entries), t), nil
+}
+
+// refused is the finding for a file systemd refuses to load.
+func refused(unitPath string, se *syntaxError) finding {
+	return finding{File: se.File, Line: se.Line, Unit: unitName(unitPath),
+		Problem: se.Msg + ": systemd refuses to load the unit",
+		Fix:     "write the section header as [Unit], [Service], [Timer] or [Install] on a line of its own"}
+}
+
+// readUnitFile reads a unit file or drop-in, refusing one too large to be
+// a unit.
+func readUnitFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, pathError(p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxUnitSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	if len(data) > maxUnitSize {
+		return nil, fmt.Errorf("%s: larger than 1 MiB, so not a unit file", p)
+	}
+	return data, nil
+}
+
+// parseArgs reads the flags and paths, which may be interleaved.
+func parseArgs(args []string) (options, error) {
+	opt := options{margin: 10 * time.Second}
+	fs := flag.NewFlagSet("sluice check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&opt.config, "config", "", "")
+	fs.StringVar(&opt.policy, "policy", "", "")
+	fs.BoolVar(&opt.json, "json", false, "")
+	fs.Func("margin", "", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not a duration of 0 or more (write e.g. 10s or 1m)", s)
+		}
+		opt.margin = d
+		return nil
+	})
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return opt, err
+		}
+		left := fs.Args()
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			opt.paths = append(opt.paths, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		opt.paths, rest = append(opt.paths, left[0]), left[1:]
+	}
+	return opt, nil
+}
