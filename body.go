@@ -173,7 +173,39 @@ type body struct {
 	sent    int64  // bytes handed to the caller
 	stream  bool
 	errStat int // for a stream whose first event is an error: its status
+	usage   *usageTap
 	ended   atomic.Bool
+}
+
+// usageTap reads the usage of an answer from the bytes handed to the
+// caller: a stream's events as they pass, a JSON body whole at its end.
+type usageTap struct {
+	meter *UsageMeter // a stream
+	json  []byte      // a JSON body, up to maxUsageBody
+}
+
+const maxUsageBody = 8 << 20
+
+func newUsageTap(stream bool) *usageTap {
+	if stream {
+		return &usageTap{meter: &UsageMeter{}}
+	}
+	return &usageTap{}
+}
+
+func (u *usageTap) write(p []byte) {
+	if u.meter != nil {
+		u.meter.Write(p)
+	} else if len(u.json)+len(p) <= maxUsageBody {
+		u.json = append(u.json, p...)
+	}
+}
+
+func (u *usageTap) read() (Usage, bool) {
+	if u.meter != nil {
+		return u.meter.Usage()
+	}
+	return UsageFromJSON(u.json)
 }
 
 // Read reads from the replay buffer, then from the upstream body.
@@ -182,6 +214,9 @@ func (b *body) Read(p []byte) (int, error) {
 		n := copy(p, b.head)
 		b.head = b.head[n:]
 		b.sent += int64(n)
+		if b.usage != nil {
+			b.usage.write(p[:n])
+		}
 		return n, nil
 	}
 	if b.ended.Load() {
@@ -192,6 +227,9 @@ func (b *body) Read(p []byte) (int, error) {
 	b.a.timer.Stop()
 	b.n += int64(n)
 	b.sent += int64(n)
+	if b.usage != nil && n > 0 {
+		b.usage.write(p[:n])
+	}
 	switch {
 	case err == io.EOF:
 		b.end(nil)
@@ -243,6 +281,11 @@ func (b *body) end(err error) {
 	}
 	a.permit.Done(bo, slowBy)
 	a.cancel(nil)
+	if b.usage != nil && b.errStat == 0 {
+		u, seen := b.usage.read()
+		r.CostUSD = a.call.attemptCost(u, seen, b.n)
+		a.call.cost += r.CostUSD
+	}
 	a.call.record(r)
 	a.call.end()
 }

@@ -1,5 +1,10 @@
 package sluice
 
+import (
+	"bytes"
+	"strconv"
+)
+
 // jsonModel returns the top-level "model" string of a JSON object, or ""
 // when there is none.
 func jsonModel(b []byte) string {
@@ -24,9 +29,29 @@ func withModel(b []byte, model string) ([]byte, bool) {
 }
 
 // findModel returns the bounds, quotes included, of the top-level "model"
-// string of a JSON object, or -1, -1. It scans without allocating and gives
-// up on anything that is not a well-formed object prefix.
+// string of a JSON object, or -1, -1.
 func findModel(b []byte) (start, end int) {
+	start, end = findKey(b, "model")
+	if start < 0 || b[start] != '"' {
+		return -1, -1
+	}
+	return start, end
+}
+
+// jsonInt returns the top-level integer called key of a JSON object.
+func jsonInt(b []byte, key string) (int64, bool) {
+	start, end := findKey(b, key)
+	if start < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b[start:end])), 10, 64)
+	return n, err == nil
+}
+
+// findKey returns the bounds of the value of the top-level key of a JSON
+// object, or -1, -1. It scans without allocating and gives up on anything
+// that is not a well-formed object prefix.
+func findKey(b []byte, key string) (start, end int) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return -1, -1
@@ -46,15 +71,16 @@ func findModel(b []byte) (start, end int) {
 			return -1, -1
 		}
 		i = skipSpace(b, i+1)
-		if string(b[ks+1:ke-1]) == "model" && i < len(b) && b[i] == '"' {
-			vs, ve, ok := scanString(b, i)
-			if !ok {
-				return -1, -1
-			}
-			return vs, ve
-		}
+		vs := i
 		if i = skipValue(b, i); i < 0 {
 			return -1, -1
+		}
+		if string(b[ks+1:ke-1]) == key {
+			ve := i
+			for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t' || b[ve-1] == '\n' || b[ve-1] == '\r') {
+				ve--
+			}
+			return vs, ve
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ',' {

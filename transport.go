@@ -63,6 +63,9 @@ type Transport struct {
 	// retried only when their connection was never made.
 	RetrySafe func(*http.Request) bool
 
+	// Spend caps what calls may cost. If nil, calls are not capped.
+	Spend *Spend
+
 	// Fallbacks are tried in order when the primary cannot answer: its
 	// attempts ran out on a retryable failure, its breaker is open, it did
 	// not answer in time (a first-byte timeout moves on at once instead of
@@ -77,6 +80,7 @@ type Transport struct {
 	policy   Policy
 	base     http.RoundTripper
 	store    breaker.Store
+	ledger   Ledger
 	breakers sync.Map // name → *breaker.Breaker
 	budget   retryBudget
 }
@@ -113,6 +117,12 @@ func (t *Transport) init() {
 		t.store = t.Store
 		if t.store == nil {
 			t.store = breaker.NewMemory()
+		}
+		if t.Spend != nil {
+			t.ledger = t.Spend.Ledger
+			if t.ledger == nil {
+				t.ledger = NewLedger(breaker.NewMemory())
+			}
 		}
 	})
 }
@@ -159,6 +169,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Spend != nil && len(t.Spend.Budgets) > 0 {
+		if err := c.reserve(); err != nil {
+			c.logBudgetRefusal(err)
+			c.end()
+			return nil, err
+		}
+	}
 	return c.run()
 }
 
@@ -179,6 +196,10 @@ type call struct {
 	provider string
 	brk      *breaker.Breaker
 
+	holds     []hold  // spend reservations
+	cost      float64 // USD spent by the attempts so far
+	remaining float64 // USD left under the tightest budget; -1 when none
+
 	ctx        context.Context
 	cancel     context.CancelFunc
 	deadline   time.Time
@@ -189,7 +210,7 @@ type call struct {
 }
 
 func (t *Transport) newCall(req *http.Request) (*call, error) {
-	c := &call{t: t, policy: &t.policy, req: req}
+	c := &call{t: t, policy: &t.policy, req: req, remaining: -1}
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -247,6 +268,7 @@ func (c *call) end() {
 		return
 	}
 	c.cancel()
+	c.settleSpend()
 	c.t.budget.calls.Add(-1)
 	if c.retrying {
 		c.t.budget.retries.Add(-1)
@@ -419,6 +441,9 @@ func (c *call) stamp(resp *http.Response) {
 	resp.Header["X-Request-Id"] = []string{c.id}
 	resp.Header["Sluice-Attempts"] = []string{strconv.Itoa(c.sent)}
 	resp.Header["Sluice-Provider"] = []string{c.provider}
+	if c.remaining >= 0 {
+		resp.Header["Sluice-Budget-Remaining"] = []string{strconv.FormatFloat(c.remaining, 'f', 6, 64)}
+	}
 	if c.model != "" {
 		resp.Header["Sluice-Model"] = []string{c.model}
 	}
@@ -522,6 +547,9 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
 	b := &body{a: a, rc: resp.Body, stream: stream}
+	if c.t.Spend != nil && c.t.Spend.Prices != nil {
+		b.usage = newUsageTap(stream)
+	}
 	if stream {
 		head, errEvent, err := a.peek(resp.Body)
 		b.head, b.n = head, int64(len(head))

@@ -24,7 +24,8 @@ type Store interface {
 // Memory is a Store for one process. The zero value is not usable; call
 // NewMemory.
 type Memory struct {
-	m sync.Map // name → *memEntry
+	m     sync.Map // name → *memEntry
+	blobs sync.Map // name → *memBlob, for Transform
 }
 
 type memEntry struct {
@@ -85,4 +86,26 @@ func Names(list map[string]Record) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Transform atomically replaces the opaque record called name by
+// fn(old), where old is nil when there is none. It is the read-modify-write
+// that the spend ledger keeps its records with; records live apart from
+// breakers.
+func (m *Memory) Transform(name string, fn func(old []byte) ([]byte, error)) error {
+	v, _ := m.blobs.LoadOrStore(name, &memBlob{})
+	b := v.(*memBlob)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	next, err := fn(b.data)
+	if err != nil {
+		return err
+	}
+	b.data = append([]byte(nil), next...)
+	return nil
+}
+
+type memBlob struct {
+	mu   sync.Mutex
+	data []byte
 }
