@@ -35,6 +35,10 @@ type Options struct {
 	// own http.Transport.
 	Base http.RoundTripper
 
+	// Ledger keeps spend under the config's budgets. If nil, a ledger over
+	// Store when it can hold records (sluice.Transformer), else in memory.
+	Ledger sluice.Ledger
+
 	// Getenv reads the environment (injected keys, the admin token).
 	// If nil, os.Getenv.
 	Getenv func(string) string
@@ -51,6 +55,7 @@ type Gateway struct {
 	log        *sluice.AttemptLog
 	logger     *slog.Logger
 	metrics    *metrics
+	spend      *sluice.Spend
 	authKeys   [][sha256.Size]byte
 	adminToken string
 
@@ -101,6 +106,17 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	g.abort, g.abortFunc = context.WithCancel(context.Background())
 	g.metrics = newMetrics(g.store)
+	ledger := opt.Ledger
+	if ledger == nil {
+		if tr, ok := g.store.(sluice.Transformer); ok {
+			ledger = sluice.NewLedger(tr)
+		} else {
+			ledger = sluice.NewLedger(breaker.NewMemory())
+		}
+	}
+	if g.spend = newSpend(cfg, ledger); g.spend != nil {
+		g.metrics.registry.MustRegister(&spendCollector{spend: g.spend, ledger: ledger, logger: g.logger})
+	}
 	for name := range cfg.Policies {
 		g.policies[name] = true
 	}
@@ -217,6 +233,7 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy, base http.RoundTripper
 		Store:    g.store,
 		Log:      g.log,
 		Observe:  g.metrics.observe,
+		Spend:    g.spend,
 	}
 	if rt.retrySafe {
 		t.RetrySafe = func(*http.Request) bool { return true }

@@ -16,6 +16,8 @@ import (
 // metrics are the gateway's Prometheus metrics. Labels never carry keys,
 // bodies or client-chosen text beyond the configured names.
 type metrics struct {
+	registry  *prometheus.Registry
+	spent     *prometheus.CounterVec
 	handler   http.Handler
 	attempts  *prometheus.CounterVec
 	retries   *prometheus.CounterVec
@@ -40,6 +42,10 @@ type provMetrics struct {
 func newMetrics(store breaker.Store) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
+		registry: reg,
+		spent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_spend_usd_total", Help: "USD spent, from the answers' usage, by provider and model.",
+		}, []string{"provider", "model"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_attempts_total", Help: "Upstream attempts, by provider, outcome and HTTP status (0: none).",
 		}, []string{"provider", "outcome", "status"}),
@@ -58,7 +64,7 @@ func newMetrics(store breaker.Store) *metrics {
 			Name: "sluice_fallbacks_total", Help: "Calls answered by a route's fallback instead of its primary.",
 		}, []string{"route", "provider"}),
 	}
-	reg.MustRegister(m.attempts, m.retries, m.latency, m.ttfb, m.fallbacks,
+	reg.MustRegister(m.spent, m.attempts, m.retries, m.latency, m.ttfb, m.fallbacks,
 		&breakerCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
@@ -75,6 +81,9 @@ func (m *metrics) observe(a *sluice.Attempt) {
 	c.(prometheus.Counter).Inc()
 	if a.Outcome == sluice.OutcomeCircuitOpen {
 		return
+	}
+	if a.CostUSD > 0 {
+		m.spent.WithLabelValues(a.Provider, a.Model).Add(a.CostUSD)
 	}
 	pm := m.provider(a.Provider)
 	if a.Outcome == sluice.OutcomeRetry {
@@ -114,13 +123,36 @@ var (
 		"1 when the state store answered the scrape, 0 when it failed.", nil, nil)
 )
 
+// degradable is a shared store that can fall back to local breakers.
+type degradable interface {
+	Degraded() bool
+	FallbacksTotal() uint64
+}
+
+var (
+	storeDegradedDesc = prometheus.NewDesc("sluice_state_store_degraded",
+		"1 while the shared state store is unreachable and breakers are local.", nil, nil)
+	storeFallbacksDesc = prometheus.NewDesc("sluice_state_store_fallbacks_total",
+		"Times the shared state store became unreachable and breakers went local.", nil, nil)
+)
+
 func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- storeDegradedDesc
+	ch <- storeFallbacksDesc
 	ch <- breakerStateDesc
 	ch <- breakerTransitionsDesc
 	ch <- breakerStoreUpDesc
 }
 
 func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	if d, ok := c.store.(degradable); ok {
+		v := 0.0
+		if d.Degraded() {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(storeDegradedDesc, prometheus.GaugeValue, v)
+		ch <- prometheus.MustNewConstMetric(storeFallbacksDesc, prometheus.CounterValue, float64(d.FallbacksTotal()))
+	}
 	list, err := c.store.List()
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, 0)

@@ -73,7 +73,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx, cancel := context.WithCancelCause(r.Context())
+	ctx, cancel := context.WithCancelCause(sluice.WithClient(r.Context(), clientID(token)))
 	defer cancel(nil)
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
@@ -222,7 +222,19 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 	h.Set("Sluice-Attempts", strconv.Itoa(attempts))
 	var open *sluice.OpenError
 	var te *sluice.TimeoutError
+	var be *sluice.BudgetError
 	switch {
+	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, sluice.ErrUnpriced):
+		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
+			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))
+	case errors.As(err, &be) && be.Err != nil:
+		writeError(w, kind, http.StatusBadRequest, codeBudgetExhausted, "sluice: "+be.Err.Error())
+	case errors.As(err, &be):
+		h.Set("Retry-After", retryAfterSeconds(be.Resets, time.Now()))
+		h.Set("Sluice-Budget-Remaining", strconv.FormatFloat(be.Remaining, 'f', 6, 64))
+		writeError(w, kind, http.StatusTooManyRequests, codeBudgetExhausted,
+			fmt.Sprintf("sluice: budget %s is spent ($%.4f left, less than this call's worst case); it resets at %s",
+				be.Budget, be.Remaining, be.Resets.UTC().Format(time.RFC3339)))
 	case errors.As(err, &open):
 		h.Set("Retry-After", retryAfterSeconds(open.Until, time.Now()))
 		writeError(w, kind, http.StatusServiceUnavailable, codeProviderDown,

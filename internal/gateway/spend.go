@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
+)
+
+// newSpend returns the spend caps of a config, keeping the ledger in the
+// breaker store when it can hold records; nil when there are no budgets.
+func newSpend(cfg *config.Config, ledger sluice.Ledger) *sluice.Spend {
+	if len(cfg.Budgets) == 0 {
+		return nil
+	}
+	s := &sluice.Spend{Ledger: ledger, Prices: func(model string) (sluice.Price, bool) {
+		p, ok := cfg.PriceOf(model)
+		return sluice.Price{Input: p.Input, Output: p.Output}, ok
+	}}
+	for _, b := range cfg.Budgets {
+		s.Budgets = append(s.Budgets, sluice.Budget{
+			Name: b.Name, LimitUSD: b.LimitUSD, Period: b.Period, Scope: b.Scope,
+			AllowUnpriced:      b.Unpriced == "allow",
+			AllowOnLedgerError: b.OnStoreError == "allow",
+		})
+	}
+	return s
+}
+
+// clientID names a client for budgets scoped per key: a digest of its
+// token, never the token.
+func clientID(token string) string {
+	if token == "" {
+		return "anonymous"
+	}
+	d := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(d[:8])
+}
+
+// spendCollector reports, when scraped, what each unscoped budget has
+// spent and has left in its current period.
+type spendCollector struct {
+	spend  *sluice.Spend
+	ledger sluice.Ledger
+	logger *slog.Logger
+}
+
+var (
+	budgetSpentDesc = prometheus.NewDesc("sluice_budget_spent_usd",
+		"USD settled under a budget (scope all) in its current period.", []string{"budget"}, nil)
+	budgetRemainingDesc = prometheus.NewDesc("sluice_budget_remaining_usd",
+		"USD left under a budget (scope all) in its current period, holds of calls in flight deducted.", []string{"budget"}, nil)
+)
+
+func (c *spendCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- budgetSpentDesc
+	ch <- budgetRemainingDesc
+}
+
+func (c *spendCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for i := range c.spend.Budgets {
+		b := &c.spend.Budgets[i]
+		if b.Scope != "" && b.Scope != "all" {
+			continue
+		}
+		win, _ := b.Window(now)
+		spent, held, err := c.ledger.Read("budget:" + b.Name + ":all:" + win)
+		if err != nil {
+			c.logger.Warn("reading a budget for metrics failed", "budget", b.Name, "err", err)
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(budgetSpentDesc, prometheus.GaugeValue, spent, b.Name)
+		ch <- prometheus.MustNewConstMetric(budgetRemainingDesc, prometheus.GaugeValue, b.LimitUSD-spent-held, b.Name)
+	}
+}
