@@ -35,8 +35,9 @@ type Options struct {
 	// own http.Transport.
 	Base http.RoundTripper
 
-	// Ledger keeps spend under the config's budgets. If nil, a ledger over
-	// Store when it can hold records (sluice.Transformer), else in memory.
+	// Ledger keeps spend under the config's budgets. If nil, Store when it
+	// is a Ledger (Redis), a ledger over Store when it can hold records
+	// (sluice.Transformer: memory, file), else one in memory.
 	Ledger sluice.Ledger
 
 	// Getenv reads the environment (injected keys, the admin token).
@@ -108,7 +109,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	g.metrics = newMetrics(g.store)
 	ledger := opt.Ledger
 	if ledger == nil {
-		if tr, ok := g.store.(sluice.Transformer); ok {
+		if l, ok := g.store.(sluice.Ledger); ok { // the Redis store
+			ledger = l
+		} else if tr, ok := g.store.(sluice.Transformer); ok {
 			ledger = sluice.NewLedger(tr)
 		} else {
 			ledger = sluice.NewLedger(breaker.NewMemory())

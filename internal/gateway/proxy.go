@@ -41,6 +41,10 @@ func removeHopHeaders(h http.Header) {
 // forward sends a request to the route's provider and relays the answer.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest string) {
 	kind := rt.provider.kind
+	if r.Method == http.MethodConnect || r.Method == http.MethodTrace {
+		writeError(w, kind, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
+		return
+	}
 	if !safePath(r) {
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return

@@ -49,7 +49,8 @@ func (g *Gateway) match(path string) (*route, string) {
 }
 
 // safePath reports whether a request's path may be forwarded: no dot
-// segments, no encoded slashes, backslashes or dots, no empty segments.
+// segments (also as "..;"), no encoded slashes, backslashes or dots, no
+// double encoding, no empty segments.
 func safePath(r *http.Request) bool {
 	raw := r.URL.EscapedPath()
 	if r.URL.RawPath != "" {
@@ -62,11 +63,13 @@ func safePath(r *http.Request) bool {
 		}
 	}
 	for seg := range strings.SplitSeq(r.URL.Path, "/") {
+		seg, _, _ = strings.Cut(seg, ";") // "..;" is ".." to some servers
 		if seg == "." || seg == ".." {
 			return false
 		}
 	}
-	return !strings.ContainsAny(r.URL.Path, "\\\x00")
+	// A % left after decoding was encoded twice (%252e): a trick, not an API path.
+	return !strings.ContainsAny(r.URL.Path, "\\\x00%")
 }
 
 // isLoopback reports whether a request came from this machine.
