@@ -1,0 +1,37 @@
+//go:build linux
+
+package breaker
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// checkLocalFS refuses a state directory on a file system where flock does
+// not hold between hosts.
+func checkLocalFS(dir string) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return fmt.Errorf("breaker: state directory %s: %w", dir, err)
+	}
+	if fs := networkFS(uint32(st.Type)); fs != "" {
+		return fmt.Errorf("breaker: state directory %s is on %s, where file locks do not hold between hosts: choose a local directory (state.dir), or share state with the redis backend", dir, fs)
+	}
+	return nil
+}
+
+// networkFS names the network file system of a statfs magic number, or
+// returns "" for any other.
+func networkFS(magic uint32) string {
+	switch magic {
+	case 0x6969:
+		return "NFS"
+	case 0xFF534D42:
+		return "CIFS"
+	case 0x517B:
+		return "SMB"
+	case 0xFE534D42:
+		return "SMB2"
+	}
+	return ""
+}

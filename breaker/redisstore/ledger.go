@@ -1,0 +1,120 @@
+package redisstore
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluice-llm/sluice"
+)
+
+// The spend ledger: one Redis hash per budget key, with the field "spent"
+// and one field "h:<until>" per group of holds reclaimed at <until> (Redis
+// clock, microseconds). Amounts are nano-USD, whole numbers. Every
+// operation is one Lua script that takes its time from Redis TIME, so the
+// hosts' clocks do not matter.
+
+// ledgerTTL is how long a budget key lives after its last change: longer
+// than any period a budget counts (a month).
+const ledgerTTL = 35 * 24 * time.Hour
+
+// reclaimLua reads the hash, drops the groups whose time has come, and
+// leaves spent and held in the locals of the same name.
+const reclaimLua = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local all = redis.call('HGETALL', KEYS[1])
+local spent, held = 0, 0
+for i = 1, #all, 2 do
+  local f, v = all[i], tonumber(all[i + 1])
+  if f == 'spent' then
+    spent = v
+  elseif tonumber(string.sub(f, 3)) <= now or v <= 0 then
+    redis.call('HDEL', KEYS[1], f)
+  else
+    held = held + v
+  end
+end
+`
+
+// reserveScript: ARGV amount, limit (nano-USD), ttl (µs), key ttl (ms).
+// It answers {ok, remaining, until}.
+var reserveScript = redis.NewScript(reclaimLua + `
+local amount, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local expiry = now + tonumber(ARGV[3])
+local used = spent + held
+local ok = 0
+if used + amount <= limit then
+  ok = 1
+  used = used + amount
+  redis.call('HINCRBY', KEYS[1], 'h:' .. string.format('%d', expiry), amount)
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {ok, string.format('%d', limit - used), string.format('%d', expiry)}
+`)
+
+// settleScript: ARGV amount held, until (µs), cost (nano-USD), key ttl (ms).
+var settleScript = redis.NewScript(reclaimLua + `
+local f = 'h:' .. ARGV[2]
+local v = tonumber(redis.call('HGET', KEYS[1], f) or '0')
+local amount = tonumber(ARGV[1])
+if v > amount then
+  redis.call('HINCRBY', KEYS[1], f, -amount)
+elseif v > 0 then
+  redis.call('HDEL', KEYS[1], f)
+end
+redis.call('HINCRBY', KEYS[1], 'spent', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`)
+
+// readScript answers {spent, held}.
+var readScript = redis.NewScript(reclaimLua + `
+return {string.format('%d', spent), string.format('%d', held)}
+`)
+
+func (s *Store) ledgerKey(key string) string { return s.opts.Prefix + "ledger:" + key }
+
+func nano(usd float64) int64 { return int64(usd*1e9 + 0.5) }
+
+// Reserve holds amount under key unless it would cross limit; see
+// sluice.Ledger. It fails when Redis cannot be reached: the budget then
+// fails closed, or open if it says so.
+func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (sluice.Hold, float64, bool, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	amt := nano(amount)
+	res, err := reserveScript.Run(ctx, s.client, []string{s.ledgerKey(key)},
+		amt, nano(limit), ttl.Microseconds(), ledgerTTL.Milliseconds()).Slice()
+	if err != nil {
+		return sluice.Hold{}, 0, false, err
+	}
+	ok, _ := res[0].(int64)
+	left, _ := strconv.ParseInt(res[1].(string), 10, 64)
+	until, _ := strconv.ParseInt(res[2].(string), 10, 64)
+	return sluice.Hold{NanoUSD: amt, Until: until * 1000}, float64(left) / 1e9, ok == 1, nil
+}
+
+// Settle replaces a hold by what the call cost; see sluice.Ledger.
+func (s *Store) Settle(key string, h sluice.Hold, cost float64) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return settleScript.Run(ctx, s.client, []string{s.ledgerKey(key)},
+		h.NanoUSD, strconv.FormatInt(h.Until/1000, 10), nano(cost), ledgerTTL.Milliseconds()).Err()
+}
+
+// Read returns what was spent and what is held under key.
+func (s *Store) Read(key string) (spent, held float64, err error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	res, err := readScript.Run(ctx, s.client, []string{s.ledgerKey(key)}).StringSlice()
+	if err != nil {
+		return 0, 0, err
+	}
+	sp, _ := strconv.ParseInt(res[0], 10, 64)
+	hd, _ := strconv.ParseInt(res[1], 10, 64)
+	return float64(sp) / 1e9, float64(hd) / 1e9, nil
+}
+
+var _ sluice.Ledger = (*Store)(nil)

@@ -1,0 +1,440 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// Options configures a Store. Only URL is required.
+type Options struct {
+	// URL names the Redis server: redis://[user:password@]host:port/db, or
+	// rediss:// for TLS. Timeouts given in the URL are replaced by Timeout.
+	URL string
+
+	// Prefix starts every key the store writes. If empty, "sluice:" is used.
+	Prefix string
+
+	// Timeout bounds every call to Redis, connecting included; a call that
+	// takes longer counts as Redis being unreachable. If zero, 100ms is
+	// used.
+	Timeout time.Duration
+
+	// Refresh is how often the cached records are read again from Redis;
+	// it bounds how late this store sees a change made by another process
+	// or host. If zero, 250ms is used.
+	Refresh time.Duration
+
+	// IdleTTL is how long a breaker's key lives after its last change
+	// (plus whatever its cool period or lease still has to run). If zero,
+	// 24h is used.
+	IdleTTL time.Duration
+
+	// Logger receives the switches to and from local breakers. If nil,
+	// slog.Default() is used.
+	Logger *slog.Logger
+
+	now func() time.Time // the local clock; tests move it
+}
+
+// Store is a breaker.Store kept in Redis. It is safe for concurrent use.
+// Create one with New and Close it when done.
+type Store struct {
+	opts   Options
+	client *redis.Client
+	log    *slog.Logger
+	clock  clock
+	cache  sync.Map      // name → *entry
+	tick   atomic.Uint64 // orders cache writes against refreshes
+
+	mode      sync.Mutex // serialises switching to and from local breakers
+	degraded  atomic.Bool
+	fallbacks atomic.Uint64
+	local     atomic.Pointer[fallback]
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// entry is the cached record of one breaker.
+type entry struct {
+	mu  sync.Mutex // serialises the first fetch
+	cur atomic.Pointer[cached]
+}
+
+// cached is a record in local-clock times, with what orders it.
+type cached struct {
+	epoch, ver uint64 // from Redis: newer records have larger (epoch, ver)
+	stamp      uint64 // Store.tick when cached
+	rec        breaker.Record
+}
+
+// offer caches c unless the entry holds a newer record. A read from Redis
+// sent at tick since is also taken if nothing was cached after since, so a
+// key that vanished (expired, Redis restarted) reads as closed again.
+func (e *entry) offer(c *cached, since uint64) {
+	for {
+		old := e.cur.Load()
+		newer := old == nil || c.epoch > old.epoch || c.epoch == old.epoch && c.ver > old.ver
+		if !newer && (since == 0 || old.stamp >= since) {
+			return
+		}
+		if e.cur.CompareAndSwap(old, c) {
+			return
+		}
+	}
+}
+
+// New returns a store using the Redis server at opts.URL. It fails only on
+// a bad URL: an unreachable Redis starts the store on local breakers.
+func New(opts Options) (*Store, error) {
+	ro, err := clientOptions(&opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		opts: opts, client: redis.NewClient(ro), log: opts.Logger,
+		clock: clock{now: opts.now}, stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	s.local.Store(&fallback{seed: s.seed})
+	s.ping()
+	go s.run()
+	return s, nil
+}
+
+// clientOptions fills in opts' defaults and returns the go-redis options:
+// every wait bounded by Timeout, no retries.
+func clientOptions(opts *Options) (*redis.Options, error) {
+	if opts.URL == "" {
+		return nil, errors.New("redisstore: empty url: give the redis server as redis://host:port/db")
+	}
+	ro, err := redis.ParseURL(opts.URL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL, password included
+		}
+		return nil, fmt.Errorf("redisstore: bad url (%v): want redis://[user:password@]host:port/db", err)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "sluice:"
+	}
+	opts.Timeout = orDefault(opts.Timeout, 100*time.Millisecond)
+	opts.Refresh = orDefault(opts.Refresh, 250*time.Millisecond)
+	opts.IdleTTL = orDefault(opts.IdleTTL, 24*time.Hour)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = opts.Timeout, opts.Timeout, opts.Timeout, opts.Timeout
+	ro.ContextTimeoutEnabled = true
+	ro.MaxRetries, ro.DialerRetries = -1, 1
+	ro.DisableIdentity = true
+	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return ro, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Load returns name's record from the local cache; only the first Load of
+// a name waits for Redis (at most Timeout).
+func (s *Store) Load(name string) (breaker.Record, error) {
+	if s.degraded.Load() {
+		return s.local.Load().load(name), nil
+	}
+	if v, ok := s.cache.Load(name); ok {
+		if c := v.(*entry).cur.Load(); c != nil {
+			return c.rec, nil
+		}
+	}
+	return s.fetch(name), nil
+}
+
+// Apply applies e to name's record in Redis with one script, or to the
+// local breaker while Redis is unreachable. Slow.Count is capped at
+// breaker.MaxStoredSlow.
+func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (breaker.Record, error) {
+	set.Slow.Count = min(max(set.Slow.Count, 0), breaker.MaxStoredSlow)
+	if !s.degraded.Load() {
+		c, err := s.eval(name, set, e, "")
+		if err == nil {
+			s.entry(name).offer(c, 0)
+			return c.rec, nil
+		}
+		s.degrade(err)
+	}
+	return s.local.Load().apply(name, set, e, s.clock.now()), nil
+}
+
+// List returns every breaker's record in Redis, by name; while Redis is
+// unreachable, the local breakers' records.
+func (s *Store) List() (map[string]breaker.Record, error) {
+	if !s.degraded.Load() {
+		out, err := s.list()
+		if err == nil {
+			return out, nil
+		}
+		s.degrade(err)
+	}
+	return s.local.Load().list(s.names()), nil
+}
+
+// Degraded reports whether the store is using local breakers because
+// Redis is unreachable.
+func (s *Store) Degraded() bool { return s.degraded.Load() }
+
+// FallbacksTotal returns how many times the store has switched to local
+// breakers.
+func (s *Store) FallbacksTotal() uint64 { return s.fallbacks.Load() }
+
+// Close stops the refresher and closes the connections to Redis.
+func (s *Store) Close() error {
+	select {
+	case <-s.stop:
+		return nil
+	default:
+	}
+	close(s.stop)
+	<-s.done
+	return s.client.Close()
+}
+
+func (s *Store) key(name string) string { return s.opts.Prefix + "breaker:" + name }
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opts.Timeout)
+}
+
+func (s *Store) entry(name string) *entry {
+	if v, ok := s.cache.Load(name); ok {
+		return v.(*entry)
+	}
+	v, _ := s.cache.LoadOrStore(name, &entry{})
+	return v.(*entry)
+}
+
+// seed returns the last shared record seen for name: where a local
+// breaker starts.
+func (s *Store) seed(name string) breaker.Record {
+	if v, ok := s.cache.Load(name); ok {
+		if c := v.(*entry).cur.Load(); c != nil {
+			return c.rec
+		}
+	}
+	return breaker.Record{}
+}
+
+func (s *Store) names() []string {
+	var names []string
+	s.cache.Range(func(k, _ any) bool {
+		names = append(names, k.(string))
+		return true
+	})
+	return names
+}
+
+// eval runs the transition script for e on name's key. now is "" outside
+// tests.
+func (s *Store) eval(name string, set breaker.Settings, e breaker.Event, now string) (*cached, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	sent := s.clock.now()
+	res, err := transition.Run(ctx, s.client, []string{s.key(name)}, scriptArgs(set, e, s.opts.IdleTTL, now)...).StringSlice()
+	recv := s.clock.now()
+	if err != nil {
+		return nil, err
+	}
+	rr, err := parseRecord(res)
+	if err != nil || len(res) != len(fields)+1 {
+		return nil, fmt.Errorf("redisstore: the transition script answered %q", res)
+	}
+	t, _ := strconv.ParseInt(res[len(fields)], 10, 64)
+	s.clock.observe(sent, recv, t)
+	return &cached{epoch: rr.epoch, ver: rr.ver, stamp: s.tick.Add(1), rec: s.clock.toLocal(rr.rec)}, nil
+}
+
+// fetch reads name's record from Redis the first time it is asked for.
+func (s *Store) fetch(name string) breaker.Record {
+	e := s.entry(name)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c := e.cur.Load(); c != nil {
+		return c.rec
+	}
+	if err := s.read([]string{name}, []*entry{e}); err != nil {
+		s.degrade(err)
+		return s.local.Load().load(name)
+	}
+	if c := e.cur.Load(); c != nil {
+		return c.rec
+	}
+	return breaker.Record{}
+}
+
+// read reads the records of names from Redis, with the Redis time, in one
+// round trip, and offers them to their entries.
+func (s *Store) read(names []string, entries []*entry) error {
+	since := s.tick.Add(1)
+	ctx, cancel := s.ctx()
+	defer cancel()
+	sent := s.clock.now()
+	var tm *redis.TimeCmd
+	gets := make([]*redis.SliceCmd, len(names))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		tm = p.Time(ctx)
+		for i, n := range names {
+			gets[i] = p.HMGet(ctx, s.key(n), fields...)
+		}
+		return nil
+	})
+	recv := s.clock.now()
+	if err != nil {
+		return err
+	}
+	s.clock.observe(sent, recv, tm.Val().UnixMicro())
+	for i, g := range gets {
+		rr, err := parseRecord(strs(g.Val()))
+		if err != nil {
+			s.log.Warn("redisstore: damaged breaker record read as closed", "key", s.key(names[i]), "err", err)
+		}
+		entries[i].offer(&cached{epoch: rr.epoch, ver: rr.ver, stamp: since, rec: s.clock.toLocal(rr.rec)}, since)
+	}
+	return nil
+}
+
+func strs(vals []any) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if str, ok := v.(string); ok {
+			out[i] = str
+		}
+	}
+	return out
+}
+
+// list reads every breaker key under the prefix.
+func (s *Store) list() (map[string]breaker.Record, error) {
+	var names []string
+	cursor := uint64(0)
+	pattern := globEscape(s.opts.Prefix+"breaker:") + "*"
+	for {
+		ctx, cancel := s.ctx()
+		keys, next, err := s.client.Scan(ctx, cursor, pattern, 1000).Result()
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			names = append(names, strings.TrimPrefix(k, s.opts.Prefix+"breaker:"))
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	entries := make([]*entry, len(names))
+	for i, n := range names {
+		entries[i] = s.entry(n)
+	}
+	if err := s.read(names, entries); err != nil {
+		return nil, err
+	}
+	out := make(map[string]breaker.Record, len(names))
+	for i, n := range names {
+		out[n] = entries[i].cur.Load().rec
+	}
+	return out, nil
+}
+
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// degrade switches decisions to local breakers, once per outage.
+func (s *Store) degrade(err error) {
+	s.mode.Lock()
+	defer s.mode.Unlock()
+	if s.degraded.Load() {
+		return
+	}
+	s.local.Store(&fallback{seed: s.seed})
+	s.degraded.Store(true)
+	s.fallbacks.Add(1)
+	s.log.Warn("redisstore: redis unreachable, using local breakers", "err", err)
+}
+
+// restore switches decisions back to the shared records.
+func (s *Store) restore() {
+	s.mode.Lock()
+	defer s.mode.Unlock()
+	if s.degraded.Load() {
+		s.degraded.Store(false)
+		s.log.Info("redisstore: redis reachable again, using shared breakers")
+	}
+}
+
+// ping reads the Redis time once: the first clock sample, and the first
+// sign of an unreachable Redis.
+func (s *Store) ping() {
+	if err := s.read(nil, nil); err != nil {
+		s.degrade(err)
+	}
+}
+
+// run refreshes the cache every Refresh until Close.
+func (s *Store) run() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.refresh()
+		}
+	}
+}
+
+// refresh reads every cached record again in one round trip. While the
+// store is degraded it is also the probe that finds Redis back.
+func (s *Store) refresh() {
+	var names []string
+	var entries []*entry
+	s.cache.Range(func(k, v any) bool {
+		names, entries = append(names, k.(string)), append(entries, v.(*entry))
+		return true
+	})
+	if len(names) == 0 && !s.degraded.Load() {
+		return
+	}
+	if err := s.read(names, entries); err != nil {
+		s.degrade(err)
+		return
+	}
+	s.restore()
+}
