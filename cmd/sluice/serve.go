@@ -72,29 +72,33 @@ type server struct {
 	gw     *gateway.Gateway
 	ln     net.Listener
 	log    io.WriteCloser
+	store  io.Closer
 	logger *slog.Logger
 }
 
 func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
-	store, err := openStore(cfg, logger)
+	store, storeCloser, err := openStore(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
 	logw, err := openAttemptLog(cfg, stdout)
 	if err != nil {
+		storeCloser.Close()
 		return nil, err
 	}
 	gw, err := gateway.New(cfg, gateway.Options{Store: store, AttemptLog: logw, Logger: logger})
 	if err != nil {
 		logw.Close()
+		storeCloser.Close()
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		logw.Close()
+		storeCloser.Close()
 		return nil, fmt.Errorf("listen %s: %v (choose another address with --listen)", cfg.Listen, err)
 	}
-	return &server{cfg: cfg, gw: gw, ln: ln, log: logw, logger: logger}, nil
+	return &server{cfg: cfg, gw: gw, ln: ln, log: logw, store: storeCloser, logger: logger}, nil
 }
 
 // openAttemptLog opens the attempt log for appending: "-" is stdout.
@@ -169,4 +173,5 @@ func (s *server) close() {
 		f.Sync()
 	}
 	s.log.Close()
+	s.store.Close()
 }

@@ -212,3 +212,56 @@ func TestServeRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestGatewaysShareFileBreakers(t *testing.T) {
+	up := fake.NewServer("500")
+	defer up.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`listen: 127.0.0.1:0
+state: {backend: file, dir: %s}
+log: {attempts: "-"}
+providers:
+  openai: {kind: openai, base_url: %s}
+routes:
+  - {prefix: /openai, provider: openai}
+policies:
+  interactive:
+    retry: {max_attempts: 1}
+    breaker: {failures: 2, cool: 1h}
+`, dir, up.URL)), 0o600)
+	a := startSluice(t, nil, "serve", "--config", cfg)
+	b := startSluice(t, nil, "serve", "--config", cfg)
+	post := func(p *proc) int {
+		resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	post(a)
+	post(a) // opens the shared breaker
+	if got := post(b); got != 503 {
+		t.Errorf("the other gateway answered %d, want a fast 503", got)
+	}
+	if up.Calls() != 2 {
+		t.Errorf("upstream calls %d, want 2", up.Calls())
+	}
+
+	var out strings.Builder
+	if code := run([]string{"breakers", "--config", cfg}, strings.NewReader(""), &out, &out); code != 0 || !strings.Contains(out.String(), "openai") || !strings.Contains(out.String(), "open") {
+		t.Fatalf("sluice breakers: exit %d\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"breakers", "reset", "openai", "--config", cfg}, strings.NewReader(""), &out, &out); code != 0 {
+		t.Fatalf("sluice breakers reset: exit %d: %s", code, out.String())
+	}
+	if got := post(b); got != 500 {
+		t.Errorf("after the reset the gateway answered %d, want the provider's 500", got)
+	}
+	if code := run([]string{"breakers", "reset", "nope", "--config", cfg}, strings.NewReader(""), &out, &out); code != exitUsage {
+		t.Errorf("reset of an unknown breaker: exit %d", code)
+	}
+}

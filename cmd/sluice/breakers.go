@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/gateway"
+)
+
+func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sluice breakers", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "config file whose state store to read (default $"+config.EnvConfig+", else the built-in defaults)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: sluice breakers [--config F] [--json]\n       sluice breakers reset NAME [--config F]\n\n"+
+			"Lists the breakers of the configured state store (file or redis) and their state, or closes one.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	reset := ""
+	if len(args) > 0 && args[0] == "reset" {
+		if len(args) < 2 || args[1] == "" || args[1][0] == '-' {
+			fmt.Fprintln(stderr, "sluice breakers reset: name the breaker to close (sluice breakers lists them)")
+			return exitUsage
+		}
+		reset, args = args[1], args[2:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	cfg, err := config.Load(config.Locate(*cfgPath))
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
+		return exitUsage
+	}
+	if cfg.State.Backend == config.BackendMemory {
+		fmt.Fprintln(stderr, "sluice breakers: state.backend is memory: breakers live inside the serving process (GET /sluice/breakers there)")
+		return exitUsage
+	}
+	store, closer, err := openStore(cfg, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
+		return exitUsage
+	}
+	defer closer.Close()
+	if reset != "" {
+		list, err := store.List()
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
+			return 1
+		}
+		if _, ok := list[reset]; !ok {
+			fmt.Fprintf(stderr, "sluice breakers: no breaker named %q (sluice breakers lists them)\n", reset)
+			return exitUsage
+		}
+		if err := breaker.New(reset, breaker.Settings{}, store).Reset(); err != nil {
+			fmt.Fprintf(stderr, "sluice breakers: reset %s: %v\n", reset, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: closed\n", reset)
+		return exitOK
+	}
+	views, err := gateway.Views(store)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		json.NewEncoder(stdout).Encode(map[string]any{"breakers": views})
+		return exitOK
+	}
+	if len(views) == 0 {
+		fmt.Fprintln(stdout, "no breakers yet: they appear with the first call through a provider")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BREAKER\tSTATE\tFAILURES\tREASON\tUNTIL\tCHANGED")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.Name, v.State, v.Failures, dash(v.Reason), stamp(v.Until), stamp(v.Changed))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Format(time.RFC3339)
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/fake"
+)
+
+// startRedis runs a private redis-server on a free loopback port, or
+// skips the test when none is installed.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not found: apt-get install -y redis-server")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(path, "--save", "", "--appendonly", "no", "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				close(ready)
+				break
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("redis-server did not start")
+	}
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+}
+
+func TestTwoGatewaysOnRedisShareBreakersAndBudgets(t *testing.T) {
+	url := startRedis(t)
+	up := fake.NewServer("200")
+	defer up.Close()
+	cfg := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`listen: 127.0.0.1:0
+state: {backend: redis, url: "%s"}
+log: {attempts: "-"}
+providers:
+  openai: {kind: openai, base_url: %s}
+routes:
+  - {prefix: /openai, provider: openai}
+policies:
+  interactive:
+    retry: {max_attempts: 1}
+    breaker: {failures: 2, cool: 1h}
+budgets:
+  - {name: daily, limit_usd: 1.00, period: day}
+prices:
+  gpt-4o-mini: {input: 0, output: 20000}
+`, url, up.URL)), 0o600)
+	gws := []*proc{startSluice(t, nil, "serve", "--config", cfg), startSluice(t, nil, "serve", "--config", cfg)}
+	post := func(p *proc, script string) int {
+		req, _ := http.NewRequest("POST", "http://"+p.addr+"/openai/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","max_tokens":5,"messages":[]}`))
+		req.Header.Set("Sluice-Fake-Script", script)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// $0.10 calls under a $1.00 cap, spread over both gateways.
+	var admitted atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			if post(gws[i%2], "200") == 200 {
+				admitted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted.Load() != 10 || up.Calls() != 10 {
+		t.Fatalf("admitted %d (upstream %d) across two gateways, want exactly 10", admitted.Load(), up.Calls())
+	}
+
+	// A breaker opened through one gateway fails fast in the other.
+	up.Reset()
+	cfgNoBudget := strings.Replace(mustRead(t, cfg), "budgets:\n  - {name: daily, limit_usd: 1.00, period: day}\n", "", 1)
+	os.WriteFile(cfg, []byte(cfgNoBudget), 0o600)
+	a := startSluice(t, nil, "serve", "--config", cfg)
+	b := startSluice(t, nil, "serve", "--config", cfg)
+	post(a, "500")
+	post(a, "500")
+	deadline := time.Now().Add(2 * time.Second)
+	for post(b, "200") != 503 {
+		if time.Now().After(deadline) {
+			t.Fatal("the other gateway did not see the open breaker within 2 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
