@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -174,6 +176,42 @@ func TestCallerCancelStopsAtOnce(t *testing.T) {
 		}
 		if time.Since(start) != time.Second || len(s.at) != 1 {
 			t.Errorf("ended after %v and %d attempts, want 1s and 1", time.Since(start), len(s.at))
+		}
+	})
+}
+
+// always503 is a Base that answers every attempt with 503 at once.
+type always503 struct{ calls atomic.Int64 }
+
+func (a *always503) RoundTrip(*http.Request) (*http.Response, error) {
+	a.calls.Add(1)
+	return status(503)(), nil
+}
+
+func TestRetryBudgetCapsAmplification(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &always503{}
+		p := Interactive()
+		p.Breaker.Failures = 1000
+		tr := &Transport{Base: base, Policy: p}
+		const calls = 50
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				<-start
+				roundTrip(t, tr)
+			})
+		}
+		close(start)
+		wg.Wait()
+		// Without a budget: 150 attempts. With it, 20 % of the calls in
+		// flight (10 of 50) retry, twice each, plus at most the floor of 3
+		// as the calls that may not retry end and the count in flight
+		// falls; never fewer than the floor.
+		most := int64(calls + 2*(calls/5+minRetries))
+		if got := base.calls.Load(); got > most || got < calls+2*minRetries {
+			t.Errorf("%d upstream attempts for %d calls, want %d..%d", got, calls, calls+2*minRetries, most)
 		}
 	})
 }

@@ -438,14 +438,17 @@ func (c *call) stamp(resp *http.Response) {
 	if up := resp.Header.Get("X-Request-Id"); up != "" && up != c.id {
 		resp.Header["Sluice-Upstream-Request-Id"] = []string{up}
 	}
-	resp.Header["X-Request-Id"] = []string{c.id}
-	resp.Header["Sluice-Attempts"] = []string{strconv.Itoa(c.sent)}
-	resp.Header["Sluice-Provider"] = []string{c.provider}
-	if c.remaining >= 0 {
-		resp.Header["Sluice-Budget-Remaining"] = []string{strconv.FormatFloat(c.remaining, 'f', 6, 64)}
-	}
+	v := [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, ""} // one allocation for all
+	vals := v[:]
+	resp.Header["X-Request-Id"] = vals[0:1:1]
+	resp.Header["Sluice-Attempts"] = vals[1:2:2]
+	resp.Header["Sluice-Provider"] = vals[2:3:3]
 	if c.model != "" {
-		resp.Header["Sluice-Model"] = []string{c.model}
+		resp.Header["Sluice-Model"] = vals[3:4:4]
+	}
+	if c.remaining >= 0 {
+		vals[4] = strconv.FormatFloat(c.remaining, 'f', 6, 64)
+		resp.Header["Sluice-Budget-Remaining"] = vals[4:5:5]
 	}
 }
 
