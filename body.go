@@ -201,6 +201,15 @@ func (u *usageTap) write(p []byte) {
 	}
 }
 
+// outputEstimate is the output tokens of an answer that reported no
+// usage: about one per stream event, else bytes / 4.
+func (u *usageTap) outputEstimate(bytesIn int64) int64 {
+	if u.meter != nil {
+		return int64(u.meter.Events())
+	}
+	return (bytesIn + 3) / 4
+}
+
 func (u *usageTap) read() (Usage, bool) {
 	if u.meter != nil {
 		return u.meter.Usage()
@@ -283,7 +292,10 @@ func (b *body) end(err error) {
 	a.cancel(nil)
 	if b.usage != nil && b.errStat == 0 {
 		u, seen := b.usage.read()
-		r.CostUSD = a.call.attemptCost(u, seen, b.n)
+		if !seen {
+			u = Usage{Input: int64(len(a.call.body)+3) / 4, Output: b.usage.outputEstimate(b.n)}
+		}
+		r.CostUSD = a.call.attemptCost(u)
 		a.call.cost += r.CostUSD
 	}
 	a.call.record(r)

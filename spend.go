@@ -239,10 +239,10 @@ func (c *call) settleSpend() {
 	c.holds = nil
 }
 
-// attemptCost is what an answered attempt cost: from the usage it
-// reported, else estimated from its size (the input estimate, and bytes/4
-// of output tokens).
-func (c *call) attemptCost(u Usage, seen bool, bytesIn int64) float64 {
+// attemptCost is what an answered attempt cost at its model's price: from
+// the usage it reported, else from an estimate (the input from the
+// request's size, the output from the answer's events or size).
+func (c *call) attemptCost(u Usage) float64 {
 	s := c.t.Spend
 	if s == nil || s.Prices == nil {
 		return 0
@@ -250,9 +250,6 @@ func (c *call) attemptCost(u Usage, seen bool, bytesIn int64) float64 {
 	p, ok := s.Prices(c.model)
 	if !ok {
 		return 0
-	}
-	if !seen {
-		u = Usage{Input: int64(len(c.body)+3) / 4, Output: (bytesIn + 3) / 4}
 	}
 	return p.Cost(u)
 }

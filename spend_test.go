@@ -370,3 +370,20 @@ func TestLedgerRecordStaysSmall(t *testing.T) {
 		t.Errorf("after settling: spent %v held %v, want 0.5 and 0", spent, held)
 	}
 }
+
+func TestStreamWithoutUsageChargedPerEvent(t *testing.T) {
+	r, l := spendRig(t, "stream:events=7", 10)
+	// A stream without stream_options.include_usage reports no usage: its
+	// output is estimated at one token per event.
+	resp, err := r.tr.RoundTrip(r.request("/v1/chat/completions",
+		`{"model":"gpt-4o-mini","stream":true,"max_tokens":50,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp)
+	events := strings.Count(body, "\n\n")
+	spent, _, _ := l.Read(dailyKey())
+	if want := float64(events) * 20000 / 1e6; math.Abs(spent-want) > 1e-9 {
+		t.Errorf("spent $%v for %d events, want $%v (one output token per event)", spent, events, want)
+	}
+}

@@ -133,6 +133,11 @@ func (m *UsageMeter) Write(p []byte) (int, error) {
 // Usage returns the usage seen so far, and whether any was seen.
 func (m *UsageMeter) Usage() (Usage, bool) { return m.u, m.ok }
 
+// Events returns the number of events seen so far. A streamed answer
+// carries about one output token per event, which is the estimate of its
+// output when it reports no usage.
+func (m *UsageMeter) Events() int { return m.p.Events() }
+
 // event takes the usage out of one event, if it carries any.
 func (m *UsageMeter) event(e sse.Event) bool {
 	if !hasUsageObject(e.Data) {
