@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -386,5 +387,23 @@ func TestBadScript(t *testing.T) {
 	}
 	if s.Calls() != 3 || s.Requests()[0].Step != "" {
 		t.Errorf("calls %d, first step %q", s.Calls(), s.Requests()[0].Step)
+	}
+}
+
+func TestMaxRequestsKeepsTheNewest(t *testing.T) {
+	p := &Provider{MaxRequests: 3}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	for i := range 10 {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(fmt.Sprintf(`{"model":"m%d"}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	reqs := p.Requests()
+	if len(reqs) != 3 || string(reqs[2].Body) != `{"model":"m9"}` || p.Calls() != 10 {
+		t.Fatalf("kept %d requests (last %q), %d calls; want the newest 3 of 10", len(reqs), reqs[len(reqs)-1].Body, p.Calls())
 	}
 }

@@ -34,6 +34,10 @@ type Provider struct {
 	// not say. If zero, none.
 	Interval time.Duration
 
+	// MaxRequests caps how many of the newest requests Requests keeps, so
+	// that a long drill does not grow without bound. If zero, all are kept.
+	MaxRequests int
+
 	mu       sync.Mutex
 	calls    int
 	pos      map[string]int // the next step of each script, by script text
@@ -110,6 +114,9 @@ func (p *Provider) next(r *http.Request, body []byte, script string, steps []Ste
 		req.Step = step.String()
 	}
 	p.reqs = append(p.reqs, req)
+	if p.MaxRequests > 0 && len(p.reqs) > 2*p.MaxRequests {
+		p.reqs = append(p.reqs[:0], p.reqs[len(p.reqs)-p.MaxRequests:]...)
+	}
 	return step
 }
 
@@ -126,8 +133,12 @@ func (p *Provider) Calls() int {
 func (p *Provider) Requests() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]Request, len(p.reqs))
-	for i, r := range p.reqs {
+	reqs := p.reqs
+	if p.MaxRequests > 0 && len(reqs) > p.MaxRequests {
+		reqs = reqs[len(reqs)-p.MaxRequests:]
+	}
+	out := make([]Request, len(reqs))
+	for i, r := range reqs {
 		r.Header, r.Body = r.Header.Clone(), bytes.Clone(r.Body)
 		out[i] = r
 	}

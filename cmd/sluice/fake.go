@@ -38,7 +38,7 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice fake: --script: %v\n", err)
 		return exitUsage
 	}
-	p := &fake.Provider{Script: *script, Events: *events, Interval: *interval}
+	p := &fake.Provider{Script: *script, Events: *events, Interval: *interval, MaxRequests: 1000}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice fake: %v (choose another --listen address)\n", err)
