@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +30,7 @@ type attempt struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	timer   *time.Timer
-	armed   atomic.Pointer[TimeoutError] // what the timer means when it fires
+	trace   httptrace.ClientTrace
 	permit  breaker.Permit
 	start   time.Time
 	ttfb    time.Duration
@@ -36,15 +38,54 @@ type attempt struct {
 	err     error  // what ended a failed attempt
 	errBody []byte // the body of a ≥400 response
 
+	mu       sync.Mutex    // guards the timer's meaning
+	armed    *TimeoutError // what the timer means when it fires; nil when stopped
+	answered bool          // the response headers arrived
+
 	firstByte, idle TimeoutError
 }
 
-func (a *attempt) fire() { a.cancel(a.armed.Load()) }
+func (a *attempt) fire() {
+	a.mu.Lock()
+	te := a.armed
+	a.mu.Unlock()
+	if te != nil {
+		a.cancel(te)
+	}
+}
 
 // arm (re)starts the attempt's timer for te.
 func (a *attempt) arm(te *TimeoutError) {
-	a.armed.Store(te)
+	a.mu.Lock()
+	a.armed = te
 	a.timer.Reset(te.Limit)
+	a.mu.Unlock()
+}
+
+// disarm stops the attempt's timer.
+func (a *attempt) disarm() {
+	a.mu.Lock()
+	a.armed = nil
+	a.timer.Stop()
+	a.mu.Unlock()
+}
+
+// wroteRequest starts the first-byte timeout when the request has been
+// written, unless the answer already began. It is an httptrace hook.
+func (a *attempt) wroteRequest(httptrace.WroteRequestInfo) {
+	a.mu.Lock()
+	if a.armed == &a.firstByte && !a.answered {
+		a.timer.Reset(a.firstByte.Limit)
+	}
+	a.mu.Unlock()
+}
+
+// answer notes that the response headers arrived: a late wroteRequest
+// must not restart the first-byte timeout.
+func (a *attempt) answer() {
+	a.mu.Lock()
+	a.answered = true
+	a.mu.Unlock()
 }
 
 // cause maps an error of the attempt to what ended it: one of our
@@ -77,7 +118,7 @@ type idleReader struct {
 func (r *idleReader) Read(p []byte) (int, error) {
 	r.a.arm(&r.a.idle)
 	n, err := r.r.Read(p)
-	r.a.timer.Stop()
+	r.a.disarm()
 	if err != nil && err != io.EOF {
 		err = r.a.cause(err)
 	}
@@ -116,11 +157,11 @@ func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 			if rerr == io.EOF {
 				rerr = io.ErrUnexpectedEOF
 			}
-			a.timer.Stop()
+			a.disarm()
 			return buf, nil, a.cause(rerr)
 		}
 	}
-	a.timer.Stop()
+	a.disarm()
 	return buf, errEvent, nil
 }
 
@@ -233,7 +274,7 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 	b.a.arm(&b.a.idle)
 	n, err := b.rc.Read(p)
-	b.a.timer.Stop()
+	b.a.disarm()
 	b.n += int64(n)
 	b.sent += int64(n)
 	if b.usage != nil && n > 0 {
@@ -273,7 +314,7 @@ func (b *body) end(err error) {
 		return
 	}
 	a := b.a
-	a.timer.Stop()
+	a.disarm()
 	latency := time.Since(a.start)
 	r := &a.rec
 	r.BytesIn = b.n

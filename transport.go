@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -504,8 +505,12 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
 	}
-	a.armed.Store(&a.firstByte)
+	// Until the request is written, connect and first_byte together bound
+	// the attempt; wroteRequest then restarts the clock at first_byte.
+	a.armed = &a.firstByte
 	a.timer = time.AfterFunc(pol.Timeout.Connect+pol.Timeout.FirstByte, a.fire)
+	a.trace.WroteRequest = a.wroteRequest
+	a.ctx = httptrace.WithClientTrace(a.ctx, &a.trace)
 	return a
 }
 
@@ -538,6 +543,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		r.ContentLength = int64(len(c.body))
 	}
 	resp, err := c.t.base.RoundTrip(r)
+	a.answer()
 	if err != nil {
 		return nil, c.failed(a, err), a.err
 	}
@@ -572,7 +578,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			b.errStat = status
 		}
 	} else {
-		a.timer.Stop()
+		a.disarm()
 	}
 	resp.Body = b
 	c.stamp(resp)
@@ -589,7 +595,7 @@ func (e *statusError) Error() string {
 
 // failed judges an attempt that ended in an error, and settles it.
 func (c *call) failed(a *attempt, err error) verdict {
-	a.timer.Stop()
+	a.disarm()
 	err = a.cause(err)
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" && op.Timeout() {
@@ -626,7 +632,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 // settle reports a judged attempt to the breaker and fills its log line;
 // the caller writes the line once the retry decision is known.
 func (c *call) settle(a *attempt, v verdict, bytesIn int64) {
-	a.timer.Stop()
+	a.disarm()
 	latency := time.Since(a.start)
 	a.permit.Done(v.breaker, latency)
 	a.cancel(nil)

@@ -705,3 +705,27 @@ func TestConcurrentLogWritersNeverInterleave(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstByteCountsFromRequestWritten(t *testing.T) {
+	p := fastPolicy()
+	p.Timeout.Connect = 2 * time.Second
+	p.Timeout.FirstByte = 200 * time.Millisecond
+	p.Timeout.Total = 5 * time.Second
+	p.Retry.MaxAttempts = 1
+	r := newRig(t, "200,hang", p)
+	resp, err := r.chat(false) // warm a connection: the next attempt reuses it
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	start := time.Now()
+	_, err = r.chat(false)
+	elapsed := time.Since(start)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Phase != PhaseFirstByte {
+		t.Fatalf("err = %v, want a first_byte timeout", err)
+	}
+	if elapsed < p.Timeout.FirstByte || elapsed > p.Timeout.FirstByte+300*time.Millisecond {
+		t.Errorf("timed out after %v, want first_byte %v from the request written (not connect + first_byte)", elapsed, p.Timeout.FirstByte)
+	}
+}
