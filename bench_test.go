@@ -31,6 +31,7 @@ func benchRoundTrip(b *testing.B, rt http.RoundTripper, url string) {
 func BenchmarkRoundTrip(b *testing.B) {
 	srv := fake.NewServer("200")
 	defer srv.Close()
+	srv.Provider.MaxRequests = 100 // the fake keeps no growing history to slow the later runs
 	url := srv.URL + "/v1/chat/completions"
 	b.Run("bare", func(b *testing.B) {
 		tr := newBase(Interactive().Timeout.Connect)
