@@ -10,8 +10,9 @@ import (
 	"syscall"
 )
 
-// newRequestID returns a fresh request id: 24 random hex digits.
-func newRequestID() string {
+// NewRequestID returns a fresh request id: 24 random hex digits. A caller
+// that sets it as X-Request-Id saves the Transport a copy of the headers.
+func NewRequestID() string {
 	var b [12]byte
 	u, v := rand.Uint64(), rand.Uint32()
 	for i := range 8 {

@@ -223,7 +223,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 	c.header = req.Header
 	c.id = req.Header.Get("X-Request-Id")
 	if c.id == "" {
-		c.id = newRequestID()
+		c.id = NewRequestID()
 		c.header = req.Header.Clone()
 		if c.header == nil {
 			c.header = http.Header{}

@@ -178,7 +178,7 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 		pv.setKey(h)
 	}
 	if !validRequestID(h.Get("X-Request-Id")) {
-		delete(h, "X-Request-Id") // the Transport makes a fresh one
+		h["X-Request-Id"] = []string{sluice.NewRequestID()}
 	}
 	out := &http.Request{
 		Method:        r.Method,
