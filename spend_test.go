@@ -387,3 +387,31 @@ func TestStreamWithoutUsageChargedPerEvent(t *testing.T) {
 		t.Errorf("spent $%v for %d events, want $%v (one output token per event)", spent, events, want)
 	}
 }
+
+// downLedger is a ledger whose store cannot be reached.
+type downLedger struct{}
+
+var errDown = errors.New("store unreachable")
+
+func (downLedger) Reserve(string, float64, float64, time.Duration) (Hold, float64, bool, error) {
+	return Hold{}, 0, false, errDown
+}
+func (downLedger) Settle(string, Hold, float64) error    { return errDown }
+func (downLedger) Read(string) (float64, float64, error) { return 0, 0, errDown }
+
+func TestLedgerDownFailsClosedUnlessAllowed(t *testing.T) {
+	r, _ := spendRig(t, "200", 1)
+	r.tr.Spend.Ledger = downLedger{}
+	_, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(5)))
+	if !errors.Is(err, ErrBudgetExhausted) || !errors.Is(err, errDown) || r.srv.Calls() != 0 {
+		t.Fatalf("err %v after %d upstream calls, want a refusal wrapping the store's error and no call", err, r.srv.Calls())
+	}
+	r2, _ := spendRig(t, "200", 1)
+	r2.tr.Spend.Ledger = downLedger{}
+	r2.tr.Spend.Budgets[0].AllowOnLedgerError = true
+	resp, err := r2.tr.RoundTrip(r2.request("/v1/chat/completions", spendBody(5)))
+	if err != nil {
+		t.Fatalf("with on_store_error allow: %v", err)
+	}
+	readAll(t, resp)
+}
