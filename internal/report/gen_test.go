@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // genStart is the first instant of the generated log.
@@ -64,7 +66,7 @@ func (g *gen) call(ts time.Time, provider, model string, steps ...step) {
 	for i, s := range steps {
 		l := Line{TS: ts, RequestID: id, Attempt: i + 1, Policy: "interactive",
 			Provider: provider, Model: model, Method: "POST", Path: "/v1/chat/completions",
-			Status: s.status, Outcome: s.outcome, Error: s.err, Breaker: s.breaker,
+			Status: s.status, Outcome: sluice.Outcome(s.outcome), Error: s.err, Breaker: s.breaker,
 			BytesOut: 900 + int64(g.r.IntN(400))}
 		l.LatencyMS, l.TTFBMS = g.timing(s)
 		if s.outcome == "retry" {

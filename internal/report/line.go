@@ -5,38 +5,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // MaxLineBytes is the longest attempt-log line Read accepts, without its
 // newline. A longer line is counted as malformed and skipped.
 const MaxLineBytes = 1 << 20
 
-// Line is one upstream attempt as read from the attempt log. Its JSON names
-// are the log's contract (the fields of sluice.Attempt); unknown fields are
-// ignored.
-type Line struct {
-	TS                time.Time `json:"ts"`
-	RequestID         string    `json:"request_id"`
-	Attempt           int       `json:"attempt"`
-	Policy            string    `json:"policy"`
-	Provider          string    `json:"provider"`
-	Model             string    `json:"model"`
-	Method            string    `json:"method"`
-	Path              string    `json:"path"`
-	Status            int       `json:"status"`
-	Outcome           string    `json:"outcome"`
-	Error             string    `json:"error"`
-	LatencyMS         float64   `json:"latency_ms"`
-	TTFBMS            float64   `json:"ttfb_ms"`
-	BytesOut          int64     `json:"bytes_out"`
-	BytesIn           int64     `json:"bytes_in"`
-	Breaker           string    `json:"breaker"`
-	RetryInMS         float64   `json:"retry_in_ms"`
-	UpstreamRequestID string    `json:"upstream_request_id,omitempty"`
-	CostUSD           float64   `json:"cost_usd,omitempty"`
-	Stream            bool      `json:"stream"`
-}
+// Line is one upstream attempt as read from the attempt log: the log's
+// own type, whose JSON names are the contract. Unknown fields are ignored.
+type Line = sluice.Attempt
 
 // Read reads attempt-log lines (JSONL) from r and calls fn with each one it
 // can decode, in order. Blank lines are skipped. A line that is not a JSON

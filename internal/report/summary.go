@@ -105,7 +105,7 @@ func Summarize(lines []Line) Summary {
 		s.From, s.To = sorted[0].TS, sorted[len(sorted)-1].TS
 	}
 	s.Calls, s.AttemptsPerCall, s.CallResults = calls(sorted)
-	s.Outcomes = counted(sorted, func(l Line) string { return l.Outcome }, byCount)
+	s.Outcomes = counted(sorted, func(l Line) string { return string(l.Outcome) }, byCount)
 	s.Statuses = counted(sorted, func(l Line) string { return strconv.Itoa(l.Status) }, byNumber)
 	s.Overall, s.Latency = latencies(sorted)
 	s.Retries = retries(sorted)
@@ -129,7 +129,7 @@ func calls(lines []Line) (int, PerCall, []Count) {
 			id = "\x00" + strconv.Itoa(anon)
 		}
 		n[id]++
-		last[id] = l.Outcome
+		last[id] = string(l.Outcome)
 	}
 	pc := PerCall{}
 	hist := map[string]int{}
@@ -258,7 +258,7 @@ func cause(l Line) string {
 	case l.Error != "":
 		return l.Error
 	case l.Outcome != "":
-		return l.Outcome
+		return string(l.Outcome)
 	}
 	return "unknown"
 }

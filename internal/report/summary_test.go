@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 func TestOpenings(t *testing.T) {
@@ -11,7 +13,7 @@ func TestOpenings(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	l := func(s int, provider, breaker, outcome string, status int) Line {
 		return Line{TS: at(s), RequestID: provider + at(s).String(), Provider: provider,
-			Breaker: breaker, Outcome: outcome, Status: status}
+			Breaker: breaker, Outcome: sluice.Outcome(outcome), Status: status}
 	}
 	tests := []struct {
 		name  string

@@ -55,7 +55,7 @@ func timeline(lines []Line) Timeline {
 		i := min(max(int(l.TS.Sub(start)/step), 0), n-1)
 		b := &buckets[i]
 		b.Attempts++
-		b.Outcomes[l.Outcome]++
+		b.Outcomes[string(l.Outcome)]++
 		if l.Status == 429 {
 			b.RateLimited++
 		}
