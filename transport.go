@@ -213,7 +213,7 @@ type call struct {
 func (t *Transport) newCall(req *http.Request) (*call, error) {
 	c := &call{t: t, policy: &t.policy, req: req, remaining: -1}
 	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
+		b, err := readBody(req)
 		req.Body.Close()
 		if err != nil {
 			return nil, errors.Join(errors.New("sluice: reading request body"), err)
@@ -244,6 +244,19 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 	c.ctx, c.cancel = context.WithDeadlineCause(req.Context(), c.deadline, &c.totalErr)
 	t.budget.calls.Add(1)
 	return c, nil
+}
+
+// readBody reads a request's body whole: in one allocation when its
+// length is known.
+func readBody(req *http.Request) ([]byte, error) {
+	if n := req.ContentLength; n > 0 && n <= 64<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(req.Body)
 }
 
 func isIdempotent(r *http.Request) bool {

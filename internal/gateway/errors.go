@@ -27,16 +27,25 @@ const (
 	codeMethodNotAllowed = "method_not_allowed"   // 405
 )
 
-// errorBody returns a gateway error in the dialect's error shape.
+// errorBody returns a gateway error in the dialect's error shape. Codes
+// are the constants above; the message is escaped as a JSON string.
 func errorBody(kind, code, message string) []byte {
-	var v any
+	msg, _ := json.Marshal(message)
+	var b []byte
 	if kind == config.KindAnthropic {
-		v = map[string]any{"type": "error", "error": map[string]string{"type": code, "message": message}}
-	} else {
-		v = map[string]any{"error": map[string]any{"message": message, "type": code, "code": code, "param": nil}}
+		b = append(b, `{"type":"error","error":{"type":"`...)
+		b = append(b, code...)
+		b = append(b, `","message":`...)
+		b = append(b, msg...)
+		return append(b, "}}"...)
 	}
-	b, _ := json.Marshal(v)
-	return b
+	b = append(b, `{"error":{"message":`...)
+	b = append(b, msg...)
+	b = append(b, `,"type":"`...)
+	b = append(b, code...)
+	b = append(b, `","code":"`...)
+	b = append(b, code...)
+	return append(b, `","param":null}}`...)
 }
 
 // writeError answers a request with a gateway-made error.

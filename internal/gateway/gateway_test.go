@@ -655,3 +655,25 @@ func TestErrorsNeverCarrySecrets(t *testing.T) {
 }
 
 var _ = errors.New
+
+func TestErrorBodyShapes(t *testing.T) {
+	msg := "quote \" and <tag> and \n newline"
+	var oa struct {
+		Error struct {
+			Message, Type, Code string
+			Param               *string
+		}
+	}
+	if err := json.Unmarshal(errorBody(config.KindOpenAI, codeTimeout, msg), &oa); err != nil ||
+		oa.Error.Message != msg || oa.Error.Type != "timeout" || oa.Error.Code != "timeout" || oa.Error.Param != nil {
+		t.Errorf("OpenAI shape: %+v, %v", oa, err)
+	}
+	var an struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	if err := json.Unmarshal(errorBody(config.KindAnthropic, codeProviderDown, msg), &an); err != nil ||
+		an.Type != "error" || an.Error.Type != "provider_down" || an.Error.Message != msg {
+		t.Errorf("Anthropic shape: %+v, %v", an, err)
+	}
+}
