@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
@@ -66,6 +67,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if !ok {
 		return
 	}
+	hideUsage := false
+	if g.spend != nil && kind == config.KindOpenAI && strings.HasSuffix(rest, "/chat/completions") {
+		body, hideUsage = withStreamUsage(body)
+	}
 	pv := rt.provider
 	if pv.inflight.Add(1) > pv.max {
 		pv.inflight.Add(-1)
@@ -91,7 +96,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if who := resp.Header.Get("Sluice-Provider"); who != "" && who != pv.name {
 		g.metrics.fallback(rt.prefix, who)
 	}
-	g.relay(w, resp, kind)
+	g.relay(w, resp, kind, hideUsage)
 }
 
 // clientToken returns the client's token: Sluice-Key, else the API key
@@ -262,7 +267,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // the body, flushed at once for a stream. A stream that fails after its
 // first byte ends with an error event; another body that fails is cut so
 // the client sees an incomplete answer, never a whole-looking one.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string) {
+// With hideUsage, the usage chunk the gateway asked for is left out.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool) {
 	defer resp.Body.Close()
 	h := w.Header()
 	removeHopHeaders(resp.Header)
@@ -282,20 +288,31 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
+	var filter *usageFilter
+	if stream && hideUsage {
+		filter = &usageFilter{}
+	}
 	var tail [2]byte // the last two bytes relayed
 	for {
 		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+		out := buf[:n]
+		if filter != nil {
+			out = filter.filter(out)
+			if err != nil {
+				out = append(out, filter.rest()...)
+			}
+		}
+		if len(out) > 0 {
+			if _, werr := w.Write(out); werr != nil {
 				return // the client left; closing the body cancels upstream
 			}
 			if stream {
 				rc.Flush()
 			}
-			if n >= 2 {
-				tail = [2]byte{buf[n-2], buf[n-1]}
+			if len(out) >= 2 {
+				tail = [2]byte{out[len(out)-2], out[len(out)-1]}
 			} else {
-				tail = [2]byte{tail[1], buf[0]}
+				tail = [2]byte{tail[1], out[0]}
 			}
 		}
 		if err == io.EOF {

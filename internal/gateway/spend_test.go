@@ -86,3 +86,51 @@ func TestGatewayUnpricedModelRefused(t *testing.T) {
 		t.Error("an unpriced call reached upstream")
 	}
 }
+
+func TestStreamUsageAskedForAndHidden(t *testing.T) {
+	e := newEnv(t, "200", tenCentCalls(10, "all"))
+	resp := e.do("POST", "/openai/v1/chat/completions", `{"model":"gpt-4o-mini","stream":true,"max_tokens":5,"messages":[]}`)
+	got := body(t, resp)
+	if strings.Contains(got, `"usage":{`) || !strings.HasSuffix(got, "data: [DONE]\n\n") {
+		t.Errorf("the client, which did not ask for usage, got %q", got)
+	}
+	if up := string(e.up.Requests()[0].Body); !strings.Contains(up, `"stream_options":{"include_usage":true}`) {
+		t.Errorf("upstream body %s does not ask for usage", up)
+	}
+	m := body(t, e.do("GET", "/metrics", ""))
+	if !strings.Contains(m, `sluice_budget_spent_usd{budget="daily"} 0.1`+"\n") {
+		t.Errorf("spend is not the $0.10 the usage chunk reports:\n%s", grepLines(m, "sluice_budget"))
+	}
+
+	resp = e.do("POST", "/openai/v1/chat/completions", `{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"max_tokens":5,"messages":[]}`)
+	if got := body(t, resp); !strings.Contains(got, `"usage":{`) {
+		t.Errorf("a client that asked for usage did not get it: %q", got)
+	}
+}
+
+func TestUsageFilterKeepsEverythingElse(t *testing.T) {
+	stream := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\n" + "data: [DONE]\n\n"
+	want := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" + "data: [DONE]\n\n"
+	for size := 1; size <= len(stream); size++ {
+		var f usageFilter
+		var out []byte
+		for i := 0; i < len(stream); i += size {
+			out = append(out, f.filter([]byte(stream[i:min(i+size, len(stream))]))...)
+		}
+		out = append(out, f.rest()...)
+		if string(out) != want {
+			t.Fatalf("chunks of %d: %q, want %q", size, out, want)
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.SplitSeq(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
