@@ -149,8 +149,9 @@ func Nightly() Policy {
 	return p
 }
 
-// withDefaults returns p with every zero field set from Interactive.
-func (p Policy) withDefaults() Policy {
+// WithDefaults returns p with every zero field set as its doc says: the
+// policy a Transport actually applies.
+func (p Policy) WithDefaults() Policy {
 	d := Interactive()
 	if p.Name == "" {
 		p.Name = d.Name

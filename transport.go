@@ -110,7 +110,7 @@ func NewClient(p Policy) *http.Client {
 
 func (t *Transport) init() {
 	t.once.Do(func() {
-		t.policy = t.Policy.withDefaults()
+		t.policy = t.Policy.WithDefaults()
 		t.base = t.Base
 		if t.base == nil {
 			t.base = newBase(t.policy.Timeout.Connect)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
@@ -35,31 +34,12 @@ type routeRow struct {
 	CutByTotal bool            `json:"bounded_by_total"`
 }
 
-// filled is p with the zero fields the worst case reads set to the
-// interactive defaults, as config.WorstCase does.
-func filled(p sluice.Policy) sluice.Policy {
-	d := sluice.Interactive()
-	for _, f := range []struct{ v, def *time.Duration }{
-		{&p.Timeout.Connect, &d.Timeout.Connect},
-		{&p.Timeout.FirstByte, &d.Timeout.FirstByte},
-		{&p.Timeout.Total, &d.Timeout.Total},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	if p.Retry.MaxAttempts <= 0 {
-		p.Retry.MaxAttempts = d.Retry.MaxAttempts
-	}
-	return p
-}
-
 // policyRows returns the policies of c by name, each with its worst case
 // alone and with the fallbacks of the routes that use it.
 func policyRows(c *config.Config) []policyRow {
 	var out []policyRow
 	for _, name := range slices.Sorted(maps.Keys(c.Policies)) {
-		p := filled(c.Policies[name])
+		p := c.Policies[name].WithDefaults()
 		row := policyRow{
 			Name:       name,
 			Attempts:   p.Retry.MaxAttempts,
@@ -101,7 +81,7 @@ func routeRows(c *config.Config) []routeRow {
 			Prefix: r.Prefix, Provider: r.Provider, Policy: r.Policy, Fallbacks: fb,
 			WorstCase:  c.WorstCaseRoute(r).Milliseconds(),
 			Unbounded:  unb.Milliseconds(),
-			CutByTotal: unb > filled(p).Timeout.Total,
+			CutByTotal: unb > p.WithDefaults().Timeout.Total,
 		})
 	}
 	return out

@@ -46,7 +46,7 @@ func warnings(c *config.Config, fsMagic func(string) (uint32, error)) []warning 
 func drainWarning(c *config.Config) string {
 	longest, name := c.Drain, ""
 	for _, n := range slices.Sorted(maps.Keys(c.Policies)) {
-		if t := filled(c.Policies[n]).Timeout.Total; t > longest {
+		if t := c.Policies[n].WithDefaults().Timeout.Total; t > longest {
 			longest, name = t, n
 		}
 	}

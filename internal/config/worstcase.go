@@ -26,7 +26,7 @@ import (
 // For the interactive policy: 3·(5s + 20s) + 2·22s = 119s, bounded by
 // total: 30s. For nightly: 5·(10s + 120s) + 4·132s = 1178s, bounded: 600s.
 func WorstCase(p sluice.Policy) time.Duration {
-	p = filled(p)
+	p = p.WithDefaults()
 	return min(p.Timeout.Total, span(p))
 }
 
@@ -35,7 +35,7 @@ func WorstCase(p sluice.Policy) time.Duration {
 // short. When it is larger than total, the last attempts of a failing call
 // never happen.
 func WorstCaseUnbounded(p sluice.Policy) time.Duration {
-	return span(filled(p))
+	return span(p.WithDefaults())
 }
 
 // WorstCaseRoute returns WorstCase for a call on route r: the primary and
@@ -44,7 +44,7 @@ func WorstCaseUnbounded(p sluice.Policy) time.Duration {
 // A route whose policy c does not define is reckoned with the interactive
 // defaults.
 func (c *Config) WorstCaseRoute(r Route) time.Duration {
-	p := filled(c.Policies[r.Policy])
+	p := c.Policies[r.Policy].WithDefaults()
 	return min(p.Timeout.Total, mulSat(span(p), 1+len(r.Fallbacks)))
 }
 
@@ -73,27 +73,6 @@ func backoff(r sluice.Retry, n int) time.Duration {
 		return r.Cap
 	}
 	return min(r.Cap, r.Base<<shift)
-}
-
-// filled returns p with every zero or negative field that WorstCase reads
-// set to its interactive default.
-func filled(p sluice.Policy) sluice.Policy {
-	d := sluice.Interactive()
-	fill := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	fill(&p.Timeout.Connect, d.Timeout.Connect)
-	fill(&p.Timeout.FirstByte, d.Timeout.FirstByte)
-	fill(&p.Timeout.Total, d.Timeout.Total)
-	fill(&p.Retry.Base, d.Retry.Base)
-	fill(&p.Retry.Cap, d.Retry.Cap)
-	fill(&p.Retry.MaxRetryAfter, d.Retry.MaxRetryAfter)
-	if p.Retry.MaxAttempts <= 0 {
-		p.Retry.MaxAttempts = d.Retry.MaxAttempts
-	}
-	return p
 }
 
 // addSat adds two non-negative durations, saturating at the largest one.
