@@ -1,6 +1,10 @@
 package sluice
 
-import "testing"
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
 
 func TestJSONModel(t *testing.T) {
 	tests := []struct{ body, want string }{
@@ -54,3 +58,16 @@ func FuzzJSONModel(f *testing.F) {
 }
 
 func findModelOK(b []byte) bool { s, _ := findModel(b); return s >= 0 }
+
+func TestNewBodyUsedInPlace(t *testing.T) {
+	b := []byte(`{"model":"m"}`)
+	req, _ := http.NewRequest("POST", "http://p.test/v1/messages", NewBody(b))
+	got, err := readBody(req)
+	if err != nil || &got[0] != &b[0] {
+		t.Fatalf("readBody copied a NewBody (%v)", err)
+	}
+	req, _ = http.NewRequest("POST", "http://p.test/v1/messages", strings.NewReader(string(b)))
+	if got, _ := readBody(req); string(got) != string(b) {
+		t.Fatalf("readBody of another body: %q", got)
+	}
+}

@@ -154,7 +154,7 @@ func (c *call) price() (Price, bool) {
 	if s.Prices == nil {
 		return Price{}, false
 	}
-	models := []string{jsonModel(c.reqBody)}
+	models := []string{c.reqModel}
 	for _, tg := range c.t.Fallbacks {
 		if tg.Model != "" {
 			models = append(models, tg.Model)
@@ -179,7 +179,7 @@ func (c *call) scopeValue(b *Budget) string {
 		id, _ := c.req.Context().Value(clientKey{}).(string)
 		return "key=" + id
 	case "model":
-		return "model=" + jsonModel(c.reqBody)
+		return "model=" + c.reqModel
 	case "provider":
 		return "provider=" + c.provider
 	}
@@ -200,7 +200,7 @@ func (c *call) reserve() error {
 		b := &s.Budgets[i]
 		if !priced && !b.AllowUnpriced {
 			c.release()
-			return &BudgetError{Budget: b.Name, Err: fmt.Errorf("%w: %q (add it to prices, or allow unpriced models in budget %s)", ErrUnpriced, jsonModel(c.reqBody), b.Name)}
+			return &BudgetError{Budget: b.Name, Err: fmt.Errorf("%w: %q (add it to prices, or allow unpriced models in budget %s)", ErrUnpriced, c.reqModel, b.Name)}
 		}
 		win, resets := b.Window(now)
 		key := "budget:" + b.Name + ":" + c.scopeValue(b) + ":" + win

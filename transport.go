@@ -187,6 +187,7 @@ type call struct {
 	req      *http.Request // the caller's request
 	header   http.Header   // its header, with the request id
 	reqBody  []byte        // its body
+	reqModel string        // its body's "model"
 	id       string
 	target   int // 0: the primary; i: Fallbacks[i-1]
 	tries    int // attempts on the current target
@@ -230,6 +231,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		}
 		c.header["X-Request-Id"] = []string{c.id}
 	}
+	c.reqModel = jsonModel(c.reqBody)
 	c.aim(0)
 	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
 	if !c.idempotent {
@@ -246,9 +248,23 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 	return c, nil
 }
 
-// readBody reads a request's body whole: in one allocation when its
-// length is known.
+// NewBody returns a request body over b that a Transport uses in place,
+// without copying it. b must not change while the request is in flight.
+func NewBody(b []byte) io.ReadCloser { return &bytesBody{Reader: bytes.NewReader(b), b: b} }
+
+type bytesBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (*bytesBody) Close() error { return nil }
+
+// readBody returns a request's body whole: in place for a NewBody not yet
+// read, else read in one allocation when its length is known.
 func readBody(req *http.Request) ([]byte, error) {
+	if bb, ok := req.Body.(*bytesBody); ok && bb.Len() == len(bb.b) {
+		return bb.b, nil
+	}
 	if n := req.ContentLength; n > 0 && n <= 64<<20 {
 		b := make([]byte, n)
 		if _, err := io.ReadFull(req.Body, b); err != nil {
@@ -302,7 +318,7 @@ func (c *call) record(a *Attempt) {
 func (c *call) aim(i int) {
 	t := c.t
 	c.target, c.tries = i, 0
-	c.model = jsonModel(c.reqBody)
+	c.model = c.reqModel
 	c.body = c.reqBody
 	c.provider = t.Provider
 	if c.provider == "" {

@@ -196,8 +196,8 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 		ContentLength: int64(len(body)),
 	}
 	if body != nil {
-		out.Body = io.NopCloser(bytes.NewReader(body))
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.Body = sluice.NewBody(body)
+		out.GetBody = func() (io.ReadCloser, error) { return sluice.NewBody(body), nil }
 	}
 	return out.WithContext(ctx)
 }
