@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -82,5 +81,4 @@ func TestLedgerFailsWhenRedisIsDown(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("took %v, want about the 100ms timeout", d)
 	}
-	var _ = errors.New
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -653,8 +652,6 @@ func TestErrorsNeverCarrySecrets(t *testing.T) {
 		t.Error("the key reached the attempt log")
 	}
 }
-
-var _ = errors.New
 
 func TestErrorBodyShapes(t *testing.T) {
 	msg := "quote \" and <tag> and \n newline"
