@@ -256,13 +256,9 @@ func (c *call) attemptCost(u Usage) float64 {
 
 // logBudgetRefusal logs a call refused by a spend cap.
 func (c *call) logBudgetRefusal(err error) {
-	a := Attempt{
-		TS: time.Now(), RequestID: c.id, Attempt: 1, Policy: c.policy.Name,
-		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
-		Outcome: OutcomeBudgetExhausted, Error: "budget_exhausted", Breaker: breaker.Closed.String(),
-	}
+	class := "budget_exhausted"
 	if errors.Is(err, ErrUnpriced) {
-		a.Error = "unpriced_model"
+		class = "unpriced_model"
 	}
-	c.record(&a)
+	c.logUnsent(1, OutcomeBudgetExhausted, class, breaker.Closed)
 }

@@ -545,15 +545,21 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 
 // logRefusal logs a call refused by the breaker.
 func (c *call) logRefusal(n int, err error) {
-	now := time.Now()
-	a := Attempt{
-		TS: now, RequestID: c.id, Attempt: n, Policy: c.policy.Name,
-		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
-		Outcome: OutcomeCircuitOpen, Error: "circuit_open", Breaker: breaker.Open.String(),
-	}
+	state := breaker.Open
 	var oe *breaker.OpenError
 	if errors.As(err, &oe) {
-		a.Breaker = oe.State.String()
+		state = oe.State
+	}
+	c.logUnsent(n, OutcomeCircuitOpen, "circuit_open", state)
+}
+
+// logUnsent logs an attempt refused before it was sent: no status, no
+// bytes, no time.
+func (c *call) logUnsent(n int, outcome Outcome, class string, state breaker.State) {
+	a := Attempt{
+		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
+		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
+		Outcome: outcome, Error: class, Breaker: state.String(),
 	}
 	c.record(&a)
 }
