@@ -21,7 +21,9 @@
 // tokens the number of pieces. The model is the request's, else gpt-4o-mini
 // (OpenAI) or claude-haiku-4-5 (Anthropic).
 //
-// GET /fake/calls answers {"calls":N}; POST /fake/reset calls Reset. Neither
+// GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…}}, the
+// calls by the step they played (a mix step counted as the step it
+// picked); POST /fake/reset calls Reset. Neither
 // counts as a call, nor does a request to any other path, which gets a 404
 // in OpenAI's error shape.
 //
@@ -39,6 +41,13 @@
 //	hang                nothing, until the client leaves or Close
 //	slow:DUR            wait DUR (16s, 50ms), then answer 200
 //	reset               close the connection with a TCP RST, no response
+//	stall               200, then part of the answer, then silence until the
+//	                    client leaves or Close: a stream's first 2 events
+//	                    (its first text included); a JSON answer's headers,
+//	                    with the full Content-Length, and half its body
+//	cut                 as stall, but the connection then closes: the client
+//	                    reads an unexpected EOF
+//	mix:STEP=P%;…       one of the steps, picked at random for each call
 //	overloaded          200, then a stream whose first event is an
 //	                    overloaded error (Anthropic's event: error), then its end
 //	stream:MODS         a 200 stream, even if the request did not ask for one
@@ -70,4 +79,23 @@
 //	                  stream's end: the client reads an unexpected EOF
 //	error-after=N     N events, then an overloaded error event, then the
 //	                  end; "overloaded" is error-after=0
+//
+// # Random faults
+//
+// A mix step picks, for each call, one of its steps with the given
+// probability; the calls left over answer 200. Its shares are separated by
+// semicolons, as in
+//
+//	mix:503=10%;reset=5%;hang=1%;stall=2%;seed=7
+//
+// which answers 503 to about 10 % of calls, resets 5 %, hangs 1 %, stalls
+// 2 % mid-answer and answers the other 82 % with 200. A share's step is any
+// step written without "=" or ";" (a status, hang, reset, stall, cut,
+// overloaded, slow:DUR, 429:insufficient_quota, …); the percentages, from 0
+// to 100 with decimals allowed, add up to 100 at most. seed=N (default 0)
+// seeds the picks: a Provider plays the same sequence of picks for the same
+// seed, counted in the order the calls arrive, so that a run can be
+// repeated. Played and GET /fake/calls report what was picked. A mix may
+// stand among other steps ("503,mix:503=50%"); it then picks on every call
+// that reaches it, the last step repeating as usual.
 package fake

@@ -114,6 +114,8 @@ func (c *call) play() {
 		}
 	case Stream:
 		c.send(http.StatusOK)
+	case Partial:
+		c.partial()
 	default:
 		if s.Status >= 400 {
 			c.fail(s.Status, s.Error, "")
@@ -130,6 +132,35 @@ func (c *call) answer(status int) {
 		return
 	}
 	writeJSON(c.w, status, c.d.answer(c.rep))
+}
+
+// partialEvents is how many events a Partial step sends of a stream: the
+// role chunk or message_start, then the first text.
+const partialEvents = 2
+
+// partial sends part of the answer, then stalls or cuts as the step says.
+func (c *call) partial() {
+	if c.stream {
+		c.step = Step{Kind: Stream, End: c.step.End, After: partialEvents}
+		c.send(http.StatusOK)
+		return
+	}
+	body := c.d.answer(c.rep)
+	h := c.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.w.WriteHeader(http.StatusOK)
+	if _, err := c.w.Write(body[:len(body)/2]); err != nil {
+		return
+	}
+	if http.NewResponseController(c.w).Flush() != nil {
+		return
+	}
+	if c.step.End == Cut {
+		c.abort(false)
+		return
+	}
+	c.pause(forever)
 }
 
 // fail sends an error body with the step's hint headers.

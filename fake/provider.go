@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,7 +42,9 @@ type Provider struct {
 
 	mu       sync.Mutex
 	calls    int
-	pos      map[string]int // the next step of each script, by script text
+	pos      map[string]int       // the next step of each script, by script text
+	pickers  map[mixAt]*rand.Rand // the random source of each mix step
+	played   map[string]int       // calls by the step they played, as Step.String gives it
 	reqs     []Request
 	closed   chan struct{} // closed by Close; made on first use
 	isClosed bool
@@ -58,14 +62,15 @@ type Request struct {
 	// Script is the script the call followed: its Sluice-Fake-Script
 	// header, else Provider.Script, else "200".
 	Script string
-	// Step is the step played, as Step.String gives it; empty when the
-	// script did not parse.
+	// Step is the step played, as Step.String gives it (for a Mix step,
+	// the step it picked); empty when the script did not parse.
 	Step string
 }
 
 // ServeHTTP answers a call as its script's next step says. Paths ending in
 // /chat/completions or /responses speak OpenAI, paths ending in /messages
-// speak Anthropic; GET /fake/calls reports the call count and POST
+// speak Anthropic; GET /fake/calls reports the call count and the counts
+// of Played, and POST
 // /fake/reset calls Reset. Any other path is a 404.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
@@ -110,14 +115,52 @@ func (p *Provider) next(r *http.Request, body []byte, script string, steps []Ste
 		}
 		n := p.pos[script]
 		p.pos[script] = n + 1
-		step = steps[min(n, len(steps)-1)]
+		i := min(n, len(steps)-1)
+		step = steps[i]
+		if step.Kind == Mix {
+			step = step.pick(p.pickerLocked(mixAt{script, i}, step.Seed))
+		}
 		req.Step = step.String()
+		if p.played == nil {
+			p.played = make(map[string]int)
+		}
+		p.played[req.Step]++
 	}
 	p.reqs = append(p.reqs, req)
 	if p.MaxRequests > 0 && len(p.reqs) > 2*p.MaxRequests {
 		p.reqs = append(p.reqs[:0], p.reqs[len(p.reqs)-p.MaxRequests:]...)
 	}
 	return step
+}
+
+// mixAt names one mix step: its script's text and its index there.
+type mixAt struct {
+	script string
+	index  int
+}
+
+// pickerLocked returns the random source of a mix step, seeding it on
+// first use.
+func (p *Provider) pickerLocked(at mixAt, seed uint64) *rand.Rand {
+	r := p.pickers[at]
+	if r == nil {
+		if p.pickers == nil {
+			p.pickers = make(map[mixAt]*rand.Rand)
+		}
+		r = newPicker(seed)
+		p.pickers[at] = r
+	}
+	return r
+}
+
+// Played returns how many calls played each step, keyed by the step as
+// Step.String gives it ("503", "reset", "stall", "200", …), since the
+// start or the last Reset. A Mix step counts as the step it picked; a
+// call whose script did not parse is not counted here.
+func (p *Provider) Played() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.played)
 }
 
 // Calls returns the number of calls received on the API endpoints, for
@@ -145,12 +188,13 @@ func (p *Provider) Requests() []Request {
 	return out
 }
 
-// Reset forgets the calls received: the count, the recorded requests and
-// every script's position, so each script starts again at its first step.
+// Reset forgets the calls received: the count, the recorded requests, the
+// counts of Played and every script's position, so each script starts
+// again at its first step and each mix at its seed's first pick.
 func (p *Provider) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.calls, p.pos, p.reqs = 0, nil, nil
+	p.calls, p.pos, p.reqs, p.pickers, p.played = 0, nil, nil, nil, nil
 }
 
 // Close releases every call that hangs, stalls or waits, closing its
@@ -185,7 +229,13 @@ func (p *Provider) serveCalls(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fake: use GET /fake/calls", http.StatusMethodNotAllowed)
 		return
 	}
-	writeJSON(w, http.StatusOK, marshal(map[string]int{"calls": p.Calls()}))
+	p.mu.Lock()
+	v := struct {
+		Calls  int            `json:"calls"`
+		Played map[string]int `json:"played"`
+	}{p.calls, maps.Clone(p.played)}
+	p.mu.Unlock()
+	writeJSON(w, http.StatusOK, marshal(v))
 }
 
 func (p *Provider) serveReset(w http.ResponseWriter, r *http.Request) {

@@ -27,6 +27,14 @@ const (
 	// Stream sends a 200 event stream, even to a request that did not ask
 	// for one, ending as Step.End says.
 	Stream
+	// Partial sends a 200 and part of the answer, then ends as Step.End
+	// says (Stall or Cut): a stream's first 2 events (its first text
+	// included), or a JSON answer's headers, with its full Content-Length,
+	// and the first half of its body.
+	Partial
+	// Mix plays one step of Step.Shares, picked at random for each call
+	// with the shares' probabilities; the rest answer 200.
+	Mix
 )
 
 // End says how a Stream step ends.
@@ -82,6 +90,12 @@ type Step struct {
 	// Interval is the pause between a Stream step's events. If zero,
 	// Provider.Interval.
 	Interval time.Duration
+	// Shares are a Mix step's steps and their shares of calls, at most
+	// 100 % in all.
+	Shares []Share
+	// Seed seeds a Mix step's random picks: a Provider plays the same
+	// sequence of picks for the same seed. If zero, 0.
+	Seed uint64
 }
 
 // maxCount bounds the numbers a script may give for events, so that a
@@ -92,7 +106,7 @@ const maxCount = 100_000
 const maxHint = 1_000_000_000
 
 var (
-	errWant = errors.New("want a status (e.g. 503), hang, reset, slow:DUR, overloaded, or stream:...")
+	errWant = errors.New("want a status (e.g. 503), hang, reset, stall, cut, slow:DUR, overloaded, stream:... or mix:...")
 
 	errorKinds = []string{"insufficient_quota", "context_length_exceeded", "content_policy"}
 	hintNames  = []string{"retry-after", "retry-after-ms", "retry-after-date", "should-retry"}
@@ -124,7 +138,7 @@ func parseStep(s string) (Step, error) {
 	head, rest, hasMods := strings.Cut(s, ":")
 	head, rest = strings.TrimSpace(head), strings.TrimSpace(rest)
 	switch head {
-	case "hang", "reset", "overloaded":
+	case "hang", "reset", "overloaded", "stall", "cut":
 		if hasMods {
 			return Step{}, fmt.Errorf("%s takes no modifiers", head)
 		}
@@ -132,7 +146,15 @@ func parseStep(s string) (Step, error) {
 			"hang":       {Kind: Hang},
 			"reset":      {Kind: Reset},
 			"overloaded": {Kind: Stream, End: Fail},
+			"stall":      {Kind: Partial, End: Stall},
+			"cut":        {Kind: Partial, End: Cut},
 		}[head], nil
+	case "mix":
+		mods, err := modifiers(rest, hasMods)
+		if err != nil {
+			return Step{}, err
+		}
+		return parseMix(mods)
 	case "slow":
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
@@ -292,6 +314,13 @@ func (s Step) String() string {
 		return "slow:" + s.Delay.String()
 	case Stream:
 		return s.streamString()
+	case Partial:
+		if s.End == Cut {
+			return "cut"
+		}
+		return "stall"
+	case Mix:
+		return s.mixString()
 	}
 	var mods []string
 	if s.Error != "" {

@@ -55,7 +55,7 @@ func TestParseScript(t *testing.T) {
 
 func TestParseScriptErrors(t *testing.T) {
 	tests := []struct{ script, want string }{
-		{"200,5o3", `fake: script step 2 "5o3": want a status (e.g. 503), hang, reset, slow:DUR, overloaded, or stream:...`},
+		{"200,5o3", `fake: script step 2 "5o3": want a status (e.g. 503), hang, reset, stall, cut, slow:DUR, overloaded, stream:... or mix:...`},
 		{"200,,200", `fake: script step 2 "": want a status`},
 		{"0503", "want a status"},
 		{"+503", "want a status"},
@@ -134,6 +134,7 @@ func FuzzParseScript(f *testing.F) {
 		"429:insufficient_quota;retry-after-ms=1500", "503:retry-after-date=3;should-retry=false",
 		"400:context_length_exceeded", "stream:stall-after=3", "stream:cut-after=40",
 		"stream:events=64;interval=20ms;error-after=2", "5o3", "429:;", "stream:",
+		"stall", "cut", soakMix, "mix:cut=0.5%;slow:1s=2%", "mix:503=60%;500=50%",
 	} {
 		f.Add(s)
 	}

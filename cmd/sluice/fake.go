@@ -25,7 +25,11 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS]\n\n"+
 			"Runs a fake OpenAI (/v1/chat/completions) and Anthropic (/v1/messages) API that follows a script,\n"+
-			"for drills against real agents. GET /fake/calls counts the calls.\n\nFlags:\n")
+			"for drills against real agents. GET /fake/calls counts the calls and the steps they played.\n\n"+
+			"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
+			"stall (200, part of the answer, then silence), cut (the same, then the connection closes), and\n"+
+			"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+
+			"(see go doc github.com/sluice-llm/sluice/fake).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
