@@ -21,6 +21,8 @@ import (
 type gateway struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
+	port   int    // the gateway's listen port
+	fake   int    // the fake's port
 	log    string // the attempt log's path
 	stderr string // the process's stderr, a file
 	exited chan struct{}
@@ -86,8 +88,10 @@ func startGateway(bin, cpus string, c config, fakeAddr, dir string) (*gateway, e
 	if ts, err := exec.LookPath("taskset"); err == nil && cpus != "" {
 		args = append([]string{ts, "-c", cpus}, args...) // taskset execs sluice: same pid
 	}
-	g := &gateway{base: "http://" + listen, log: filepath.Join(dir, "attempts.jsonl"),
+	_, fport, _ := net.SplitHostPort(fakeAddr)
+	g := &gateway{base: "http://" + listen, port: port, log: filepath.Join(dir, "attempts.jsonl"),
 		stderr: filepath.Join(dir, "gateway.stderr"), exited: make(chan struct{})}
+	g.fake, _ = strconv.Atoi(fport)
 	errf, err := os.Create(g.stderr)
 	if err != nil {
 		return nil, err
@@ -152,14 +156,16 @@ func (g *gateway) kill() {
 type reading struct {
 	RSSKiB     int64   `json:"rss_kib"`
 	FDs        int     `json:"open_fds"`
-	Goroutines int     `json:"goroutines"` // go_goroutines of /metrics; -1 when not exported
-	AtS        float64 `json:"at_s"`       // seconds since the load started (negative: before)
+	Goroutines int     `json:"goroutines"`     // go_goroutines of /metrics; -1 when not exported
+	Upstream   int     `json:"upstream_conns"` // ESTABLISHED connections to the fake, idle ones included
+	Clients    int     `json:"client_conns"`   // ESTABLISHED connections from clients
+	AtS        float64 `json:"at_s"`           // seconds since the load started
 }
 
 // read takes a reading of the gateway.
 func (g *gateway) read(since time.Time) reading {
 	pid := g.cmd.Process.Pid
-	r := reading{RSSKiB: -1, FDs: -1, Goroutines: -1, AtS: round(time.Since(since).Seconds(), 1)}
+	r := reading{RSSKiB: -1, FDs: -1, Goroutines: -1, Upstream: -1, Clients: -1, AtS: round(time.Since(since).Seconds(), 1)}
 	if f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
@@ -172,6 +178,7 @@ func (g *gateway) read(since time.Time) reading {
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 		r.FDs = len(ents)
 	}
+	r.Upstream, r.Clients = sockets(pid, g.fake, g.port)
 	r.Goroutines = g.goroutines()
 	return r
 }
@@ -179,8 +186,8 @@ func (g *gateway) read(since time.Time) reading {
 // goroutines reads go_goroutines from the gateway's /metrics, -1 when it
 // cannot.
 func (g *gateway) goroutines() int {
-	hc := &http.Client{Timeout: 5 * time.Second}
-	resp, err := hc.Get(g.base + "/metrics")
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get(g.base + "/metrics") // no keep-alive: the reading must not count its own connection
 	if err != nil {
 		return -1
 	}
@@ -205,4 +212,41 @@ func metricValue(r io.Reader, name string) int {
 		return int(f)
 	}
 	return -1
+}
+
+// sockets counts the process's ESTABLISHED TCP connections to the fake
+// (remote port upstream) and from clients (local port listen), from
+// /proc/PID/fd and /proc/net/tcp{,6}; -1, -1 when it cannot.
+func sockets(pid, upstream, listen int) (up, down int) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return -1, -1
+	}
+	inodes := map[string]bool{}
+	for _, e := range ents {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+		if in, ok := strings.CutPrefix(l, "socket:["); err == nil && ok {
+			inodes[strings.TrimSuffix(in, "]")] = true
+		}
+	}
+	remote, local := fmt.Sprintf(":%04X", upstream), fmt.Sprintf(":%04X", listen)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "01" || !inodes[f[9]] { // 01: ESTABLISHED
+				continue
+			}
+			if strings.HasSuffix(f[2], remote) {
+				up++
+			}
+			if strings.HasSuffix(f[1], local) {
+				down++
+			}
+		}
+	}
+	return up, down
 }

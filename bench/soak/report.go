@@ -75,12 +75,12 @@ func printSummary(w io.Writer, r *result) {
 		fmt.Fprintf(w, "    fake %-7s → log %s\n", step, counts(l.ByStep[step]))
 	}
 	g := r.Gateway
-	fmt.Fprintf(w, "\ngateway      RSS KiB  fds  goroutines\n")
+	fmt.Fprintf(w, "\ngateway      RSS KiB  fds  goroutines  conns up/clients\n")
 	for _, x := range []struct {
 		name string
 		r    reading
 	}{{"start", g.Start}, {"peak", g.Peak}, {"end", g.End}} {
-		fmt.Fprintf(w, "  %-9s %8d %4d %11d\n", x.name, x.r.RSSKiB, x.r.FDs, x.r.Goroutines)
+		fmt.Fprintf(w, "  %-9s %8d %4d %11d  %5d / %d\n", x.name, x.r.RSSKiB, x.r.FDs, x.r.Goroutines, x.r.Upstream, x.r.Clients)
 	}
 	fmt.Fprintf(w, "  stderr %d lines (%d bytes); SIGTERM to exit %.2f s, clean %v\n",
 		g.StderrLines, g.StderrBytes, g.StopS, g.CleanExit)

@@ -66,6 +66,7 @@ type gatewayInfo struct {
 	Samples     []reading `json:"samples"`
 	StderrBytes int64     `json:"stderr_bytes"`
 	StderrLines int       `json:"stderr_lines"`
+	StderrHead  []string  `json:"stderr_head"` // its first lines
 	StopS       float64   `json:"stop_s"`
 	CleanExit   bool      `json:"clean_exit"`
 }
@@ -139,6 +140,8 @@ func soak(ctx context.Context, c config, progress io.Writer) (*result, error) {
 	res.Log.Unparsed, res.Log.Bytes = unparsed, size
 	if b, err := os.ReadFile(g.stderr); err == nil {
 		res.Gateway.StderrBytes, res.Gateway.StderrLines = int64(len(b)), bytes.Count(b, []byte("\n"))
+		head := strings.SplitN(string(b), "\n", 6)
+		res.Gateway.StderrHead = head[:min(len(head), 5)]
 	}
 	res.Failures = failures(res)
 	if ctx.Err() != nil {
@@ -184,13 +187,14 @@ func sample(ctx context.Context, g *gateway, start time.Time, period time.Durati
 }
 
 func peak(rs []reading) reading {
-	p := reading{RSSKiB: -1, FDs: -1, Goroutines: -1}
+	p := reading{RSSKiB: -1, FDs: -1, Goroutines: -1, Upstream: -1, Clients: -1}
 	for _, r := range rs {
 		if r.RSSKiB > p.RSSKiB {
 			p.RSSKiB, p.AtS = r.RSSKiB, r.AtS
 		}
 		p.FDs = max(p.FDs, r.FDs)
 		p.Goroutines = max(p.Goroutines, r.Goroutines)
+		p.Upstream, p.Clients = max(p.Upstream, r.Upstream), max(p.Clients, r.Clients)
 	}
 	return p
 }
