@@ -50,8 +50,9 @@ func freePort() (int, error) {
 
 // gatewayConfig is the config of the gateway under soak: both dialects
 // routed to the fake, one policy with the flags' timeouts and the
-// built-in retries, and a breaker kept out of the way (1,000 failures in
-// a row) so that the figures speak of retries and streams.
+// built-in retries, and by default a breaker kept out of the way (1,000
+// failures in a row, -breaker-failures) so that the figures speak of
+// retries and streams.
 func gatewayConfig(c config, listen, fakeAddr, dir string) string {
 	return fmt.Sprintf(`listen: %s
 drain: 2s
@@ -66,9 +67,9 @@ routes:
 policies:
   soak:
     timeout: {connect: %s, first_byte: %s, idle: %s, total: %s}
-    breaker: {failures: 1000}
+    breaker: {failures: %d}
 `, listen, filepath.Join(dir, "state"), filepath.Join(dir, "attempts.jsonl"), fakeAddr, fakeAddr,
-		c.connect, c.firstByte, c.idle, c.total)
+		c.connect, c.firstByte, c.idle, c.total, c.breakerFailures)
 }
 
 // startGateway writes the config into dir and starts bin serve, pinned

@@ -72,7 +72,7 @@ type config struct {
 	out                             string
 	sluice, gatewayCPU              string
 	connect, firstByte, idle, total time.Duration
-	events                          int
+	events, breakerFailures         int
 	interval                        time.Duration
 	maxInFlight                     int
 }
@@ -93,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.firstByte, "first-byte", 2*time.Second, "the gateway policy's first_byte timeout")
 	fs.DurationVar(&c.idle, "idle", 2*time.Second, "the gateway policy's idle timeout")
 	fs.DurationVar(&c.total, "total", 6*time.Second, "the gateway policy's total timeout; a call past it + 1 s is late")
+	fs.IntVar(&c.breakerFailures, "breaker-failures", 1000, "the gateway policy's breaker failures; 5 is the built-in")
 	fs.IntVar(&c.events, "events", 16, "text events in the fake's streamed answers")
 	fs.DurationVar(&c.interval, "interval", 5*time.Millisecond, "pause between the fake's stream events")
 	fs.DurationVar(&c.settle, "settle", 3*time.Second, "wait after the last call before the end readings")
@@ -111,8 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-total %v is shorter than -connect + -first-byte; the gateway would refuse it", c.total)
 	case c.out == "":
 		return c, fmt.Errorf("-out is empty; name a file for the raw result")
-	case c.maxInFlight < 1:
-		return c, fmt.Errorf("-max-in-flight must be at least 1")
+	case c.maxInFlight < 1 || c.breakerFailures < 1:
+		return c, fmt.Errorf("-max-in-flight and -breaker-failures must be at least 1")
 	}
 	return c, nil
 }

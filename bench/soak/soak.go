@@ -56,6 +56,7 @@ type settings struct {
 	Events   int     `json:"stream_events"`
 	Interval string  `json:"stream_interval"`
 	Pinned   string  `json:"gateway_cpu"`
+	Breaker  int     `json:"breaker_failures"`
 }
 
 // gatewayInfo is what the gateway process looked like.
@@ -105,7 +106,7 @@ func soak(ctx context.Context, c config, progress io.Writer) (*result, error) {
 	res := &result{Commit: commit(), Started: time.Now().UTC().Truncate(time.Second), LoadStart: loadavg(),
 		Settings: settings{Duration: c.duration.String(), Rate: c.rate, Streams: c.streams, Mix: c.mix, Seed: c.seed,
 			Timeouts: fmt.Sprintf("connect %v, first_byte %v, idle %v, total %v", c.connect, c.firstByte, c.idle, c.total),
-			Events:   c.events, Interval: c.interval.String(), Pinned: c.gatewayCPU}}
+			Events:   c.events, Interval: c.interval.String(), Pinned: c.gatewayCPU, Breaker: c.breakerFailures}}
 	start := time.Now()
 	res.Gateway.Start = g.read(start)
 

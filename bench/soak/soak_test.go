@@ -146,7 +146,7 @@ func TestMetricValue(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-rate", "0"}, {"-streams", "2"}, {"-total", "1s"}, {"-out", ""}, {"extra"},
+		{"-rate", "0"}, {"-streams", "2"}, {"-breaker-failures", "0"}, {"-total", "1s"}, {"-out", ""}, {"extra"},
 	} {
 		var stderr bytes.Buffer
 		if _, err := parseFlags(args, &stderr); err == nil {
