@@ -13,6 +13,9 @@
 // taskset exists, pinned to -gateway-cpu. Pin this process yourself, e.g.
 // `taskset -c 1 soak …`, as bench/run.sh does for the load client.
 //
+// The fake keeps every request it receives, to pair each with its
+// attempt-log line: about 1 KiB per upstream attempt in this process.
+//
 // It prints a summary and writes the raw result as JSON to -out. It exits
 // 1 when a figure that must be 0 is not (calls past total + 1 s, replies
 // with no HTTP status, streams cut without their end or an error event,
