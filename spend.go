@@ -51,6 +51,13 @@ type BudgetError struct {
 	Remaining float64
 	// Resets is when its period ends.
 	Resets time.Time
+	// WorstCase is the call's worst-case cost, in USD: what it would have
+	// held.
+	WorstCase float64
+	// AssumedMaxTokens is the output, in tokens, assumed for that worst
+	// case because the request named no max_tokens (Spend.DefaultMaxTokens);
+	// 0 when the request named its own.
+	AssumedMaxTokens int64
 	// Err is set when the call could not be priced (ErrUnpriced), or the
 	// ledger could not be reached and the cap fails closed.
 	Err error
@@ -61,7 +68,21 @@ func (e *BudgetError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("sluice: budget %s: %v", e.Budget, e.Err)
 	}
-	return fmt.Sprintf("sluice: budget %s exhausted: $%.4f left, resets %s", e.Budget, e.Remaining, e.Resets.UTC().Format(time.RFC3339))
+	msg := fmt.Sprintf("sluice: budget %s exhausted: $%.6g left, less than the call's worst case $%.6g; resets %s",
+		e.Budget, e.Remaining, e.WorstCase, e.Resets.UTC().Format(time.RFC3339))
+	if e.AssumedMaxTokens > 0 {
+		msg += fmt.Sprintf(" (%s)", e.Assumption())
+	}
+	return msg
+}
+
+// Assumption says, when the worst case assumed an output size, what was
+// assumed and how to reserve less; "" otherwise.
+func (e *BudgetError) Assumption() string {
+	if e.AssumedMaxTokens <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("the request sets no max_tokens, so %d output tokens were assumed; set max_tokens to reserve less", e.AssumedMaxTokens)
 }
 
 // Is reports whether target is ErrBudgetExhausted.
@@ -132,19 +153,21 @@ type hold struct {
 
 // estimate returns the worst-case cost of a request at price p: its body
 // bytes / 4 as input tokens (a generous count: JSON syntax is not
-// tokens), plus its max_tokens (or the default) of output.
-func (s *Spend) estimate(body []byte, p Price) float64 {
+// tokens), plus its max_tokens (or the default) of output. assumed is the
+// default output when the request named none, else 0.
+func (s *Spend) estimate(body []byte, p Price) (cost float64, assumed int64) {
 	out := int64(s.DefaultMaxTokens)
 	if out <= 0 {
 		out = 4096
 	}
+	assumed = out
 	for _, k := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		if n, ok := jsonInt(body, k); ok && n > 0 {
-			out = n
+			out, assumed = n, 0
 			break
 		}
 	}
-	return p.Cost(Usage{Input: int64(len(body)+3) / 4, Output: out})
+	return p.Cost(Usage{Input: int64(len(body)+3) / 4, Output: out}), assumed
 }
 
 // price returns the highest price among the call's targets, so that a
@@ -190,9 +213,9 @@ func (c *call) scopeValue(b *Budget) string {
 func (c *call) reserve() error {
 	s := c.t.Spend
 	price, priced := c.price()
-	amount := 0.0
+	amount, assumed := 0.0, int64(0)
 	if priced {
-		amount = s.estimate(c.reqBody, price)
+		amount, assumed = s.estimate(c.reqBody, price)
 	}
 	now := time.Now()
 	c.remaining = -1
@@ -213,7 +236,8 @@ func (c *call) reserve() error {
 			return &BudgetError{Budget: b.Name, Resets: resets, Err: fmt.Errorf("ledger unreachable, failing closed: %w", err)}
 		case !ok:
 			c.release()
-			return &BudgetError{Budget: b.Name, Remaining: max(left, 0), Resets: resets}
+			return &BudgetError{Budget: b.Name, Remaining: max(left, 0), Resets: resets,
+				WorstCase: amount, AssumedMaxTokens: assumed}
 		}
 		c.holds = append(c.holds, hold{key: key, h: h})
 		if c.remaining < 0 || left < c.remaining {

@@ -25,6 +25,7 @@ const (
 	codeStreamCut        = "stream_cut"           // in a stream
 	codeShuttingDown     = "shutting_down"        // in a stream, at the end of the drain
 	codeMethodNotAllowed = "method_not_allowed"   // 405
+	codeUnpricedModel    = "unpriced_model"       // 400, no price under a budget
 )
 
 // errorBody returns a gateway error in the dialect's error shape. Codes

@@ -237,13 +237,16 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))
 	case errors.As(err, &be) && be.Err != nil:
-		writeError(w, kind, http.StatusBadRequest, codeBudgetExhausted, "sluice: "+be.Err.Error())
+		writeError(w, kind, http.StatusBadRequest, codeUnpricedModel, "sluice: "+be.Err.Error())
 	case errors.As(err, &be):
 		h.Set("Retry-After", retryAfterSeconds(be.Resets, time.Now()))
 		h.Set("Sluice-Budget-Remaining", strconv.FormatFloat(be.Remaining, 'f', 6, 64))
-		writeError(w, kind, http.StatusTooManyRequests, codeBudgetExhausted,
-			fmt.Sprintf("sluice: budget %s is spent ($%.4f left, less than this call's worst case); it resets at %s",
-				be.Budget, be.Remaining, be.Resets.UTC().Format(time.RFC3339)))
+		msg := fmt.Sprintf("sluice: budget %s is spent ($%.6g left, less than this call's worst case $%.6g); it resets at %s",
+			be.Budget, be.Remaining, be.WorstCase, be.Resets.UTC().Format(time.RFC3339))
+		if a := be.Assumption(); a != "" {
+			msg += "; " + a
+		}
+		writeError(w, kind, http.StatusTooManyRequests, codeBudgetExhausted, msg)
 	case errors.As(err, &open):
 		h.Set("Retry-After", retryAfterSeconds(open.Until, time.Now()))
 		writeError(w, kind, http.StatusServiceUnavailable, codeProviderDown,

@@ -17,6 +17,17 @@
 //
 // # Figures
 //
+//   - Failed calls first, the incident view: calls whose last attempt was
+//     neither ok nor the client's cancellation, per provider, with the
+//     first and last failure, whether the provider is still failing (its
+//     last call in the log failed: since when) or ok again, and the
+//     reasons its calls ended on.
+//   - Failures by reason and provider: the reason is the attempt's error
+//     class (timeout_idle, stream_cut, quota_exhausted, status_503,
+//     error_event_529, …), or its outcome when it has none (circuit_open,
+//     budget_exhausted); calls counts the calls that ended on it, attempts
+//     every attempt that failed so, retried or not; up to three sample
+//     request ids of the latest such calls, to look up next.
 //   - Calls: distinct request_id values (a line without one is a call of its
 //     own); attempts per call is the number of lines of each. A call's
 //     result is the outcome of its last line in time.

@@ -38,14 +38,14 @@ type step struct {
 
 var (
 	ok       = step{200, "ok", "", "closed"}
-	r429     = step{429, "retry", "rate_limited", "closed"}
-	r503     = step{503, "retry", "server_error", "closed"}
-	f503     = step{503, "fail", "server_error", "closed"}
-	rTimeout = step{0, "retry", "timeout", "closed"}
-	f400     = step{400, "fail", "bad_request", "closed"}
-	stalled  = step{200, "stream_stalled", "idle_timeout", "closed"}
-	fastFail = step{0, "circuit_open", "provider_down", "open"}
-	probeBad = step{503, "fail", "server_error", "half_open"}
+	r429     = step{429, "retry", "status_429", "closed"}
+	r503     = step{503, "retry", "status_503", "closed"}
+	f503     = step{503, "fail", "status_503", "closed"}
+	rTimeout = step{0, "retry", "timeout_first_byte", "closed"}
+	f400     = step{400, "fail", "status_400", "closed"}
+	stalled  = step{200, "stream_stalled", "timeout_idle", "closed"}
+	fastFail = step{0, "circuit_open", "circuit_open", "open"}
+	probeBad = step{503, "fail", "status_503", "half_open"}
 	probeOK  = step{200, "ok", "", "half_open"}
 )
 
@@ -87,7 +87,7 @@ func (g *gen) timing(s step) (lat, ttfb float64) {
 	switch {
 	case s.outcome == "circuit_open":
 		return 0.05, 0
-	case s.err == "timeout":
+	case s.err == "timeout_first_byte":
 		return 20000 + g.r.Float64()*10, 0
 	case s.status == 200:
 		lat = 300 + g.r.ExpFloat64()*500

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 )
 
 // card is one headline figure at the top of the page.
@@ -50,13 +51,14 @@ func cards(s *Summary) []card {
 		{"retries", fmt.Sprint(s.Retries.Count), "waited " + fmtMS(s.Retries.WaitSumMS)},
 		{"breaker openings", fmt.Sprint(len(s.Openings)), ""},
 		{"429s", fmt.Sprint(s.RateLimited.Total), top},
-		{"spend", fmt.Sprintf("$%.4f", s.SpendUSD), ""},
+		{"failed calls", fmt.Sprint(s.Incident.FailedCalls), "of " + fmt.Sprint(s.Incident.Calls)},
+		{"spend", "$" + fmtUSD(s.SpendUSD), ""},
 	}
 }
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"num": num, "pct": pct, "stamp": stamp, "ms": fmtMS, "why": why,
-	"dash": orDash, "status": statusName,
+	"dash": orDash, "status": statusName, "usd": fmtUSD, "join": strings.Join,
 	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
 }).Parse(pageHTML))
 
@@ -94,6 +96,17 @@ svg text { fill: #444; }
 {{range .Inputs}}Input {{.Name}}: {{.Lines}} lines{{if .Malformed}}, {{.Malformed}} malformed skipped{{end}}{{if .Truncated}}, gzip stream cut short{{end}}. {{end}}
 {{if .OutsideWindow}}{{.OutsideWindow}} attempts outside --since/--until left out.{{end}}</p>{{end}}
 <div class="cards">{{range .Cards}}<div class="card"><span>{{.Label}}</span><b>{{.Value}}</b><span>{{.Sub}}</span></div>{{end}}</div>
+{{with .S}}{{if .Attempts}}
+<h2 id="failed-calls">Failed calls: {{.Incident.FailedCalls}} of {{.Incident.Calls}}</h2>
+{{if .Incident.Providers}}<table><tr><th class="l">provider</th><th>failed calls</th><th>calls</th><th class="l">first</th><th class="l">last</th><th class="l">now</th><th class="l">ended on</th></tr>
+{{range .Incident.Providers}}<tr><td class="l">{{dash .Provider}}</td><td>{{.FailedCalls}}</td><td>{{.Calls}}</td><td class="l">{{stamp .First}}</td><td class="l">{{stamp .Last}}</td><td class="l">{{if .Failing}}failing since {{stamp .Since}}{{else}}ok again since {{stamp .LastOK}}{{end}}</td><td class="l">{{range $i, $c := .Classes}}{{if $i}}, {{end}}{{$c.Key}} {{$c.N}}{{end}}</td></tr>
+{{end}}</table>{{else}}<p>None.</p>{{end}}
+<h2 id="failures">Failures by reason and provider</h2>
+<p class="note">Calls: calls that ended on the reason. Attempts: attempts that failed so, retried or not. Sample request ids: the latest calls, to look up in the log.</p>
+{{if .Failures}}<table><tr><th class="l">reason</th><th class="l">provider</th><th>calls</th><th>attempts</th><th class="l">first</th><th class="l">last</th><th class="l">sample request ids</th></tr>
+{{range .Failures}}<tr><td class="l">{{.Class}}</td><td class="l">{{dash .Provider}}</td><td>{{.Calls}}</td><td>{{.Attempts}}</td><td class="l">{{stamp .First}}</td><td class="l">{{stamp .Last}}</td><td class="l"><code>{{join .Samples " "}}</code></td></tr>
+{{end}}</table>{{else}}<p>None.</p>{{end}}
+{{end}}{{end}}
 {{range .Charts}}
 <h2>{{.Title}}</h2>
 <p class="note">{{.Note}}</p>
@@ -134,8 +147,8 @@ svg text { fill: #444; }
 {{end}}</table>{{else}}<p>None seen.</p>{{end}}
 <h2>Spend</h2>
 <table><tr><th class="l">provider</th><th class="l">model</th><th>USD</th></tr>
-{{range .Spend}}<tr><td class="l">{{dash .Provider}}</td><td class="l">{{dash .Model}}</td><td>{{printf "%.4f" .USD}}</td></tr>{{end}}
-<tr><td class="l"><b>total</b></td><td class="l"></td><td><b>{{printf "%.4f" .SpendUSD}}</b></td></tr></table>
+{{range .Spend}}<tr><td class="l">{{dash .Provider}}</td><td class="l">{{dash .Model}}</td><td>{{usd .USD}}</td></tr>{{end}}
+<tr><td class="l"><b>total</b></td><td class="l"></td><td><b>{{usd .SpendUSD}}</b></td></tr></table>
 <h2>429s: busiest minutes of the hour</h2>
 {{with .RateLimited}}{{if .Total}}<table><tr><th class="l">minute</th><th>429s</th><th>share</th></tr>
 {{range .Top}}<tr><td class="l">:{{printf "%02d" .Minute}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}{{end}}

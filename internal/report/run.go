@@ -23,8 +23,9 @@ const (
 
 const usage = `usage: sluice report [--since T] [--until T] [--json] [--html FILE] [FILE.jsonl ...]
 
-Reads attempt logs and reports calls, attempts per call, outcome and status
-mix, latency and time-to-first-byte p50/p95/p99 (nearest rank) per provider
+Reads attempt logs and reports, first, the calls that failed (per provider:
+since when, still failing or ok again) and why (per reason and provider, with
+sample request ids), then calls, attempts per call, outcome and status mix, latency and time-to-first-byte p50/p95/p99 (nearest rank) per provider
 and model, retries and their waits, breaker openings, spend, and 429s by
 minute of the hour.
 

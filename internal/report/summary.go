@@ -25,6 +25,11 @@ type Summary struct {
 	Calls    int `json:"calls"`
 	// AttemptsPerCall is how many lines each call left.
 	AttemptsPerCall PerCall `json:"attempts_per_call"`
+	// Incident says which calls failed, since when, at which provider.
+	Incident Incident `json:"incident"`
+	// Failures counts failed attempts and calls by reason and provider,
+	// with sample request ids, most failed calls first.
+	Failures []Failure `json:"failures"`
 	// CallResults counts calls by the outcome of their last attempt.
 	CallResults []Count `json:"call_results"`
 	// Outcomes counts attempts by outcome, most frequent first.
@@ -83,8 +88,8 @@ type Retries struct {
 	WaitSumMS float64 `json:"wait_sum_ms"`
 	WaitP50MS float64 `json:"wait_p50_ms"`
 	WaitMaxMS float64 `json:"wait_max_ms"`
-	// After counts retried attempts by status, or by error class when no
-	// status arrived.
+	// After counts retried attempts by why they failed: the error class
+	// (status_503, timeout_first_byte, error_event_529, …).
 	After []Count `json:"after"`
 }
 
@@ -105,6 +110,9 @@ func Summarize(lines []Line) Summary {
 		s.From, s.To = sorted[0].TS, sorted[len(sorted)-1].TS
 	}
 	s.Calls, s.AttemptsPerCall, s.CallResults = calls(sorted)
+	ends := callEnds(sorted)
+	s.Incident = incident(ends)
+	s.Failures = failures(sorted, ends)
 	s.Outcomes = counted(sorted, func(l Line) string { return string(l.Outcome) }, byCount)
 	s.Statuses = counted(sorted, func(l Line) string { return strconv.Itoa(l.Status) }, byNumber)
 	s.Overall, s.Latency = latencies(sorted)
@@ -247,20 +255,6 @@ func retries(lines []Line) Retries {
 	r.WaitP50MS, r.WaitMaxMS = d.P50, d.Max
 	r.After = sortedCounts(after, r.Count, byCount)
 	return r
-}
-
-// cause names what an attempt ended on: its status, else its error class,
-// else its outcome.
-func cause(l Line) string {
-	switch {
-	case l.Status != 0:
-		return strconv.Itoa(l.Status)
-	case l.Error != "":
-		return l.Error
-	case l.Outcome != "":
-		return string(l.Outcome)
-	}
-	return "unknown"
 }
 
 // spend sums cost_usd, overall and per provider and model.

@@ -15,6 +15,8 @@ func WriteText(w io.Writer, s *Summary) error {
 	var b bytes.Buffer
 	writeHeader(&b, s)
 	if s.Attempts > 0 {
+		writeIncident(&b, s)
+		writeFailures(&b, s)
 		writeCalls(&b, s)
 		writeLatency(&b, s)
 		writeRetries(&b, s)
@@ -181,10 +183,10 @@ func writeOpenings(b *bytes.Buffer, s *Summary) {
 }
 
 func writeSpend(b *bytes.Buffer, s *Summary) {
-	fmt.Fprintf(b, "\nSPEND: %.4f USD\n", s.SpendUSD)
+	fmt.Fprintf(b, "\nSPEND: %s USD\n", fmtUSD(s.SpendUSD))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, sp := range s.Spend {
-		fmt.Fprintf(tw, "  %s\t%s\t%.4f\n", orDash(sp.Provider), orDash(sp.Model), sp.USD)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", orDash(sp.Provider), orDash(sp.Model), fmtUSD(sp.USD))
 	}
 	tw.Flush()
 }
