@@ -546,22 +546,27 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 // logRefusal logs a call refused by the breaker.
 func (c *call) logRefusal(n int, err error) {
 	state := breaker.Open
+	name := c.brk.Name()
 	var oe *breaker.OpenError
 	if errors.As(err, &oe) {
-		state = oe.State
+		state, name = oe.State, oe.Name
 	}
-	c.logUnsent(n, OutcomeCircuitOpen, "circuit_open", state)
+	c.logUnsent("breaker:"+name, n, OutcomeCircuitOpen, "circuit_open", state)
 }
 
 // logUnsent logs an attempt refused before it was sent: no status, no
-// bytes, no time.
-func (c *call) logUnsent(n int, outcome Outcome, class string, state breaker.State) {
+// bytes, no time. Every one is observed; the log folds them per key (the
+// refusing breaker or budget), at most one line a second.
+func (c *call) logUnsent(key string, n int, outcome Outcome, class string, state breaker.State) {
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		Outcome: outcome, Error: class, Breaker: state.String(),
 	}
-	c.record(&a)
+	c.t.Log.WriteRefused(key, &a)
+	if c.t.Observe != nil {
+		c.t.Observe(&a)
+	}
 }
 
 // try makes one attempt. It returns the response for the caller (verdict
