@@ -356,12 +356,6 @@ func (c *call) run() (*http.Response, error) {
 	var lastErr error
 	p := &c.policy.Retry
 	for line := 1; ; line++ {
-		if c.tries > 0 && !c.retrying {
-			if !c.t.budget.take(p.Budget) {
-				return c.give(last, lastErr)
-			}
-			c.retrying = true
-		}
 		permit, err := c.brk.Allow()
 		if err != nil {
 			c.logRefusal(line, err)
@@ -393,6 +387,12 @@ func (c *call) run() (*http.Response, error) {
 			retry, move = false, true // a silent target rarely answers the second time
 		case !retry && c.hasNext():
 			move = c.shouldFallBack(v, a.errBody, err)
+		}
+		if retry && !c.retrying { // the budget decides before the line says retry
+			if c.retrying = c.t.budget.take(p.Budget); !c.retrying {
+				retry = false
+				a.rec.RetryBudgetExhausted = true
+			}
 		}
 		a.rec.Outcome = finalOutcome(err, resp)
 		if retry {
