@@ -20,6 +20,10 @@ import (
 // judge it and to hand it back after the retry decision.
 const maxErrorBody = 1 << 20
 
+// maxBufferedBody bounds how much of an answer that is not a stream
+// Transport.BufferBody reads inside the attempt.
+const maxBufferedBody = 8 << 20
+
 // maxPeek bounds how much of a stream is read, before its first event is
 // complete, to judge that event.
 const maxPeek = 64 << 10

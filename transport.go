@@ -67,6 +67,17 @@ type Transport struct {
 	// Spend caps what calls may cost. If nil, calls are not capped.
 	Spend *Spend
 
+	// BufferBody makes each attempt read a successful answer that is not a
+	// stream whole, up to 8 MiB, before RoundTrip returns it, each read
+	// bounded by Policy.Timeout.Idle. A body that stalls or is cut on the
+	// way then fails its attempt, which is retried under the policy like
+	// any other failure, instead of failing in the caller's hands; a longer
+	// body is handed over as read so far plus the rest. A server relaying
+	// answers (the gateway) sets it, so that nothing reaches its client
+	// before the answer is whole. If false (the default), the body is read
+	// as the caller reads it.
+	BufferBody bool
+
 	// Fallbacks are tried in order when the primary cannot answer: its
 	// attempts ran out on a retryable failure, its breaker is open, it did
 	// not answer in time (a first-byte timeout moves on at once instead of
@@ -619,6 +630,15 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		}
 	} else {
 		a.disarm()
+		if c.t.BufferBody {
+			head, err := a.readAll(resp.Body, maxBufferedBody)
+			b.head, b.n = head, int64(len(head))
+			if err != nil {
+				resp.Body.Close()
+				a.rec.BytesIn = b.n
+				return nil, c.failed(a, err), a.err
+			}
+		}
 	}
 	resp.Body = b
 	c.stamp(resp)
