@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // Transport is an http.RoundTripper that makes a call to an LLM provider
@@ -626,8 +627,9 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				c.settle(a, v, int64(len(head)))
 				return nil, v, &statusError{status: status}
 			}
-			b.errStat = status
+			b.errStat, b.errV = status, v
 		}
+		b.events = &sse.Parser{}
 	} else {
 		a.disarm()
 		if c.t.BufferBody {
