@@ -179,4 +179,3 @@ func TestQuotaErrorEventNeverOpensBreaker(t *testing.T) {
 		}
 	}
 }
-
