@@ -223,17 +223,20 @@ type body struct {
 	ended   atomic.Bool
 
 	events   *sse.Parser // a stream's events as handed to the caller
-	terminal bool        // the stream's terminal event was handed to the caller
+	terminal atomic.Bool // the stream's terminal event was handed to the caller
 }
 
 // watch notes a stream's terminal event in p, bytes handed to the caller.
 func (b *body) watch(p []byte) {
-	if b.events == nil || b.terminal || len(p) == 0 {
+	if b.events == nil || len(p) == 0 || b.terminal.Load() {
 		return
 	}
 	b.events.Feed(p, func(ev sse.Event) bool {
-		b.terminal = isTerminalEvent(ev)
-		return !b.terminal
+		if isTerminalEvent(ev) {
+			b.terminal.Store(true)
+			return false
+		}
+		return true
 	})
 }
 
@@ -398,7 +401,7 @@ func (b *body) judge(err error) (Outcome, breaker.Outcome) {
 	case b.errStat != 0 && (err == nil || err == errEarlyClose):
 		b.a.rec.Error = b.errV.class // judged on the event's body: a quota error is Ignored
 		return OutcomeFail, b.errV.breaker
-	case err == nil, b.terminal && b.errStat == 0:
+	case err == nil, b.terminal.Load() && b.errStat == 0:
 		// A stream whose terminal event reached the caller is complete,
 		// whatever the caller does next.
 		return OutcomeOK, breaker.Success
