@@ -11,6 +11,14 @@ import (
 
 // Attempt is one upstream attempt: one line of the attempt log. The JSON
 // names are a contract that operators' tools read.
+//
+// Calls refused without an upstream attempt (outcome circuit_open or
+// budget_exhausted) are each passed to Transport.Observe, but the log
+// writes at most one line a second for each breaker and each budget: the
+// first refusal in a quiet period at once with Refused 1, later ones
+// counted and written as one line, carrying their count in Refused, with
+// the next refusal after the second (or the next line of the log after it,
+// or AttemptLog.Flush).
 type Attempt struct {
 	TS                time.Time `json:"ts"`
 	RequestID         string    `json:"request_id"`
@@ -32,6 +40,15 @@ type Attempt struct {
 	UpstreamRequestID string    `json:"upstream_request_id,omitempty"`
 	CostUSD           float64   `json:"cost_usd,omitempty"`
 	Stream            bool      `json:"stream"`
+
+	// Refused is, on the line of a refused call, how many refused calls
+	// that line stands for (see above); 0, and omitted, on other lines.
+	Refused int `json:"refused,omitempty"`
+
+	// RetryBudgetExhausted reports that the attempt would have been
+	// retried but the retry budget refused it: its Outcome is its final
+	// one, not retry. It is not written to the log.
+	RetryBudgetExhausted bool `json:"-"`
 }
 
 // Outcome is how an attempt ended, as written in the attempt log.
@@ -54,9 +71,10 @@ const (
 // with O_APPEND (goroutines or processes) never interleave. It is safe for
 // concurrent use.
 type AttemptLog struct {
-	w    io.Writer
-	mu   sync.Mutex // serialises writes to w; appendJSON runs outside it
-	pool sync.Pool
+	w       io.Writer
+	mu      sync.Mutex // serialises writes to w; appendJSON runs outside it
+	pool    sync.Pool
+	refused refusals // shared by every Transport writing here
 }
 
 // NewAttemptLog returns a log that writes to w. A nil w discards.
@@ -65,10 +83,53 @@ func NewAttemptLog(w io.Writer) *AttemptLog {
 }
 
 // Write encodes a as one line and writes it with one call to the writer.
+// Before it, it writes the folded refusals whose second ended by a.TS.
 func (l *AttemptLog) Write(a *Attempt) error {
 	if l == nil || l.w == nil {
 		return nil
 	}
+	for _, r := range l.refused.overdue(a.TS) {
+		l.write(&r)
+	}
+	return l.write(a)
+}
+
+// WriteRefused logs a call refused without an upstream attempt, under key
+// (the refusing breaker's or budget's name): at once when it is the first
+// refusal under key in a second, else folded into the key's next line (see
+// Attempt). It is safe for concurrent use by every Transport sharing l.
+func (l *AttemptLog) WriteRefused(key string, a *Attempt) error {
+	if l == nil || l.w == nil {
+		return nil
+	}
+	n := l.refused.admit(key, a) // first: a joins its key's pending count
+	for _, r := range l.refused.overdue(a.TS) {
+		l.write(&r)
+	}
+	if n == 0 {
+		return nil
+	}
+	line := *a
+	line.Refused = n
+	return l.write(&line)
+}
+
+// Flush writes the refusals folded and not yet written, one line per
+// breaker or budget. Call it before closing the log's writer.
+func (l *AttemptLog) Flush() error {
+	if l == nil || l.w == nil {
+		return nil
+	}
+	var err error
+	for _, r := range l.refused.all() {
+		if werr := l.write(&r); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func (l *AttemptLog) write(a *Attempt) error {
 	bp, _ := l.pool.Get().(*[]byte)
 	if bp == nil {
 		b := make([]byte, 0, 512)
@@ -130,6 +191,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	}
 	dst = append(dst, `,"stream":`...)
 	dst = strconv.AppendBool(dst, a.Stream)
+	if a.Refused != 0 {
+		dst = append(dst, `,"refused":`...)
+		dst = strconv.AppendInt(dst, int64(a.Refused), 10)
+	}
 	return append(dst, '}')
 }
 

@@ -20,6 +20,10 @@ import (
 // judge it and to hand it back after the retry decision.
 const maxErrorBody = 1 << 20
 
+// maxBufferedBody bounds how much of an answer that is not a stream
+// Transport.BufferBody reads inside the attempt.
+const maxBufferedBody = 8 << 20
+
 // maxPeek bounds how much of a stream is read, before its first event is
 // complete, to judge that event.
 const maxPeek = 64 << 10
@@ -213,9 +217,55 @@ type body struct {
 	n       int64  // bytes read from rc
 	sent    int64  // bytes handed to the caller
 	stream  bool
-	errStat int // for a stream whose first event is an error: its status
+	errStat int     // for a stream whose first event is an error: its status
+	errV    verdict // and its verdict, judged with the event's body
 	usage   *usageTap
 	ended   atomic.Bool
+
+	events   *sse.Parser // a stream's events as handed to the caller
+	terminal atomic.Bool // the stream's terminal event was handed to the caller
+}
+
+// watch notes a stream's terminal event in p, bytes handed to the caller.
+func (b *body) watch(p []byte) {
+	if b.events == nil || len(p) == 0 || b.terminal.Load() {
+		return
+	}
+	b.events.Feed(p, func(ev sse.Event) bool {
+		if isTerminalEvent(ev) {
+			b.terminal.Store(true)
+			return false
+		}
+		return true
+	})
+}
+
+// isTerminalEvent reports whether ev ends a complete answer: OpenAI's
+// data: [DONE], Anthropic's message_stop, the Responses API's
+// response.completed or response.incomplete, whether named in the event
+// line or only in the data's "type".
+func isTerminalEvent(ev sse.Event) bool {
+	switch ev.Type {
+	case "message_stop", "response.completed", "response.incomplete":
+		return true
+	case "", "message":
+		d := bytes.TrimSpace(ev.Data)
+		if bytes.Equal(d, []byte("[DONE]")) {
+			return true
+		}
+		for _, t := range terminalTypes {
+			if bytes.HasPrefix(d, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var terminalTypes = [][]byte{
+	[]byte(`{"type":"message_stop"`),
+	[]byte(`{"type":"response.completed"`),
+	[]byte(`{"type":"response.incomplete"`),
 }
 
 // usageTap reads the usage of an answer from the bytes handed to the
@@ -264,6 +314,7 @@ func (b *body) Read(p []byte) (int, error) {
 		n := copy(p, b.head)
 		b.head = b.head[n:]
 		b.sent += int64(n)
+		b.watch(p[:n])
 		if b.usage != nil {
 			b.usage.write(p[:n])
 		}
@@ -277,6 +328,7 @@ func (b *body) Read(p []byte) (int, error) {
 	b.a.disarm()
 	b.n += int64(n)
 	b.sent += int64(n)
+	b.watch(p[:n])
 	if b.usage != nil && n > 0 {
 		b.usage.write(p[:n])
 	}
@@ -326,7 +378,7 @@ func (b *body) end(err error) {
 	}
 	outcome, bo := b.judge(err)
 	r.Outcome = outcome
-	if err != nil && err != errEarlyClose {
+	if err != nil && err != errEarlyClose && outcome != OutcomeOK {
 		r.Error = errorClass(err)
 	}
 	a.permit.Done(bo, slowBy)
@@ -346,12 +398,12 @@ func (b *body) end(err error) {
 // judge returns the log outcome and the breaker outcome of a finished body.
 func (b *body) judge(err error) (Outcome, breaker.Outcome) {
 	switch {
-	case err == nil && b.errStat != 0:
-		r := b.a.call.policy.Retry
-		v := r.judgeStatus(b.errStat, nil, nil)
-		b.a.rec.Error = v.class
-		return OutcomeFail, v.breaker
-	case err == nil:
+	case b.errStat != 0 && (err == nil || err == errEarlyClose):
+		b.a.rec.Error = b.errV.class // judged on the event's body: a quota error is Ignored
+		return OutcomeFail, b.errV.breaker
+	case err == nil, b.terminal.Load() && b.errStat == 0:
+		// A stream whose terminal event reached the caller is complete,
+		// whatever the caller does next.
 		return OutcomeOK, breaker.Success
 	case err == errEarlyClose:
 		if !b.stream && b.sent > 0 {

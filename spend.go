@@ -284,5 +284,10 @@ func (c *call) logBudgetRefusal(err error) {
 	if errors.Is(err, ErrUnpriced) {
 		class = "unpriced_model"
 	}
-	c.logUnsent(1, OutcomeBudgetExhausted, class, breaker.Closed)
+	key := "budget:" + class + ":"
+	var be *BudgetError
+	if errors.As(err, &be) {
+		key += be.Budget
+	}
+	c.logUnsent(key, 1, OutcomeBudgetExhausted, class, breaker.Closed)
 }

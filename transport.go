@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // Transport is an http.RoundTripper that makes a call to an LLM provider
@@ -66,6 +67,17 @@ type Transport struct {
 
 	// Spend caps what calls may cost. If nil, calls are not capped.
 	Spend *Spend
+
+	// BufferBody makes each attempt read a successful answer that is not a
+	// stream whole, up to 8 MiB, before RoundTrip returns it, each read
+	// bounded by Policy.Timeout.Idle. A body that stalls or is cut on the
+	// way then fails its attempt, which is retried under the policy like
+	// any other failure, instead of failing in the caller's hands; a longer
+	// body is handed over as read so far plus the rest. A server relaying
+	// answers (the gateway) sets it, so that nothing reaches its client
+	// before the answer is whole. If false (the default), the body is read
+	// as the caller reads it.
+	BufferBody bool
 
 	// Fallbacks are tried in order when the primary cannot answer: its
 	// attempts ran out on a retryable failure, its breaker is open, it did
@@ -356,12 +368,6 @@ func (c *call) run() (*http.Response, error) {
 	var lastErr error
 	p := &c.policy.Retry
 	for line := 1; ; line++ {
-		if c.tries > 0 && !c.retrying {
-			if !c.t.budget.take(p.Budget) {
-				return c.give(last, lastErr)
-			}
-			c.retrying = true
-		}
 		permit, err := c.brk.Allow()
 		if err != nil {
 			c.logRefusal(line, err)
@@ -393,6 +399,12 @@ func (c *call) run() (*http.Response, error) {
 			retry, move = false, true // a silent target rarely answers the second time
 		case !retry && c.hasNext():
 			move = c.shouldFallBack(v, a.errBody, err)
+		}
+		if retry && !c.retrying { // the budget decides before the line says retry
+			if c.retrying = c.t.budget.take(p.Budget); !c.retrying {
+				retry = false
+				a.rec.RetryBudgetExhausted = true
+			}
 		}
 		a.rec.Outcome = finalOutcome(err, resp)
 		if retry {
@@ -546,22 +558,27 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 // logRefusal logs a call refused by the breaker.
 func (c *call) logRefusal(n int, err error) {
 	state := breaker.Open
+	name := c.brk.Name()
 	var oe *breaker.OpenError
 	if errors.As(err, &oe) {
-		state = oe.State
+		state, name = oe.State, oe.Name
 	}
-	c.logUnsent(n, OutcomeCircuitOpen, "circuit_open", state)
+	c.logUnsent("breaker:"+name, n, OutcomeCircuitOpen, "circuit_open", state)
 }
 
 // logUnsent logs an attempt refused before it was sent: no status, no
-// bytes, no time.
-func (c *call) logUnsent(n int, outcome Outcome, class string, state breaker.State) {
+// bytes, no time. Every one is observed; the log folds them per key (the
+// refusing breaker or budget), at most one line a second.
+func (c *call) logUnsent(key string, n int, outcome Outcome, class string, state breaker.State) {
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		Outcome: outcome, Error: class, Breaker: state.String(),
 	}
-	c.record(&a)
+	c.t.Log.WriteRefused(key, &a)
+	if c.t.Observe != nil {
+		c.t.Observe(&a)
+	}
 }
 
 // try makes one attempt. It returns the response for the caller (verdict
@@ -610,10 +627,20 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				c.settle(a, v, int64(len(head)))
 				return nil, v, &statusError{status: status}
 			}
-			b.errStat = status
+			b.errStat, b.errV = status, v
 		}
+		b.events = &sse.Parser{}
 	} else {
 		a.disarm()
+		if c.t.BufferBody {
+			head, err := a.readAll(resp.Body, maxBufferedBody)
+			b.head, b.n = head, int64(len(head))
+			if err != nil {
+				resp.Body.Close()
+				a.rec.BytesIn = b.n
+				return nil, c.failed(a, err), a.err
+			}
+		}
 	}
 	resp.Body = b
 	c.stamp(resp)

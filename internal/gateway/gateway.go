@@ -237,6 +237,10 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy, base http.RoundTripper
 		Log:      g.log,
 		Observe:  g.metrics.observe,
 		Spend:    g.spend,
+		// A JSON answer is read whole inside its attempt: a stall or cut is
+		// retried, or answered with the gateway's own error, never relayed
+		// as an empty reply.
+		BufferBody: true,
 	}
 	if rt.retrySafe {
 		t.RetrySafe = func(*http.Request) bool { return true }
@@ -272,7 +276,7 @@ func (g *Gateway) Close() error {
 			t.CloseIdleConnections()
 		}
 	}
-	return nil
+	return g.log.Flush() // the refusals folded and not yet written
 }
 
 // Store returns the breaker store.

@@ -16,16 +16,17 @@ import (
 // metrics are the gateway's Prometheus metrics. Labels never carry keys,
 // bodies or client-chosen text beyond the configured names.
 type metrics struct {
-	registry  *prometheus.Registry
-	spent     *prometheus.CounterVec
-	handler   http.Handler
-	attempts  *prometheus.CounterVec
-	retries   *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	ttfb      *prometheus.HistogramVec
-	fallbacks *prometheus.CounterVec
-	counters  sync.Map // attemptKey → prometheus.Counter
-	byProv    sync.Map // provider → *provMetrics
+	registry       *prometheus.Registry
+	spent          *prometheus.CounterVec
+	handler        http.Handler
+	attempts       *prometheus.CounterVec
+	retries        *prometheus.CounterVec
+	refusedRetries *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	ttfb           *prometheus.HistogramVec
+	fallbacks      *prometheus.CounterVec
+	counters       sync.Map // attemptKey → prometheus.Counter
+	byProv         sync.Map // provider → *provMetrics
 }
 
 type attemptKey struct {
@@ -36,6 +37,7 @@ type attemptKey struct {
 
 type provMetrics struct {
 	retries        prometheus.Counter
+	refusedRetries prometheus.Counter
 	latency, ttfbH prometheus.Observer
 }
 
@@ -52,6 +54,9 @@ func newMetrics(store breaker.Store) *metrics {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_retries_total", Help: "Attempts that were followed by a retry.",
 		}, []string{"provider"}),
+		refusedRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_retry_budget_exhausted_total", Help: "Retries the retry budget refused: the attempt's failure was final.",
+		}, []string{"provider"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "sluice_attempt_duration_seconds", Help: "Attempt duration, start to last byte.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600},
@@ -64,7 +69,7 @@ func newMetrics(store breaker.Store) *metrics {
 			Name: "sluice_fallbacks_total", Help: "Calls answered by a route's fallback instead of its primary.",
 		}, []string{"route", "provider"}),
 	}
-	reg.MustRegister(m.spent, m.attempts, m.retries, m.latency, m.ttfb, m.fallbacks,
+	reg.MustRegister(m.spent, m.attempts, m.retries, m.refusedRetries, m.latency, m.ttfb, m.fallbacks,
 		&breakerCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
@@ -89,6 +94,9 @@ func (m *metrics) observe(a *sluice.Attempt) {
 	if a.Outcome == sluice.OutcomeRetry {
 		pm.retries.Inc()
 	}
+	if a.RetryBudgetExhausted {
+		pm.refusedRetries.Inc()
+	}
 	pm.latency.Observe(a.LatencyMS / 1000)
 	pm.ttfbH.Observe(a.TTFBMS / 1000)
 }
@@ -103,9 +111,10 @@ func (m *metrics) provider(name string) *provMetrics {
 		return v.(*provMetrics)
 	}
 	v, _ := m.byProv.LoadOrStore(name, &provMetrics{
-		retries: m.retries.WithLabelValues(name),
-		latency: m.latency.WithLabelValues(name),
-		ttfbH:   m.ttfb.WithLabelValues(name),
+		retries:        m.retries.WithLabelValues(name),
+		refusedRetries: m.refusedRetries.WithLabelValues(name),
+		latency:        m.latency.WithLabelValues(name),
+		ttfbH:          m.ttfb.WithLabelValues(name),
 	})
 	return v.(*provMetrics)
 }

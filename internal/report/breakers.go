@@ -115,7 +115,7 @@ func (t *breakerTrack) observe(l Line) {
 		return
 	}
 	if l.Outcome == "circuit_open" {
-		t.cur.FastFails++
+		t.cur.FastFails += max(l.Refused, 1) // a folded line stands for Refused calls
 		t.calls[callKey(l, t.cur.FastFails)] = true
 	}
 	if l.Breaker == "half_open" {

@@ -15,6 +15,7 @@ func TestOpenings(t *testing.T) {
 		return Line{TS: at(s), RequestID: provider + at(s).String(), Provider: provider,
 			Breaker: breaker, Outcome: sluice.Outcome(outcome), Status: status}
 	}
+	folded := func(l Line, n int) Line { l.Refused = n; return l }
 	tests := []struct {
 		name  string
 		lines []Line
@@ -33,6 +34,11 @@ func TestOpenings(t *testing.T) {
 			l(6, "a", "open", "circuit_open", 0), l(12, "a", "closed", "ok", 200),
 		}, []Opening{{Provider: "a", Start: at(0), End: at(12), DurationMS: 12000, FastFails: 2,
 			CallsFailedFast: 2, Probes: []time.Time{at(5)}, FailedProbes: 1, Before: []Count{}}}},
+		{"folded refusals count as the calls they stand for", []Line{
+			l(0, "a", "open", "circuit_open", 0), folded(l(1, "a", "open", "circuit_open", 0), 40),
+			l(12, "a", "closed", "ok", 200),
+		}, []Opening{{Provider: "a", Start: at(0), End: at(12), DurationMS: 12000, FastFails: 41,
+			CallsFailedFast: 2, Probes: []time.Time{}, Before: []Count{}}}},
 		{"still open at the end", []Line{
 			l(0, "a", "closed", "fail", 503), l(4, "a", "open", "circuit_open", 0), l(9, "b", "closed", "ok", 200),
 		}, []Opening{{Provider: "a", Start: at(4), Ongoing: true, DurationMS: 5000, FastFails: 1,
