@@ -96,25 +96,35 @@ func TestWrappedTimeoutFromBase(t *testing.T) {
 	}
 }
 
-// TestRetryAfterCapEndsTheCallNow: a Retry-After hint above
-// max_retry_after ends the call at once with the real response, even when
-// the total deadline would allow the wait.
-func TestRetryAfterCapEndsTheCallNow(t *testing.T) {
-	for _, header := range [][]string{{"Retry-After", "2"}, {"Retry-After-Ms", "1500"}} {
-		t.Run(header[0], func(t *testing.T) {
+// TestRetryHintEndsTheCallNow: a Retry-After hint above max_retry_after,
+// or one that would end past the total deadline, ends the call at once
+// with the real response. Each case leaves room for the other rule, so
+// that only the rule it names can stop the retry.
+func TestRetryHintEndsTheCallNow(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		header []string
+		total  time.Duration
+		max    time.Duration
+	}{
+		{"above max_retry_after", []string{"Retry-After", "2"}, 60 * time.Second, time.Second},
+		{"above max_retry_after in ms", []string{"Retry-After-Ms", "1500"}, 60 * time.Second, time.Second},
+		{"past the deadline", []string{"Retry-After", "3"}, 2 * time.Second, 20 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s := &scripted{answers: []func() *http.Response{status(503, header...), status(200)}}
+				s := &scripted{answers: []func() *http.Response{status(503, tt.header...), status(200)}}
 				p := Interactive()
-				p.Timeout.Total = 60 * time.Second
-				p.Retry.MaxRetryAfter = time.Second
+				p.Timeout.Total = tt.total
+				p.Retry.MaxRetryAfter = tt.max
 				tr := &Transport{Base: s, Policy: p}
 				start := time.Now()
 				resp, err := roundTrip(t, tr)
 				if err != nil || resp.StatusCode != 503 {
 					t.Fatalf("got %v, %v; want the provider's 503", resp, err)
 				}
-				if resp.Header.Get(header[0]) != header[1] {
-					t.Errorf("%s = %q, want the provider's %q", header[0], resp.Header.Get(header[0]), header[1])
+				if got := resp.Header.Get(tt.header[0]); got != tt.header[1] {
+					t.Errorf("%s = %q, want the provider's %q", tt.header[0], got, tt.header[1])
 				}
 				if len(s.at) != 1 || time.Since(start) != 0 {
 					t.Errorf("%d upstream calls after %v, want 1 at once", len(s.at), time.Since(start))
