@@ -99,9 +99,12 @@ func TestSpendSettlesToActualCost(t *testing.T) {
 		}
 		readAll(t, resp)
 	}()
-	for {
+	for deadline := time.Now().Add(10 * time.Second); ; {
 		if _, held, _ := l.Read(dailyKey()); held > 0 {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first call's hold never showed in the ledger")
 		}
 		time.Sleep(time.Millisecond)
 	}

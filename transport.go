@@ -89,6 +89,15 @@ type Transport struct {
 	// Timeout.Total. Each target has its own breaker.
 	Fallbacks []Target
 
+	// KeepShouldRetry, if true, hands the provider's x-should-retry header
+	// back as it came. If false (the default), every response RoundTrip
+	// returns carries x-should-retry: false, since it comes after this
+	// Transport's own retry decision: an SDK that honours the header (the
+	// OpenAI and Anthropic SDKs do) then does not multiply the attempts
+	// with its own retries. Set it when the caller's retries should be the
+	// only ones, as with Policy.Retry.MaxAttempts 1.
+	KeepShouldRetry bool
+
 	once     sync.Once
 	policy   Policy
 	base     http.RoundTripper
@@ -472,7 +481,10 @@ func (c *call) ctxErr() error {
 }
 
 // stamp sets the response headers that describe the call: its id, the
-// upstream attempts made, and who answered.
+// upstream attempts made, and who answered; and, unless KeepShouldRetry,
+// x-should-retry: false, on success and failure alike, since the call's
+// retries are done: a success is not retried anyway, and a failure must
+// not be retried again by a client that would multiply the attempts.
 func (c *call) stamp(resp *http.Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
@@ -480,11 +492,14 @@ func (c *call) stamp(resp *http.Response) {
 	if up := resp.Header.Get("X-Request-Id"); up != "" && up != c.id {
 		resp.Header["Sluice-Upstream-Request-Id"] = []string{up}
 	}
-	v := [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, ""} // one allocation for all
+	v := [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false"} // one allocation for all
 	vals := v[:]
 	resp.Header["X-Request-Id"] = vals[0:1:1]
 	resp.Header["Sluice-Attempts"] = vals[1:2:2]
 	resp.Header["Sluice-Provider"] = vals[2:3:3]
+	if !c.t.KeepShouldRetry {
+		resp.Header["X-Should-Retry"] = vals[5:6:6]
+	}
 	if c.model != "" {
 		resp.Header["Sluice-Model"] = vals[3:4:4]
 	}
@@ -513,7 +528,8 @@ func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration,
 	if !v.retryable || n >= p.MaxAttempts || c.ctx.Err() != nil {
 		return 0, false
 	}
-	if errors.Is(err, ErrTimeout) && err.(*TimeoutError).Phase == PhaseTotal {
+	var te *TimeoutError
+	if errors.As(err, &te) && te.Phase == PhaseTotal {
 		return 0, false
 	}
 	wait := p.backoff(n - 1)

@@ -127,8 +127,10 @@ func TestHangTimesOutWithinTotal(t *testing.T) {
 	if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want a *TimeoutError", err)
 	}
-	if elapsed > p.Timeout.Total+time.Second {
-		t.Errorf("took %v, want within total %v + 1s", elapsed, p.Timeout.Total)
+	// The exact bound (never past total) is TestNothingOutlivesTotal's;
+	// this one, on a real socket, only guards against a hang.
+	if elapsed > p.Timeout.Total+3*time.Second {
+		t.Errorf("took %v, want within total %v (+3s for a busy machine)", elapsed, p.Timeout.Total)
 	}
 	if n := r.srv.Calls(); n < 1 || n > p.Retry.MaxAttempts {
 		t.Errorf("upstream calls = %d, want 1..%d", n, p.Retry.MaxAttempts)
@@ -248,9 +250,11 @@ func TestRetryAfterHonoured(t *testing.T) {
 	if resp.StatusCode != 200 || r.srv.Calls() != 2 {
 		t.Fatalf("status %d after %d calls, want 200 after 2", resp.StatusCode, r.srv.Calls())
 	}
+	// The exact wait (2s plus at most 10 %) is TestRetryAfterWaitExact's;
+	// on a real socket the upper bound only guards against a hang.
 	gap := starts[1].Sub(ends[0])
-	if gap < 2*time.Second || gap > 2200*time.Millisecond+50*time.Millisecond {
-		t.Errorf("waited %v between attempts, want 2s..2.2s", gap)
+	if gap < 2*time.Second || gap > 2200*time.Millisecond+2*time.Second {
+		t.Errorf("waited %v between attempts, want 2s..2.2s (+2s for a busy machine)", gap)
 	}
 }
 
@@ -261,7 +265,6 @@ func TestRetryAfterTooLongFailsNow(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, tt.script, fastPolicy()) // total 2s, max_retry_after 20s
-			start := time.Now()
 			resp, err := r.chat(false)
 			if err != nil {
 				t.Fatal(err)
@@ -273,9 +276,8 @@ func TestRetryAfterTooLongFailsNow(t *testing.T) {
 			if resp.Header.Get("Retry-After") == "" {
 				t.Error("the provider's Retry-After header was not handed back")
 			}
-			if time.Since(start) > time.Second {
-				t.Errorf("took %v, want an immediate answer", time.Since(start))
-			}
+			// That the answer comes at once is TestRetryHintEndsTheCallNow's
+			// to prove, on fake time.
 		})
 	}
 }
@@ -313,8 +315,8 @@ func TestStreamStallAfterFirstByteNotRetried(t *testing.T) {
 	if !errors.As(err, &te) || te.Phase != PhaseIdle {
 		t.Fatalf("read err = %v, want an idle *TimeoutError", err)
 	}
-	if time.Since(start) > p.Timeout.Idle+time.Second {
-		t.Errorf("stall ended after %v, want within idle + 1s", time.Since(start))
+	if d := time.Since(start); d < p.Timeout.Idle || d > p.Timeout.Idle+3*time.Second {
+		t.Errorf("stall ended after %v, want idle %v (+3s for a busy machine)", d, p.Timeout.Idle)
 	}
 	if strings.Count(string(b), "data:") != 3 {
 		t.Errorf("got %q, want the 3 events sent", b)
@@ -397,7 +399,9 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	if time.Until(oe.Until) < 59*time.Minute {
 		t.Errorf("may close at %v, want about an hour from now", oe.Until)
 	}
-	if time.Since(start) > 50*time.Millisecond {
+	// Nothing is sent (the call count below); the bound only catches a
+	// wait, such as one for the cool (an hour) or a timeout.
+	if time.Since(start) > 2*time.Second {
 		t.Errorf("fast fail took %v", time.Since(start))
 	}
 	if got := r.srv.Calls(); got != 3 {
@@ -708,9 +712,9 @@ func TestConcurrentLogWritersNeverInterleave(t *testing.T) {
 
 func TestFirstByteCountsFromRequestWritten(t *testing.T) {
 	p := fastPolicy()
-	p.Timeout.Connect = 2 * time.Second
+	p.Timeout.Connect = 5 * time.Second
 	p.Timeout.FirstByte = 200 * time.Millisecond
-	p.Timeout.Total = 5 * time.Second
+	p.Timeout.Total = 10 * time.Second
 	p.Retry.MaxAttempts = 1
 	r := newRig(t, "200,hang", p)
 	resp, err := r.chat(false) // warm a connection: the next attempt reuses it
@@ -725,7 +729,9 @@ func TestFirstByteCountsFromRequestWritten(t *testing.T) {
 	if !errors.As(err, &te) || te.Phase != PhaseFirstByte {
 		t.Fatalf("err = %v, want a first_byte timeout", err)
 	}
-	if elapsed < p.Timeout.FirstByte || elapsed > p.Timeout.FirstByte+300*time.Millisecond {
+	// Counted from the connection, the timeout would come after connect +
+	// first_byte (5.2s); the upper bound leaves a busy machine 2s.
+	if elapsed < p.Timeout.FirstByte || elapsed > p.Timeout.FirstByte+2*time.Second {
 		t.Errorf("timed out after %v, want first_byte %v from the request written (not connect + first_byte)", elapsed, p.Timeout.FirstByte)
 	}
 }

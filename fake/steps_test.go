@@ -214,8 +214,8 @@ func TestCloseReleasesEverything(t *testing.T) {
 	start := time.Now()
 	s.Close()
 	wg.Wait()
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Close took %v", d)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close took %v, want at once (within 5s on a busy machine)", d)
 	}
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
 		if time.Now().After(deadline) {

@@ -336,8 +336,10 @@ func TestMultiProcessRedisVisibility(t *testing.T) {
 	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
 	t.Logf("open in one process seen by another after: min %v, median %v, max %v (Refresh 250ms)",
 		delays[0], delays[len(delays)/2], delays[len(delays)-1])
-	if max := delays[len(delays)-1]; max > time.Second {
-		t.Fatalf("a change took %v to be seen, want under 1s", max)
+	// Refresh is 250ms; the bound leaves a busy machine room, and a
+	// change never seen fails it.
+	if max := delays[len(delays)-1]; max > 3*time.Second {
+		t.Fatalf("a change took %v to be seen, want under 3s", max)
 	}
 }
 
@@ -351,9 +353,11 @@ func TestMultiProcessRedisClockSkew(t *testing.T) {
 	until := atoi64(ok[2]) // on a's clock, which is the real one
 	b.ask("watch open")
 	leftA, leftB := a.ask("left"), b.ask("left")
+	// The two answers come one after the other, so they differ by the
+	// time between them; a skewed clock would make them differ by 30s.
 	d := time.Duration(atoi64(leftA[1]) - atoi64(leftB[1]))
 	t.Logf("time left before a probe: %v by a's clock, %v by b's (30s ahead)", time.Duration(atoi64(leftA[1])), time.Duration(atoi64(leftB[1])))
-	if d < -10*time.Millisecond || d > 10*time.Millisecond {
+	if d < -time.Second || d > time.Second {
 		t.Fatalf("the processes disagree on when the breaker may close by %v", d)
 	}
 	for {

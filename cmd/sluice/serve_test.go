@@ -147,7 +147,7 @@ func normalise(s string) string {
 }
 
 func TestServeDrainDeadlineEndsStreamsWithErrorEvent(t *testing.T) {
-	up := fake.NewServer("stream:events=100;interval=50ms")
+	up := fake.NewServer("stream:events=400;interval=50ms") // 20s
 	defer up.Close()
 	p := startSluice(t, nil, "serve", "--config", writeConfig(t, up.URL, "drain: 300ms\n"))
 	resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(streamReq))
@@ -162,8 +162,8 @@ func TestServeDrainDeadlineEndsStreamsWithErrorEvent(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	rest, _ := io.ReadAll(r)
 	resp.Body.Close()
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("stream ran %v after SIGTERM, want about the 300ms drain", d)
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("stream ran %v after SIGTERM, want about the 300ms drain (within 6s on a busy machine)", d)
 	}
 	if strings.Contains(string(rest), "[DONE]") || !strings.Contains(string(rest), `"code":"shutting_down"`) {
 		t.Errorf("stream after the drain deadline: %q, want an error event and no [DONE]", rest)
