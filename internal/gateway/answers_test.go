@@ -124,7 +124,7 @@ func TestJSONBodyFailingAnswersGatewayError(t *testing.T) {
 
 func TestRetryBudgetRefusalsExported(t *testing.T) {
 	m := newMetrics(breaker.NewMemory())
-	m.observe(&sluice.Attempt{Provider: "openai", Outcome: sluice.OutcomeFail, Status: 503})
+	m.observe(&sluice.Attempt{Provider: "openai", Outcome: sluice.OutcomeFail, Status: 503, RetryBudgetExhausted: true})
 	m.observe(&sluice.Attempt{Provider: "openai", Outcome: sluice.OutcomeRetry, Status: 503})
 	rec := httptest.NewRecorder()
 	m.handler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
