@@ -125,7 +125,7 @@ func (f *jsFile) construction(i int) []issue {
 		}
 		j = c + 1
 	}
-	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", opts.get("maxRetries"), opts.get("timeout"), true)
+	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true)
 }
 
 // withOptions returns the finding for a client.withOptions(…) call at i that

@@ -94,6 +94,7 @@ type issue struct {
 	call    string // how the call reads in a message, e.g. "new OpenAI(…)"
 	problem problem
 	retries string // the retry count as written, for pRetriesOn
+	direct  string // the cloud service the client calls directly, if any (see directService)
 }
 
 // retriesIssue returns the finding for a client whose retries setting is v,
@@ -122,14 +123,17 @@ func timeoutIssue(v value, nullUnset bool) problem {
 	return 0
 }
 
-// clientIssues returns the findings for one client construction.
-func clientIssues(line int, client, call string, retries, timeout value, nullUnset bool) []issue {
+// clientIssues returns the findings for one client construction. A client
+// that calls a cloud service directly (direct, see directService) cannot go
+// through the gateway, so its SDK retries multiply nothing and are not a
+// finding; its timeout still is.
+func clientIssues(line int, client, call, direct string, retries, timeout value, nullUnset bool) []issue {
 	var out []issue
-	if p, n := retriesIssue(retries, nullUnset); p != 0 {
+	if p, n := retriesIssue(retries, nullUnset); p != 0 && direct == "" {
 		out = append(out, issue{line: line, client: client, call: call, problem: p, retries: n})
 	}
 	if p := timeoutIssue(timeout, nullUnset); p != 0 {
-		out = append(out, issue{line: line, client: client, call: call, problem: p})
+		out = append(out, issue{line: line, client: client, call: call, problem: p, direct: direct})
 	}
 	return out
 }
