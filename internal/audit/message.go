@@ -3,7 +3,17 @@ package audit
 import (
 	"fmt"
 	"strings"
+	"time"
 )
+
+// TimeoutMargin is how far above the gateway's total timeout the audit
+// advises an SDK's own timeout to be (with the SDK's retries at 0): far
+// enough that the gateway's clean 504 reaches the caller before the SDK
+// gives up on its own.
+const TimeoutMargin = 5 * time.Second
+
+// aboveTotal is the timeout advice, in words.
+var aboveTotal = fmt.Sprintf("a little above the gateway's total (e.g. total + %d s)", int(TimeoutMargin/time.Second))
 
 // dialect holds the words a language's SDKs use, for messages.
 type dialect struct {
@@ -23,8 +33,8 @@ var (
 		retries:    "max_retries",
 		setsN:      "sets max_retries=%s",
 		setRetries: "pass max_retries=0 and let the gateway retry",
-		setTimeout: "pass timeout=… in seconds (a number or an httpx.Timeout) a little above the gateway's total " +
-			"(e.g. total + 5 s), with max_retries=0, so that the gateway's clean 504 arrives first",
+		setTimeout: "pass timeout=… in seconds (a number or an httpx.Timeout) " + aboveTotal +
+			", with max_retries=0, so that the gateway's clean 504 arrives first",
 		noTimeout:     "turns the timeout off (None)",
 		defaultTTL:    "the SDK default of 10 minutes",
 		directTimeout: "pass timeout=… in seconds and an explicit max_retries: the gateway cannot front this client, so they are its only bounds",
@@ -33,8 +43,8 @@ var (
 		retries:    "maxRetries",
 		setsN:      "sets maxRetries: %s",
 		setRetries: "pass maxRetries: 0 and let the gateway retry",
-		setTimeout: "pass timeout: … in milliseconds a little above the gateway's total " +
-			"(e.g. total + 5 s), with maxRetries: 0, so that the gateway's clean 504 arrives first",
+		setTimeout: "pass timeout: … in milliseconds " + aboveTotal +
+			", with maxRetries: 0, so that the gateway's clean 504 arrives first",
 		defaultTTL:    "the SDK default of 10 minutes",
 		directTimeout: "pass timeout: … in milliseconds and an explicit maxRetries: the gateway cannot front this client, so they are its only bounds",
 	}
@@ -42,8 +52,8 @@ var (
 		retries:    "the retry count",
 		setsN:      "passes option.WithMaxRetries(%s)",
 		setRetries: "pass option.WithMaxRetries(0) and let the gateway retry",
-		setTimeout: "pass option.WithRequestTimeout(…) a little above the gateway's total (e.g. total + 5 s), " +
-			"with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
+		setTimeout: "pass option.WithRequestTimeout(…) " + aboveTotal +
+			", with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
 		defaultTTL:    "as long as the SDK allows",
 		directTimeout: "pass option.WithRequestTimeout(…) and an explicit option.WithMaxRetries: the gateway cannot front this client, so they are its only bounds",
 	}
