@@ -237,8 +237,22 @@ func TestResponsesAnswer(t *testing.T) {
 	}
 
 	evs := streamOf(t, post(t, s, respPath, "", `{"model":"gpt-test","input":"hi","stream":true}`))
-	if len(evs) != 7 || evs[0].name != "response.created" || evs[1].name != "response.output_text.delta" ||
-		evs[6].name != "response.completed" {
-		t.Errorf("events %+v", evs)
+	var names []string
+	for i, ev := range evs {
+		names = append(names, ev.name)
+		var e struct {
+			Type string `json:"type"`
+			Seq  int    `json:"sequence_number"`
+		}
+		decode(t, []byte(ev.data), &e)
+		if e.Type != ev.name || e.Seq != i {
+			t.Errorf("event %d: type %q, sequence_number %d; want %q, %d", i, e.Type, e.Seq, ev.name, i)
+		}
+	}
+	want := "response.created response.in_progress response.output_item.added response.content_part.added " +
+		strings.Repeat("response.output_text.delta ", 5) +
+		"response.output_text.done response.content_part.done response.output_item.done response.completed"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
 	}
 }

@@ -6,12 +6,19 @@
 // # Endpoints
 //
 // A path ending in /chat/completions speaks OpenAI chat completions, one
-// ending in /responses a minimal OpenAI Responses API, and one ending in
+// ending in /responses the OpenAI Responses API (text only), and one ending in
 // /messages Anthropic messages; any prefix is accepted (/v1/messages,
 // /x/v1/chat/completions). Answers have the shape of the real APIs, so that
 // the official SDKs accept them, streamed as server-sent events when the
 // request body has "stream": true. An OpenAI chat stream ends with a usage
 // chunk only when the request has "stream_options": {"include_usage": true}.
+// A Responses API answer is one assistant message; its stream carries every
+// event the official stream helpers rebuild a response from
+// (response.created, response.in_progress, response.output_item.added,
+// response.content_part.added, the response.output_text.delta events,
+// response.output_text.done, response.content_part.done,
+// response.output_item.done, response.completed with the whole response
+// and its usage), so a stream's "after" counts those events too.
 // Every answer carries a unique id in x-request-id (OpenAI) or request-id
 // (Anthropic).
 //

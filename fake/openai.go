@@ -127,51 +127,6 @@ func (openAI) failEvent(reply, int) event {
 	return event{data: marshal(map[string]any{"error": openAIError(529, "")})}
 }
 
-// responses is the OpenAI Responses API dialect: a minimal answer with text
-// and usage, and its stream of response.* events.
-type responses struct{ openAI }
-
-func (responses) response(r reply, status string) map[string]any {
-	m := map[string]any{
-		"id": "resp_" + r.id, "object": "response", "created_at": r.created,
-		"status": status, "model": r.model, "output": []any{}, "usage": nil,
-		"error": nil, "incomplete_details": nil,
-	}
-	if status == "completed" {
-		m["output"] = []any{map[string]any{
-			"type": "message", "id": "msg_" + r.id, "status": "completed", "role": "assistant",
-			"content": []any{map[string]any{"type": "output_text", "text": r.text(), "annotations": []any{}}},
-		}}
-		n := len(r.chunks)
-		m["usage"] = map[string]int{"input_tokens": r.prompt, "output_tokens": n, "total_tokens": r.prompt + n}
-	}
-	return m
-}
-
-func (d responses) answer(r reply) []byte { return marshal(d.response(r, "completed")) }
-
-func (d responses) events(r reply) []event {
-	evs := []event{named("response.created", map[string]any{
-		"type": "response.created", "sequence_number": 0, "response": d.response(r, "in_progress"),
-	})}
-	for _, c := range r.chunks {
-		evs = append(evs, named("response.output_text.delta", map[string]any{
-			"type": "response.output_text.delta", "sequence_number": len(evs), "item_id": "msg_" + r.id,
-			"output_index": 0, "content_index": 0, "delta": c,
-		}))
-	}
-	return append(evs, named("response.completed", map[string]any{
-		"type": "response.completed", "sequence_number": len(evs), "response": d.response(r, "completed"),
-	}))
-}
-
-func (responses) failEvent(_ reply, seq int) event {
-	return named("error", map[string]any{
-		"type": "error", "code": "server_error", "param": nil, "sequence_number": seq,
-		"message": openAIErrors[529].Message,
-	})
-}
-
 // named returns an event with a name and v as its JSON data.
 func named(name string, v any) event { return event{name: name, data: marshal(v)} }
 

@@ -13,7 +13,19 @@
 //   - timeout: the client must be given an explicit timeout (timeout=…,
 //     timeout: …, option.WithRequestTimeout(…) or option.WithHTTPClient
 //     with a client whose Timeout is set). Python's timeout=None, which
-//     disables the timeout, is a finding too.
+//     disables the timeout, is a finding too. The advice is a timeout a
+//     little above the gateway's total (total + TimeoutMargin) with the
+//     SDK's retries at 0, so that the gateway's own 504 arrives first.
+//
+// Clients of AWS Bedrock and Google Vertex AI (AnthropicBedrock,
+// AnthropicVertex and their Async variants; Go's NewClient given a
+// bedrock or vertex option) sign their own requests and cannot go through
+// the gateway: they get no retries finding, and their timeout finding says
+// they call the service directly. Azure OpenAI clients are advised like
+// the others, as the gateway fronts Azure.
+//
+// Test files and folders are skipped unless Options.IncludeTests is set
+// (see isTestFile and testDirs), and Options.Exclude skips paths by glob.
 //
 // What is read, per language:
 //
@@ -23,7 +35,8 @@
 //     (aliases included) or called through "import openai [as x]"
 //     (x.OpenAI(…)). Settings come from keyword arguments, from **spreads
 //     of a dict literal, a dict(…) call or a name bound once in the file to
-//     either, and from .with_options(…) or .copy(…) chained onto the
+//     either, or a conditional of those (a if c else b, c and a, a or b),
+//     and from .with_options(…) or .copy(…) chained onto the
 //     construction. An httpx client passed as
 //     http_client=httpx.Client(timeout=…) counts as a timeout, as the SDK
 //     adopts it; httpx.Timeout(None, …) without a read timeout counts as
@@ -38,7 +51,9 @@
 //     specifiers are understood. Settings come from the options object (or
 //     a name declared once, in the innermost block that declares it, as an
 //     object literal and never assigned again), its spreads (later
-//     properties override earlier ones), and .withOptions(…) chained onto
+//     properties override earlier ones; a conditional spread such as
+//     ...(c ? a : b), ...(c && a) or ...(a ?? b) is read as either
+//     branch), and .withOptions(…) chained onto
 //     the construction. A later client.withOptions(…) that sets maxRetries
 //     to a non-zero number is a finding of its own.
 //   - Go: calls of NewClient from github.com/openai/openai-go and
@@ -54,7 +69,12 @@
 // finding's line is the line where the constructor's name is written.
 //
 // The audit reads one file at a time, without running or type-checking
-// anything, and never reports what it cannot see. Settings it cannot know
+// anything, and never reports what it cannot see. A conditional spread
+// whose branches are both known sets an option both branches set alike to
+// that value; an option only one branch sets may or may not be set, so it
+// is no finding; one neither sets stays unset (a missing timeout is still
+// found). A timeout given as any expression (60 * 1000, TIMEOUT_MS,
+// httpx.Timeout(30.0)) counts as set. Settings it cannot know
 // statically are taken as set: a value that is not a literal (or a name
 // bound once in the file to a literal), a spread or options argument it
 // cannot resolve, a Go option built by a function outside the SDK, a

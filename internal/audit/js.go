@@ -125,7 +125,7 @@ func (f *jsFile) construction(i int) []issue {
 		}
 		j = c + 1
 	}
-	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", opts.get("maxRetries"), opts.get("timeout"), true)
+	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true)
 }
 
 // withOptions returns the finding for a client.withOptions(…) call at i that
@@ -167,8 +167,28 @@ func (f *jsFile) argument(sp span, nest int) options {
 		f.spreads[obj.from] = unknown
 		f.spreads[obj.from] = f.argument(obj, nest+1)
 		return f.spreads[obj.from]
+	case f.is(sp.from, "(") && f.closer(sp.from) == sp.to-1:
+		return f.argument(span{sp.from + 1, sp.to - 1}, nest+1)
+	}
+	if a, b, ok := f.conditional(sp, false); ok {
+		return union(f.branch(a, nest+1), f.branch(b, nest+1))
 	}
 	return unknown
+}
+
+// branch reads one branch of a conditional spread: nothing for an absent
+// branch or a literal that spreads no properties (null, undefined, false,
+// a number), else the options it carries.
+func (f *jsFile) branch(sp span, nest int) options {
+	sp = f.trimCast(sp)
+	switch {
+	case sp.to <= sp.from:
+		return options{}
+	case sp.to-sp.from == 1 && (f.is(sp.from, "null") || f.is(sp.from, "undefined") || f.is(sp.from, "false") ||
+		f.is(sp.from, "true") || f.toks[sp.from].kind == tNum || f.toks[sp.from].kind == tStr && len(f.toks[sp.from].text) == 2):
+		return options{}
+	}
+	return f.argument(sp, nest)
 }
 
 // trimCast drops a TypeScript "as T", "satisfies T" or "!" that ends sp.

@@ -1,6 +1,19 @@
 package audit
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// TimeoutMargin is how far above the gateway's total timeout the audit
+// advises an SDK's own timeout to be (with the SDK's retries at 0): far
+// enough that the gateway's clean 504 reaches the caller before the SDK
+// gives up on its own.
+const TimeoutMargin = 5 * time.Second
+
+// aboveTotal is the timeout advice, in words.
+var aboveTotal = fmt.Sprintf("a little above the gateway's total (e.g. total + %d s)", int(TimeoutMargin/time.Second))
 
 // dialect holds the words a language's SDKs use, for messages.
 type dialect struct {
@@ -10,6 +23,9 @@ type dialect struct {
 	setTimeout string // the fix for a missing timeout
 	noTimeout  string // how turning the timeout off reads, "" when it cannot be
 	defaultTTL string // the SDK's default timeout, for messages
+	// directTimeout is the fix for a missing timeout on a client that
+	// calls its cloud service directly (see directService).
+	directTimeout string
 }
 
 var (
@@ -17,23 +33,29 @@ var (
 		retries:    "max_retries",
 		setsN:      "sets max_retries=%s",
 		setRetries: "pass max_retries=0 and let the gateway retry",
-		setTimeout: "pass timeout=… in seconds (a number or an httpx.Timeout), no longer than the gateway's total",
-		noTimeout:  "turns the timeout off (None)",
-		defaultTTL: "the SDK default of 10 minutes",
+		setTimeout: "pass timeout=… in seconds (a number or an httpx.Timeout) " + aboveTotal +
+			", with max_retries=0, so that the gateway's clean 504 arrives first",
+		noTimeout:     "turns the timeout off (None)",
+		defaultTTL:    "the SDK default of 10 minutes",
+		directTimeout: "pass timeout=… in seconds and an explicit max_retries: the gateway cannot front this client, so they are its only bounds",
 	}
 	javascript = dialect{
 		retries:    "maxRetries",
 		setsN:      "sets maxRetries: %s",
 		setRetries: "pass maxRetries: 0 and let the gateway retry",
-		setTimeout: "pass timeout: … in milliseconds, no longer than the gateway's total",
-		defaultTTL: "the SDK default of 10 minutes",
+		setTimeout: "pass timeout: … in milliseconds " + aboveTotal +
+			", with maxRetries: 0, so that the gateway's clean 504 arrives first",
+		defaultTTL:    "the SDK default of 10 minutes",
+		directTimeout: "pass timeout: … in milliseconds and an explicit maxRetries: the gateway cannot front this client, so they are its only bounds",
 	}
 	golang = dialect{
 		retries:    "the retry count",
 		setsN:      "passes option.WithMaxRetries(%s)",
 		setRetries: "pass option.WithMaxRetries(0) and let the gateway retry",
-		setTimeout: "pass option.WithRequestTimeout(…), or option.WithHTTPClient with a client whose Timeout is set",
-		defaultTTL: "as long as the SDK allows",
+		setTimeout: "pass option.WithRequestTimeout(…) " + aboveTotal +
+			", with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
+		defaultTTL:    "as long as the SDK allows",
+		directTimeout: "pass option.WithRequestTimeout(…) and an explicit option.WithMaxRetries: the gateway cannot front this client, so they are its only bounds",
 	}
 )
 
@@ -57,5 +79,24 @@ func (d dialect) finding(file string, is issue) Finding {
 		f.Problem = fmt.Sprintf("%s %s, so a stalled call can wait forever", is.call, d.noTimeout)
 		f.Fix = d.setTimeout
 	}
+	if is.direct != "" {
+		f.Problem += " (once per SDK retry: it calls " + is.direct + " directly, not through the gateway)"
+		f.Fix = d.directTimeout
+	}
 	return f
+}
+
+// directService returns the cloud service a client class calls directly,
+// with request signing of its own, so that it cannot be pointed at the
+// gateway: "AWS Bedrock" for AnthropicBedrock, "Google Vertex AI" for
+// AnthropicVertex (and their Async variants); "" for every other client.
+// Azure OpenAI clients are not direct: the gateway fronts them.
+func directService(client string) string {
+	switch strings.TrimPrefix(client, "Async") {
+	case "AnthropicBedrock":
+		return "AWS Bedrock"
+	case "AnthropicVertex":
+		return "Google Vertex AI"
+	}
+	return ""
 }

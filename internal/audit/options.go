@@ -1,6 +1,9 @@
 package audit
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // valKind classifies the value an option is given.
 type valKind uint8
@@ -94,6 +97,7 @@ type issue struct {
 	call    string // how the call reads in a message, e.g. "new OpenAI(…)"
 	problem problem
 	retries string // the retry count as written, for pRetriesOn
+	direct  string // the cloud service the client calls directly, if any (see directService)
 }
 
 // retriesIssue returns the finding for a client whose retries setting is v,
@@ -122,14 +126,17 @@ func timeoutIssue(v value, nullUnset bool) problem {
 	return 0
 }
 
-// clientIssues returns the findings for one client construction.
-func clientIssues(line int, client, call string, retries, timeout value, nullUnset bool) []issue {
+// clientIssues returns the findings for one client construction. A client
+// that calls a cloud service directly (direct, see directService) cannot go
+// through the gateway, so its SDK retries multiply nothing and are not a
+// finding; its timeout still is.
+func clientIssues(line int, client, call, direct string, retries, timeout value, nullUnset bool) []issue {
 	var out []issue
-	if p, n := retriesIssue(retries, nullUnset); p != 0 {
+	if p, n := retriesIssue(retries, nullUnset); p != 0 && direct == "" {
 		out = append(out, issue{line: line, client: client, call: call, problem: p, retries: n})
 	}
 	if p := timeoutIssue(timeout, nullUnset); p != 0 {
-		out = append(out, issue{line: line, client: client, call: call, problem: p})
+		out = append(out, issue{line: line, client: client, call: call, problem: p, direct: direct})
 	}
 	return out
 }
@@ -155,4 +162,84 @@ func calls(retries string) string {
 		return ""
 	}
 	return strconv.FormatInt(int64(n)+1, 10)
+}
+
+// union returns the settings of an expression that yields either a or b,
+// such as a conditional spread: a key both set alike keeps its value, one
+// both set differently is set to something unknown, and one only a sets
+// (or only b) may or may not be set, so that no finding comes of it. Keys
+// neither sets stay unset, so a missing timeout is still found. When a or
+// b may set anything, so may the union.
+func union(a, b options) options {
+	unknown := options{{key: ""}}
+	if a.mayAll() || b.mayAll() {
+		return unknown
+	}
+	var out options
+	seen := map[string]bool{}
+	for _, e := range append(slices.Clone(a), b...) {
+		if seen[e.key] {
+			continue
+		}
+		seen[e.key] = true
+		va, vb := a.get(e.key), b.get(e.key)
+		v := value{kind: vOther}
+		switch {
+		case va.kind == vUnset || vb.kind == vUnset:
+			v = value{kind: vUnknown}
+		case va.kind == vb.kind && va.num == vb.num && va.text == vb.text:
+			v = va
+		}
+		out = append(out, event{key: e.key, val: v})
+	}
+	return out
+}
+
+// mayAll reports whether o has a setting that may set any option.
+func (o options) mayAll() bool {
+	return slices.ContainsFunc(o, func(e event) bool { return e.key == "" })
+}
+
+// conditional finds the parts of a conditional expression in the tokens
+// of sp, brackets skipped: for "c ? a : b" (JavaScript) or "a if c else b"
+// (Python) the two branches; for "c && a" or "c and a" the one branch and
+// an empty second; for "a || b", "a ?? b" or "a or b" both sides. ok is
+// false for anything else.
+func (l *lexed) conditional(sp span, python bool) (a, b span, ok bool) {
+	var q, colon, and, or = -1, -1, -1, -1
+	depth := 0
+	for i := sp.from; i < sp.to; i++ {
+		if c := l.closer(i); c > i {
+			i = c
+			continue
+		}
+		t := l.text(i)
+		switch {
+		case python && t == "if", !python && t == "?" && l.toks[i].kind == tOp:
+			if q < 0 {
+				q = i
+			}
+			depth++
+		case python && t == "else", !python && t == ":" && l.toks[i].kind == tOp:
+			depth--
+			if depth == 0 && colon < 0 && q >= 0 {
+				colon = i
+			}
+		case q < 0 && (t == "&&" || python && t == "and"):
+			and = i
+		case q < 0 && (t == "||" || t == "??" || python && t == "or"):
+			or = i
+		}
+	}
+	switch {
+	case q > sp.from && colon > q && python:
+		return span{sp.from, q}, span{colon + 1, sp.to}, true
+	case q > sp.from && colon > q:
+		return span{q + 1, colon}, span{colon + 1, sp.to}, true
+	case or > sp.from:
+		return span{sp.from, or}, span{or + 1, sp.to}, true
+	case and > sp.from:
+		return span{and + 1, sp.to}, span{}, true
+	}
+	return span{}, span{}, false
 }

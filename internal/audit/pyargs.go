@@ -134,6 +134,12 @@ func (f *pyFile) spread(sp span, nest int) options {
 		}
 		return f.spreads[name]
 	}
+	if f.is(sp.from, "(") && f.closer(sp.from) == sp.to-1 {
+		return f.spread(span{sp.from + 1, sp.to - 1}, nest+1)
+	}
+	if a, b, ok := f.conditional(sp, true); ok {
+		return union(f.branch(a, nest+1), f.branch(b, nest+1))
+	}
 	var opts options
 	switch {
 	case f.is(sp.from, "{") && f.closer(sp.from) == sp.to-1:
@@ -147,6 +153,15 @@ func (f *pyFile) spread(sp span, nest int) options {
 		opts[i].explicit = false
 	}
 	return opts.compact()
+}
+
+// branch reads one branch of a conditional spread: nothing for an absent
+// branch or None, else the options it carries.
+func (f *pyFile) branch(sp span, nest int) options {
+	if sp.to <= sp.from || sp.to-sp.from == 1 && f.text(sp.from) == "None" {
+		return options{}
+	}
+	return f.spread(sp, nest)
 }
 
 // dictLiteral reads the string-keyed entries of a dict literal. A key that

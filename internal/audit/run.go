@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit codes of Run.
@@ -15,14 +16,17 @@ const (
 	exitUsage    = 2 // unusable input: a bad flag or a path that cannot be read
 )
 
-const usage = `usage: sluice audit [--json] [PATH…]
+const usage = `usage: sluice audit [--json] [--include-tests] [--exclude GLOB]… [PATH…]
 
 Finds OpenAI and Anthropic SDK clients built without their own retries set
 to 0 or without an explicit timeout, in Python, JavaScript/TypeScript and Go.
 Behind the Sluice gateway, which retries in one place, an SDK left at its
 default of 2 retries turns every gateway attempt into up to 3 calls during
 an outage, and an SDK left at its default timeout can hold a worker for
-10 minutes.
+10 minutes. The advice: retries 0 and a timeout a little above the
+gateway's total (e.g. total + 5 s), so that the gateway's own 504 comes
+first. Clients of AWS Bedrock and Google Vertex AI cannot go through the
+gateway: for them only a missing timeout is reported.
 
 Each PATH is a file or a directory (default "."). Directories are walked
 without following symbolic links; node_modules, .git, vendor, virtualenvs
@@ -31,17 +35,31 @@ site-packages, dist and build are skipped, as are files over 2 MiB and
 binary files. Files read: .py, .js .mjs .cjs .jsx .ts .mts .cts .tsx
 (not .d.ts), .go.
 
+Tests are skipped unless --include-tests is given: folders named test,
+tests, __tests__, spec, specs, e2e, fixtures, __fixtures__, __mocks__ or
+testdata, and files named *_test.go, *.test.* and *.spec.* (JavaScript
+and TypeScript), test_*.py, *_test.py and conftest.py. A file named on
+the command line is read even when it is a test.
+
 Output: one line per finding, "file:line: finding — fix", sorted by file
 and line, then a summary on stderr. A comment containing "sluice:ignore"
 on a finding's line silences it.
 
 Flags:
-  --json   print the findings as a JSON array of objects with the keys
-           file, line, client, problem and fix ([] when none)
-  --help   print this help
+  --json             print the findings as a JSON array of objects with
+                     the keys file, line, client, problem and fix ([] when
+                     none)
+  --include-tests    read test files and folders too
+  --exclude GLOB     do not read paths matching GLOB (repeatable). Without
+                     a slash GLOB matches a file or folder name at any
+                     depth ('*.gen.ts', 'examples'); with one it matches
+                     the path below the scanned folder, ** standing for any
+                     number of folders ('**/mocks/**', 'src/legacy/*.py');
+                     each element is matched as by Go's path.Match
+  --help             print this help
 
-Exit status: 0 no findings, 1 findings, 2 unusable input (a bad flag, or a
-path that does not exist or cannot be read).
+Exit status: 0 no findings, 1 findings, 2 unusable input (a bad flag or
+pattern, or a path that does not exist or cannot be read).
 `
 
 // Run runs "sluice audit" with args (the arguments after "audit"), writes
@@ -50,7 +68,7 @@ path that does not exist or cannot be read).
 // unusable input. Flags may come before or after the paths; "--" ends
 // them.
 func Run(args []string, stdout, stderr io.Writer) int {
-	jsonOut, paths, err := parseArgs(args)
+	a, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usage)
 		return exitClean
@@ -59,15 +77,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice audit: %v; see sluice audit --help\n", err)
 		return exitUsage
 	}
-	s := &scanner{}
-	if err := s.scan(paths); err != nil {
+	s := &scanner{opts: a.opts}
+	if err := s.scan(a.paths); err != nil {
 		fmt.Fprintf(stderr, "sluice %v\n", err)
 		return exitUsage
 	}
 	for _, w := range s.warnings {
 		fmt.Fprintf(stderr, "sluice audit: %s\n", w)
 	}
-	if err := write(stdout, s.findings, jsonOut); err != nil {
+	if err := write(stdout, s.findings, a.json); err != nil {
 		fmt.Fprintf(stderr, "sluice audit: writing output: %v\n", err)
 		return exitUsage
 	}
@@ -78,26 +96,43 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return exitClean
 }
 
+// args are the parsed command line.
+type args struct {
+	json  bool
+	opts  Options
+	paths []string
+}
+
+// patterns is a repeatable string flag.
+type patterns []string
+
+func (p *patterns) String() string     { return strings.Join(*p, ",") }
+func (p *patterns) Set(v string) error { *p = append(*p, v); return nil }
+
 // parseArgs reads the flags and paths, which may be interleaved.
-func parseArgs(args []string) (jsonOut bool, paths []string, err error) {
+func parseArgs(argv []string) (args, error) {
+	var a args
 	fs := flag.NewFlagSet("sluice audit", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&jsonOut, "json", false, "")
-	rest := args
+	fs.BoolVar(&a.json, "json", false, "")
+	fs.BoolVar(&a.opts.IncludeTests, "include-tests", false, "")
+	fs.Var((*patterns)(&a.opts.Exclude), "exclude", "")
+	rest := argv
 	for len(rest) > 0 {
 		if err := fs.Parse(rest); err != nil {
-			return false, nil, err
+			return args{}, err
 		}
 		left := fs.Args()
 		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			return jsonOut, append(paths, left...), nil
+			a.paths = append(a.paths, left...)
+			return a, nil
 		}
 		if len(left) == 0 {
 			break
 		}
-		paths, rest = append(paths, left[0]), left[1:]
+		a.paths, rest = append(a.paths, left[0]), left[1:]
 	}
-	return jsonOut, paths, nil
+	return a, nil
 }
 
 // write prints the findings as text lines or as a JSON array.
@@ -126,10 +161,18 @@ func summary(s *scanner) string {
 		files[f.File] = true
 	}
 	scanned := plural(s.files, "source file")
-	if len(s.findings) == 0 {
-		return fmt.Sprintf("sluice audit: no findings in %s", scanned)
+	tests := ""
+	if s.tests > 0 {
+		what := "test files and folders"
+		if s.tests == 1 {
+			what = "test file or folder"
+		}
+		tests = fmt.Sprintf(" (%d %s skipped; --include-tests reads them)", s.tests, what)
 	}
-	return fmt.Sprintf("sluice audit: %s in %s of %s scanned", plural(len(s.findings), "finding"), plural(len(files), "file"), scanned)
+	if len(s.findings) == 0 {
+		return fmt.Sprintf("sluice audit: no findings in %s%s", scanned, tests)
+	}
+	return fmt.Sprintf("sluice audit: %s in %s of %s scanned%s", plural(len(s.findings), "finding"), plural(len(files), "file"), scanned, tests)
 }
 
 func plural(n int, noun string) string {

@@ -137,9 +137,9 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-json", "--", "-odd", "--json"}, true, []string{"-odd", "--json"}},
 	}
 	for _, tt := range tests {
-		json, paths, err := parseArgs(tt.args)
-		if err != nil || json != tt.json || !slices.Equal(paths, tt.paths) {
-			t.Errorf("parseArgs(%q) = %v, %q, %v; want %v, %q", tt.args, json, paths, err, tt.json, tt.paths)
+		a, err := parseArgs(tt.args)
+		if err != nil || a.json != tt.json || !slices.Equal(a.paths, tt.paths) {
+			t.Errorf("parseArgs(%q) = %v, %q, %v; want %v, %q", tt.args, a.json, a.paths, err, tt.json, tt.paths)
 		}
 	}
 }

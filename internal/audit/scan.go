@@ -54,16 +54,26 @@ var skipDirs = map[string]bool{
 // (any directory holding a pyvenv.cfg), caches and build output, files
 // larger than 2 MiB and binary files. It returns an error, and no
 // findings, when a path cannot be read.
+// Test files and folders are skipped (see Options).
 func Scan(paths ...string) ([]Finding, error) {
-	s := &scanner{}
+	return ScanWith(Options{}, paths...)
+}
+
+// ScanWith is Scan with options: tests included, paths excluded. It
+// returns an error naming the pattern when an Exclude pattern is not a
+// valid glob.
+func ScanWith(o Options, paths ...string) ([]Finding, error) {
+	s := &scanner{opts: o}
 	err := s.scan(paths)
 	return s.findings, err
 }
 
 // scanner accumulates the results of one scan.
 type scanner struct {
+	opts     Options
 	findings []Finding
 	files    int      // source files audited
+	tests    int      // test files and folders skipped
 	warnings []string // files skipped, one line each
 	seen     map[string]bool
 }
@@ -74,6 +84,9 @@ func (s *scanner) warn(format string, args ...any) {
 
 // scan audits paths; see Scan.
 func (s *scanner) scan(paths []string) error {
+	if err := s.opts.check(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -88,7 +101,9 @@ func (s *scanner) scan(paths []string) error {
 	s.seen = map[string]bool{}
 	for i, p := range paths {
 		if !infos[i].IsDir() {
-			s.file(p, true)
+			if !s.opts.excluded(p) {
+				s.file(p, true)
+			}
 			continue
 		}
 		if err := s.walk(p); err != nil {
@@ -123,17 +138,42 @@ func (s *scanner) walk(root string) error {
 			s.warn("skipped %s: %v", p, err)
 			return nil
 		}
-		if d.IsDir() {
-			if p != root && skipDir(p, d.Name()) {
+		if p == root {
+			return nil
+		}
+		if d.IsDir() && skipDir(p, d.Name()) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (!d.Type().IsRegular() || language(p) == nil) {
+			return nil
+		}
+		if s.skip(root, p, d) {
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && language(p) != nil {
+		if !d.IsDir() {
 			s.file(p, false)
 		}
 		return nil
 	})
+}
+
+// skip reports whether the entry d at p, below root, is a test (unless
+// tests are included) or excluded, counting the tests skipped.
+func (s *scanner) skip(root, p string, d fs.DirEntry) bool {
+	if rel, err := filepath.Rel(root, p); err == nil && s.opts.excluded(rel) {
+		return true
+	}
+	if s.opts.IncludeTests {
+		return false
+	}
+	if d.IsDir() && isTestDir(d.Name()) || !d.IsDir() && isTestFile(d.Name()) {
+		s.tests++
+		return true
+	}
+	return false
 }
 
 // skipDir reports whether the directory at p, named name, is not to be

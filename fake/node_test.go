@@ -1,0 +1,103 @@
+package fake
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nodeDir holds the Node script that drives the official OpenAI Node SDK,
+// with its package.json and package-lock.json; "npm ci --prefix" it (as
+// .ci/run does) to install the pinned SDK.
+const nodeDir = "testdata/node"
+
+// TestOfficialNodeSDK runs the official OpenAI Node SDK (pinned in
+// testdata/node) against the fake: the Responses API stream helper's
+// finalResponse(), a non-streamed response, and chat completions streamed
+// (raw and through the helper) and not. It skips when node or the
+// installed SDK is missing.
+func TestOfficialNodeSDK(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; install Node.js 20 or later to run this test")
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai", "package.json")); err != nil {
+		t.Skipf("the OpenAI Node SDK is not installed; run: npm ci --prefix %s", filepath.FromSlash("fake/"+nodeDir))
+	}
+	s := NewServer("")
+	defer s.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "check.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "FAKE_BASE_URL="+s.URL+"/v1", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node check.mjs: %v\nstderr:\n%s", err, stderr.String())
+	}
+
+	var got struct {
+		ResponsesStream struct {
+			Events       []string
+			Deltas       string
+			Status       string
+			OutputText   string
+			ContentText  string
+			OutputTokens int
+		}
+		Responses struct {
+			Status       string
+			OutputText   string
+			OutputTokens int
+		}
+		Chat struct {
+			Text             string
+			CompletionTokens int
+		}
+		ChatStream struct {
+			Text             string
+			CompletionTokens int
+		}
+		ChatStreamHelper struct{ Text, FinishReason string }
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("script output %q: %v", stdout.String(), err)
+	}
+	const answer = "This is a fake answer."
+	rs := got.ResponsesStream
+	wantEvents := []string{"response.created", "response.in_progress", "response.output_item.added",
+		"response.content_part.added", "response.output_text.delta", "response.output_text.delta",
+		"response.output_text.delta", "response.output_text.delta", "response.output_text.delta",
+		"response.output_text.done", "response.content_part.done", "response.output_item.done",
+		"response.completed"}
+	if !slices.Equal(rs.Events, wantEvents) {
+		t.Errorf("responses.stream events:\n got %s\nwant %s", strings.Join(rs.Events, " "), strings.Join(wantEvents, " "))
+	}
+	if rs.Status != "completed" || rs.OutputText != answer || rs.ContentText != answer || rs.Deltas != answer || rs.OutputTokens != 5 {
+		t.Errorf("responses.stream finalResponse = %+v, want completed %q with 5 output tokens", rs, answer)
+	}
+	if r := got.Responses; r.Status != "completed" || r.OutputText != answer || r.OutputTokens != 5 {
+		t.Errorf("responses.create = %+v, want completed %q with 5 output tokens", r, answer)
+	}
+	if c := got.Chat; c.Text != answer || c.CompletionTokens != 5 {
+		t.Errorf("chat.completions.create = %+v, want %q with 5 completion tokens", c, answer)
+	}
+	if c := got.ChatStream; c.Text != answer || c.CompletionTokens != 5 {
+		t.Errorf("chat.completions.create stream = %+v, want %q with 5 completion tokens", c, answer)
+	}
+	if c := got.ChatStreamHelper; c.Text != answer || c.FinishReason != "stop" {
+		t.Errorf("chat.completions.stream finalChatCompletion = %+v, want %q ending in stop", c, answer)
+	}
+	if n := s.Calls(); n != 5 {
+		t.Errorf("fake received %d calls, want 5 (one per SDK call, no retries)", n)
+	}
+}
