@@ -7,11 +7,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"syscall"
 )
 
 // NewRequestID returns a fresh request id: 24 random hex digits. A caller
-// that sets it as X-Request-Id saves the Transport a copy of the headers.
+// that sets it as both X-Request-Id and X-Client-Request-Id saves the
+// Transport a copy of the headers.
 func NewRequestID() string {
 	var b [12]byte
 	u, v := rand.Uint64(), rand.Uint32()
@@ -54,4 +56,13 @@ func errorClass(err error) string {
 		return "connect"
 	}
 	return "connection"
+}
+
+// requestID returns the id a caller gave its request: X-Request-Id, else
+// X-Client-Request-Id (the header the OpenAI SDKs set); "" when neither.
+func requestID(h http.Header) string {
+	if id := h.Get("X-Request-Id"); id != "" {
+		return id
+	}
+	return h.Get("X-Client-Request-Id")
 }

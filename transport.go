@@ -243,14 +243,18 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		c.reqBody = b
 	}
 	c.header = req.Header
-	c.id = req.Header.Get("X-Request-Id")
+	c.id = requestID(req.Header)
 	if c.id == "" {
 		c.id = NewRequestID()
+	}
+	if req.Header.Get("X-Request-Id") != c.id || req.Header.Get("X-Client-Request-Id") != c.id {
 		c.header = req.Header.Clone()
 		if c.header == nil {
 			c.header = http.Header{}
 		}
-		c.header["X-Request-Id"] = []string{c.id}
+		ids := []string{c.id}
+		c.header["X-Request-Id"] = ids
+		c.header["X-Client-Request-Id"] = ids
 	}
 	c.reqModel = jsonModel(c.reqBody)
 	c.aim(0)
@@ -480,8 +484,9 @@ func (c *call) ctxErr() error {
 	return c.ctx.Err()
 }
 
-// stamp sets the response headers that describe the call: its id, the
-// upstream attempts made, and who answered; and, unless KeepShouldRetry,
+// stamp sets the response headers that describe the call: its id
+// (Sluice-Request-Id; the provider's own X-Request-Id is left as it came,
+// for the SDKs that show it), the upstream attempts made, and who answered; and, unless KeepShouldRetry,
 // x-should-retry: false, on success and failure alike, since the call's
 // retries are done: a success is not retried anyway, and a failure must
 // not be retried again by a client that would multiply the attempts.
@@ -489,12 +494,9 @@ func (c *call) stamp(resp *http.Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
-	if up := resp.Header.Get("X-Request-Id"); up != "" && up != c.id {
-		resp.Header["Sluice-Upstream-Request-Id"] = []string{up}
-	}
 	v := [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false"} // one allocation for all
 	vals := v[:]
-	resp.Header["X-Request-Id"] = vals[0:1:1]
+	resp.Header["Sluice-Request-Id"] = vals[0:1:1]
 	resp.Header["Sluice-Attempts"] = vals[1:2:2]
 	resp.Header["Sluice-Provider"] = vals[2:3:3]
 	if !c.t.KeepShouldRetry {

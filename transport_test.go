@@ -507,29 +507,43 @@ func TestRequestID(t *testing.T) {
 		t.Fatal(err)
 	}
 	readAll(t, resp)
-	id := resp.Header.Get("X-Request-Id")
+	id := resp.Header.Get("Sluice-Request-Id")
 	if len(id) != 24 {
-		t.Fatalf("X-Request-Id %q, want 24 hex digits", id)
+		t.Fatalf("Sluice-Request-Id %q, want 24 hex digits", id)
 	}
-	if up := r.srv.Requests()[0].Header.Get("X-Request-Id"); up != id {
-		t.Errorf("upstream saw X-Request-Id %q, want %q", up, id)
+	up := r.srv.Requests()[0].Header
+	if up.Get("X-Request-Id") != id || up.Get("X-Client-Request-Id") != id {
+		t.Errorf("upstream saw X-Request-Id %q, X-Client-Request-Id %q, want %q for both",
+			up.Get("X-Request-Id"), up.Get("X-Client-Request-Id"), id)
 	}
-	if l := r.lines(); l[0]["request_id"] != id || l[0]["upstream_request_id"] == "" {
-		t.Errorf("log line ids %v / %v", l[0]["request_id"], l[0]["upstream_request_id"])
+	// The provider's own id is returned as it came: SDKs show it as the
+	// request id, for the provider's support.
+	provided := resp.Header.Get("X-Request-Id")
+	if provided == "" || provided == id {
+		t.Errorf("X-Request-Id %q, want the provider's own id", provided)
+	}
+	if l := r.lines(); l[0]["request_id"] != id || l[0]["upstream_request_id"] != provided {
+		t.Errorf("log line ids %v / %v, want %s / %s", l[0]["request_id"], l[0]["upstream_request_id"], id, provided)
 	}
 
-	req := r.request("/v1/chat/completions", `{"model":"m"}`)
-	req.Header.Set("X-Request-Id", "mine-123")
-	resp, err = r.tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readAll(t, resp)
-	if got := resp.Header.Get("X-Request-Id"); got != "mine-123" {
-		t.Errorf("caller's id replaced by %q", got)
-	}
-	if got := r.srv.Requests()[1].Header.Get("X-Request-Id"); got != "mine-123" {
-		t.Errorf("upstream saw %q, want the caller's id", got)
+	for i, h := range []string{"X-Request-Id", "X-Client-Request-Id"} {
+		req := r.request("/v1/chat/completions", `{"model":"m"}`)
+		req.Header.Set(h, "mine-123")
+		resp, err = r.tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		if got := resp.Header.Get("Sluice-Request-Id"); got != "mine-123" {
+			t.Errorf("caller's %s replaced by %q", h, got)
+		}
+		up := r.srv.Requests()[1+i].Header
+		if up.Get("X-Request-Id") != "mine-123" || up.Get("X-Client-Request-Id") != "mine-123" {
+			t.Errorf("upstream saw %q / %q, want the caller's id under both names", up.Get("X-Request-Id"), up.Get("X-Client-Request-Id"))
+		}
+		if other := []string{"X-Client-Request-Id", "X-Request-Id"}[i]; req.Header.Get(other) != "" {
+			t.Errorf("the caller's request headers were changed: %v", req.Header)
+		}
 	}
 }
 

@@ -8,6 +8,6 @@
 // before it is retried unseen), then relayed chunk by chunk and flushed at
 // once; a stream that stalls or is cut after that ends with an error event
 // in the provider's own shape, never with a made-up ending. Every answer
-// carries X-Request-Id, Sluice-Attempts and x-should-retry: false, so that
+// carries Sluice-Request-Id, Sluice-Attempts and x-should-retry: false, so that
 // SDK retries do not multiply the gateway's.
 package gateway

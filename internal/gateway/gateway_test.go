@@ -184,13 +184,17 @@ func TestForwardStripsPrefix(t *testing.T) {
 	if reqs[0].Header.Get("Authorization") != "Bearer "+clientKey {
 		t.Error("the client's key was not passed through")
 	}
-	for _, h := range []string{"X-Request-Id", "Sluice-Attempts", "X-Should-Retry"} {
+	for _, h := range []string{"Sluice-Request-Id", "X-Request-Id", "Sluice-Attempts", "X-Should-Retry"} {
 		if resp.Header.Get(h) == "" {
 			t.Errorf("response lacks %s", h)
 		}
 	}
-	if resp.Header.Get("X-Request-Id") != reqs[0].Header.Get("X-Request-Id") {
-		t.Error("X-Request-Id differs between the client's answer and the upstream request")
+	id := resp.Header.Get("Sluice-Request-Id")
+	if reqs[0].Header.Get("X-Request-Id") != id || reqs[0].Header.Get("X-Client-Request-Id") != id {
+		t.Error("the upstream request does not carry the call's id as X-Request-Id and X-Client-Request-Id")
+	}
+	if up := resp.Header.Get("X-Request-Id"); up == id || !strings.Contains(e.logs.String(), `"upstream_request_id":"`+up+`"`) {
+		t.Errorf("X-Request-Id %q is not the provider's own id", up)
 	}
 }
 

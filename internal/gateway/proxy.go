@@ -40,7 +40,8 @@ func removeHopHeaders(h http.Header) {
 }
 
 // forward sends a request to the route's provider and relays the answer.
-func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest string) {
+// id is the call's id, already set on the answer's headers.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest, id string) {
 	kind := rt.provider.kind
 	if r.Method == http.MethodConnect || r.Method == http.MethodTrace {
 		writeError(w, kind, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
@@ -87,10 +88,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
 
-	out := g.outgoing(ctx, r, rt, rest, body, len(g.authKeys) > 0 && fromAuthHeader)
+	out := g.outgoing(ctx, r, rt, rest, id, body, len(g.authKeys) > 0 && fromAuthHeader)
 	resp, err := rt.transports[policy].RoundTrip(out)
 	if err != nil {
-		g.answerError(w, r, kind, out.Header.Get("X-Request-Id"), err)
+		g.answerError(w, r, kind, id, err)
 		return
 	}
 	if who := resp.Header.Get("Sluice-Provider"); who != "" && who != pv.name {
@@ -161,8 +162,8 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) 
 
 // outgoing builds the upstream request: the provider's base URL and the
 // stripped path, the client's headers less hop-by-hop and Sluice ones,
-// the injected key when configured.
-func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest string, body []byte, dropAuth bool) *http.Request {
+// the call's id, the injected key when configured.
+func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest, id string, body []byte, dropAuth bool) *http.Request {
 	pv := rt.provider
 	u := *pv.base
 	u.Path = pv.base.Path + rest
@@ -182,9 +183,8 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	if pv.key != "" {
 		pv.setKey(h)
 	}
-	if !validRequestID(h.Get("X-Request-Id")) {
-		h["X-Request-Id"] = []string{sluice.NewRequestID()}
-	}
+	ids := []string{id} // sent upstream under both names, as the SDKs do
+	h["X-Request-Id"], h["X-Client-Request-Id"] = ids, ids
 	out := &http.Request{
 		Method:        r.Method,
 		URL:           &u,
@@ -200,6 +200,17 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 		out.GetBody = func() (io.ReadCloser, error) { return sluice.NewBody(body), nil }
 	}
 	return out.WithContext(ctx)
+}
+
+// callID returns the call's id: the client's X-Request-Id, else its
+// X-Client-Request-Id, when valid; else a new one.
+func callID(h http.Header) string {
+	for _, k := range [...]string{"X-Request-Id", "X-Client-Request-Id"} {
+		if id := h.Get(k); validRequestID(id) {
+			return id
+		}
+	}
+	return sluice.NewRequestID()
 }
 
 // validRequestID accepts a client's request id of up to 128 safe
@@ -220,7 +231,8 @@ func validRequestID(id string) bool {
 // answerError answers a call that ended without a response.
 func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id string, err error) {
 	h := w.Header()
-	if id != "" {
+	if id != "" { // the gateway's own answer: its id is the request id
+		h.Set("Sluice-Request-Id", id)
 		h.Set("X-Request-Id", id)
 	}
 	attempts := 0
@@ -275,6 +287,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 	defer resp.Body.Close()
 	h := w.Header()
 	removeHopHeaders(resp.Header)
+	delete(h, "X-Request-Id") // the provider's, if it gave one, as it came
 	for k, v := range resp.Header {
 		h[k] = v
 	}

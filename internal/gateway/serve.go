@@ -8,8 +8,16 @@ import (
 )
 
 // ServeHTTP answers the admin endpoints and forwards everything under a
-// route's prefix.
+// route's prefix. Every answer carries the call's id in Sluice-Request-Id
+// (the client's X-Request-Id or X-Client-Request-Id when it sent a valid
+// one, else a new one); the gateway's own answers carry it in X-Request-Id
+// too, while a relayed answer keeps the provider's X-Request-Id.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer carries the call's id; a relayed one has the provider's
+	// own X-Request-Id instead of it.
+	id := callID(r.Header)
+	ids := []string{id}
+	w.Header()["Sluice-Request-Id"], w.Header()["X-Request-Id"] = ids, ids
 	if r.URL.IsAbs() || r.URL.Host != "" || !strings.HasPrefix(r.RequestURI, "/") {
 		writeError(w, config0, http.StatusBadRequest, codeBadRequest, "sluice: only origin-form request targets (/path) are served")
 		return
@@ -31,7 +39,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, config0, http.StatusNotFound, codeNotFound, "sluice: no route for this path (routes start with a configured prefix such as /openai/)")
 		return
 	}
-	g.forward(w, r, rt, rest)
+	g.forward(w, r, rt, rest, id)
 }
 
 // config0 is the dialect of answers made before a route is known.
