@@ -20,7 +20,8 @@ type Failure struct {
 	Class    string `json:"class"`
 	Provider string `json:"provider"`
 	// Attempts counts the attempts that failed so, retried or not; Calls
-	// the calls whose last attempt failed so.
+	// the calls whose last attempt failed so. A refusal line folded by the
+	// attempt log counts as the refused calls it stands for.
 	Attempts int `json:"attempts"`
 	Calls    int `json:"calls"`
 	// First and Last are the times of the first and last such attempt.
@@ -108,6 +109,10 @@ func callEnds(lines []Line) []callEnd {
 	return out
 }
 
+// weight is how many calls a line stands for: the refused calls a folded
+// refusal line counts (refused), else one.
+func weight(l Line) int { return max(l.Refused, 1) }
+
 // failedCall reports whether a call that ended on l failed, as the caller
 // saw it: neither ok nor the caller's own cancellation.
 func failedCall(l Line) bool { return l.Outcome != "ok" && l.Outcome != "client_cancel" }
@@ -133,7 +138,7 @@ func failures(lines []Line, ends []callEnd) []Failure {
 			continue
 		}
 		f := get(l)
-		f.Attempts++
+		f.Attempts += weight(l)
 		f.Last = l.TS
 		if l.RequestID != "" {
 			k := classAt{f.Class, f.Provider}
@@ -146,7 +151,7 @@ func failures(lines []Line, ends []callEnd) []Failure {
 			continue
 		}
 		f := get(l)
-		f.Calls++
+		f.Calls += weight(l)
 		if ends[i].id != "" && len(f.Samples) < maxSamples {
 			f.Samples = append(f.Samples, ends[i].id)
 		}
@@ -172,7 +177,7 @@ func failures(lines []Line, ends []callEnd) []Failure {
 
 // incident finds which providers' calls failed, and since when.
 func incident(ends []callEnd) Incident {
-	in := Incident{Calls: len(ends)}
+	var in Incident
 	type track struct {
 		ProviderIncident
 		classes map[string]int
@@ -187,16 +192,18 @@ func incident(ends []callEnd) Incident {
 			by[l.Provider] = t
 			order = append(order, l.Provider)
 		}
-		t.Calls++
+		n := weight(l)
+		in.Calls += n
+		t.Calls += n
 		if !failedCall(l) {
 			if l.Outcome == "ok" {
 				t.Failing, t.LastOK = false, l.TS
 			}
 			continue
 		}
-		in.FailedCalls++
-		t.FailedCalls++
-		t.classes[reason(l)]++
+		in.FailedCalls += n
+		t.FailedCalls += n
+		t.classes[reason(l)] += n
 		if t.First.IsZero() {
 			t.First = l.TS
 		}

@@ -37,6 +37,24 @@ func incidentLog() ([]Line, time.Time) {
 	}, t0
 }
 
+// TestFoldedRefusalsCount: a refusal line folded by the attempt log counts
+// as the refused calls it stands for.
+func TestFoldedRefusalsCount(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	lines := []Line{
+		{TS: t0, RequestID: "x1", Provider: "openai", Outcome: "ok", Status: 200},
+		{TS: t0.Add(time.Second), RequestID: "x2", Provider: "openai", Outcome: "circuit_open", Error: "circuit_open", Refused: 1},
+		{TS: t0.Add(2 * time.Second), RequestID: "x3", Provider: "openai", Outcome: "circuit_open", Error: "circuit_open", Refused: 499},
+	}
+	s := Summarize(lines)
+	if s.Incident.FailedCalls != 500 || s.Incident.Calls != 501 {
+		t.Errorf("incident: %d failed of %d calls, want 500 of 501", s.Incident.FailedCalls, s.Incident.Calls)
+	}
+	if f := s.Failures[0]; f.Class != "circuit_open" || f.Calls != 500 || f.Attempts != 500 {
+		t.Errorf("failures[0] = %+v, want circuit_open with 500 calls and attempts", f)
+	}
+}
+
 func TestIncident(t *testing.T) {
 	lines, t0 := incidentLog()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
