@@ -78,9 +78,11 @@ func (r region) release() error {
 // openState opens the state file at path. A missing file is created
 // (complete, in one step) when create is set; otherwise exists is false.
 // created reports that this call linked the file into place.
+// A new file removed again before it could be opened (a sweep removes
+// empty records) is created again, a few times at most.
 func openState(path string, init *payload, create bool) (fd int, exists, created bool, err error) {
 	fd, err = openExisting(path)
-	if errors.Is(err, syscall.ENOENT) {
+	for try := 0; errors.Is(err, syscall.ENOENT) && try < 8; try++ {
 		if !create {
 			return -1, false, false, nil
 		}
