@@ -345,3 +345,36 @@ func TestFileRemoveRecords(t *testing.T) {
 		}
 	}
 }
+
+// A reader may still hold the address of a file the store just closed:
+// that address must stay readable (zeros) and the reader's view stale.
+func TestFileClosedPageStaysReadable(t *testing.T) {
+	dir := t.TempDir()
+	f, err := OpenFile(dir, FileOptions{MaxOpen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := Settings{Failures: 1000}
+	f.Apply("a", s, Event{Kind: EventFailure})
+	f.Load("a")
+	sa, _ := f.slot("a", kindBreaker)
+	stale := sa.view.Load()
+	if stale == nil || stale.m == nil {
+		t.Fatal("no view of a mapped file")
+	}
+	f.Apply("a", s, Event{Kind: EventSuccess}) // idle: the file is removed and its page let go
+	if got := atomic.LoadUint64(&stale.m.w[wMagic]); got != 0 {
+		t.Fatalf("the page of a closed file reads magic %#x, want 0 (anonymous memory)", got)
+	}
+	if f.fresh(sa, stale) {
+		t.Fatal("a view of a closed file still reads as fresh")
+	}
+	f.Apply("b", s, Event{Kind: EventFailure}) // the page now holds another file
+	if f.fresh(sa, stale) {
+		t.Fatal("a view of a closed file reads as fresh once its page holds another file")
+	}
+	if got, _ := f.Load("a"); got.Failures != 0 {
+		t.Fatalf("a reads %+v, want idle", got)
+	}
+}
