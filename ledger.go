@@ -156,10 +156,9 @@ func (r *ledgerRecord) encode(now int64) []byte {
 	return b
 }
 
-// done reports whether the record, its dead holds reclaimed, holds nothing
-// worth keeping at now.
+// done reports whether the record holds nothing worth keeping at now: no
+// hold, and nothing spent or its period over.
 func (r *ledgerRecord) done(now int64) bool {
-	r.reclaim(now)
 	return len(r.buckets) == 0 && (r.spent == 0 || r.ends != 0 && now >= r.ends)
 }
 
@@ -267,7 +266,9 @@ func (l *recordLedger) Settle(key string, h Hold, cost float64) error {
 		}
 		r.remove(h)
 		r.spent += nanoUSD(cost)
-		return r.encode(l.now().UnixNano()), nil
+		now := l.now().UnixNano()
+		r.reclaim(now)
+		return r.encode(now), nil
 	})
 }
 
@@ -276,6 +277,7 @@ func (l *recordLedger) Read(key string) (spent, held float64, err error) {
 	err = l.t.Transform(key, func(old []byte) ([]byte, error) {
 		r := decodeRecord(old)
 		now := l.now().UnixNano()
+		r.reclaim(now)
 		if r.done(now) {
 			spent, held = usd(r.spent), 0
 			return nil, nil
@@ -298,7 +300,9 @@ func (l *recordLedger) maybeSweep(now int64) {
 		defer l.sweeping.Store(false)
 		sw.RemoveRecords(func(_ string, rec []byte) bool {
 			r := decodeRecord(rec)
-			return r.done(now)
+			at := l.now().UnixNano()
+			r.reclaim(at)
+			return r.done(at)
 		})
 	})
 }
