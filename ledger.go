@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +36,29 @@ type Hold struct {
 	// Until is when the hold is reclaimed if it is never settled, in the
 	// ledger's clock (Unix nanoseconds).
 	Until int64
+	// Ends is when the period the hold counts against ends, in the
+	// ledger's clock (Unix nanoseconds); 0 if the ledger was not told.
+	Ends int64
+}
+
+// PeriodLedger is a Ledger told when the period a key counts ends, so that
+// it can forget the key's record once that period is over. Spend uses it
+// when its Ledger has it; NewLedger's ledgers do.
+type PeriodLedger interface {
+	Ledger
+	// ReserveUntil is Reserve for a key that counts a period ending at
+	// ends: once ends has passed and no hold is left under key, its record
+	// is removed.
+	ReserveUntil(key string, amount, limit float64, ttl time.Duration, ends time.Time) (h Hold, remaining float64, ok bool, err error)
+}
+
+// reserveIn reserves under key in l, telling it when the key's period ends
+// if it can use that.
+func reserveIn(l Ledger, key string, amount, limit float64, ttl time.Duration, ends time.Time) (Hold, float64, bool, error) {
+	if pl, ok := l.(PeriodLedger); ok {
+		return pl.ReserveUntil(key, amount, limit, ttl, ends)
+	}
+	return l.Reserve(key, amount, limit, ttl)
 }
 
 // Transformer is the atomic read-modify-write of a small record that the
@@ -42,41 +67,70 @@ type Transformer interface {
 	Transform(name string, fn func(old []byte) ([]byte, error)) error
 }
 
-// NewLedger returns a Ledger that keeps one small record per key in t.
-func NewLedger(t Transformer) Ledger { return &recordLedger{t: t, now: time.Now} }
-
-type recordLedger struct {
-	t   Transformer
-	now func() time.Time
+// RecordSweeper is a Transformer that can also remove, in one pass, the
+// records their owner no longer needs (breaker.Memory and breaker.File
+// have it).
+type RecordSweeper interface {
+	// RemoveRecords removes every record for which drop, shown its name and
+	// bytes under its lock, returns true, and says how many it removed.
+	RemoveRecords(drop func(name string, rec []byte) bool) (removed int, err error)
 }
 
-// ledgerRecord is one key's record: what was spent, and the holds grouped
-// by when they are reclaimed. Holds are grouped so the record stays small
+// NewLedger returns a Ledger, a PeriodLedger, that keeps one small record
+// per key in t. A record with nothing spent and nothing held is removed,
+// and so is one whose period (see PeriodLedger) is over once no hold is
+// left: by the call that leaves it so, or, if t is a RecordSweeper, by a
+// sweep of t that the ledger starts, in the background, at most every ten
+// minutes (the first at its first reservation).
+func NewLedger(t Transformer) Ledger { return &recordLedger{t: t, now: time.Now} }
+
+// ledgerSweepEvery is how often a ledger sweeps its RecordSweeper.
+const ledgerSweepEvery = 10 * time.Minute
+
+type recordLedger struct {
+	t         Transformer
+	now       func() time.Time
+	nextSweep atomic.Int64 // in the ledger's clock, Unix nanoseconds
+	sweeping  atomic.Bool
+	sweeps    sync.WaitGroup
+}
+
+// ledgerRecord is one key's record: what was spent, when its period ends
+// (0 if unknown), and the holds grouped by when they are reclaimed. Holds are grouped so the record stays small
 // whatever the number of calls in flight: at most maxBuckets groups, each
 // reclaimed at its latest hold's time, so that a hold is never reclaimed
 // early.
 type ledgerRecord struct {
 	spent   int64
+	ends    int64
 	buckets []bucket // by until, ascending
 }
 
 type bucket struct{ until, held int64 }
 
 // maxBuckets keeps a record within the 224 bytes a state file holds:
-// 8 + 12 × 16 = 200.
+// 16 + 12 × 16 = 208.
 const maxBuckets = 12
 
 func nanoUSD(usd float64) int64 { return int64(math.Round(usd * 1e9)) }
 func usd(n int64) float64       { return float64(n) / 1e9 }
 
-// decodeRecord reads a record; a damaged one is started afresh.
+// decodeRecord reads a record; a damaged one is started afresh. A record
+// is spent, then (if its period's end is known, which makes its length a
+// multiple of 16) ends, then the groups of holds, 16 bytes each, every
+// number little-endian.
 func decodeRecord(b []byte) ledgerRecord {
 	var r ledgerRecord
-	if len(b) < 8 || (len(b)-8)%16 != 0 {
+	if len(b) < 8 || len(b)%8 != 0 {
 		return r
 	}
 	r.spent = int64(binary.LittleEndian.Uint64(b))
-	for i := 8; i < len(b); i += 16 {
+	i := 8
+	if len(b)%16 == 0 {
+		r.ends = int64(binary.LittleEndian.Uint64(b[8:]))
+		i = 16
+	}
+	for ; i < len(b); i += 16 {
 		r.buckets = append(r.buckets, bucket{
 			until: int64(binary.LittleEndian.Uint64(b[i:])),
 			held:  int64(binary.LittleEndian.Uint64(b[i+8:])),
@@ -85,13 +139,27 @@ func decodeRecord(b []byte) ledgerRecord {
 	return r
 }
 
-func (r *ledgerRecord) encode() []byte {
-	b := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+16*len(r.buckets)), uint64(r.spent))
+// encode returns the record's bytes, or nil when it is not worth keeping
+// at now: nothing held, and nothing spent or its period over.
+func (r *ledgerRecord) encode(now int64) []byte {
+	if r.done(now) {
+		return nil
+	}
+	b := binary.LittleEndian.AppendUint64(make([]byte, 0, 16+16*len(r.buckets)), uint64(r.spent))
+	if r.ends != 0 {
+		b = binary.LittleEndian.AppendUint64(b, uint64(r.ends))
+	}
 	for _, k := range r.buckets {
 		b = binary.LittleEndian.AppendUint64(b, uint64(k.until))
 		b = binary.LittleEndian.AppendUint64(b, uint64(k.held))
 	}
 	return b
+}
+
+// done reports whether the record holds nothing worth keeping at now: no
+// hold, and nothing spent or its period over.
+func (r *ledgerRecord) done(now int64) bool {
+	return len(r.buckets) == 0 && (r.spent == 0 || r.ends != 0 && now >= r.ends)
 }
 
 func (r *ledgerRecord) held() int64 {
@@ -155,43 +223,86 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
+// Reserve holds amount under key; see Ledger.
 func (l *recordLedger) Reserve(key string, amount, limit float64, ttl time.Duration) (Hold, float64, bool, error) {
+	return l.ReserveUntil(key, amount, limit, ttl, time.Time{})
+}
+
+// ReserveUntil holds amount under key, whose period ends at ends; see
+// PeriodLedger.
+func (l *recordLedger) ReserveUntil(key string, amount, limit float64, ttl time.Duration, ends time.Time) (Hold, float64, bool, error) {
 	var h Hold
 	var remaining int64
 	var ok bool
+	var end int64
+	if !ends.IsZero() {
+		end = ends.UnixNano()
+	}
+	now := l.now().UnixNano()
 	err := l.t.Transform(key, func(old []byte) ([]byte, error) {
 		r := decodeRecord(old)
-		now := l.now().UnixNano()
+		r.ends = max(r.ends, end)
 		r.reclaim(now)
 		lim := nanoUSD(limit)
-		h = Hold{NanoUSD: nanoUSD(amount), Until: now + int64(ttl)}
+		h = Hold{NanoUSD: nanoUSD(amount), Until: now + int64(ttl), Ends: r.ends}
 		used := r.spent + r.held()
 		if ok = used+h.NanoUSD <= lim; ok {
 			r.add(h.Until, h.NanoUSD)
 			used += h.NanoUSD
 		}
 		remaining = lim - used
-		return r.encode(), nil
+		return r.encode(now), nil
 	})
+	l.maybeSweep(now)
 	return h, usd(remaining), ok, err
 }
 
+// Settle replaces a hold by what the call cost; see Ledger.
 func (l *recordLedger) Settle(key string, h Hold, cost float64) error {
 	return l.t.Transform(key, func(old []byte) ([]byte, error) {
 		r := decodeRecord(old)
+		if r.ends == 0 {
+			r.ends = h.Ends
+		}
 		r.remove(h)
 		r.spent += nanoUSD(cost)
-		r.reclaim(l.now().UnixNano())
-		return r.encode(), nil
+		now := l.now().UnixNano()
+		r.reclaim(now)
+		return r.encode(now), nil
 	})
 }
 
+// Read returns what was spent and what is held under key; see Ledger.
 func (l *recordLedger) Read(key string) (spent, held float64, err error) {
 	err = l.t.Transform(key, func(old []byte) ([]byte, error) {
 		r := decodeRecord(old)
-		r.reclaim(l.now().UnixNano())
+		now := l.now().UnixNano()
+		r.reclaim(now)
+		if r.done(now) {
+			spent, held = usd(r.spent), 0
+			return nil, nil
+		}
 		spent, held = usd(r.spent), usd(r.held())
 		return old, nil
 	})
 	return spent, held, err
+}
+
+// maybeSweep starts a sweep of the store's ended records, in the
+// background, if one is due and none is running.
+func (l *recordLedger) maybeSweep(now int64) {
+	sw, ok := l.t.(RecordSweeper)
+	if !ok || now < l.nextSweep.Load() || !l.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	l.nextSweep.Store(now + int64(ledgerSweepEvery))
+	l.sweeps.Go(func() {
+		defer l.sweeping.Store(false)
+		sw.RemoveRecords(func(_ string, rec []byte) bool {
+			r := decodeRecord(rec)
+			at := l.now().UnixNano()
+			r.reclaim(at)
+			return r.done(at)
+		})
+	})
 }

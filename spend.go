@@ -227,7 +227,7 @@ func (c *call) reserve() error {
 		}
 		win, resets := b.Window(now)
 		key := "budget:" + b.Name + ":" + c.scopeValue(b) + ":" + win
-		h, left, ok, err := c.t.ledger.Reserve(key, amount, b.LimitUSD, c.policy.Timeout.Total)
+		h, left, ok, err := reserveIn(c.t.ledger, key, amount, b.LimitUSD, c.policy.Timeout.Total, resets)
 		switch {
 		case err != nil && b.AllowOnLedgerError:
 			continue

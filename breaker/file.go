@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,12 @@ type FileOptions struct {
 	// Logger receives the store's warnings: a damaged state file, a writer
 	// that died mid-write. If nil, slog.Default() is used.
 	Logger *slog.Logger
+
+	// MaxOpen is the most state files the store holds open and mapped at
+	// once: one descriptor and one page of memory each. When a file must be
+	// opened and MaxOpen are, the one least recently used is closed first
+	// (and reopened at its next use). If zero, 64.
+	MaxOpen int
 }
 
 // File is a Store shared by every process on one host that opens the same
@@ -32,16 +37,22 @@ type FileOptions struct {
 // private (0700) and the files are 0600. The words are in the machine's
 // byte order: a file moved to another kind of machine reads as damaged.
 //
-// Every process maps each file it uses into memory, shared, once. Load
-// reads the record through that mapping with a sequence lock: a writer
-// makes the counter odd, writes, and makes it even again; a reader retries
-// until it saw an even, unchanged counter, so it never sees half a write
-// and it takes no lock, makes no system call and writes nothing. A record
-// unchanged since the last Load costs four atomic loads. Apply takes the
-// file's flock, reads the record, applies Settings.Next with the current
-// time, writes it under the sequence lock and unlocks: the lock is never
-// held across a call to the provider. A change is therefore seen by every
-// other process at its next Load, at once.
+// A breaker that is closed, with no failure or slow attempt counted and no
+// transition in its life, has no file: it reads as closed, and its file is
+// created at its first failure and removed when it is back to that state.
+// A process maps each file it uses into memory, shared. Load reads the
+// record through that mapping with a sequence lock: a writer makes the
+// counter odd, writes, and makes it even again; a reader retries until it
+// saw an even, unchanged counter, so it never sees half a write and it
+// takes no lock, makes no system call and writes nothing. A record
+// unchanged since the last Load costs six atomic loads, a breaker with no
+// file two. Apply takes the file's flock, reads the record, applies
+// Settings.Next with the current time, writes it under the sequence lock
+// and unlocks: the lock is never held across a call to the provider. A
+// change is therefore seen by every other process at its next Load, at
+// once; so are a file's creation and removal, which each process learns
+// from a shared page of counters, ".generations", bumped by whoever creates
+// or removes a state file.
 //
 // A state file that is cut short, filled with garbage or left half-written
 // by a writer killed mid-write is read as a closed breaker, a warning is
@@ -50,19 +61,31 @@ type FileOptions struct {
 // directory: OpenFile refuses a directory on NFS or SMB/CIFS, where it
 // would not hold across hosts (share state between hosts with Redis).
 //
-// Each breaker in use holds one file descriptor and one page of memory in
-// every process using it. A state file removed or replaced while processes
-// use it is reopened by a process at its next change of that breaker;
-// reset breakers with Reset rather than by removing files.
+// Bounds: a process holds at most FileOptions.MaxOpen state files open and
+// mapped (64 by default, the least recently used closed first), plus one
+// mapping of the generation page and one reserved range of MaxOpen pages.
+// Its table of names keeps those in recent use. A state file removed or
+// replaced is let go of (descriptor closed, page released) at the next use
+// of its name; do not remove ".generations" while processes use the
+// directory, and reset breakers with Reset rather than by removing files.
 //
 // Transform and Snapshot keep small records other than breakers (at most
-// 224 bytes, in "<escaped name>.record") with the same locking.
+// 224 bytes, in "<escaped name>.record") with the same locking; a record
+// transformed to nothing is removed, and RemoveRecords removes the
+// records their owner no longer needs.
 type File struct {
-	dir    string
-	log    *slog.Logger
-	mu     sync.Mutex  // serialises opening files and Close
-	slots  [2]sync.Map // per slotKind: name → *slot
-	closed atomic.Bool
+	dir     string
+	log     *slog.Logger
+	gens    *genPage
+	slots   [2]sync.Map // per slotKind: name → *slot
+	nslots  atomic.Int64
+	pruneAt atomic.Int64
+	closed  atomic.Bool
+
+	mu     sync.Mutex // guards what follows, and Close
+	region region
+	pages  []*slot // the slot holding each page of the region, nil if free
+	hand   int     // where the search for a page to take resumes
 }
 
 type slotKind uint8
@@ -74,28 +97,15 @@ const (
 
 var kindExt = [...]string{".breaker", ".record"}
 
-// slot is one named state file as this process holds it.
-type slot struct {
-	path    string
-	kind    slotKind
-	m       atomic.Pointer[mapping]
-	cache   atomic.Pointer[cachedRecord]
-	mu      sync.Mutex // serialises this process's writers; guards retired
-	retired []*mapping // replaced mappings, unmapped at Close
-	warned  atomic.Bool
-}
-
-// cachedRecord is the record decoded from the write (seq, gen).
-type cachedRecord struct {
-	seq, gen uint64
-	rec      Record
-}
-
 var errFileClosed = errors.New("breaker: file store is closed")
 
-// fileSyscalls counts the file store's entries into the kernel (open, lock,
-// unlock, stat, truncate), so tests can show the fast path makes none.
+// fileSyscalls counts the file store's entries into the kernel (open, map,
+// lock, unlock, stat, truncate, remove), so tests can show the fast path
+// makes none.
 var fileSyscalls atomic.Uint64
+
+// defaultMaxOpen is FileOptions.MaxOpen's default.
+const defaultMaxOpen = 64
 
 // OpenFile opens the file store in dir, creating the directory (0700) if
 // needed. It refuses a directory on a network file system where file locks
@@ -106,6 +116,9 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 	}
 	if !fileStoreSupported {
 		return nil, errors.New("breaker: the file store needs Linux, macOS or a BSD: use the memory or redis store")
+	}
+	if opts.MaxOpen < 0 {
+		return nil, fmt.Errorf("breaker: MaxOpen %d is negative: give at least 1, or 0 for the default", opts.MaxOpen)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("breaker: create state directory: %w", err)
@@ -120,7 +133,22 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &File{dir: dir, log: log}, nil
+	maxOpen := opts.MaxOpen
+	if maxOpen == 0 {
+		maxOpen = defaultMaxOpen
+	}
+	gens, err := openGenerations(filepath.Join(dir, genFileName))
+	if err != nil {
+		return nil, err
+	}
+	reg, err := reserveRegion(maxOpen)
+	if err != nil {
+		gens.close()
+		return nil, err
+	}
+	f := &File{dir: dir, log: log, gens: gens, region: reg, pages: make([]*slot, maxOpen)}
+	f.pruneAt.Store(f.prunePoint(0))
+	return f, nil
 }
 
 func privateDir(dir string) error {
@@ -149,19 +177,33 @@ func (f *File) Load(name string) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	if c := s.cache.Load(); c != nil && unchanged(s.m.Load().w, c.seq, c.gen) {
-		return c.rec, nil
+	s.touch()
+	if v := s.view.Load(); v != nil && f.fresh(s, v) {
+		return v.rec, nil
 	}
 	return f.loadSlow(s)
 }
 
 func (f *File) loadSlow(s *slot) (Record, error) {
+	s, err := f.lockSlot(s)
+	if err != nil {
+		return Record{}, err
+	}
+	defer s.mu.Unlock()
+	m, g, err := f.current(s)
+	if err != nil {
+		return Record{}, err
+	}
+	if m == nil {
+		s.view.Store(&view{dirGen: g})
+		return Record{}, nil
+	}
 	var p payload
-	st, seq, gen := readWords(s.m.Load().w, &p)
+	st, seq, gen := readWords(m.w, &p)
 	switch st {
 	case readOK:
 		if rec, ok := decodeRecord(&p); ok {
-			s.cache.Store(&cachedRecord{seq: seq, gen: gen, rec: rec})
+			s.view.Store(&view{m: m, dirGen: g, seq: seq, gen: gen, rec: rec})
 			return rec, nil
 		}
 		f.warnDamaged(s, "not a breaker record")
@@ -169,7 +211,7 @@ func (f *File) loadSlow(s *slot) (Record, error) {
 		f.warnDamaged(s, "garbage")
 	case readFault:
 		f.warnDamaged(s, "cut short")
-		return Record{}, f.update(s, func(*payload, readStatus) (bool, error) { return false, nil })
+		return Record{}, f.updateHeld(s, func(*payload, readStatus) (action, error) { return leave, nil })
 	case readBusy:
 		return f.loadLocked(s)
 	}
@@ -178,34 +220,36 @@ func (f *File) loadSlow(s *slot) (Record, error) {
 
 // loadLocked reads name's record under the file lock, when lock-free reads
 // kept finding a write in progress. A write left unfinished by a dead
-// writer is repaired.
+// writer is repaired. The caller holds s.mu.
 func (f *File) loadLocked(s *slot) (Record, error) {
 	var rec Record
-	err := f.update(s, func(p *payload, st readStatus) (bool, error) {
+	err := f.updateHeld(s, func(p *payload, st readStatus) (action, error) {
 		var ok bool
 		if st == readOK {
 			rec, ok = decodeRecord(p)
 		}
 		if ok || st == readEmpty {
-			return false, nil
+			return leave, nil
 		}
 		f.warnDamaged(s, st.String())
 		encodeRecord(p, Record{})
-		return true, nil
+		return write, nil
 	})
 	return rec, err
 }
 
 // Apply applies e to name's record under the file's lock. Slow.Count is
-// capped at MaxStoredSlow.
+// capped at MaxStoredSlow. A breaker whose record becomes idle (closed,
+// nothing counted, no transition) has its file removed.
 func (f *File) Apply(name string, set Settings, e Event) (Record, error) {
 	s, err := f.slot(name, kindBreaker)
 	if err != nil {
 		return Record{}, err
 	}
+	s.touch()
 	set.Slow.Count = min(set.Slow.count(), MaxStoredSlow)
 	var next Record
-	err = f.update(s, func(p *payload, st readStatus) (bool, error) {
+	err = f.update(s, func(p *payload, st readStatus) (action, error) {
 		var cur Record
 		ok := false
 		if st == readOK {
@@ -215,13 +259,16 @@ func (f *File) Apply(name string, set Settings, e Event) (Record, error) {
 			f.warnDamaged(s, st.String())
 		}
 		next = set.Next(cur, e, time.Now())
+		if idle(next) {
+			return remove, nil
+		}
 		var np payload
 		encodeRecord(&np, next)
 		if ok && np == *p {
-			return false, nil
+			return leave, nil
 		}
 		*p = np
-		return true, nil
+		return write, nil
 	})
 	if err != nil {
 		return Record{}, err
@@ -229,7 +276,14 @@ func (f *File) Apply(name string, set Settings, e Event) (Record, error) {
 	return next, nil
 }
 
+// idle reports whether r is the record of a breaker with nothing to
+// share: closed, nothing counted, never changed state. It needs no file.
+func idle(r Record) bool {
+	return r.State == Closed && r.Failures == 0 && len(r.Slow) == 0 && r.Transitions == 0
+}
+
 // List returns the record of every breaker file in the directory, by name.
+// A breaker with no file (closed, idle) is not listed.
 func (f *File) List() (map[string]Record, error) {
 	ents, err := os.ReadDir(f.dir)
 	if err != nil {
@@ -256,15 +310,20 @@ func (f *File) List() (map[string]Record, error) {
 
 // Transform atomically replaces the small record called name (not a
 // breaker's) by fn(old), under the same file lock as Apply: old is nil when
-// the record is new or was damaged. If fn returns an error, the record is
-// left as it was and Transform returns that error. A record holds at most
-// 224 bytes. Never call the provider, or anything slow, from fn.
+// the record is new or was damaged. A record transformed to nothing (nil or
+// empty) is removed, its file with it. If fn returns an error, the record
+// is left as it was and Transform returns that error. A record holds at
+// most 224 bytes. fn may be called twice when the record has no file yet
+// (once to see whether it needs one, once under the new file's lock): only
+// the last call's result is kept. Never call the provider, or anything
+// slow, from fn.
 func (f *File) Transform(name string, fn func(old []byte) ([]byte, error)) error {
 	s, err := f.slot(name, kindRecord)
 	if err != nil {
 		return err
 	}
-	return f.update(s, func(p *payload, st readStatus) (bool, error) {
+	s.touch()
+	return f.update(s, func(p *payload, st readStatus) (action, error) {
 		var old []byte
 		switch st {
 		case readOK:
@@ -275,25 +334,37 @@ func (f *File) Transform(name string, fn func(old []byte) ([]byte, error)) error
 		}
 		b, err := fn(old)
 		if err != nil {
-			return false, err
+			return leave, err
 		}
 		if len(b) > payloadMax {
-			return false, fmt.Errorf("breaker: record %q would be %d bytes, more than the %d a state file holds", name, len(b), payloadMax)
+			return leave, fmt.Errorf("breaker: record %q would be %d bytes, more than the %d a state file holds", name, len(b), payloadMax)
+		}
+		if len(b) == 0 {
+			return remove, nil
 		}
 		p.setBytes(b)
-		return true, nil
+		return write, nil
 	})
 }
 
 // Snapshot returns the small record called name as Transform last wrote
-// it, read lock-free; nil if there is none.
+// it; nil if there is none. It reads without the file lock.
 func (f *File) Snapshot(name string) ([]byte, error) {
 	s, err := f.slot(name, kindRecord)
 	if err != nil {
 		return nil, err
 	}
+	s, err = f.lockSlot(s)
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	m, _, err := f.current(s)
+	if err != nil || m == nil {
+		return nil, err
+	}
 	var p payload
-	st, _, _ := readWords(s.m.Load().w, &p)
+	st, _, _ := readWords(m.w, &p)
 	switch st {
 	case readOK:
 		return p.bytes(), nil
@@ -301,11 +372,11 @@ func (f *File) Snapshot(name string) ([]byte, error) {
 		return nil, nil
 	case readBusy:
 		var b []byte
-		err := f.update(s, func(p *payload, st readStatus) (bool, error) {
+		err := f.updateHeld(s, func(p *payload, st readStatus) (action, error) {
 			if st == readOK {
 				b = p.bytes()
 			}
-			return false, nil
+			return leave, nil
 		})
 		return b, err
 	}
@@ -313,136 +384,78 @@ func (f *File) Snapshot(name string) ([]byte, error) {
 	return nil, nil
 }
 
+// RemoveRecords removes every small record for which drop, shown the
+// record's name and bytes under its file lock, returns true. It reads each
+// record file of the directory (an open, a lock and a read each): call it
+// at a bounded rate. It returns how many it removed.
+func (f *File) RemoveRecords(drop func(name string, rec []byte) bool) (int, error) {
+	if f.closed.Load() {
+		return 0, errFileClosed
+	}
+	ents, err := os.ReadDir(f.dir)
+	if err != nil {
+		return 0, fmt.Errorf("breaker: list state directory: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), kindExt[kindRecord])
+		if !ok || e.IsDir() {
+			continue
+		}
+		name, ok := unescapeName(stem)
+		if !ok {
+			continue
+		}
+		gi := genIndex(kindRecord, e.Name())
+		err := sweepFile(filepath.Join(f.dir, e.Name()), func(p *payload, st readStatus) bool {
+			switch st {
+			case readOK:
+				return p.n == 0 || drop(name, p.bytes())
+			case readEmpty:
+				return true
+			}
+			return false
+		}, func() {
+			f.gens.bump(gi)
+			removed++
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("breaker: sweep record %q: %w", name, err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
 // Close unmaps and closes the store's files. Call it once nothing uses
 // the store any more.
 func (f *File) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.closed.Swap(true) {
+		f.mu.Unlock()
 		return nil
 	}
+	held := make([]*slot, 0, len(f.pages))
+	for _, s := range f.pages {
+		if s != nil {
+			held = append(held, s)
+		}
+	}
+	f.mu.Unlock()
 	var errs []error
-	for k := range f.slots {
-		f.slots[k].Range(func(_, v any) bool {
-			s := v.(*slot)
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			for _, m := range append(s.retired, s.m.Load()) {
-				errs = append(errs, m.close())
-			}
-			return true
-		})
-	}
-	return errors.Join(errs...)
-}
-
-// slot returns the open state file of name, opening it on first use.
-func (f *File) slot(name string, k slotKind) (*slot, error) {
-	if f.closed.Load() {
-		return nil, errFileClosed
-	}
-	if v, ok := f.slots[k].Load(name); ok {
-		return v.(*slot), nil
-	}
-	return f.open(name, k)
-}
-
-func (f *File) open(name string, k slotKind) (*slot, error) {
-	stem, err := escapeName(name)
-	if err != nil {
-		return nil, err
+	for _, s := range held {
+		s.mu.Lock()
+		if s.m != nil {
+			s.view.Store(nil)
+			errs = append(errs, s.m.closeFile())
+			s.m = nil
+		}
+		s.mu.Unlock()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed.Load() {
-		return nil, errFileClosed
-	}
-	if v, ok := f.slots[k].Load(name); ok {
-		return v.(*slot), nil
-	}
-	s := &slot{path: filepath.Join(f.dir, stem+kindExt[k]), kind: k}
-	m, grew, err := openMapping(s.path, initialPayload(k))
-	if err != nil {
-		return nil, err
-	}
-	if grew {
-		f.warnDamaged(s, "cut short")
-	}
-	s.m.Store(m)
-	f.slots[k].Store(name, s)
-	return s, nil
-}
-
-func initialPayload(k slotKind) payload {
-	var p payload
-	if k == kindBreaker {
-		encodeRecord(&p, Record{})
-	}
-	return p
-}
-
-// update is the one locked read-modify-write of a state file: it takes
-// this process's lock and the file lock, reads the payload, lets fn change
-// it and writes it if fn says so. A file that was removed or replaced is
-// reopened, one cut short is extended first.
-func (f *File) update(s *slot, fn func(p *payload, st readStatus) (write bool, err error)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f.closed.Load() {
-		return errFileClosed
-	}
-	m, err := f.lockMapping(s)
-	if err != nil {
-		return fmt.Errorf("breaker: lock state file %s: %w", s.path, err)
-	}
-	defer m.unlock()
-	var p payload
-	st, gen := readHeld(m.w, &p)
-	write, err := fn(&p, st)
-	if err != nil || !write {
-		return err
-	}
-	if st != readOK {
-		gen = rand.Uint64() | 1
-		s.warned.Store(false)
-	}
-	if writeWords(m.w, &p, gen) == readFault {
-		return fmt.Errorf("breaker: write state file %s: the file was cut short while written", s.path)
-	}
-	return nil
-}
-
-// lockMapping takes the file lock of s's file, reopening the file first if
-// it was removed or replaced since it was mapped.
-func (f *File) lockMapping(s *slot) (*mapping, error) {
-	m := s.m.Load()
-	if err := m.lock(); err != nil {
-		return nil, err
-	}
-	size, replaced := m.check(s.path)
-	if replaced {
-		m.unlock()
-		nm, _, err := openMapping(s.path, initialPayload(s.kind))
-		if err != nil {
-			return nil, err
-		}
-		s.retired = append(s.retired, m)
-		s.m.Store(nm)
-		s.cache.Store(nil)
-		m = nm
-		if err := m.lock(); err != nil {
-			return nil, err
-		}
-		size, _ = m.check(s.path)
-	}
-	if size < fileSize {
-		f.warnDamaged(s, "cut short")
-		if err := m.grow(); err != nil {
-			m.unlock()
-			return nil, err
-		}
-	}
-	return m, nil
+	errs = append(errs, f.region.release(), f.gens.close())
+	return errors.Join(errs...)
 }
 
 func (f *File) warnDamaged(s *slot, problem string) {

@@ -76,19 +76,6 @@ func readHeld(w *words, p *payload) (st readStatus, gen uint64) {
 	return copyPayload(w, p)
 }
 
-// unchanged reports whether w still holds the write identified by seq and
-// gen, with no write in progress: four atomic loads.
-func unchanged(w *words, seq, gen uint64) (same bool) {
-	var st readStatus
-	defer recoverFault(&st)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	s1 := atomic.LoadUint64(&w[wSeq])
-	if s1 != seq || atomic.LoadUint64(&w[wMagic]) != fileMagic || atomic.LoadUint64(&w[wGen]) != gen {
-		return false
-	}
-	return atomic.LoadUint64(&w[wSeq]) == s1
-}
-
 // writeWords stores p in w under the sequence lock. The caller holds the
 // file lock, so writers never interleave; a sequence left odd by a writer
 // that died mid-write is moved on to the next even value. A fresh gen is

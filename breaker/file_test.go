@@ -340,32 +340,46 @@ func TestFileConcurrentFailuresNoLostUpdate(t *testing.T) {
 }
 
 func TestFileClosedFastPathNoSyscallNoWriteNoAlloc(t *testing.T) {
-	dir := t.TempDir()
-	f, _ := openTestFile(t, dir)
-	b := New("openai", Settings{Slow: Slow{Threshold: time.Minute}}, f)
-	p, _ := b.Allow() // opens the file
-	p.Done(Success, time.Millisecond)
-	path := filepath.Join(dir, "openai.breaker")
-	before, _ := os.ReadFile(path)
-	stBefore, _ := os.Stat(path)
-	calls := fileSyscalls.Load()
-	allocs := testing.AllocsPerRun(10000, func() {
-		p, err := b.Allow()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Done(Success, time.Millisecond)
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per closed Allow+Done, want 0", allocs)
-	}
-	if n := fileSyscalls.Load() - calls; n != 0 {
-		t.Errorf("%d system calls over 10000 closed Allow+Done, want 0", n)
-	}
-	after, _ := os.ReadFile(path)
-	stAfter, _ := os.Stat(path)
-	if !bytes.Equal(before, after) || !stAfter.ModTime().Equal(stBefore.ModTime()) {
-		t.Errorf("the state file changed over closed successes")
+	for _, withFile := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no file", true: "with a file"}[withFile], func(t *testing.T) {
+			dir := t.TempDir()
+			f, _ := openTestFile(t, dir)
+			b := New("openai", Settings{Slow: Slow{Threshold: time.Minute}}, f)
+			if withFile { // a breaker that opened once keeps its file, closed
+				b.store.Apply(b.name, b.settings, Event{Kind: EventTrip})
+				b.Reset()
+			}
+			p, _ := b.Allow() // reads the file, or finds there is none
+			p.Done(Success, time.Millisecond)
+			path := filepath.Join(dir, "openai.breaker")
+			before, _ := os.ReadFile(path)
+			stBefore, errBefore := os.Stat(path)
+			if (errBefore == nil) != withFile {
+				t.Fatalf("state file present = %v, want %v", errBefore == nil, withFile)
+			}
+			calls := fileSyscalls.Load()
+			allocs := testing.AllocsPerRun(10000, func() {
+				p, err := b.Allow()
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Done(Success, time.Millisecond)
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations per closed Allow+Done, want 0", allocs)
+			}
+			if n := fileSyscalls.Load() - calls; n != 0 {
+				t.Errorf("%d system calls over 10000 closed Allow+Done, want 0", n)
+			}
+			after, _ := os.ReadFile(path)
+			stAfter, errAfter := os.Stat(path)
+			if (errAfter == nil) != withFile {
+				t.Fatalf("after closed successes, state file present = %v, want %v", errAfter == nil, withFile)
+			}
+			if withFile && (!bytes.Equal(before, after) || !stAfter.ModTime().Equal(stBefore.ModTime())) {
+				t.Errorf("the state file changed over closed successes")
+			}
+		})
 	}
 }
 

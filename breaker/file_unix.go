@@ -10,47 +10,94 @@ import (
 	"path/filepath"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 const fileStoreSupported = true
 
-// mapping is one open state file and its shared memory map.
+// pageSize is the stride of the store's region: one state file per page.
+var pageSize = os.Getpagesize()
+
+// mapping is one open state file, mapped into one page of the store's
+// region.
 type mapping struct {
 	fd       int
-	mem      []byte
+	page     int
 	w        *words
 	dev, ino uint64
 }
 
-// openMapping opens the state file at path, creating it (complete, in one
-// step) when missing, and maps it. grew reports a file found shorter than
-// a state file, which it extends with zeros under the file lock.
-func openMapping(path string, init payload) (m *mapping, grew bool, err error) {
+// region is address space reserved when the store opens: one page for each
+// state file it may hold open at once. A state file is mapped over its page
+// (MAP_FIXED), and when it is closed its page is mapped to anonymous memory
+// again, so a reader still holding the address of a closed file reads zeros
+// or the page's next file, never memory that belongs to something else; it
+// then sees that its view went stale and reads again.
+type region struct {
+	base  unsafe.Pointer
+	pages int
+}
+
+const protRW = unix.PROT_READ | unix.PROT_WRITE
+
+func reserveRegion(pages int) (region, error) {
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(pages*pageSize), protRW, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return region{}, fmt.Errorf("breaker: reserve memory for %d state files: %w", pages, err)
+	}
+	return region{base: p, pages: pages}, nil
+}
+
+func (r region) page(i int) unsafe.Pointer { return unsafe.Add(r.base, i*pageSize) }
+
+// mapFile maps the state file fd over page i.
+func (r region) mapFile(i, fd int) (*words, error) {
 	fileSyscalls.Add(1)
-	fd, err := openExisting(path)
-	if errors.Is(err, syscall.ENOENT) {
-		if err = createFile(path, &init); err == nil {
+	p, err := unix.MmapPtr(fd, 0, r.page(i), fileSize, protRW, unix.MAP_SHARED|unix.MAP_FIXED)
+	if err != nil {
+		return nil, err
+	}
+	return (*words)(p), nil
+}
+
+// blank maps anonymous memory over page i, letting go of its file.
+func (r region) blank(i int) error {
+	fileSyscalls.Add(1)
+	_, err := unix.MmapPtr(-1, 0, r.page(i), uintptr(pageSize), protRW, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_FIXED)
+	return err
+}
+
+func (r region) release() error {
+	if r.base == nil {
+		return nil
+	}
+	return unix.MunmapPtr(r.base, uintptr(r.pages*pageSize))
+}
+
+// openState opens the state file at path. A missing file is created
+// (complete, in one step) when create is set; otherwise exists is false.
+// created reports that this call linked the file into place.
+// A new file removed again before it could be opened (a sweep removes
+// empty records) is created again, a few times at most.
+func openState(path string, init *payload, create bool) (fd int, exists, created bool, err error) {
+	fd, err = openExisting(path)
+	for try := 0; errors.Is(err, syscall.ENOENT) && try < 8; try++ {
+		if !create {
+			return -1, false, false, nil
+		}
+		if created, err = createFile(path, init); err == nil {
 			fd, err = openExisting(path)
 		}
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("breaker: open state file: %w", err)
+		return -1, false, false, fmt.Errorf("breaker: open state file: %w", err)
 	}
-	m = &mapping{fd: fd}
-	if err = m.mmap(); err == nil {
-		grew, err = m.ensureSize()
-	}
-	if err != nil {
-		if m.mem != nil {
-			syscall.Munmap(m.mem)
-		}
-		syscall.Close(fd)
-		return nil, false, fmt.Errorf("breaker: open state file %s: %w", path, err)
-	}
-	return m, grew, nil
+	return fd, true, created, nil
 }
 
 func openExisting(path string) (int, error) {
+	fileSyscalls.Add(1)
 	var fd int
 	err := retryEINTR(func() (err error) {
 		fd, err = syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
@@ -64,11 +111,12 @@ func openExisting(path string) (int, error) {
 
 // createFile writes a complete, empty state file next to path and links it
 // into place, so no process ever sees a partly written new file. Losing
-// the race to another creator is fine.
-func createFile(path string, p *payload) error {
+// the race to another creator is fine: created is then false.
+func createFile(path string, p *payload) (created bool, err error) {
+	fileSyscalls.Add(1)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.Remove(tmp.Name())
 	var w words
@@ -79,30 +127,37 @@ func createFile(path string, p *payload) error {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err = os.Link(tmp.Name(), path); errors.Is(err, os.ErrExist) {
-		return nil
+		return false, nil
 	}
-	return err
+	return err == nil, err
+}
+
+// identify records the file's identity and reports its size.
+func (m *mapping) identify() (int64, error) {
+	fileSyscalls.Add(1)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(m.fd, &st); err != nil {
+		return 0, err
+	}
+	m.dev, m.ino = uint64(st.Dev), uint64(st.Ino)
+	return st.Size, nil
 }
 
 // ensureSize extends a short file to fileSize, and clears it, under the
 // file lock.
 func (m *mapping) ensureSize() (grew bool, err error) {
-	var st syscall.Stat_t
-	if err = syscall.Fstat(m.fd, &st); err != nil {
+	size, err := m.identify()
+	if err != nil || size >= fileSize {
 		return false, err
-	}
-	m.dev, m.ino = uint64(st.Dev), uint64(st.Ino)
-	if st.Size >= fileSize {
-		return false, nil
 	}
 	if err = m.lock(); err != nil {
 		return false, err
 	}
 	defer m.unlock()
-	if err = syscall.Fstat(m.fd, &st); err != nil || st.Size >= fileSize {
+	if size, err = m.identify(); err != nil || size >= fileSize {
 		return false, err
 	}
 	return true, m.grow()
@@ -119,16 +174,6 @@ func (m *mapping) grow() error {
 	if clearWords(m.w) == readFault {
 		return errors.New("the file was cut short again")
 	}
-	return nil
-}
-
-func (m *mapping) mmap() error {
-	mem, err := syscall.Mmap(m.fd, 0, fileSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return err
-	}
-	m.mem = mem
-	m.w = (*words)(unsafe.Pointer(&mem[0]))
 	return nil
 }
 
@@ -153,13 +198,124 @@ func (m *mapping) check(path string) (size int64, replaced bool) {
 	return st.Size, uint64(st.Dev) != m.dev || uint64(st.Ino) != m.ino
 }
 
-func (m *mapping) close() error {
-	err := syscall.Munmap(m.mem)
-	if cerr := syscall.Close(m.fd); err == nil {
-		err = cerr
+// closeFile closes the descriptor; the page is the store's to blank.
+func (m *mapping) closeFile() error {
+	fileSyscalls.Add(1)
+	return syscall.Close(m.fd)
+}
+
+func closeFD(fd int) { syscall.Close(fd) }
+
+// removeState unlinks the state file at path; one already gone is fine.
+func removeState(path string) error {
+	fileSyscalls.Add(1)
+	err := syscall.Unlink(path)
+	if err == nil || err == syscall.ENOENT {
+		return nil
 	}
+	return &os.PathError{Op: "remove", Path: path, Err: err}
+}
+
+// sweepFile removes the state file at path if drop, shown its payload
+// under the file lock, says so; removed runs before the lock is let go.
+func sweepFile(path string, drop func(p *payload, st readStatus) bool, removed func()) error {
+	fd, err := openExisting(path)
+	if errors.Is(err, syscall.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m := &mapping{fd: fd}
+	defer m.closeFile()
+	if err := m.lock(); err != nil {
+		return err
+	}
+	defer m.unlock()
+	if _, err := m.identify(); err != nil {
+		return err
+	}
+	if _, replaced := m.check(path); replaced {
+		return nil // removed or replaced meanwhile: the next sweep sees it
+	}
+	var w words
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), fileSize)
+	fileSyscalls.Add(1)
+	n, err := syscall.Pread(fd, buf, 0)
+	if err != nil {
+		return err
+	}
+	var p payload
+	st := readFault
+	if n == fileSize {
+		st, _ = readHeld(&w, &p)
+	}
+	if !drop(&p, st) {
+		return nil
+	}
+	if err := removeState(path); err != nil {
+		return err
+	}
+	removed()
+	return nil
+}
+
+// openGenerations maps the directory's generation page, creating it or
+// extending it to genSize (filled with random counts) when needed.
+func openGenerations(path string) (*genPage, error) {
+	fileSyscalls.Add(1)
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("breaker: open %s: %w", path, err)
+	}
+	defer syscall.Close(fd)
+	m := &mapping{fd: fd}
+	size, err := m.identify()
+	if err == nil && size < genSize {
+		err = extendGenerations(m)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("breaker: prepare %s: %w", path, err)
+	}
+	mem, err := syscall.Mmap(fd, 0, genSize, protRW, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("breaker: map %s: %w", path, err)
+	}
+	return &genPage{path: path, mem: mem, w: (*[genWords]uint64)(unsafe.Pointer(&mem[0]))}, nil
+}
+
+// extendGenerations brings a new or cut-short generation file to full
+// size under its lock, every count drawn at random so that no process
+// mistakes it for the counts it saw before the cut.
+func extendGenerations(m *mapping) error {
+	if err := m.lock(); err != nil {
+		return err
+	}
+	defer m.unlock()
+	size, err := m.identify()
+	if err != nil || size >= genSize {
+		return err
+	}
+	var w [genWords]uint64
+	for i := range w {
+		w[i] = rand.Uint64()
+	}
+	fileSyscalls.Add(1)
+	_, err = syscall.Pwrite(m.fd, unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), genSize), 0)
 	return err
 }
+
+// repair extends the generation file after someone cut it short.
+func (g *genPage) repair() {
+	fd, err := openExisting(g.path)
+	if err != nil {
+		return
+	}
+	defer syscall.Close(fd)
+	extendGenerations(&mapping{fd: fd})
+}
+
+func (g *genPage) close() error { return syscall.Munmap(g.mem) }
 
 func retryEINTR(f func() error) error {
 	for {

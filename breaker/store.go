@@ -22,15 +22,19 @@ type Store interface {
 }
 
 // Memory is a Store for one process. The zero value is not usable; call
-// NewMemory.
+// NewMemory. It keeps only what is worth keeping: a breaker whose record
+// becomes idle (closed, nothing counted, no transition) and a record
+// transformed to nothing are dropped, so a breaker that only ever saw
+// successes takes no memory.
 type Memory struct {
 	m     sync.Map // name → *memEntry
 	blobs sync.Map // name → *memBlob, for Transform
 }
 
 type memEntry struct {
-	mu  sync.Mutex // serialises Apply
-	rec atomic.Pointer[Record]
+	mu   sync.Mutex // serialises Apply
+	rec  atomic.Pointer[Record]
+	dead bool // dropped from the map: look the name up again
 }
 
 // NewMemory returns an empty in-memory store.
@@ -48,22 +52,35 @@ func (m *Memory) Load(name string) (Record, error) {
 	return Record{}, nil
 }
 
-// Apply applies e to name's record under the entry's lock.
+// Apply applies e to name's record under the entry's lock. A record that
+// becomes idle is dropped.
 func (m *Memory) Apply(name string, s Settings, e Event) (Record, error) {
-	v, ok := m.m.Load(name)
-	if !ok {
-		v, _ = m.m.LoadOrStore(name, &memEntry{})
+	for {
+		v, ok := m.m.Load(name)
+		if !ok {
+			v, _ = m.m.LoadOrStore(name, &memEntry{})
+		}
+		ent := v.(*memEntry)
+		ent.mu.Lock()
+		if ent.dead {
+			ent.mu.Unlock()
+			continue
+		}
+		var cur Record
+		if r := ent.rec.Load(); r != nil {
+			cur = *r
+		}
+		next := s.Next(cur, e, time.Now())
+		if idle(next) {
+			ent.dead = true
+			ent.rec.Store(nil)
+			m.m.CompareAndDelete(name, ent)
+		} else {
+			ent.rec.Store(&next)
+		}
+		ent.mu.Unlock()
+		return next, nil
 	}
-	ent := v.(*memEntry)
-	ent.mu.Lock()
-	defer ent.mu.Unlock()
-	var cur Record
-	if r := ent.rec.Load(); r != nil {
-		cur = *r
-	}
-	next := s.Next(cur, e, time.Now())
-	ent.rec.Store(&next)
-	return next, nil
 }
 
 // List returns every record, by name.
@@ -91,21 +108,49 @@ func Names(list map[string]Record) []string {
 // Transform atomically replaces the opaque record called name by
 // fn(old), where old is nil when there is none. It is the read-modify-write
 // that the spend ledger keeps its records with; records live apart from
-// breakers.
+// breakers. A record transformed to nothing (nil or empty) is dropped.
 func (m *Memory) Transform(name string, fn func(old []byte) ([]byte, error)) error {
-	v, _ := m.blobs.LoadOrStore(name, &memBlob{})
-	b := v.(*memBlob)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	next, err := fn(b.data)
-	if err != nil {
+	for {
+		v, _ := m.blobs.LoadOrStore(name, &memBlob{})
+		b := v.(*memBlob)
+		b.mu.Lock()
+		if b.dead {
+			b.mu.Unlock()
+			continue
+		}
+		next, err := fn(b.data)
+		if err == nil {
+			b.data = append([]byte(nil), next...)
+			if len(next) == 0 {
+				b.dead = true
+				m.blobs.CompareAndDelete(name, b)
+			}
+		}
+		b.mu.Unlock()
 		return err
 	}
-	b.data = append([]byte(nil), next...)
-	return nil
+}
+
+// RemoveRecords drops every record for which drop, shown its name and
+// bytes under its lock, returns true, and returns how many it dropped.
+func (m *Memory) RemoveRecords(drop func(name string, rec []byte) bool) (int, error) {
+	n := 0
+	m.blobs.Range(func(k, v any) bool {
+		b := v.(*memBlob)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if !b.dead && drop(k.(string), b.data) {
+			b.dead = true
+			m.blobs.CompareAndDelete(k, b)
+			n++
+		}
+		return true
+	})
+	return n, nil
 }
 
 type memBlob struct {
 	mu   sync.Mutex
 	data []byte
+	dead bool // dropped from the map: look the name up again
 }

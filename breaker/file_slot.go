@@ -1,0 +1,444 @@
+package breaker
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// slot is one named state file as this process holds it: open and mapped
+// into a page of the store's region, or not.
+type slot struct {
+	name   string
+	path   string
+	kind   slotKind
+	gi     int // its counter in the generation page
+	view   atomic.Pointer[view]
+	used   atomic.Bool // used since the store last looked
+	warned atomic.Bool
+
+	mu         sync.Mutex // serialises this process's slow reads, writers, opening and closing
+	m          *mapping   // the open file, nil if none
+	checked    bool       // m, or the lack of a file, was seen at counter checkedGen
+	checkedGen uint64
+	dead       bool // dropped from the store's table: look the name up again
+}
+
+// view is what the fast path of Load trusts while the slot's generation
+// counter stays at dirGen and, for a mapped file, the file still holds the
+// write (seq, gen): the record rec. A view with no mapping is a breaker
+// with no file. A view is replaced, never changed; it is cleared before
+// its mapping is closed, and a reader checks it is still the slot's view
+// after reading through its mapping.
+type view struct {
+	m        *mapping
+	dirGen   uint64
+	seq, gen uint64
+	rec      Record
+}
+
+// action is what an update does with the payload it was shown.
+type action uint8
+
+const (
+	leave  action = iota // write nothing
+	write                // write the payload
+	remove               // remove the state file: its record is idle or empty
+)
+
+// pageWait bounds how long opening a file waits for a page while every
+// page is held by a file being changed.
+const pageWait = 10 * time.Second
+
+func (s *slot) touch() {
+	if !s.used.Load() {
+		s.used.Store(true)
+	}
+}
+
+// fresh reports whether v still describes s: the generation counter has
+// not moved, the mapped file holds the same write with none in progress,
+// and v is still the slot's view. Six atomic loads, two with no file.
+func (f *File) fresh(s *slot, v *view) (same bool) {
+	var st readStatus
+	defer recoverFault(&st)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	if atomic.LoadUint64(&f.gens.w[s.gi]) != v.dirGen {
+		return false
+	}
+	if m := v.m; m != nil {
+		s1 := atomic.LoadUint64(&m.w[wSeq])
+		if s1 != v.seq || atomic.LoadUint64(&m.w[wMagic]) != fileMagic || atomic.LoadUint64(&m.w[wGen]) != v.gen ||
+			atomic.LoadUint64(&m.w[wSeq]) != s1 {
+			return false
+		}
+	}
+	return s.view.Load() == v
+}
+
+// slot returns name's slot, making one on first use; it opens nothing.
+func (f *File) slot(name string, k slotKind) (*slot, error) {
+	if f.closed.Load() {
+		return nil, errFileClosed
+	}
+	if v, ok := f.slots[k].Load(name); ok {
+		return v.(*slot), nil
+	}
+	stem, err := escapeName(name)
+	if err != nil {
+		return nil, err
+	}
+	file := stem + kindExt[k]
+	s := &slot{name: name, path: filepath.Join(f.dir, file), kind: k, gi: genIndex(k, file)}
+	v, loaded := f.slots[k].LoadOrStore(name, s)
+	if !loaded && f.nslots.Add(1) > f.pruneAt.Load() {
+		f.prune()
+	}
+	return v.(*slot), nil
+}
+
+// prunePoint is the table size at which the next prune runs.
+func (f *File) prunePoint(n int64) int64 {
+	return max(16*int64(len(f.pages)), 1024, 2*n)
+}
+
+// prune drops from the table the slots with no open file that were not
+// used since the last prune, so the table keeps only names in recent use.
+func (f *File) prune() {
+	if !f.mu.TryLock() {
+		return
+	}
+	defer f.mu.Unlock()
+	for k := range f.slots {
+		f.slots[k].Range(func(key, v any) bool {
+			s := v.(*slot)
+			if s.used.Load() {
+				s.used.Store(false)
+				return true
+			}
+			if !s.mu.TryLock() {
+				return true
+			}
+			if s.m == nil && !s.dead {
+				s.dead = true
+				if f.slots[k].CompareAndDelete(key, s) {
+					f.nslots.Add(-1)
+				}
+			}
+			s.mu.Unlock()
+			return true
+		})
+	}
+	f.pruneAt.Store(f.prunePoint(f.nslots.Load()))
+}
+
+// lockSlot locks s, or the slot that replaced it in the table.
+func (f *File) lockSlot(s *slot) (*slot, error) {
+	for {
+		s.mu.Lock()
+		if f.closed.Load() {
+			s.mu.Unlock()
+			return nil, errFileClosed
+		}
+		if !s.dead {
+			return s, nil
+		}
+		s.mu.Unlock()
+		var err error
+		if s, err = f.slot(s.name, s.kind); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// current returns s's open file, nil if it has none, and the generation
+// counter it was checked at. It checks the directory only when the counter
+// moved since the last check. The caller holds s.mu.
+func (f *File) current(s *slot) (*mapping, uint64, error) {
+	g := f.gens.current(s.gi)
+	if s.checked && s.checkedGen == g {
+		return s.m, g, nil
+	}
+	if s.m != nil {
+		if _, replaced := s.m.check(s.path); !replaced {
+			s.checked, s.checkedGen = true, g
+			return s.m, g, nil
+		}
+		f.detach(s, true)
+	}
+	fd, exists, _, err := openState(s.path, nil, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	if exists {
+		if _, err := f.attach(s, fd); err != nil {
+			return nil, 0, err
+		}
+	}
+	s.checked, s.checkedGen = true, g
+	return s.m, g, nil
+}
+
+// attach maps the open state file fd into a page for s. The caller holds
+// s.mu and s has no file.
+func (f *File) attach(s *slot, fd int) (*mapping, error) {
+	page, err := f.acquirePage(s)
+	if err != nil {
+		closeFD(fd)
+		return nil, err
+	}
+	m := &mapping{fd: fd, page: page}
+	m.w, err = f.region.mapFile(page, fd)
+	var grew bool
+	if err == nil {
+		grew, err = m.ensureSize()
+	}
+	if err != nil {
+		f.mu.Lock()
+		f.region.blank(page)
+		f.pages[page] = nil
+		f.mu.Unlock()
+		closeFD(fd)
+		return nil, fmt.Errorf("breaker: open state file %s: %w", s.path, err)
+	}
+	if grew {
+		f.warnDamaged(s, "cut short")
+	}
+	s.m = m
+	return m, nil
+}
+
+// acquirePage returns a free page of the region, reserved for s, closing
+// the file least recently used if every page is taken.
+func (f *File) acquirePage(s *slot) (int, error) {
+	deadline := time.Now().Add(pageWait)
+	for {
+		f.mu.Lock()
+		if f.closed.Load() {
+			f.mu.Unlock()
+			return 0, errFileClosed
+		}
+		if i, ok := f.freePage(); ok {
+			f.pages[i] = s
+			f.mu.Unlock()
+			return i, nil
+		}
+		f.mu.Unlock()
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("breaker: all %d state files this process may hold open stayed busy for %v: raise MaxOpen", len(f.pages), pageWait)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// freePage finds a free page, closing a file to free one: the clock
+// algorithm, where a file used since the hand last passed is spared once.
+// A file being read or changed (its slot locked) is skipped. The caller
+// holds f.mu.
+func (f *File) freePage() (int, bool) {
+	n := len(f.pages)
+	for range 2 * n {
+		i := f.hand
+		f.hand = (f.hand + 1) % n
+		v := f.pages[i]
+		if v == nil {
+			return i, true
+		}
+		if v.used.Load() {
+			v.used.Store(false)
+			continue
+		}
+		if !v.mu.TryLock() {
+			continue
+		}
+		f.detachLocked(v, false) // the page is mapped over at once
+		v.mu.Unlock()
+		return i, true
+	}
+	return 0, false
+}
+
+// detach closes s's file and frees its page. The caller holds s.mu.
+func (f *File) detach(s *slot, blank bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.detachLocked(s, blank)
+}
+
+// detachLocked closes s's file: its view is cleared first, so that a
+// reader racing the close finds it stale; the page is mapped to anonymous
+// memory if blank is set. The caller holds f.mu and s.mu.
+func (f *File) detachLocked(s *slot, blank bool) {
+	m := s.m
+	if m == nil {
+		return
+	}
+	s.view.Store(nil)
+	if blank {
+		f.region.blank(m.page)
+	}
+	m.closeFile()
+	f.pages[m.page] = nil
+	s.m, s.checked = nil, false
+}
+
+// reopen maps the file now at s's path over s's page, in place of the one
+// removed or replaced there, and closes the old one. The caller holds s.mu.
+func (f *File) reopen(s *slot) error {
+	init := initialPayload(s.kind)
+	fd, _, created, err := openState(s.path, &init, true)
+	if err != nil {
+		return err
+	}
+	if created {
+		f.gens.bump(s.gi)
+	}
+	old := s.m
+	s.view.Store(nil)
+	nm := &mapping{fd: fd, page: old.page}
+	nm.w, err = f.region.mapFile(old.page, fd)
+	if err == nil {
+		_, err = nm.ensureSize()
+	}
+	if err != nil {
+		closeFD(fd)
+		f.detach(s, true)
+		return err
+	}
+	old.closeFile()
+	s.m, s.checked = nm, false
+	return nil
+}
+
+// create creates s's state file (if no other process just did) and opens
+// it. The caller holds s.mu and s has no file.
+func (f *File) create(s *slot) (*mapping, error) {
+	init := initialPayload(s.kind)
+	fd, _, created, err := openState(s.path, &init, true)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		f.gens.bump(s.gi)
+	}
+	s.checked = false
+	return f.attach(s, fd)
+}
+
+func initialPayload(k slotKind) payload {
+	var p payload
+	if k == kindBreaker {
+		encodeRecord(&p, Record{})
+	}
+	return p
+}
+
+// update is the one locked read-modify-write of a state file.
+func (f *File) update(s *slot, fn func(p *payload, st readStatus) (action, error)) error {
+	s, err := f.lockSlot(s)
+	if err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return f.updateHeld(s, fn)
+}
+
+// updateHeld takes the file lock, reads the payload, lets fn change it and
+// writes it, or removes the file, if fn says so. A name with no file is
+// shown fn as empty first, and gets a file only if fn writes. A file that
+// was removed or replaced is reopened, one cut short is extended first.
+// The caller holds s.mu.
+func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, error)) error {
+	if f.closed.Load() {
+		return errFileClosed
+	}
+	m, _, err := f.current(s)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		var p payload
+		if a, err := fn(&p, readEmpty); err != nil || a != write {
+			return err
+		}
+		if _, err := f.create(s); err != nil {
+			return err
+		}
+	}
+	m, err = f.lockMapping(s)
+	if err != nil {
+		return fmt.Errorf("breaker: lock state file %s: %w", s.path, err)
+	}
+	var p payload
+	st, gen := readHeld(m.w, &p)
+	a, err := fn(&p, st)
+	if err != nil || a == leave {
+		m.unlock()
+		return err
+	}
+	if a == remove {
+		return f.removeHeld(s, m)
+	}
+	if st != readOK {
+		gen = rand.Uint64() | 1
+		s.warned.Store(false)
+	}
+	res := writeWords(m.w, &p, gen)
+	m.unlock()
+	if res == readFault {
+		return fmt.Errorf("breaker: write state file %s: the file was cut short while written", s.path)
+	}
+	return nil
+}
+
+// removeHeld removes s's state file under its lock: it is cleared first,
+// so that a process still mapping it reads it as empty, then unlinked, and
+// the generation counter is bumped so every process lets go of it. The
+// caller holds s.mu and the file lock, which removeHeld releases.
+func (f *File) removeHeld(s *slot, m *mapping) error {
+	clearWords(m.w)
+	err := removeState(s.path)
+	if err == nil {
+		f.gens.bump(s.gi)
+	}
+	m.unlock()
+	f.detach(s, true)
+	if err != nil {
+		return fmt.Errorf("breaker: %w", err)
+	}
+	return nil
+}
+
+// lockMapping takes the file lock of s's file, reopening the file first if
+// it was removed or replaced since it was mapped. The caller holds s.mu
+// and s has a file.
+func (f *File) lockMapping(s *slot) (*mapping, error) {
+	m := s.m
+	if err := m.lock(); err != nil {
+		return nil, err
+	}
+	size, replaced := m.check(s.path)
+	if replaced {
+		m.unlock()
+		if err := f.reopen(s); err != nil {
+			return nil, err
+		}
+		m = s.m
+		if err := m.lock(); err != nil {
+			return nil, err
+		}
+		size, _ = m.check(s.path)
+	}
+	if size < fileSize {
+		f.warnDamaged(s, "cut short")
+		if err := m.grow(); err != nil {
+			m.unlock()
+			return nil, err
+		}
+	}
+	return m, nil
+}
