@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/sluice-llm/sluice/internal/cmdline"
 )
 
 // Exit codes of Run.
@@ -83,21 +85,8 @@ func parseArgs(args []string) (jsonOut bool, paths []string, err error) {
 	fs := flag.NewFlagSet("sluice audit", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&jsonOut, "json", false, "")
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return false, nil, err
-		}
-		left := fs.Args()
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			return jsonOut, append(paths, left...), nil
-		}
-		if len(left) == 0 {
-			break
-		}
-		paths, rest = append(paths, left[0]), left[1:]
-	}
-	return jsonOut, paths, nil
+	paths, err = cmdline.Parse(fs, args)
+	return jsonOut, paths, err
 }
 
 // write prints the findings as text lines or as a JSON array.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
@@ -226,20 +227,7 @@ func parseArgs(args []string) (options, error) {
 		opt.margin = d
 		return nil
 	})
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return opt, err
-		}
-		left := fs.Args()
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			opt.paths = append(opt.paths, left...)
-			break
-		}
-		if len(left) == 0 {
-			break
-		}
-		opt.paths, rest = append(opt.paths, left[0]), left[1:]
-	}
-	return opt, nil
+	paths, err := cmdline.Parse(fs, args)
+	opt.paths = paths
+	return opt, err
 }
