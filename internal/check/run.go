@@ -120,6 +120,9 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	if err == nil {
 		err = c.Validate()
 	}
+	if err == nil {
+		err = serveRefuses(c)
+	}
 	if err != nil {
 		return nil, err
 	}
