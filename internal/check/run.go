@@ -20,7 +20,7 @@ const (
 	exitUsage    = 2 // unusable input: a bad flag, config or path
 )
 
-const usage = `usage: sluice check [--config FILE] [--policy NAME] [--margin DUR] [--json] [UNIT…]
+const usage = `usage: sluice check [--config FILE] [--policy NAME] [--margin DUR] [--strict] [--json] [UNIT…]
 
 Validates the config (the same messages as sluice serve) and prints, per
 policy, the worst case one call can take: every attempt's connect and
@@ -53,11 +53,19 @@ Flags:
   --policy NAME  the policy the units' agents call with (default
                  interactive if the config has it, else the longest)
   --margin DUR   added to the worst case and to drain (default 10s)
+  --strict       exit 1 on warnings too
   --json         print one JSON object: config, policies, routes,
                  warnings, judged_against, units, findings
   --help         print this help
 
-Exit status: 0 clean, 1 findings or warnings, 2 unusable input (a bad
+Findings are what cuts calls in normal operation: a TimeoutStartSec or
+RuntimeMaxSec below the worst case, a timer with no RandomizedDelaySec, a
+line systemd ignores or rejects. Warnings are what bites only when
+someone stops a unit (TimeoutStopSec) or restarts the gateway (drain),
+and the config's own warnings: printed, exit 0 unless --strict.
+
+Exit status: 0 clean or warnings only, 1 findings (or warnings with
+--strict), 2 unusable input (a bad
 flag or config, or a path that does not exist, cannot be read, or is not
 a .service, .timer or directory).
 `
@@ -66,7 +74,7 @@ a .service, .timer or directory).
 type options struct {
 	config, policy string
 	margin         time.Duration
-	json           bool
+	json, strict   bool
 	paths          []string
 }
 
@@ -107,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer, magic func(string) (uint32, er
 		fmt.Fprintf(stderr, "sluice check: writing the report: %v\n", err)
 		return exitUsage
 	}
-	if !r.clean() {
+	if r.failed(opt.strict) {
 		return exitFindings
 	}
 	return exitClean
@@ -147,7 +155,12 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 			return nil, err
 		}
 		r.Units = append(r.Units, u.Path)
-		r.Findings = append(r.Findings, f...)
+		for _, x := range f {
+			if x.Severity == "" {
+				x.Severity = severityFinding
+			}
+			r.Findings = append(r.Findings, x)
+		}
 	}
 	return r, nil
 }
@@ -222,6 +235,7 @@ func parseArgs(args []string) (options, error) {
 	fs.StringVar(&opt.config, "config", "", "")
 	fs.StringVar(&opt.policy, "policy", "", "")
 	fs.BoolVar(&opt.json, "json", false, "")
+	fs.BoolVar(&opt.strict, "strict", false, "")
 	fs.Func("margin", "", func(s string) error {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
