@@ -196,10 +196,21 @@ func judgeUnit(u unitFiles, t target) ([]finding, error) {
 		}
 		entries = append(entries, es...)
 	}
-	if u.kind() == "timer" {
-		return judgeTimer(readTimer(u.Path, entries)), nil
+	var out []finding
+	for _, e := range entries {
+		if f, ok := unknownKey(u.Path, e); ok {
+			out = append(out, f)
+		}
+		if e.Section == "Timer" && e.Key == "OnCalendar" && e.Value != "" {
+			if err := parseCalendar(e.Value); err != nil {
+				out = append(out, badCalendar(u.Path, e, err))
+			}
+		}
 	}
-	return judgeService(readService(u.Path, entries), t), nil
+	if u.kind() == "timer" {
+		return append(out, judgeTimer(readTimer(u.Path, entries))...), nil
+	}
+	return append(out, judgeService(readService(u.Path, entries), t)...), nil
 }
 
 // refused is the finding for a file systemd refuses to load.
