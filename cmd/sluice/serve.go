@@ -138,7 +138,7 @@ func (s *server) run(stdout io.Writer) int {
 	for _, r := range s.cfg.Routes {
 		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
 	}
-	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", s.cfg.State.Backend)
+	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
