@@ -52,3 +52,24 @@ func TestArgumentsEverySubcommand(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRefusesWhatServeRefuses: a key variable that is not set makes
+// serve exit 2, and check too, with the same message.
+func TestCheckRefusesWhatServeRefuses(t *testing.T) {
+	t.Setenv("SLUICE_TEST_NO_SUCH_KEY", "")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\nstate: {backend: memory}\nlog: {attempts: \"-\"}\n"+
+		"providers:\n  openai: {kind: openai, base_url: https://api.openai.com, api_key_env: SLUICE_TEST_NO_SUCH_KEY}\n"+
+		"routes:\n  - {prefix: /openai, provider: openai}\n"), 0o600)
+	msg := func(cmd string) (int, string) {
+		var out, errOut strings.Builder
+		code := run([]string{cmd, "--config", cfg}, strings.NewReader(""), &out, &errOut)
+		return code, strings.TrimPrefix(strings.TrimSpace(errOut.String()), "sluice "+cmd+": ")
+	}
+	serveCode, serveMsg := msg("serve")
+	checkCode, checkMsg := msg("check")
+	if serveCode != exitUsage || checkCode != exitUsage || checkMsg != serveMsg || !strings.Contains(serveMsg, "SLUICE_TEST_NO_SUCH_KEY") {
+		t.Errorf("serve: exit %d %q; check: exit %d %q; want both exit 2 with the same message", serveCode, serveMsg, checkCode, checkMsg)
+	}
+}
