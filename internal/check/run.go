@@ -41,6 +41,8 @@ agent mid-retry, and its rerun pays for the call again. A unit running
 "sluice serve" is judged instead on TimeoutStopSec against the config's
 drain plus the margin. A .timer with OnCalendar= and no
 RandomizedDelaySec is flagged: agents fired at :00 make the 429s cluster.
+Keys systemd does not know (TimeoutStartsec=; X- keys are allowed) and
+OnCalendar= expressions it cannot parse are findings.
 Values are read as systemd reads them (90s, "1min 30s", 1h30m, 2.5s,
 infinity); a value systemd would ignore is a finding too.
 
