@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
 )
@@ -25,18 +26,16 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"Lists the breakers of the configured state store (file or redis) and their state, or closes one.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	reset := ""
-	if len(args) > 0 && args[0] == "reset" {
-		if len(args) < 2 || args[1] == "" || args[1][0] == '-' {
-			fmt.Fprintln(stderr, "sluice breakers reset: name the breaker to close (sluice breakers lists them)")
-			return exitUsage
-		}
-		reset, args = args[1], args[2:]
+	pos, err := cmdline.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	if err != nil {
+		return exitUsage
+	}
+	reset, err := resetName(pos)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
 		return exitUsage
 	}
 	cfg, err := config.Load(config.Locate(*cfgPath))
@@ -91,6 +90,24 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// resetName reads the positional arguments of `sluice breakers`: none to
+// list the breakers, or "reset NAME" to close one. It returns the name to
+// reset, "" to list.
+func resetName(pos []string) (string, error) {
+	const want = "no argument to list the breakers, or reset NAME"
+	switch {
+	case len(pos) == 0:
+		return "", nil
+	case pos[0] != "reset":
+		return "", cmdline.Unexpected(pos, want)
+	case len(pos) == 1 || pos[1] == "":
+		return "", fmt.Errorf("reset: name the breaker to close (sluice breakers lists them)")
+	case len(pos) > 2:
+		return "", cmdline.Unexpected(pos[2:], want)
+	}
+	return pos[1], nil
 }
 
 func dash(s string) string {

@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"os/signal"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/sluice-llm/sluice/fake"
+	"github.com/sluice-llm/sluice/internal/cmdline"
 )
 
 func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -31,11 +33,23 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+
 			"(see go doc github.com/sluice-llm/sluice/fake).\n\nFlags:\n")
 		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+		fmt.Fprintf(stderr, "\nScript steps (comma-separated; each call plays the next step, the last repeats;\n"+
+			"a request's Sluice-Fake-Script header overrides --script; modifiers join with \";\"):\n")
+		tw := tabwriter.NewWriter(stderr, 0, 0, 2, ' ', 0)
+		for _, s := range fakeSteps {
+			fmt.Fprintf(tw, "  %s\t%s\te.g. %s\n", s.step, s.does, s.example)
 		}
+		tw.Flush()
+	}
+	pos, err := cmdline.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "sluice fake: %v\n", cmdline.Unexpected(pos, "flags only; a script goes in --script"))
 		return exitUsage
 	}
 	if _, err := fake.ParseScript(*script); err != nil {

@@ -9,11 +9,9 @@ import (
 	"sort"
 
 	"github.com/sluice-llm/sluice/internal/check"
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/report"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 // Exit codes shared by every command.
 const (
@@ -51,13 +49,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return c.run([]string{"--help"}, stdin, stdout, stderr)
-			}
-		}
-		usage(stdout)
-		return exitOK
+		return runHelp(args[1:], stdin, stdout, stderr)
 	case "-version", "--version":
 		name = "version"
 	}
@@ -67,6 +59,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+// runHelp prints the usage, or with a command's name that command's help.
+func runHelp(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		usage(stdout)
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "sluice help: %v\n", cmdline.Unexpected(args[1:], "at most one command name"))
+		return exitUsage
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "sluice help: unknown command %q (run 'sluice help' for the list)\n", args[0])
+		return exitUsage
+	}
+	return c.run([]string{"--help"}, stdin, stdout, stderr)
 }
 
 func usage(w io.Writer) {
@@ -81,9 +91,4 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nRun 'sluice <command> --help' for a command's flags. Exit codes: 0 ok, 1 findings, 2 unusable input.\n")
-}
-
-func runVersion(_ []string, _ io.Reader, stdout, _ io.Writer) int {
-	fmt.Fprintf(stdout, "sluice %s\n", version)
-	return exitOK
 }

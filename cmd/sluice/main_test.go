@@ -14,8 +14,8 @@ func TestRunDispatch(t *testing.T) {
 	}{
 		{nil, exitUsage, "Usage: sluice"},
 		{[]string{"help"}, exitOK, "Commands:"},
-		{[]string{"version"}, exitOK, "sluice dev"},
-		{[]string{"--version"}, exitOK, "sluice dev"},
+		{[]string{"version"}, exitOK, "sluice (devel)"},
+		{[]string{"--version"}, exitOK, "sluice (devel)"},
 		{[]string{"nope"}, exitUsage, `unknown command "nope"`},
 		{[]string{"fake", "--script", "5o3"}, exitUsage, "--script"},
 		{[]string{"fake", "--bogus"}, exitUsage, "flag provided but not defined"},

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
 )
@@ -32,14 +33,15 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"  ANTHROPIC_BASE_URL=http://127.0.0.1:8080/anthropic\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	pos, err := cmdline.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sluice serve: unexpected argument %q (flags only; see --help)\n", fs.Arg(0))
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "sluice serve: %v\n", cmdline.Unexpected(pos, "flags only: --config FILE, --listen ADDR"))
 		return exitUsage
 	}
 	cfg, err := config.Load(config.Locate(*cfgPath))
@@ -136,7 +138,7 @@ func (s *server) run(stdout io.Writer) int {
 	for _, r := range s.cfg.Routes {
 		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
 	}
-	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", s.cfg.State.Backend)
+	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)

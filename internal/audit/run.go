@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sluice-llm/sluice/internal/cmdline"
 )
 
 // Exit codes of Run.
@@ -117,21 +119,11 @@ func parseArgs(argv []string) (args, error) {
 	fs.BoolVar(&a.json, "json", false, "")
 	fs.BoolVar(&a.opts.IncludeTests, "include-tests", false, "")
 	fs.Var((*patterns)(&a.opts.Exclude), "exclude", "")
-	rest := argv
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return args{}, err
-		}
-		left := fs.Args()
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			a.paths = append(a.paths, left...)
-			return a, nil
-		}
-		if len(left) == 0 {
-			break
-		}
-		a.paths, rest = append(a.paths, left[0]), left[1:]
+	paths, err := cmdline.Parse(fs, argv)
+	if err != nil {
+		return args{}, err
 	}
+	a.paths = paths
 	return a, nil
 }
 

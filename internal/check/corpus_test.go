@@ -96,7 +96,7 @@ func TestFindingText(t *testing.T) {
 		}
 	}
 	want := []string{
-		"testdata/bad/chat-worker.service:6: TimeoutSec=15s (as TimeoutStopSec) is shorter than policy interactive's worst case 30s + margin 10s = 40s: on stop systemd sends SIGTERM and after 15s SIGKILL, killing the agent mid-retry, and the rerun pays for the call again — set TimeoutStopSec=40s or more, or shorten the policy's total",
+		"testdata/bad/chat-worker.service:6: warning: TimeoutSec=15s (as TimeoutStopSec) is shorter than policy interactive's worst case 30s + margin 10s = 40s: on stop systemd sends SIGTERM and after 15s SIGKILL, killing the agent mid-retry, and the rerun pays for the call again — set TimeoutStopSec=40s or more, or shorten the policy's total",
 		"testdata/bad/chat-worker.service:7: RuntimeMaxSec=30s is shorter than policy interactive's worst case 30s + margin 10s = 40s: systemd kills the service once it has run that long, mid-retry when a call is under way — set RuntimeMaxSec=40s or more, or remove it",
 		"testdata/dropins/service.d/15-x.conf:2: foo.service: RuntimeMaxSec=25s is shorter than policy interactive's worst case 30s + margin 10s = 40s: systemd kills the service once it has run that long, mid-retry when a call is under way — set RuntimeMaxSec=40s or more, or remove it",
 	}
@@ -114,7 +114,7 @@ func TestDefaultValueFinding(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("findings = %+v", fs)
 	}
-	want := "u.service: TimeoutStopSec (systemd's default, 1m30s) is shorter than"
+	want := "u.service: warning: TimeoutStopSec (systemd's default, 1m30s) is shorter than"
 	if got := fs[0].String(); len(got) < len(want) || got[:len(want)] != want {
 		t.Errorf("got %q, want it to start %q", got, want)
 	}

@@ -46,6 +46,22 @@
 // against the drain of the config being checked plus the margin: on
 // SIGTERM the gateway lets calls in flight finish for up to drain.
 //
+// # Findings and warnings
+//
+// A finding (exit 1) is what cuts calls in normal operation: a start or
+// runtime limit below the worst case, a calendar timer with no random
+// delay, a key systemd does not know in [Unit], [Service], [Timer] or
+// [Install] (X- keys are allowed, as systemd allows them), an OnCalendar=
+// systemd's calendar grammar refuses, a value systemd ignores. A warning
+// is what bites only when someone stops a unit (TimeoutStopSec) or
+// restarts the gateway (drain), or a config warning: printed, exit 0
+// unless --strict.
+//
+// Before any of this, the config must pass every check `sluice serve`
+// runs at start, the environment included: check builds the gateway on a
+// memory store, so an unset api_key_env or admin.token_env fails here with
+// serve's message.
+//
 // # Limits
 //
 // A limit shorter than one call's worst case is surely too short; a limit

@@ -18,6 +18,22 @@ type finding struct {
 	NeedMS  *int64 `json:"need_ms,omitempty"`  // the least it should be
 	Problem string `json:"problem"`
 	Fix     string `json:"fix"`
+	// Severity is "finding" for what cuts calls in normal operation (exit
+	// 1), or "warning" for what bites only when someone stops the unit or
+	// restarts the gateway (exit 0 unless --strict).
+	Severity string `json:"severity"`
+}
+
+// Severities of a finding.
+const (
+	severityFinding = "finding"
+	severityWarning = "warning"
+)
+
+// warn marks f as a warning.
+func warn(f finding) finding {
+	f.Severity = severityWarning
+	return f
 }
 
 // String formats f as "file:line: problem — fix"; for a drop-in, the
@@ -26,6 +42,9 @@ func (f finding) String() string {
 	unit := ""
 	if filepath.Base(f.File) != f.Unit {
 		unit = f.Unit + ": "
+	}
+	if f.Severity == severityWarning {
+		unit = "warning: " + unit
 	}
 	return fmt.Sprintf("%s: %s%s — %s", where{f.File, f.Line}, unit, f.Problem, f.Fix)
 }

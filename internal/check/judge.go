@@ -47,10 +47,10 @@ func judgeGateway(s service, t target) []finding {
 	if s.Stop.D >= need {
 		return nil
 	}
-	return []finding{tooShort(s.Path, "TimeoutStopSec", s.Stop, need,
+	return []finding{warn(tooShort(s.Path, "TimeoutStopSec", s.Stop, need,
 		fmt.Sprintf("is shorter than the config's drain %s + margin %s = %s: on SIGTERM the gateway lets calls and streams in flight finish for up to drain, and systemd would SIGKILL it first, cutting them mid-answer",
 			fmtDur(t.Drain), fmtDur(t.Margin), fmtDur(need)),
-		setHint("TimeoutStopSec", s.Stop, need, "Service")+", or lower drain in the config")}
+		setHint("TimeoutStopSec", s.Stop, need, "Service")+", or lower drain in the config"))}
 }
 
 // judgeAgent judges a unit running an agent: every limit that can kill
@@ -59,10 +59,10 @@ func judgeAgent(s service, t target) []finding {
 	var out []finding
 	need := t.need()
 	if s.Stop.D < need {
-		out = append(out, tooShort(s.Path, "TimeoutStopSec", s.Stop, need,
+		out = append(out, warn(tooShort(s.Path, "TimeoutStopSec", s.Stop, need,
 			fmt.Sprintf("is shorter than %s: on stop systemd sends SIGTERM and after %s SIGKILL, killing the agent mid-retry, and the rerun pays for the call again",
 				t.versus(), fmtDur(s.Stop.D)),
-			setHint("TimeoutStopSec", s.Stop, need, "Service")+", or shorten the policy's total"))
+			setHint("TimeoutStopSec", s.Stop, need, "Service")+", or shorten the policy's total")))
 	}
 	if slices.Contains(startBoundTypes, s.Type) && s.Start.D < need {
 		out = append(out, tooShort(s.Path, "TimeoutStartSec", s.Start, need,

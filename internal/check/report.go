@@ -33,8 +33,29 @@ type judgedBy struct {
 	DrainMS  int64  `json:"drain_ms"` // what a unit running `sluice serve` needs, less the margin
 }
 
-// clean reports whether r has nothing to fix.
+// clean reports whether r has nothing to fix or look at.
 func (r *report) clean() bool { return len(r.Warnings) == 0 && len(r.Findings) == 0 }
+
+// counts returns the number of warnings (the config's and the units') and
+// of findings.
+func (r *report) counts() (warnings, findings int) {
+	warnings = len(r.Warnings)
+	for _, f := range r.Findings {
+		if f.Severity == severityWarning {
+			warnings++
+		} else {
+			findings++
+		}
+	}
+	return warnings, findings
+}
+
+// failed reports whether check exits 1: on any finding, and with strict
+// on any warning too.
+func (r *report) failed(strict bool) bool {
+	w, f := r.counts()
+	return f > 0 || strict && w > 0
+}
 
 // writeJSON prints r as one indented JSON object.
 func (r *report) writeJSON(w io.Writer) error {
@@ -128,8 +149,9 @@ func (r *report) summary() string {
 	if r.clean() {
 		return fmt.Sprintf("sluice check: clean (%s)", plural(len(r.Units), "unit"))
 	}
-	return fmt.Sprintf("sluice check: %s, %s in %s", plural(len(r.Warnings), "warning"),
-		plural(len(r.Findings), "finding"), plural(len(r.Units), "unit"))
+	w, f := r.counts()
+	return fmt.Sprintf("sluice check: %s, %s in %s", plural(w, "warning"),
+		plural(f, "finding"), plural(len(r.Units), "unit"))
 }
 
 func plural(n int, noun string) string {

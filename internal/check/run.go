@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
@@ -19,7 +20,7 @@ const (
 	exitUsage    = 2 // unusable input: a bad flag, config or path
 )
 
-const usage = `usage: sluice check [--config FILE] [--policy NAME] [--margin DUR] [--json] [UNIT…]
+const usage = `usage: sluice check [--config FILE] [--policy NAME] [--margin DUR] [--strict] [--json] [UNIT…]
 
 Validates the config (the same messages as sluice serve) and prints, per
 policy, the worst case one call can take: every attempt's connect and
@@ -40,6 +41,8 @@ agent mid-retry, and its rerun pays for the call again. A unit running
 "sluice serve" is judged instead on TimeoutStopSec against the config's
 drain plus the margin. A .timer with OnCalendar= and no
 RandomizedDelaySec is flagged: agents fired at :00 make the 429s cluster.
+Keys systemd does not know (TimeoutStartsec=; X- keys are allowed) and
+OnCalendar= expressions it cannot parse are findings.
 Values are read as systemd reads them (90s, "1min 30s", 1h30m, 2.5s,
 infinity); a value systemd would ignore is a finding too.
 
@@ -52,11 +55,19 @@ Flags:
   --policy NAME  the policy the units' agents call with (default
                  interactive if the config has it, else the longest)
   --margin DUR   added to the worst case and to drain (default 10s)
+  --strict       exit 1 on warnings too
   --json         print one JSON object: config, policies, routes,
                  warnings, judged_against, units, findings
   --help         print this help
 
-Exit status: 0 clean, 1 findings or warnings, 2 unusable input (a bad
+Findings are what cuts calls in normal operation: a TimeoutStartSec or
+RuntimeMaxSec below the worst case, a timer with no RandomizedDelaySec, a
+line systemd ignores or rejects. Warnings are what bites only when
+someone stops a unit (TimeoutStopSec) or restarts the gateway (drain),
+and the config's own warnings: printed, exit 0 unless --strict.
+
+Exit status: 0 clean or warnings only, 1 findings (or warnings with
+--strict), 2 unusable input (a bad
 flag or config, or a path that does not exist, cannot be read, or is not
 a .service, .timer or directory).
 `
@@ -65,7 +76,7 @@ a .service, .timer or directory).
 type options struct {
 	config, policy string
 	margin         time.Duration
-	json           bool
+	json, strict   bool
 	paths          []string
 }
 
@@ -106,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer, magic func(string) (uint32, er
 		fmt.Fprintf(stderr, "sluice check: writing the report: %v\n", err)
 		return exitUsage
 	}
-	if !r.clean() {
+	if r.failed(opt.strict) {
 		return exitFindings
 	}
 	return exitClean
@@ -118,6 +129,9 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	c, err := config.Load(path)
 	if err == nil {
 		err = c.Validate()
+	}
+	if err == nil {
+		err = serveRefuses(c)
 	}
 	if err != nil {
 		return nil, err
@@ -143,7 +157,12 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 			return nil, err
 		}
 		r.Units = append(r.Units, u.Path)
-		r.Findings = append(r.Findings, f...)
+		for _, x := range f {
+			if x.Severity == "" {
+				x.Severity = severityFinding
+			}
+			r.Findings = append(r.Findings, x)
+		}
 	}
 	return r, nil
 }
@@ -179,10 +198,21 @@ func judgeUnit(u unitFiles, t target) ([]finding, error) {
 		}
 		entries = append(entries, es...)
 	}
-	if u.kind() == "timer" {
-		return judgeTimer(readTimer(u.Path, entries)), nil
+	var out []finding
+	for _, e := range entries {
+		if f, ok := unknownKey(u.Path, e); ok {
+			out = append(out, f)
+		}
+		if e.Section == "Timer" && e.Key == "OnCalendar" && e.Value != "" {
+			if err := parseCalendar(e.Value); err != nil {
+				out = append(out, badCalendar(u.Path, e, err))
+			}
+		}
 	}
-	return judgeService(readService(u.Path, entries), t), nil
+	if u.kind() == "timer" {
+		return append(out, judgeTimer(readTimer(u.Path, entries))...), nil
+	}
+	return append(out, judgeService(readService(u.Path, entries), t)...), nil
 }
 
 // refused is the finding for a file systemd refuses to load.
@@ -218,6 +248,7 @@ func parseArgs(args []string) (options, error) {
 	fs.StringVar(&opt.config, "config", "", "")
 	fs.StringVar(&opt.policy, "policy", "", "")
 	fs.BoolVar(&opt.json, "json", false, "")
+	fs.BoolVar(&opt.strict, "strict", false, "")
 	fs.Func("margin", "", func(s string) error {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
@@ -226,20 +257,7 @@ func parseArgs(args []string) (options, error) {
 		opt.margin = d
 		return nil
 	})
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return opt, err
-		}
-		left := fs.Args()
-		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
-			opt.paths = append(opt.paths, left...)
-			break
-		}
-		if len(left) == 0 {
-			break
-		}
-		opt.paths, rest = append(opt.paths, left[0]), left[1:]
-	}
-	return opt, nil
+	paths, err := cmdline.Parse(fs, args)
+	opt.paths = paths
+	return opt, err
 }

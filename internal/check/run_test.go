@@ -33,13 +33,18 @@ func TestRunExitCodes(t *testing.T) {
 		{"help", []string{"--help"}, 0, "", "usage: sluice check", false},
 		{"clean config, clean units", []string{"--config", quiet, "testdata/clean"}, 0, "", "sluice check: clean (6 units)", false},
 		{"clean config, no units", []string{"--config", quiet}, 0, "", "Units: none given", false},
-		{"built-in config warns about drain", nil, 1, "", "drain 30s is shorter than the total 10m of policy nightly", false},
+		{"built-in defaults pass, warning about drain", nil, 0, "", "drain 30s is shorter than the total 10m of policy nightly", false},
+		{"built-in defaults with --strict", []string{"--strict"}, 1, "", "sluice check: 1 warning, 0 findings", false},
 		{"findings", []string{"--config", quiet, "testdata/bad/report-job.timer"}, 1, "",
 			"testdata/bad/report-job.timer: OnCalendar=hourly fires on the clock", false},
-		{"flags after paths", []string{"testdata/bad/gateway.service", "--config", quiet, "--margin", "0s"}, 1, "",
-			"TimeoutStopSec=20s is shorter than the config's drain 30s + margin 0s = 30s", false},
-		{"a longer margin", []string{"--config", quiet, "--margin", "1m", "testdata/clean/sluice.service"}, 1, "",
+		{"flags after paths", []string{"testdata/bad/gateway.service", "--config", quiet, "--margin", "0s"}, 0, "",
+			"warning: TimeoutStopSec=20s is shorter than the config's drain 30s + margin 0s = 30s", false},
+		{"a stop timeout is a warning, failing with --strict", []string{"testdata/bad/gateway.service", "--strict", "--config", quiet}, 1, "",
+			"warning: TimeoutStopSec=20s is shorter than the config's drain 30s", false},
+		{"a longer margin", []string{"--config", quiet, "--margin", "1m", "testdata/clean/sluice.service"}, 0, "",
 			"set TimeoutStopSec=1m30s or more", false},
+		{"a start timeout is a finding", []string{"--config", quiet, "testdata/bad/notify-agent.service"}, 1, "",
+			"TimeoutStartSec", false},
 		{"a unit systemd refuses", []string{"--config", quiet, "testdata/bad/broken.service"}, 1, "",
 			"testdata/bad/broken.service:4: invalid section header \"[Service\": systemd refuses to load the unit", false},
 		{"bad config", []string{"--config", "testdata/config/bad.yaml"}, 2,
@@ -190,7 +195,7 @@ func TestRunStateOnNetworkFS(t *testing.T) {
 		t.Errorf("memory state: exit %d, want 0 (no flock check)", code)
 	}
 	out.Reset()
-	code = run(nil, &out, os.Stderr, nfs)
+	code = run([]string{"--strict"}, &out, os.Stderr, nfs)
 	if code != 1 || !strings.Contains(out.String(), "is on NFS, where flock is unreliable") {
 		t.Errorf("file state on NFS: exit %d, output:\n%s", code, out.String())
 	}

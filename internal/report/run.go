@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/cmdline"
 )
 
 // Exit codes of Run. A report has no thresholds, so it never exits 1
@@ -97,25 +98,14 @@ func parseArgs(args []string, now time.Time) (options, error) {
 	fs.StringVar(&until, "until", "", "")
 	fs.BoolVar(&opt.json, "json", false, "")
 	fs.StringVar(&opt.html, "html", "", "")
-	var rest []string
-	if i := slices.Index(args, "--"); i >= 0 {
-		args, rest = args[:i], args[i+1:]
+	files, err := cmdline.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return opt, err
 	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return opt, err
-			}
-			return opt, fmt.Errorf("%v (see sluice report --help)", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		opt.files = append(opt.files, fs.Arg(0))
-		args = fs.Args()[1:]
+	if err != nil {
+		return opt, fmt.Errorf("%v (see sluice report --help)", err)
 	}
-	opt.files = append(opt.files, rest...)
-	var err error
+	opt.files = files
 	if opt.since, err = parseWhen("--since", since, now); err != nil {
 		return opt, err
 	}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// openBreaker writes a config whose file store holds a breaker named name
+// that is open, and returns the config's path and the store's directory.
+func openBreaker(t *testing.T, name string) (cfg, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	cfg = filepath.Join(dir, "sluice.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("state: {backend: file, dir: %s}\n", dir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := breaker.New(name, breaker.Settings{Failures: 1, Cool: time.Hour}, st)
+	p, err := b.Allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Done(breaker.Failure, time.Millisecond)
+	if rec, err := b.Record(); err != nil || rec.State != breaker.Open {
+		t.Fatalf("breaker %s: %+v, %v; want it open", name, rec, err)
+	}
+	return cfg, dir
+}
+
+// breakerState reads the state of the breaker name from the file store in dir.
+func breakerState(t *testing.T, dir, name string) breaker.State {
+	t.Helper()
+	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec, err := st.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.State
+}
+
+// TestBreakersResetInAnyOrder is the incident fix: "breakers --config F
+// reset NAME" used to print the list, exit 0 and leave the breaker open.
+func TestBreakersResetInAnyOrder(t *testing.T) {
+	for _, order := range [][]string{
+		{"breakers", "--config", "CFG", "reset", "openai"},
+		{"breakers", "reset", "openai", "--config", "CFG"},
+		{"breakers", "reset", "--config=CFG", "openai"},
+	} {
+		cfg, dir := openBreaker(t, "openai")
+		args := strings.Split(strings.ReplaceAll(strings.Join(order, "\x00"), "CFG", cfg), "\x00")
+		var out strings.Builder
+		code := run(args, strings.NewReader(""), &out, &out)
+		if code != exitOK || !strings.Contains(out.String(), "openai: closed") {
+			t.Errorf("sluice %q: exit %d, output %q; want exit 0 and \"openai: closed\"", order, code, out.String())
+		}
+		if got := breakerState(t, dir, "openai"); got != breaker.Closed {
+			t.Errorf("sluice %q: breaker is %v afterwards, want closed", order, got)
+		}
+	}
+}
+
+// TestBreakersRefusesLeftovers: arguments the command does not use are an
+// error, and nothing is reset.
+func TestBreakersRefusesLeftovers(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"breakers", "--config", "CFG", "rest", "openai"}, `unexpected arguments ["rest" "openai"]`},
+		{[]string{"breakers", "--config", "CFG", "openai"}, `unexpected argument "openai" (want no argument to list the breakers, or reset NAME)`},
+		{[]string{"breakers", "reset", "openai", "extra", "--config", "CFG"}, `unexpected argument "extra"`},
+		{[]string{"breakers", "reset", "--config", "CFG"}, "name the breaker to close"},
+	} {
+		cfg, dir := openBreaker(t, "openai")
+		for i, a := range tt.args {
+			if a == "CFG" {
+				tt.args[i] = cfg
+			}
+		}
+		var out strings.Builder
+		code := run(tt.args, strings.NewReader(""), &out, &out)
+		if code != exitUsage || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("sluice %q: exit %d, output %q; want exit 2 with %q", tt.args, code, out.String(), tt.want)
+		}
+		if got := breakerState(t, dir, "openai"); got != breaker.Open {
+			t.Errorf("sluice %q: breaker is %v afterwards, want it still open", tt.args, got)
+		}
+	}
+}
