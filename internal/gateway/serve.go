@@ -8,8 +8,9 @@ import (
 )
 
 // ServeHTTP answers the admin endpoints and forwards everything under a
-// route's prefix.
+// route's prefix, under the config current when the request arrived.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g = g.current.Load()
 	if r.URL.IsAbs() || r.URL.Host != "" || !strings.HasPrefix(r.RequestURI, "/") {
 		writeError(w, config0, http.StatusBadRequest, codeBadRequest, "sluice: only origin-form request targets (/path) are served")
 		return
