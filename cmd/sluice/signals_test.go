@@ -146,7 +146,9 @@ func TestServeHUPRefusesABadConfig(t *testing.T) {
 	}{
 		{func(c string) string { return c + "bogus: 1\n" }, "bogus"},
 		{func(c string) string { return strings.Replace(c, "listen: 127.0.0.1:0", "listen: 127.0.0.1:1", 1) }, "listen changed from"},
-		{func(c string) string { return addRoute(strings.Replace(c, "kind: openai,", "kind: openai, api_key_env: SLUICE_TEST_UNSET_KEY,", 1)) }, "SLUICE_TEST_UNSET_KEY"},
+		{func(c string) string {
+			return addRoute(strings.Replace(c, "kind: openai,", "kind: openai, api_key_env: SLUICE_TEST_UNSET_KEY,", 1))
+		}, "SLUICE_TEST_UNSET_KEY"},
 	} {
 		editConfig(t, cfg, func(string) string { return tt.edit(string(orig)) })
 		before := len(p.stderr.String())
