@@ -136,16 +136,18 @@ func (s *server) run(stdout io.Writer) int {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
-	var routes []string
-	for _, r := range s.cfg.Routes {
-		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
-	}
-	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", s.cfg.State.Backend)
+	// Signals are caught before the address is announced: a HUP sent as
+	// soon as the gateway listens must not kill it.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	var routes []string
+	for _, r := range s.cfg.Routes {
+		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
+	}
+	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", s.cfg.State.Backend)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.ln) }()
 	for done := false; !done; {
