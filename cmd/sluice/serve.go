@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
+	"github.com/sluice-llm/sluice/internal/logfile"
 )
 
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -44,17 +44,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", cmdline.Unexpected(pos, "flags only: --config FILE, --listen ADDR"))
 		return exitUsage
 	}
-	cfg, err := config.Load(config.Locate(*cfgPath))
+	load := func() (*config.Config, error) { return loadConfig(config.Locate(*cfgPath), *listen) }
+	cfg, err := load()
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
-		if err := cfg.Validate(); err != nil {
-			fmt.Fprintf(stderr, "sluice serve: --listen: %v\n", err)
-			return exitUsage
-		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	for _, w := range cfg.Warnings() {
@@ -65,7 +59,22 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
+	s.load = load
 	return s.run(stdout)
+}
+
+// loadConfig loads the config file at path (the defaults when "") with
+// the --listen flag's address, when given, over its listen.
+func loadConfig(path, listen string) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil || listen == "" {
+		return cfg, err
+	}
+	cfg.Listen = listen
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	return cfg, nil
 }
 
 // server is a running gateway and what it holds open.
@@ -73,9 +82,10 @@ type server struct {
 	cfg    *config.Config
 	gw     *gateway.Gateway
 	ln     net.Listener
-	log    io.WriteCloser
+	log    *logfile.File
 	store  io.Closer
 	logger *slog.Logger
+	load   func() (*config.Config, error) // the config again, on SIGHUP
 }
 
 func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
@@ -83,7 +93,7 @@ func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*ser
 	if err != nil {
 		return nil, err
 	}
-	logw, err := openAttemptLog(cfg, stdout)
+	logw, err := openAttemptLog(cfg, stdout, logger)
 	if err != nil {
 		storeCloser.Close()
 		return nil, err
@@ -104,29 +114,23 @@ func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*ser
 }
 
 // openAttemptLog opens the attempt log for appending: "-" is stdout.
-func openAttemptLog(cfg *config.Config, stdout io.Writer) (io.WriteCloser, error) {
+func openAttemptLog(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*logfile.File, error) {
 	path, err := cfg.AttemptsPath()
 	if err != nil {
 		return nil, err
 	}
 	if path == "-" {
-		return nopCloser{stdout}, nil
+		return logfile.New(stdout, logger), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("log.attempts: %v (choose a writable path)", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("log.attempts: %v (choose a writable path)", err)
-	}
-	return f, nil
+	return logfile.Open(path, logger)
 }
 
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// run serves until SIGTERM or SIGINT, then drains.
+// run serves until SIGTERM or SIGINT, then drains. SIGHUP reopens the
+// attempt log and reloads the config.
 func (s *server) run(stdout io.Writer) int {
 	srv := &http.Server{
 		Handler:           s.gw,
@@ -134,25 +138,36 @@ func (s *server) run(stdout io.Writer) int {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	// Signals are caught before the address is announced: a HUP sent as
+	// soon as the gateway listens must not kill it.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	var routes []string
 	for _, r := range s.cfg.Routes {
 		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
 	}
 	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.ln) }()
-	select {
-	case err := <-errc:
-		s.logger.Error("serve failed", "err", err)
-		s.close()
-		return 1
-	case <-ctx.Done():
+	for done := false; !done; {
+		select {
+		case err := <-errc:
+			s.logger.Error("serve failed", "err", err)
+			s.close()
+			return 1
+		case <-hup:
+			s.hangUp()
+		case <-ctx.Done():
+			done = true
+		}
 	}
 	stop()
-	s.logger.Info("draining", "in_flight", s.gw.InFlight(), "drain", s.cfg.Drain.String())
-	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.Drain)
+	drain := s.gw.Config().Drain
+	s.logger.Info("draining", "in_flight", s.gw.InFlight(), "drain", drain.String())
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if err := srv.Shutdown(dctx); err != nil {
 		s.logger.Warn("drain period over; ending the calls still in flight", "in_flight", s.gw.InFlight())
@@ -169,11 +184,18 @@ func (s *server) run(stdout io.Writer) int {
 	return exitOK
 }
 
+// hangUp answers SIGHUP: it reopens the attempt log (logrotate renamed
+// it), then reloads the config; an invalid one is refused and the old one
+// stays (the gateway says why).
+func (s *server) hangUp() {
+	if err := s.log.Reopen(); err != nil && !errors.Is(err, logfile.ErrNotReopenable) {
+		s.logger.Error("attempt log: reopen failed; still writing to the old file", "err", err)
+	}
+	s.gw.Reload(s.load)
+}
+
 func (s *server) close() {
 	s.gw.Close()
-	if f, ok := s.log.(*os.File); ok {
-		f.Sync()
-	}
 	s.log.Close()
 	s.store.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,8 +31,26 @@ func TestMain(m *testing.M) {
 type proc struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *strings.Builder
+	stderr *lockedText
 	done   chan error
+}
+
+// lockedText is a process's stderr, read while it is being written.
+type lockedText struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedText) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedText) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 var addrRE = regexp.MustCompile(`addr=http://(\S+)`)
@@ -45,7 +64,7 @@ func startSluice(t *testing.T, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}, done: make(chan error, 1)}
+	p := &proc{cmd: cmd, stderr: &lockedText{}, done: make(chan error, 1)}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
@@ -20,19 +22,22 @@ import (
 )
 
 // Options are what a Gateway takes besides its config. The zero value is
-// usable.
+// usable. They hold for the Gateway's life: a Reload keeps them.
 type Options struct {
 	// Store keeps breaker state. If nil, a memory store.
 	Store breaker.Store
 
 	// AttemptLog receives the attempt log. If nil, the log is not written.
+	// If it has an Errors() uint64 method (a *logfile.File has), that count
+	// is the metric sluice_attempt_log_errors_total.
 	AttemptLog io.Writer
 
 	// Logger receives the gateway's own messages. If nil, slog.Default().
 	Logger *slog.Logger
 
-	// Base makes the upstream attempts. If nil, each Transport makes its
-	// own http.Transport.
+	// Base makes the upstream attempts. If nil, one http.Transport per
+	// connect timeout, shared by every route and policy and kept across
+	// reloads, so open upstream connections carry over.
 	Base http.RoundTripper
 
 	// Ledger keeps spend under the config's budgets. If nil, Store when it
@@ -46,19 +51,42 @@ type Options struct {
 }
 
 // Gateway is the HTTP handler of `sluice serve`. It is safe for concurrent
-// use.
+// use, Reload included.
+//
+// A Gateway value is one config's snapshot (routes, providers, policies,
+// budgets, client and admin tokens), never changed once built, over what
+// lasts the gateway's whole life (see shared). Each request is served by
+// the snapshot current when it arrived, from its first line to its last.
 type Gateway struct {
+	*shared
+
 	cfg        *config.Config
 	routes     []*route // longest prefix first
 	providers  map[string]*provider
 	policies   map[string]bool
-	store      breaker.Store
-	log        *sluice.AttemptLog
-	logger     *slog.Logger
-	metrics    *metrics
 	spend      *sluice.Spend
 	authKeys   [][sha256.Size]byte
 	adminToken string
+}
+
+// shared is what a reload keeps: the breaker store and the ledger (so
+// breaker state and spend carry over), the attempt log, the metrics, the
+// upstream connections, and the in-flight counts that limits read.
+type shared struct {
+	current  atomic.Pointer[Gateway]
+	reloadMu sync.Mutex // one Reload at a time
+
+	store   breaker.Store
+	ledger  sluice.Ledger
+	log     *sluice.AttemptLog
+	logger  *slog.Logger
+	metrics *metrics
+	getenv  func(string) string
+	base    http.RoundTripper // Options.Base
+
+	mu        sync.Mutex
+	upstreams map[time.Duration]*http.Transport // by connect timeout
+	busy      map[string]*atomic.Int64          // calls in flight, by provider name
 
 	abort     context.Context // cancelled by Abort: in-flight calls end now
 	abortFunc context.CancelFunc
@@ -82,52 +110,69 @@ type provider struct {
 	base     *url.URL
 	key      string // injected key, "" to pass the client's through
 	max      int64
-	inflight atomic.Int64
+	inflight *atomic.Int64 // shared by every snapshot: the limit holds across reloads
 }
 
 // New returns a Gateway for a validated config.
 func New(cfg *config.Config, opt Options) (*Gateway, error) {
-	getenv := opt.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
+	sh := &shared{
+		store:     opt.Store,
+		ledger:    opt.Ledger,
+		log:       sluice.NewAttemptLog(opt.AttemptLog),
+		logger:    opt.Logger,
+		getenv:    opt.Getenv,
+		base:      opt.Base,
+		upstreams: make(map[time.Duration]*http.Transport),
+		busy:      make(map[string]*atomic.Int64),
 	}
+	if sh.getenv == nil {
+		sh.getenv = os.Getenv
+	}
+	if sh.store == nil {
+		sh.store = breaker.NewMemory()
+	}
+	if sh.logger == nil {
+		sh.logger = slog.Default()
+	}
+	if sh.ledger == nil {
+		if l, ok := sh.store.(sluice.Ledger); ok { // the Redis store
+			sh.ledger = l
+		} else if tr, ok := sh.store.(sluice.Transformer); ok {
+			sh.ledger = sluice.NewLedger(tr)
+		} else {
+			sh.ledger = sluice.NewLedger(breaker.NewMemory())
+		}
+	}
+	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
+	sh.metrics = newMetrics(sh.store, opt.AttemptLog)
+	g, err := sh.build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sh.current.Store(g)
+	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, logger: sh.logger})
+	return g, nil
+}
+
+// build returns the snapshot of a config over sh. It fails when the config
+// names what the environment does not hold (an empty key variable, say).
+func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 	g := &Gateway{
+		shared:    sh,
 		cfg:       cfg,
 		providers: make(map[string]*provider),
 		policies:  make(map[string]bool),
-		store:     opt.Store,
-		log:       sluice.NewAttemptLog(opt.AttemptLog),
-		logger:    opt.Logger,
-	}
-	if g.store == nil {
-		g.store = breaker.NewMemory()
-	}
-	if g.logger == nil {
-		g.logger = slog.Default()
-	}
-	g.abort, g.abortFunc = context.WithCancel(context.Background())
-	g.metrics = newMetrics(g.store)
-	ledger := opt.Ledger
-	if ledger == nil {
-		if l, ok := g.store.(sluice.Ledger); ok { // the Redis store
-			ledger = l
-		} else if tr, ok := g.store.(sluice.Transformer); ok {
-			ledger = sluice.NewLedger(tr)
-		} else {
-			ledger = sluice.NewLedger(breaker.NewMemory())
-		}
-	}
-	if g.spend = newSpend(cfg, ledger); g.spend != nil {
-		g.metrics.registry.MustRegister(&spendCollector{spend: g.spend, ledger: ledger, logger: g.logger})
+		spend:     newSpend(cfg, sh.ledger),
 	}
 	for name := range cfg.Policies {
 		g.policies[name] = true
 	}
 	for name, p := range cfg.Providers {
-		pv, err := newProvider(name, p, getenv)
+		pv, err := newProvider(name, p, sh.getenv)
 		if err != nil {
 			return nil, err
 		}
+		pv.inflight = sh.inflightOf(name)
 		g.providers[name] = pv
 	}
 	for _, r := range cfg.Routes {
@@ -141,7 +186,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 			return nil, err
 		}
 		for name, pol := range cfg.Policies {
-			rt.transports[name] = g.transport(rt, pol, opt.Base)
+			rt.transports[name] = g.transport(rt, pol)
 			rt.transports[name].Fallbacks = targets
 		}
 		g.routes = append(g.routes, rt)
@@ -151,13 +196,44 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.authKeys = append(g.authKeys, keyDigest(k))
 	}
 	if cfg.Admin.TokenEnv != "" {
-		g.adminToken = getenv(cfg.Admin.TokenEnv)
+		g.adminToken = sh.getenv(cfg.Admin.TokenEnv)
 		if g.adminToken == "" {
 			return nil, fmt.Errorf("gateway: admin.token_env names $%s, which is empty (set it, or remove admin.token_env)", cfg.Admin.TokenEnv)
 		}
 	}
 	return g, nil
 }
+
+// inflightOf returns the in-flight count of the provider called name.
+func (sh *shared) inflightOf(name string) *atomic.Int64 {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	n := sh.busy[name]
+	if n == nil {
+		n = new(atomic.Int64)
+		sh.busy[name] = n
+	}
+	return n
+}
+
+// upstream returns the Base of a Transport under pol: Options.Base, else
+// the shared http.Transport for pol's connect timeout.
+func (sh *shared) upstream(pol sluice.Policy) http.RoundTripper {
+	if sh.base != nil {
+		return sh.base
+	}
+	connect := pol.WithDefaults().Timeout.Connect
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	t := sh.upstreams[connect]
+	if t == nil {
+		t = sluice.NewBase(connect)
+		sh.upstreams[connect] = t
+	}
+	return t
+}
+
+func (sh *shared) currentSpend() *sluice.Spend { return sh.current.Load().spend }
 
 func newProvider(name string, p config.Provider, getenv func(string) string) (*provider, error) {
 	u, err := url.Parse(p.BaseURL)
@@ -227,10 +303,10 @@ func (p *provider) setKey(h http.Header) {
 
 // transport returns the Transport of a route under one policy. All share
 // the gateway's breaker store, so a provider's breaker is one whatever the
-// policy.
-func (g *Gateway) transport(rt *route, pol sluice.Policy, base http.RoundTripper) *sluice.Transport {
+// policy and whatever the reload.
+func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	t := &sluice.Transport{
-		Base:     base,
+		Base:     g.upstream(pol),
 		Policy:   pol,
 		Provider: rt.provider.name,
 		Store:    g.store,
@@ -268,16 +344,25 @@ func (g *Gateway) Abort() { g.abortFunc() }
 // InFlight returns the number of calls being served.
 func (g *Gateway) InFlight() int64 { return g.inflight.Load() }
 
-// Close releases the gateway's transports' idle connections.
+// Close releases the gateway's idle upstream connections.
 func (g *Gateway) Close() error {
 	g.abortFunc()
-	for _, rt := range g.routes {
+	for _, rt := range g.current.Load().routes {
 		for _, t := range rt.transports {
 			t.CloseIdleConnections()
 		}
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.upstreams {
+		t.CloseIdleConnections()
+	}
 	return g.log.Flush() // the refusals folded and not yet written
 }
+
+// Config returns the config the gateway serves new requests with: the
+// last one New or Reload accepted.
+func (g *Gateway) Config() *config.Config { return g.current.Load().cfg }
 
 // Store returns the breaker store.
 func (g *Gateway) Store() breaker.Store { return g.store }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -25,6 +26,7 @@ type metrics struct {
 	latency        *prometheus.HistogramVec
 	ttfb           *prometheus.HistogramVec
 	fallbacks      *prometheus.CounterVec
+	reloads        *prometheus.CounterVec
 	counters       sync.Map // attemptKey → prometheus.Counter
 	byProv         sync.Map // provider → *provMetrics
 }
@@ -41,7 +43,11 @@ type provMetrics struct {
 	latency, ttfbH prometheus.Observer
 }
 
-func newMetrics(store breaker.Store) *metrics {
+// errorCounter is an attempt-log writer that counts its failed writes
+// (logfile.File).
+type errorCounter interface{ Errors() uint64 }
+
+func newMetrics(store breaker.Store, attemptLog io.Writer) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		registry: reg,
@@ -68,8 +74,20 @@ func newMetrics(store breaker.Store) *metrics {
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_fallbacks_total", Help: "Calls answered by a route's fallback instead of its primary.",
 		}, []string{"route", "provider"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_config_reloads_total", Help: "Config reloads (SIGHUP), by result: ok, or error when the new config was refused.",
+		}, []string{"result"}),
 	}
-	reg.MustRegister(m.spent, m.attempts, m.retries, m.refusedRetries, m.latency, m.ttfb, m.fallbacks,
+	m.reloads.WithLabelValues("ok")
+	m.reloads.WithLabelValues("error")
+	logErrors := func() float64 { return 0 }
+	if ec, ok := attemptLog.(errorCounter); ok {
+		logErrors = func() float64 { return float64(ec.Errors()) }
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "sluice_attempt_log_errors_total", Help: "Attempt-log lines that could not be written (disk full, say).",
+	}, logErrors))
+	reg.MustRegister(m.spent, m.attempts, m.retries, m.refusedRetries, m.latency, m.ttfb, m.fallbacks, m.reloads,
 		&breakerCollector{store: store},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})

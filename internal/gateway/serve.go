@@ -8,13 +8,13 @@ import (
 )
 
 // ServeHTTP answers the admin endpoints and forwards everything under a
-// route's prefix. Every answer carries the call's id in Sluice-Request-Id
-// (the client's X-Request-Id or X-Client-Request-Id when it sent a valid
-// one, else a new one); the gateway's own answers carry it in X-Request-Id
-// too, while a relayed answer keeps the provider's X-Request-Id.
+// route's prefix, under the config current when the request arrived.
+// Every answer carries the call's id in Sluice-Request-Id (the client's
+// X-Request-Id or X-Client-Request-Id when it sent a valid one, else a new
+// one); the gateway's own answers carry it in X-Request-Id too, while a
+// relayed answer keeps the provider's X-Request-Id.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// Every answer carries the call's id; a relayed one has the provider's
-	// own X-Request-Id instead of it.
+	g = g.current.Load()
 	id := callID(r.Header)
 	ids := []string{id}
 	w.Header()["Sluice-Request-Id"], w.Header()["X-Request-Id"] = ids, ids

@@ -42,10 +42,10 @@ func clientID(token string) string {
 	return hex.EncodeToString(d[:8])
 }
 
-// spendCollector reports, when scraped, what each unscoped budget has
-// spent and has left in its current period.
+// spendCollector reports, when scraped, what each unscoped budget of the
+// current config has spent and has left in its current period.
 type spendCollector struct {
-	spend  *sluice.Spend
+	spend  func() *sluice.Spend // nil when there are no budgets
 	ledger sluice.Ledger
 	logger *slog.Logger
 }
@@ -63,9 +63,13 @@ func (c *spendCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *spendCollector) Collect(ch chan<- prometheus.Metric) {
+	spend := c.spend()
+	if spend == nil {
+		return
+	}
 	now := time.Now()
-	for i := range c.spend.Budgets {
-		b := &c.spend.Budgets[i]
+	for i := range spend.Budgets {
+		b := &spend.Budgets[i]
 		if b.Scope != "" && b.Scope != "all" {
 			continue
 		}
