@@ -21,10 +21,12 @@ import (
 
 const testKey = "sk-test-7f3a9c1e5b2d4f6a8c0e"
 
-// fastPolicy is a policy with test-sized timeouts and backoffs.
+// fastPolicy is a policy with test-sized timeouts and backoffs. First
+// byte and idle leave a busy machine a second, so that a prompt answer is
+// never taken for a silent one.
 func fastPolicy() Policy {
 	p := Interactive()
-	p.Timeout = Timeouts{Connect: time.Second, FirstByte: 300 * time.Millisecond, Idle: 300 * time.Millisecond, Total: 2 * time.Second}
+	p.Timeout = Timeouts{Connect: time.Second, FirstByte: time.Second, Idle: time.Second, Total: 2 * time.Second}
 	p.Retry.Base = 5 * time.Millisecond
 	p.Retry.Cap = 20 * time.Millisecond
 	p.Breaker.Failures = 1000

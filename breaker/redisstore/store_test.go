@@ -53,7 +53,8 @@ func TestSharedBetweenStores(t *testing.T) {
 		return got.State == breaker.Open
 	})
 	got, _ := b.Load(name)
-	if d := time.Duration(got.Until - rec.Until); d < -5*time.Millisecond || d > 5*time.Millisecond {
+	// Each store reads the time itself; a busy machine separates the reads.
+	if d := time.Duration(got.Until - rec.Until); d < -time.Second || d > time.Second {
 		t.Errorf("the stores disagree on Until by %v", d)
 	}
 	list, err := b.List()
@@ -315,7 +316,9 @@ func TestClockSkewDoesNotMatter(t *testing.T) {
 	leftB := time.Duration(seen.Until - ahead().UnixNano())
 	t.Logf("may close in %v by a's clock, then in %v by b's (30s ahead); the times differ by %v",
 		leftA, leftB, time.Duration(seen.Until-opened.Until)-skew)
-	if d := time.Duration(seen.Until-opened.Until) - skew; d < -5*time.Millisecond || d > 5*time.Millisecond {
+	// A busy machine separates the two reads of the time; a skewed clock
+	// would separate them by 30s.
+	if d := time.Duration(seen.Until-opened.Until) - skew; d < -time.Second || d > time.Second {
 		t.Fatalf("the hosts disagree on when the breaker may close by %v", d)
 	}
 	// Before the cool ends by b's clock, b cannot take the probe; after, it
