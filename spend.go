@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Budget is a spend cap: at most LimitUSD per period and scope. The zero
@@ -139,7 +140,7 @@ func (s *Spend) estimate(body []byte, p Price) float64 {
 		out = 4096
 	}
 	for _, k := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
-		if n, ok := jsonInt(body, k); ok && n > 0 {
+		if n, ok := request.Int(body, k); ok && n > 0 {
 			out = n
 			break
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Transport is an http.RoundTripper that makes a call to an LLM provider
@@ -231,7 +232,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		}
 		c.header["X-Request-Id"] = []string{c.id}
 	}
-	c.reqModel = jsonModel(c.reqBody)
+	c.reqModel = request.Model(c.reqBody)
 	c.aim(0)
 	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
 	if !c.idempotent {
@@ -339,7 +340,7 @@ func (c *call) aim(i int) {
 			c.provider = tg.Provider
 		}
 		if tg.Model != "" {
-			if b, ok := withModel(c.reqBody, tg.Model); ok {
+			if b, ok := request.WithModel(c.reqBody, tg.Model); ok {
 				c.body, c.model = b, tg.Model
 			}
 		}
@@ -473,7 +474,7 @@ func (c *call) stamp(resp *http.Response) {
 	resp.Header["X-Request-Id"] = vals[0:1:1]
 	resp.Header["Sluice-Attempts"] = vals[1:2:2]
 	resp.Header["Sluice-Provider"] = vals[2:3:3]
-	if c.model != "" {
+	if c.model != "" && request.CheckModel(c.model) == nil { // never a client's raw, invalid name
 		resp.Header["Sluice-Model"] = vals[3:4:4]
 	}
 	if c.remaining >= 0 {
