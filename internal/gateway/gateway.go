@@ -216,8 +216,7 @@ func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
 
 // setKey replaces the request's key with the provider's own.
 func (p *provider) setKey(h http.Header) {
-	delete(h, "Authorization")
-	delete(h, "X-Api-Key")
+	dropCredentials(h)
 	if p.kind == config.KindAnthropic {
 		h.Set("X-Api-Key", p.key)
 	} else {

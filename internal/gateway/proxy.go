@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
@@ -36,6 +37,29 @@ func removeHopHeaders(h http.Header) {
 	}
 	for _, k := range hopHeaders {
 		delete(h, k)
+	}
+}
+
+// credentialHeaders are every header in which an SDK sends its API key:
+// OpenAI and most compatible servers, Anthropic, Azure, Gemini.
+var credentialHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// dropCredentials deletes every client credential header.
+func dropCredentials(h http.Header) {
+	for _, k := range credentialHeaders {
+		delete(h, k)
+	}
+}
+
+// dropForwarded deletes the client's Forwarded and X-Forwarded-* headers:
+// the gateway does not vouch for them, and must not pass them on as if it
+// had set them.
+func dropForwarded(h http.Header) {
+	delete(h, "Forwarded")
+	for k := range h {
+		if len(k) >= len("X-Forwarded-") && strings.EqualFold(k[:len("X-Forwarded-")], "X-Forwarded-") {
+			delete(h, k)
+		}
 	}
 }
 
@@ -65,6 +89,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	}
 	body, ok := g.readBody(w, r, kind)
 	if !ok {
+		return
+	}
+	if _, err := request.BodyModel(body); err != nil {
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
 	hideUsage := false
@@ -176,9 +204,9 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	delete(h, "Accept-Encoding") // the Transport asks for gzip and decodes it
 	delete(h, "Host")
 	if dropAuth || pv.key != "" {
-		delete(h, "Authorization")
-		delete(h, "X-Api-Key")
+		dropCredentials(h)
 	}
+	dropForwarded(h)
 	if pv.key != "" {
 		pv.setKey(h)
 	}
