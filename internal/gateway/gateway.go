@@ -58,6 +58,7 @@ type Gateway struct {
 	metrics    *metrics
 	spend      *sluice.Spend
 	authKeys   [][sha256.Size]byte
+	secrets    *secrets // the injected keys, scrubbed from answers
 	adminToken string
 
 	abort     context.Context // cancelled by Abort: in-flight calls end now
@@ -130,6 +131,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		}
 		g.providers[name] = pv
 	}
+	g.secrets = providerSecrets(g.providers)
 	for _, r := range cfg.Routes {
 		rt := &route{prefix: r.Prefix, provider: g.providers[r.Provider], policy: r.Policy,
 			retrySafe: r.RetrySafe, transports: make(map[string]*sluice.Transport)}

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/request"
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
@@ -296,16 +297,19 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // first byte ends with an error event; another body that fails is cut so
 // the client sees an incomplete answer, never a whole-looking one.
 // With hideUsage, the usage chunk the gateway asked for is left out.
+// Every injected key is scrubbed from the headers and the body, streams
+// included; the body's length then changes, so Content-Length is dropped.
 func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool) {
 	defer resp.Body.Close()
 	h := w.Header()
 	removeHopHeaders(resp.Header)
+	g.secrets.scrubHeader(resp.Header)
 	for k, v := range resp.Header {
 		h[k] = v
 	}
 	h.Set("X-Should-Retry", "false")
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
+	if stream || g.secrets != nil {
 		h.Del("Content-Length")
 	}
 	w.WriteHeader(resp.StatusCode)
@@ -320,7 +324,11 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 	if stream && hideUsage {
 		filter = &usageFilter{}
 	}
-	var tail [2]byte // the last two bytes relayed
+	var scrub *scrubber
+	if g.secrets != nil {
+		scrub = &scrubber{s: g.secrets}
+	}
+	var relayed sse.Parser // what the client has read, to close a cut event
 	for {
 		n, err := resp.Body.Read(buf)
 		out := buf[:n]
@@ -330,17 +338,16 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 				out = append(out, filter.rest()...)
 			}
 		}
+		if scrub != nil {
+			out = scrub.scrub(out, err != nil)
+		}
 		if len(out) > 0 {
 			if _, werr := w.Write(out); werr != nil {
 				return // the client left; closing the body cancels upstream
 			}
 			if stream {
+				relayed.Feed(out, func(sse.Event) bool { return true })
 				rc.Flush()
-			}
-			if len(out) >= 2 {
-				tail = [2]byte{out[len(out)-2], out[len(out)-1]}
-			} else {
-				tail = [2]byte{tail[1], out[0]}
 			}
 		}
 		if err == io.EOF {
@@ -350,7 +357,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 			if !stream {
 				panic(http.ErrAbortHandler) // cut the connection: no clean end
 			}
-			if tail != [2]byte{'\n', '\n'} {
+			if relayed.Pending() {
 				w.Write([]byte("\n\n")) // close an event cut mid-way
 			}
 			w.Write(streamEnd(kind, err))
