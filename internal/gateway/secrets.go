@@ -132,4 +132,3 @@ func (sc *scrubber) scrub(p []byte, final bool) []byte {
 	}
 	return append(out, buf[i:end]...)
 }
-
