@@ -25,6 +25,7 @@ const (
 	codeStreamCut        = "stream_cut"           // in a stream
 	codeShuttingDown     = "shutting_down"        // in a stream, at the end of the drain
 	codeMethodNotAllowed = "method_not_allowed"   // 405
+	codeStateUnavailable = "state_unavailable"    // 503, admin endpoints: the state store failed
 )
 
 // errorBody returns a gateway error in the dialect's error shape. Codes
