@@ -147,3 +147,13 @@ func TestInjectedKeyScrubbedFromAnswers(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkScrub32KiB(b *testing.B) {
+	sc := &scrubber{s: newSecrets("sk-injected-1234", "sk-ant-api03-abcdefghijklmnop")}
+	chunk := []byte(strings.Repeat(`data: {"choices":[{"delta":{"content":"some text"}}]}`+"\n\n", 600))[:32<<10]
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		sc.scrub(chunk, false)
+	}
+}
