@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Attempt is one upstream attempt: one line of the attempt log. The JSON
@@ -158,7 +160,7 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"provider":`...)
 	dst = appendString(dst, a.Provider)
 	dst = append(dst, `,"model":`...)
-	dst = appendString(dst, a.Model)
+	dst = appendString(dst, request.Loggable(a.Model))
 	dst = append(dst, `,"method":`...)
 	dst = appendString(dst, a.Method)
 	dst = append(dst, `,"path":`...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-llm/sluice/fake"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 const benchBody = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
@@ -60,7 +61,7 @@ func BenchmarkJSONModel(b *testing.B) {
 	body := []byte(`{"messages":[{"role":"user","content":"hello there, a prompt of some length"}],"temperature":0.2,"model":"gpt-4o-mini","stream":true}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if jsonModel(body) != "gpt-4o-mini" {
+		if request.Model(body) != "gpt-4o-mini" {
 			b.Fatal("wrong model")
 		}
 	}

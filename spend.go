@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Budget is a spend cap: at most LimitUSD per period and scope. The zero
@@ -162,7 +163,7 @@ func (s *Spend) estimate(body []byte, p Price) (cost float64, assumed int64) {
 	}
 	assumed = out
 	for _, k := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
-		if n, ok := jsonInt(body, k); ok && n > 0 {
+		if n, ok := request.Int(body, k); ok && n > 0 {
 			out, assumed = n, 0
 			break
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/sse"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Transport is an http.RoundTripper that makes a call to an LLM provider
@@ -256,7 +257,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		c.header["X-Request-Id"] = ids
 		c.header["X-Client-Request-Id"] = ids
 	}
-	c.reqModel = jsonModel(c.reqBody)
+	c.reqModel = request.Model(c.reqBody)
 	c.aim(0)
 	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
 	if !c.idempotent {
@@ -364,7 +365,7 @@ func (c *call) aim(i int) {
 			c.provider = tg.Provider
 		}
 		if tg.Model != "" {
-			if b, ok := withModel(c.reqBody, tg.Model); ok {
+			if b, ok := request.WithModel(c.reqBody, tg.Model); ok {
 				c.body, c.model = b, tg.Model
 			}
 		}
@@ -502,7 +503,7 @@ func (c *call) stamp(resp *http.Response) {
 	if !c.t.KeepShouldRetry {
 		resp.Header["X-Should-Retry"] = vals[5:6:6]
 	}
-	if c.model != "" {
+	if c.model != "" && request.CheckModel(c.model) == nil { // never a client's raw, invalid name
 		resp.Header["Sluice-Model"] = vals[3:4:4]
 	}
 	if c.remaining >= 0 {

@@ -135,6 +135,7 @@ func (s *server) run(stdout io.Writer) int {
 	srv := &http.Server{
 		Handler:           s.gw,
 		ReadHeaderTimeout: s.cfg.Limits.ReadHeaderTimeout,
+		MaxHeaderBytes:    int(s.cfg.Limits.MaxHeaderBytes),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}

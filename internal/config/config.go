@@ -197,7 +197,15 @@ type Limits struct {
 	// ReadHeaderTimeout bounds the reading of a request's headers.
 	// Default 10s.
 	ReadHeaderTimeout time.Duration
+
+	// MaxHeaderBytes caps the size of a request's headers (and request
+	// line); larger ones get 431. Go's server allows 4 KiB of slack above
+	// it. Default DefaultMaxHeaderBytes (64 KiB).
+	MaxHeaderBytes int64
 }
+
+// DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
+const DefaultMaxHeaderBytes = 64 << 10
 
 // Default returns the built-in configuration: the one `sluice serve` runs
 // with when given no config file.
@@ -218,7 +226,7 @@ func Default() *Config {
 		},
 		Budgets: []Budget{},
 		Prices:  map[string]Price{},
-		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second},
+		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
 	}
 }
 

@@ -53,7 +53,7 @@ func TestDefaultValues(t *testing.T) {
 		{"policies", len(c.Policies), 2},
 		{"budgets", len(c.Budgets), 0},
 		{"prices", len(c.Prices), 0},
-		{"limits", c.Limits, Limits{MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s}},
+		{"limits", c.Limits, Limits{MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s, MaxHeaderBytes: 64 * 1024}},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -159,7 +159,7 @@ budgets:
 prices:
   gpt-4o-mini: {input: 0.15, output: 0.60}
   "gpt-4.1*": {input: 2, output: 8}
-limits: {max_body: 512KiB, read_header_timeout: 5s}
+limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 `)
 	want := &Config{
 		Listen: "0.0.0.0:9000",
@@ -188,7 +188,7 @@ limits: {max_body: 512KiB, read_header_timeout: 5s}
 			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
 			"gpt-4.1*":    {Input: 2, Output: 8},
 		},
-		Limits: Limits{MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second},
+		Limits: Limits{MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", c, want)

@@ -67,6 +67,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 		"limits": d.section(map[string]field{
 			"max_body":            size(&c.Limits.MaxBodyBytes),
 			"read_header_timeout": duration(&c.Limits.ReadHeaderTimeout),
+			"max_header_bytes":    size(&c.Limits.MaxHeaderBytes),
 		}),
 	})
 }

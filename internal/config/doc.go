@@ -54,6 +54,7 @@
 //	                            admin endpoints require off loopback
 //	limits.max_body             [20MiB] largest request body; a larger one gets 413
 //	limits.read_header_timeout  [10s] time allowed to read a request's headers
+//	limits.max_header_bytes     [64KiB] largest request headers; larger ones get 431
 //
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:

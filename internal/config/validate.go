@@ -355,6 +355,9 @@ func (c *Config) checkLimits() error {
 	if c.Limits.MaxBodyBytes < 1 {
 		return errf("limits.max_body", "must be more than 0 (write e.g. 20MiB)")
 	}
+	if h := c.Limits.MaxHeaderBytes; h < 1<<10 || h > 16<<20 {
+		return errf("limits.max_header_bytes", "%d bytes: must be from 1KiB to 16MiB (write e.g. 64KiB)", h)
+	}
 	return positive("limits.read_header_timeout", c.Limits.ReadHeaderTimeout, "10s")
 }
 

@@ -125,6 +125,9 @@ var badConfigs = []struct {
 	{"bad admin token_env", "admin: {token_env: \"my token\"}\n", `admin.token_env: "my token" is not an environment variable name`},
 	{"body size in MB", "limits: {max_body: 20MB}\n", `limits.max_body: "20MB" is not a size (write bytes, or e.g. 512KiB, 20MiB, 1GiB)`},
 	{"body size zero", "limits: {max_body: 0}\n", "limits.max_body: must be more than 0"},
+	{"header size zero", "limits: {max_header_bytes: 0}\n", "limits.max_header_bytes: 0 bytes: must be from 1KiB to 16MiB (write e.g. 64KiB)"},
+	{"header size too large", "limits: {max_header_bytes: 1GiB}\n", "limits.max_header_bytes: 1073741824 bytes: must be from 1KiB to 16MiB"},
+	{"header size not a size", "limits: {max_header_bytes: lots}\n", `limits.max_header_bytes: "lots" is not a size`},
 
 	// Budgets and prices.
 	{"budget zero limit", "budgets: [{name: d, limit_usd: 0, period: day}]\n", "budgets[0].limit_usd: must be more than 0"},

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -58,7 +59,7 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		views, err := Views(g.store)
 		if err != nil {
-			writeError(w, config0, http.StatusInternalServerError, codeUnreachable, "sluice: the state store failed: "+err.Error())
+			writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -69,8 +70,12 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "/sluice/breakers/"), "/reset")
-		if err := g.resetBreaker(name); err != nil {
+		var unknown *unknownBreakerError
+		if err := g.resetBreaker(name); errors.As(err, &unknown) {
 			writeError(w, config0, http.StatusNotFound, codeNotFound, err.Error())
+			return
+		} else if err != nil {
+			writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

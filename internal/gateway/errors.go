@@ -26,6 +26,7 @@ const (
 	codeShuttingDown     = "shutting_down"        // in a stream, at the end of the drain
 	codeMethodNotAllowed = "method_not_allowed"   // 405
 	codeUnpricedModel    = "unpriced_model"       // 400, no price under a budget
+	codeStateUnavailable = "state_unavailable"    // 503, admin endpoints: the state store failed
 )
 
 // errorBody returns a gateway error in the dialect's error shape. Codes

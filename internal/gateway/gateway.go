@@ -66,6 +66,7 @@ type Gateway struct {
 	policies   map[string]bool
 	spend      *sluice.Spend
 	authKeys   [][sha256.Size]byte
+	secrets    *secrets // the injected keys, scrubbed from answers
 	adminToken string
 }
 
@@ -175,6 +176,7 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		pv.inflight = sh.inflightOf(name)
 		g.providers[name] = pv
 	}
+	g.secrets = providerSecrets(g.providers)
 	for _, r := range cfg.Routes {
 		rt := &route{prefix: r.Prefix, provider: g.providers[r.Provider], policy: r.Policy,
 			retrySafe: r.RetrySafe, transports: make(map[string]*sluice.Transport)}
@@ -292,8 +294,7 @@ func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
 
 // setKey replaces the request's key with the provider's own.
 func (p *provider) setKey(h http.Header) {
-	delete(h, "Authorization")
-	delete(h, "X-Api-Key")
+	dropCredentials(h)
 	if p.kind == config.KindAnthropic {
 		h.Set("X-Api-Key", p.key)
 	} else {

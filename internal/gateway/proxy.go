@@ -16,6 +16,8 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/request"
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
@@ -36,6 +38,29 @@ func removeHopHeaders(h http.Header) {
 	}
 	for _, k := range hopHeaders {
 		delete(h, k)
+	}
+}
+
+// credentialHeaders are every header in which an SDK sends its API key:
+// OpenAI and most compatible servers, Anthropic, Azure, Gemini.
+var credentialHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// dropCredentials deletes every client credential header.
+func dropCredentials(h http.Header) {
+	for _, k := range credentialHeaders {
+		delete(h, k)
+	}
+}
+
+// dropForwarded deletes the client's Forwarded and X-Forwarded-* headers:
+// the gateway does not vouch for them, and must not pass them on as if it
+// had set them.
+func dropForwarded(h http.Header) {
+	delete(h, "Forwarded")
+	for k := range h {
+		if len(k) >= len("X-Forwarded-") && strings.EqualFold(k[:len("X-Forwarded-")], "X-Forwarded-") {
+			delete(h, k)
+		}
 	}
 }
 
@@ -66,6 +91,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	}
 	body, ok := g.readBody(w, r, kind)
 	if !ok {
+		return
+	}
+	if _, err := request.BodyModel(body); err != nil {
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
 	hideUsage := false
@@ -177,9 +206,9 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	delete(h, "Accept-Encoding") // the Transport asks for gzip and decodes it
 	delete(h, "Host")
 	if dropAuth || pv.key != "" {
-		delete(h, "Authorization")
-		delete(h, "X-Api-Key")
+		dropCredentials(h)
 	}
+	dropForwarded(h)
 	if pv.key != "" {
 		pv.setKey(h)
 	}
@@ -283,17 +312,20 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // first byte ends with an error event; another body that fails is cut so
 // the client sees an incomplete answer, never a whole-looking one.
 // With hideUsage, the usage chunk the gateway asked for is left out.
+// Every injected key is scrubbed from the headers and the body, streams
+// included; the body's length then changes, so Content-Length is dropped.
 func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool) {
 	defer resp.Body.Close()
 	h := w.Header()
 	removeHopHeaders(resp.Header)
 	delete(h, "X-Request-Id") // the provider's, if it gave one, as it came
+	g.secrets.scrubHeader(resp.Header)
 	for k, v := range resp.Header {
 		h[k] = v
 	}
 	h.Set("X-Should-Retry", "false")
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
+	if stream || g.secrets != nil {
 		h.Del("Content-Length")
 	}
 	w.WriteHeader(resp.StatusCode)
@@ -308,7 +340,11 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 	if stream && hideUsage {
 		filter = &usageFilter{}
 	}
-	var tail [2]byte // the last two bytes relayed
+	var scrub *scrubber
+	if g.secrets != nil {
+		scrub = &scrubber{s: g.secrets}
+	}
+	var relayed sse.Parser // what the client has read, to close a cut event
 	for {
 		n, err := resp.Body.Read(buf)
 		out := buf[:n]
@@ -318,17 +354,16 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 				out = append(out, filter.rest()...)
 			}
 		}
+		if scrub != nil {
+			out = scrub.scrub(out, err != nil)
+		}
 		if len(out) > 0 {
 			if _, werr := w.Write(out); werr != nil {
 				return // the client left; closing the body cancels upstream
 			}
 			if stream {
+				relayed.Feed(out, func(sse.Event) bool { return true })
 				rc.Flush()
-			}
-			if len(out) >= 2 {
-				tail = [2]byte{out[len(out)-2], out[len(out)-1]}
-			} else {
-				tail = [2]byte{tail[1], out[0]}
 			}
 		}
 		if err == io.EOF {
@@ -338,7 +373,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 			if !stream {
 				panic(http.ErrAbortHandler) // cut the connection: no clean end
 			}
-			if tail != [2]byte{'\n', '\n'} {
+			if relayed.Pending() {
 				w.Write([]byte("\n\n")) // close an event cut mid-way
 			}
 			w.Write(streamEnd(kind, err))

@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // The usage chunk: an OpenAI-compatible stream reports its usage only when
@@ -31,33 +33,54 @@ func withStreamUsage(body []byte) ([]byte, bool) {
 	return append(out, body[i+1:]...), true
 }
 
-// usageFilter drops the usage-only chunk from a relayed stream. It holds
-// back only the bytes of an event not yet complete.
+// usageFilter drops the usage-only chunk from a relayed stream. The
+// project's SSE parser finds the events, whatever the framing (LF, CRLF or
+// CR); the filter holds back only the bytes of the event being read, so
+// every other event passes as soon as its blank line arrives.
 type usageFilter struct {
-	pending []byte
+	p       sse.Parser
+	pending []byte // the bytes of the event being read
+	usage   bool   // the event the parser just dispatched is the usage chunk
+	skipLF  bool   // a dropped event ended in CR: drop the LF that may follow
 }
 
-// filter returns the complete events of pending and p, the usage-only
-// chunk left out, and keeps the incomplete rest.
+// filter returns the bytes of p, after those held back, that are not in
+// the usage chunk or in an event not yet complete, and keeps the latter.
 func (f *usageFilter) filter(p []byte) []byte {
-	f.pending = append(f.pending, p...)
-	end := bytes.LastIndex(f.pending, []byte("\n\n"))
-	if end < 0 {
-		return nil
-	}
-	end += 2
-	complete := f.pending[:end]
 	var out []byte
-	for len(complete) > 0 {
-		i := bytes.Index(complete, []byte("\n\n")) + 2
-		ev := complete[:i]
-		if !isUsageChunk(ev) {
-			out = append(out, ev...)
+	for len(p) > 0 {
+		line := p
+		if i := bytes.IndexAny(p, "\r\n"); i >= 0 {
+			line = p[:i+1]
 		}
-		complete = complete[i:]
+		p = p[len(line):]
+		if f.skipLF {
+			f.skipLF = false
+			if line[0] == '\n' {
+				f.p.Feed(line, f.see) // the end of a CRLF: no event
+				continue
+			}
+		}
+		events := f.p.Events()
+		f.usage = false
+		f.p.Feed(line, f.see)
+		f.pending = append(f.pending, line...)
+		switch {
+		case f.p.Events() > events && f.usage:
+			f.skipLF = f.pending[len(f.pending)-1] == '\r'
+			f.pending = f.pending[:0]
+		case f.p.Events() > events, !f.p.Pending(), len(f.pending) > sse.DefaultMaxEventSize:
+			out = append(out, f.pending...)
+			f.pending = f.pending[:0]
+		}
 	}
-	f.pending = append(f.pending[:0], f.pending[end:]...)
 	return out
+}
+
+// see marks the usage chunk as the parser dispatches it.
+func (f *usageFilter) see(ev sse.Event) bool {
+	f.usage = isUsageChunk(ev.Data)
+	return true
 }
 
 // rest returns what is held back: an event the stream did not finish.
@@ -67,6 +90,16 @@ func (f *usageFilter) rest() []byte {
 	return r
 }
 
-func isUsageChunk(ev []byte) bool {
-	return bytes.Contains(ev, []byte(`"choices":[]`)) && bytes.Contains(ev, []byte(`"usage":{`))
+// isUsageChunk reports whether data is an OpenAI chunk with no choices
+// and a usage.
+func isUsageChunk(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"usage"`)) {
+		return false
+	}
+	var c struct {
+		Choices []json.RawMessage `json:"choices"`
+		Usage   json.RawMessage   `json:"usage"`
+	}
+	return json.Unmarshal(data, &c) == nil && c.Choices != nil && len(c.Choices) == 0 &&
+		len(c.Usage) > 0 && string(c.Usage) != "null"
 }

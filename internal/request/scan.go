@@ -1,13 +1,17 @@
-package sluice
+package request
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// jsonModel returns the top-level "model" string of a JSON object, or ""
-// when there is none.
-func jsonModel(b []byte) string {
+// Model returns the top-level "model" string of the JSON object b,
+// decoded, or "" when there is none or it is not a string. It does not
+// allocate for a name without escapes beyond the returned string.
+func Model(b []byte) string {
 	start, end := findModel(b)
 	if start < 0 {
 		return ""
@@ -15,16 +19,18 @@ func jsonModel(b []byte) string {
 	return unquote(b[start+1 : end-1])
 }
 
-// withModel returns a copy of the JSON object b whose top-level "model" is
-// model, and false when b has no "model" string to replace.
-func withModel(b []byte, model string) ([]byte, bool) {
+// WithModel returns a copy of the JSON object b whose top-level "model"
+// is model, and true; b itself and false when b has no "model" string to
+// replace.
+func WithModel(b []byte, model string) ([]byte, bool) {
 	start, end := findModel(b)
 	if start < 0 {
 		return b, false
 	}
 	out := make([]byte, 0, len(b)+len(model))
 	out = append(out, b[:start]...)
-	out = appendString(out, model)
+	q, _ := json.Marshal(model) // a string always marshals
+	out = append(out, q...)
 	return append(out, b[end:]...), true
 }
 
@@ -38,8 +44,9 @@ func findModel(b []byte) (start, end int) {
 	return start, end
 }
 
-// jsonInt returns the top-level integer called key of a JSON object.
-func jsonInt(b []byte, key string) (int64, bool) {
+// Int returns the top-level integer called key of the JSON object b, and
+// false when there is none.
+func Int(b []byte, key string) (int64, bool) {
 	start, end := findKey(b, key)
 	if start < 0 {
 		return 0, false
@@ -149,29 +156,68 @@ func skipValue(b []byte, i int) int {
 	return -1
 }
 
-// unquote decodes the few escapes a model name may hold; a name with
-// others is returned as written.
+// unquote decodes the escapes of a JSON string's contents. An escape that
+// is not valid JSON is kept as written.
 func unquote(s []byte) string {
-	for _, c := range s {
-		if c == '\\' {
-			out := make([]byte, 0, len(s))
-			for i := 0; i < len(s); i++ {
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-					switch s[i] {
-					case 'n':
-						out = append(out, '\n')
-					case 't':
-						out = append(out, '\t')
-					default:
-						out = append(out, s[i])
-					}
-					continue
-				}
-				out = append(out, s[i])
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s)
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			out = append(out, s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := unicodeEscape(s[i-1:])
+			if n == 0 {
+				out = append(out, '\\', c)
+				continue
 			}
-			return string(out)
+			out = utf8.AppendRune(out, r)
+			i += n - 2
+		default: // '"', '\\', '/', and anything else as written
+			out = append(out, c)
 		}
 	}
-	return string(s)
+	return string(out)
+}
+
+// unicodeEscape decodes the \uXXXX escape (or surrogate pair) at the start
+// of s and returns the rune and the bytes it took, or 0, 0.
+func unicodeEscape(s []byte) (rune, int) {
+	r, ok := hex4(s)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(s[6:]); ok {
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				return d, 12
+			}
+		}
+		return utf8.RuneError, 6
+	}
+	return r, 6
+}
+
+// hex4 reads "\uXXXX" at the start of s.
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(s[2:6]), 16, 32)
+	return rune(n), err == nil
 }
