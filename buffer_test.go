@@ -118,6 +118,7 @@ func TestBufferedBodyStallOrCutRetried(t *testing.T) {
 // stalled attempt counted by the breaker as a failure.
 func TestBufferedBodyAlwaysStallingFails(t *testing.T) {
 	p := fastPolicy()
+	p.Timeout.Total = 8 * time.Second // room for two idle timeouts and a backoff
 	p.Retry.MaxAttempts = 2
 	p.Breaker.Failures = 2
 	p.Breaker.Cool = time.Hour

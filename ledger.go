@@ -300,9 +300,8 @@ func (l *recordLedger) maybeSweep(now int64) {
 		defer l.sweeping.Store(false)
 		sw.RemoveRecords(func(_ string, rec []byte) bool {
 			r := decodeRecord(rec)
-			at := l.now().UnixNano()
-			r.reclaim(at)
-			return r.done(at)
+			r.reclaim(now) // the time of the call that started the sweep
+			return r.done(now)
 		})
 	})
 }
