@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/internal/sse"
 	"github.com/sluice-llm/sluice/internal/request"
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // Transport is an http.RoundTripper that makes a call to an LLM provider
