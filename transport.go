@@ -487,10 +487,11 @@ func (c *call) ctxErr() error {
 
 // stamp sets the response headers that describe the call: its id
 // (Sluice-Request-Id; the provider's own X-Request-Id is left as it came,
-// for the SDKs that show it), the upstream attempts made, and who answered; and, unless KeepShouldRetry,
-// x-should-retry: false, on success and failure alike, since the call's
-// retries are done: a success is not retried anyway, and a failure must
-// not be retried again by a client that would multiply the attempts.
+// for the SDKs that show it), the upstream attempts made, and who
+// answered; and, unless KeepShouldRetry, x-should-retry: false, on success
+// and failure alike, since the call's retries are done: a success is not
+// retried anyway, and a failure must not be retried again by a client that
+// would multiply the attempts.
 func (c *call) stamp(resp *http.Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
