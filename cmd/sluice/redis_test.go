@@ -111,9 +111,18 @@ prices:
 		})
 	}
 	wg.Wait()
-	if admitted.Load() != 10 || up.Calls() != 10 {
-		t.Fatalf("admitted %d (upstream %d, %d fail-closed refusals tried again) across two gateways, want exactly 10",
-			admitted.Load(), up.Calls(), storeRefusals.Load())
+	// Never more than the cap; exactly the cap when the store answered
+	// every reservation in time. A reservation that timed out here may
+	// still have been taken in Redis: its hold is reclaimed after the
+	// policy's total, so each such refusal may leave at most one call
+	// short, never one over.
+	n, refused := admitted.Load(), storeRefusals.Load()
+	if n > 10 || int32(up.Calls()) != n || n < 10-refused {
+		t.Fatalf("admitted %d (upstream %d, %d fail-closed refusals tried again) across two gateways, want 10 (at least %d)",
+			n, up.Calls(), refused, 10-refused)
+	}
+	if n < 10 {
+		t.Logf("admitted %d: %d reservations timed out under load and fail closed", n, refused)
 	}
 
 	// A breaker opened through one gateway fails fast in the other.
