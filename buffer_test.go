@@ -1,87 +1,20 @@
 package sluice
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-const wholeAnswer = `{"id":"chatcmpl-2","object":"chat.completion","choices":[{"message":{"content":"second"}}]}`
-
-// jsonSteps is an upstream whose n-th call plays steps[n] (the last
-// repeats): "ok" a whole JSON answer, "stall" the headers and part of the
-// body then silence, "cut" the headers and part of the body then a closed
-// connection.
-type jsonSteps struct {
-	mu    sync.Mutex
-	steps []string
-	calls int
-	done  chan struct{}
-}
-
-func newJSONSteps(t *testing.T, steps ...string) (*jsonSteps, *httptest.Server) {
-	j := &jsonSteps{steps: steps, done: make(chan struct{})}
-	srv := httptest.NewServer(j)
-	t.Cleanup(func() {
-		close(j.done)
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return j, srv
-}
-
-func (j *jsonSteps) Calls() int {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.calls
-}
-
-func (j *jsonSteps) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	j.mu.Lock()
-	step := j.steps[min(j.calls, len(j.steps)-1)]
-	j.calls++
-	j.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	if step == "ok" {
-		io.WriteString(w, wholeAnswer)
-		return
-	}
-	w.Header().Set("Content-Length", "200")
-	w.WriteHeader(200)
-	io.WriteString(w, `{"id":"chatcmpl-1","choi`)
-	http.NewResponseController(w).Flush()
-	if step == "cut" {
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err == nil {
-			conn.Close()
-		}
-		return
-	}
-	select {
-	case <-r.Context().Done():
-	case <-j.done:
-	}
-}
-
-func bufferedRig(t *testing.T, p Policy, steps ...string) (*jsonSteps, *rig, string) {
-	checkLeaks(t)
-	up, srv := newJSONSteps(t, steps...)
-	logs := &lockedBuffer{}
-	tr := &Transport{Policy: p, Provider: "openai", Log: NewAttemptLog(logs), BufferBody: true}
-	t.Cleanup(tr.CloseIdleConnections)
-	return up, &rig{t: t, tr: tr, logs: logs}, srv.URL + "/v1/chat/completions"
-}
-
-func (r *rig) post(url string) (*http.Response, error) {
-	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"model":"gpt-4o-mini","messages":[]}`))
-	req.Header.Set("Content-Type", "application/json")
-	return r.tr.RoundTrip(req)
+// bufferedRig is a rig with BufferBody set, in front of a fake provider
+// playing script.
+func bufferedRig(t *testing.T, p Policy, script string) *rig {
+	r := newRig(t, script, p)
+	r.tr.BufferBody = true
+	return r
 }
 
 // A JSON answer that stalls or is cut after its headers is a failed
@@ -92,16 +25,18 @@ func TestBufferedBodyStallOrCutRetried(t *testing.T) {
 		{"cut", "fail", "eof"},
 	} {
 		t.Run(tt.step, func(t *testing.T) {
-			up, r, url := bufferedRig(t, fastPolicy(), tt.step, "ok")
-			resp, err := r.post(url)
+			r := bufferedRig(t, fastPolicy(), tt.step+",200")
+			resp, err := r.chat(false)
 			if err != nil {
 				t.Fatalf("err %v, want the second answer", err)
 			}
-			if got := readAll(t, resp); resp.StatusCode != 200 || got != wholeAnswer {
+			got := readAll(t, resp)
+			// Whole JSON, so neither the first answer's half nor a mix of both.
+			if resp.StatusCode != 200 || !json.Valid([]byte(got)) || !strings.Contains(got, `"content":"This is a fake answer."`) {
 				t.Fatalf("%d %q, want the second answer whole", resp.StatusCode, got)
 			}
-			if up.Calls() != 2 || resp.Header.Get("Sluice-Attempts") != "2" {
-				t.Errorf("upstream calls %d, Sluice-Attempts %q; want 2", up.Calls(), resp.Header.Get("Sluice-Attempts"))
+			if r.srv.Calls() != 2 || resp.Header.Get("Sluice-Attempts") != "2" {
+				t.Errorf("upstream calls %d, Sluice-Attempts %q; want 2", r.srv.Calls(), resp.Header.Get("Sluice-Attempts"))
 			}
 			lines := r.lines()
 			if len(lines) != 2 {
@@ -122,9 +57,9 @@ func TestBufferedBodyAlwaysStallingFails(t *testing.T) {
 	p.Retry.MaxAttempts = 2
 	p.Breaker.Failures = 2
 	p.Breaker.Cool = time.Hour
-	up, r, url := bufferedRig(t, p, "stall")
+	r := bufferedRig(t, p, "stall")
 	start := time.Now()
-	resp, err := r.post(url)
+	resp, err := r.chat(false)
 	if resp != nil {
 		resp.Body.Close()
 	}
@@ -136,28 +71,28 @@ func TestBufferedBodyAlwaysStallingFails(t *testing.T) {
 		t.Errorf("took %v, want within total %v + 1s", d, p.Timeout.Total)
 	}
 	lines := r.lines()
-	if up.Calls() != 2 || len(lines) != 2 || lines[1]["outcome"] != "timeout" {
-		t.Fatalf("upstream calls %d, lines %v; want 2 and 2, the last timeout", up.Calls(), lines)
+	if r.srv.Calls() != 2 || len(lines) != 2 || lines[1]["outcome"] != "timeout" {
+		t.Fatalf("upstream calls %d, lines %v; want 2 and 2, the last timeout", r.srv.Calls(), lines)
 	}
-	if _, err := r.post(url); !errors.Is(err, ErrCircuitOpen) {
+	if _, err := r.chat(false); !errors.Is(err, ErrCircuitOpen) {
 		t.Errorf("next call err %v, want the breaker open after 2 stalled attempts", err)
 	}
-	if up.Calls() != 2 {
-		t.Errorf("upstream calls %d, want none while open", up.Calls())
+	if r.srv.Calls() != 2 {
+		t.Errorf("upstream calls %d, want none while open", r.srv.Calls())
 	}
 }
 
 // Without BufferBody the body is the caller's to read, as before.
 func TestUnbufferedBodyStallReachesCaller(t *testing.T) {
-	up, r, url := bufferedRig(t, fastPolicy(), "stall", "ok")
+	r := bufferedRig(t, fastPolicy(), "stall,200")
 	r.tr.BufferBody = false
-	resp, err := r.post(url)
+	resp, err := r.chat(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rerr := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !errors.Is(rerr, ErrTimeout) || up.Calls() != 1 {
-		t.Errorf("read err %v after %d calls, want the idle timeout after 1", rerr, up.Calls())
+	if !errors.Is(rerr, ErrTimeout) || r.srv.Calls() != 1 {
+		t.Errorf("read err %v after %d calls, want the idle timeout after 1", rerr, r.srv.Calls())
 	}
 }

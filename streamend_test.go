@@ -16,7 +16,14 @@ import (
 
 // sseUpstream answers its first failFirst calls with a 500, then a 200
 // event stream of events, after which it holds the connection open and
-// silent until the client leaves.
+// silent until the client leaves (or, with end, ends the stream).
+//
+// It plays the two cases the fake provider cannot: a stream held open
+// after its terminal event (the fake's streams either send their end and
+// close, or stall or are cut before the end, since a stall-after or
+// cut-after always leaves events unsent), and a quota error as a stream's
+// event (the fake's only error event is overloaded; its quota error is a
+// JSON 429). Every other stream case uses the fake.
 type sseUpstream struct {
 	mu        sync.Mutex
 	calls     int
@@ -54,6 +61,13 @@ func (u *sseUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 	case <-u.done:
 	}
+}
+
+// post sends a chat request to url, an sseUpstream's.
+func (r *rig) post(url string) (*http.Response, error) {
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"model":"gpt-4o-mini","messages":[]}`))
+	req.Header.Set("Content-Type", "application/json")
+	return r.tr.RoundTrip(req)
 }
 
 func sseRig(t *testing.T, p Policy, failFirst int, events string) (*sseUpstream, *rig, string) {
@@ -137,12 +151,12 @@ func TestTerminalEventThenCloseIsOK(t *testing.T) {
 
 // Closing a stream before its terminal event is the caller's choice.
 func TestCloseBeforeTerminalEventIsClientCancel(t *testing.T) {
-	_, r, url := sseRig(t, fastPolicy(), 0, openaiChunks+openaiChunks+openaiDone)
-	resp, err := r.post(url)
+	r := newRig(t, "stream:stall-after=2", fastPolicy())
+	resp, err := r.chat(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readUntil(t, resp, `"hi"`)
+	readUntil(t, resp, `"This"`)
 	if lines := r.lines(); len(lines) != 1 || lines[0]["outcome"] != "client_cancel" {
 		t.Errorf("lines %v, want one client_cancel", lines)
 	}
