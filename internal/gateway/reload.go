@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/sluice-llm/sluice/internal/config"
@@ -70,15 +71,26 @@ func needsRestart(old, cfg *config.Config) error {
 		{"listen", old.Listen, cfg.Listen},
 		{"state.backend", old.State.Backend, cfg.State.Backend},
 		{"state.dir", old.State.Dir, cfg.State.Dir},
-		{"state.url", old.State.URL, cfg.State.URL},
+		{"state.url", redactURL(old.State.URL), redactURL(cfg.State.URL)},
 		{"log.attempts", old.Log.Attempts, cfg.Log.Attempts},
 		{"limits.read_header_timeout", old.Limits.ReadHeaderTimeout.String(), cfg.Limits.ReadHeaderTimeout.String()},
+		{"limits.max_header_bytes", fmt.Sprint(old.Limits.MaxHeaderBytes), fmt.Sprint(cfg.Limits.MaxHeaderBytes)},
 	} {
 		if o.old != o.new {
 			return &RestartError{Key: o.key, Old: o.old, New: o.new}
 		}
 	}
 	return nil
+}
+
+// redactURL returns a state URL with its password, if any, masked: the
+// reload's message goes to the log.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
 }
 
 // describeRoutes lists the routes as "prefix → base URL", for the log.

@@ -209,15 +209,33 @@ func TestReloadRefusesWhatTakesARestart(t *testing.T) {
 		{"state.dir", func(c *config.Config) { c.State.Dir = "/var/lib/elsewhere" }},
 		{"log.attempts", func(c *config.Config) { c.Log.Attempts = "/tmp/other.jsonl" }},
 		{"limits.read_header_timeout", func(c *config.Config) { c.Limits.ReadHeaderTimeout = time.Minute }},
+		{"limits.max_header_bytes", func(c *config.Config) { c.Limits.MaxHeaderBytes = 1 << 20 }},
 	} {
 		err := e.reload(tt.edit)
 		var re *RestartError
 		if !errors.As(err, &re) || re.Key != tt.key || !strings.Contains(err.Error(), "restart") {
 			t.Errorf("changing %s: %v, want a *RestartError naming it", tt.key, err)
 		}
+
 	}
 	if e.gw.Config().Listen != "127.0.0.1:8080" {
 		t.Errorf("config after refused reloads: listen %s", e.gw.Config().Listen)
+	}
+}
+
+// TestRestartErrorMasksStatePassword: a changed Redis URL is refused
+// without its password reaching the message, which goes to the log.
+func TestRestartErrorMasksStatePassword(t *testing.T) {
+	old, cfg := config.Default(), config.Default()
+	old.State = config.State{Backend: config.BackendRedis, URL: "redis://u:oldsecret@127.0.0.1:6379/0"}
+	cfg.State = config.State{Backend: config.BackendRedis, URL: "redis://u:newsecret@127.0.0.1:6380/0"}
+	err := needsRestart(old, cfg)
+	var re *RestartError
+	if !errors.As(err, &re) || re.Key != "state.url" {
+		t.Fatalf("%v, want a *RestartError for state.url", err)
+	}
+	if strings.Contains(err.Error(), "oldsecret") || strings.Contains(err.Error(), "newsecret") || !strings.Contains(err.Error(), "6380") {
+		t.Errorf("message %q: want the URLs without their passwords", err)
 	}
 }
 
