@@ -177,8 +177,10 @@ func (t *Transport) Breaker(name string) *breaker.Breaker {
 }
 
 // BreakerName returns the name of the breaker guarding calls to model:
-// the provider, or the provider and model with ScopeModel.
+// the provider, or the provider and model with ScopeModel. It gives the
+// same answer before and after the Transport's first call.
 func (t *Transport) BreakerName(provider, model string) string {
+	t.init()
 	if t.policy.BreakerScope == ScopeModel && model != "" {
 		return provider + "/" + model
 	}
