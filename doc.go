@@ -7,7 +7,8 @@
 // Inside one RoundTrip, every attempt goes through these layers in order:
 //
 //  1. the retry budget (only for retries): at most Retry.Budget of the calls
-//     in flight may be retrying;
+//     in flight may be retrying, counted in a RetryBudget that Transports
+//     calling one provider may share;
 //  2. the circuit breaker (package breaker): an open breaker fails the call
 //     at once with an *OpenError, and the retry loop stops;
 //  3. the attempt on Base, under the connect and first-byte timeouts; a

@@ -27,13 +27,11 @@ var (
 	ErrStreamCut = errors.New("sluice: response cut")
 )
 
-// OpenError is the error of a call refused by an open breaker. Reason is
-// "provider_down", the word a queue worker can nack with.
+// OpenError is the error of a call refused by an open breaker, matched with
+// errors.As. Its Name is the breaker's, its State Open (or HalfOpen while
+// another caller holds the probe), and its Until when the breaker may let a
+// probe through: the time a queue worker can requeue the call for.
 type OpenError = breaker.OpenError
-
-// Reason is the machine-readable reason of a call refused by an open
-// breaker.
-const ReasonProviderDown = "provider_down"
 
 // Phase names the part of a call that a timeout bounds.
 type Phase string

@@ -93,7 +93,8 @@ type Retry struct {
 	FallbackMarkers []string
 
 	// Budget caps retries across calls: at most this fraction of the calls
-	// in flight through one Transport may be retries (never fewer than 3).
+	// in flight under one RetryBudget (a Transport's own, or the one its
+	// provider's Transports share) may be retries (never fewer than 3).
 	// If zero, 0.2. A negative value turns the budget off.
 	Budget float64
 }

@@ -110,9 +110,18 @@ func jitter(d time.Duration) time.Duration {
 	return d + rand.N(d/10)
 }
 
-// retryBudget caps the retries in flight across the calls of one
-// Transport, as Envoy's retry budget does.
-type retryBudget struct {
+// RetryBudget caps the retries in flight across the calls that share it,
+// as Envoy's retry budget does: a call may start retrying only while at
+// most its policy's Retry.Budget of the calls in flight are retrying, and
+// never fewer than 3 retrying calls are refused. A call counts once
+// whatever its attempts, from its start to its end, and holds one retry
+// token from its first retry on. The zero value is an empty budget, ready
+// to use; a RetryBudget is safe for concurrent use.
+//
+// A budget belongs to a provider: give every Transport (and Target) that
+// calls one provider the same *RetryBudget, so that its retries are
+// bounded together whatever the route or policy.
+type RetryBudget struct {
 	calls   atomic.Int64 // calls in flight
 	retries atomic.Int64 // of those, calls that are retrying
 }
@@ -121,13 +130,19 @@ type retryBudget struct {
 const minRetries = 3
 
 // take reserves a retry for a call; false when the budget is spent.
-func (b *retryBudget) take(frac float64) bool {
+func (b *RetryBudget) take(frac float64) bool {
 	n := b.retries.Add(1)
 	if frac < 0 || n <= minRetries || float64(n) <= frac*float64(b.calls.Load()) {
 		return true
 	}
 	b.retries.Add(-1)
 	return false
+}
+
+// InFlight returns the calls in flight under the budget and, of those, the
+// calls holding a retry.
+func (b *RetryBudget) InFlight() (calls, retrying int64) {
+	return b.calls.Load(), b.retries.Load()
 }
 
 // sleep waits d or until ctx ends; false when ctx ended first.

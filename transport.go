@@ -99,13 +99,19 @@ type Transport struct {
 	// only ones, as with Policy.Retry.MaxAttempts 1.
 	KeepShouldRetry bool
 
+	// RetryBudget caps the retries of the calls to Provider, shared with
+	// every Transport that calls it. If nil, a budget private to this
+	// Transport.
+	RetryBudget *RetryBudget
+
 	once     sync.Once
 	policy   Policy
 	base     http.RoundTripper
 	store    breaker.Store
 	ledger   Ledger
 	breakers sync.Map // name → *breaker.Breaker
-	budget   retryBudget
+	budget   *RetryBudget
+	own      RetryBudget // the budget when RetryBudget is nil
 }
 
 // Target is a fallback: another provider or model that may answer a call
@@ -123,6 +129,11 @@ type Target struct {
 	// host, its key. It gets a copy of the request whose Header and URL it
 	// may change.
 	Rewrite func(*http.Request)
+
+	// RetryBudget caps the retries of the calls to the target's provider:
+	// a call that falls back to it moves its count there. If nil, the
+	// Transport's budget.
+	RetryBudget *RetryBudget
 }
 
 // NewClient returns an *http.Client whose Transport applies p.
@@ -133,6 +144,10 @@ func NewClient(p Policy) *http.Client {
 func (t *Transport) init() {
 	t.once.Do(func() {
 		t.policy = t.Policy.WithDefaults()
+		t.budget = t.RetryBudget
+		if t.budget == nil {
+			t.budget = &t.own
+		}
 		t.base = t.Base
 		if t.base == nil {
 			t.base = newBase(t.policy.Timeout.Connect)
@@ -177,8 +192,10 @@ func (t *Transport) Breaker(name string) *breaker.Breaker {
 }
 
 // BreakerName returns the name of the breaker guarding calls to model:
-// the provider, or the provider and model with ScopeModel.
+// the provider, or the provider and model with ScopeModel. It gives the
+// same answer before and after the Transport's first call.
 func (t *Transport) BreakerName(provider, model string) string {
+	t.init()
 	if t.policy.BreakerScope == ScopeModel && model != "" {
 		return provider + "/" + model
 	}
@@ -228,7 +245,8 @@ type call struct {
 	cancel     context.CancelFunc
 	deadline   time.Time
 	idempotent bool
-	retrying   bool // holds a retry-budget token
+	budget     *RetryBudget // the budget the call counts in: its provider's
+	retrying   bool         // holds a token of budget
 	ended      atomic.Bool
 	totalErr   TimeoutError
 }
@@ -270,7 +288,6 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 	c.totalErr = TimeoutError{Phase: PhaseTotal, Limit: t.policy.Timeout.Total}
 	c.deadline = time.Now().Add(t.policy.Timeout.Total)
 	c.ctx, c.cancel = context.WithDeadlineCause(req.Context(), c.deadline, &c.totalErr)
-	t.budget.calls.Add(1)
 	return c, nil
 }
 
@@ -325,9 +342,25 @@ func (c *call) end() {
 	}
 	c.cancel()
 	c.settleSpend()
-	c.t.budget.calls.Add(-1)
-	if c.retrying {
-		c.t.budget.retries.Add(-1)
+	c.useBudget(nil)
+}
+
+// useBudget moves the call's count to budget b (nil: out of every
+// budget), giving back the retry it holds in the one it leaves.
+func (c *call) useBudget(b *RetryBudget) {
+	if c.budget == b {
+		return
+	}
+	if old := c.budget; old != nil {
+		old.calls.Add(-1)
+		if c.retrying {
+			old.retries.Add(-1)
+			c.retrying = false
+		}
+	}
+	c.budget = b
+	if b != nil {
+		b.calls.Add(1)
 	}
 }
 
@@ -351,8 +384,12 @@ func (c *call) aim(i int) {
 		c.provider = c.req.URL.Host
 	}
 	c.treq = c.req
+	budget := t.budget
 	if i > 0 {
 		tg := t.Fallbacks[i-1]
+		if tg.RetryBudget != nil {
+			budget = tg.RetryBudget
+		}
 		r := *c.req
 		r.Header = c.header.Clone()
 		u := *c.req.URL
@@ -371,6 +408,7 @@ func (c *call) aim(i int) {
 		}
 	}
 	c.brk = t.Breaker(t.BreakerName(c.provider, c.model))
+	c.useBudget(budget)
 }
 
 // hasNext reports whether a fallback follows the current target.
@@ -415,7 +453,7 @@ func (c *call) run() (*http.Response, error) {
 			move = c.shouldFallBack(v, a.errBody, err)
 		}
 		if retry && !c.retrying { // the budget decides before the line says retry
-			if c.retrying = c.t.budget.take(p.Budget); !c.retrying {
+			if c.retrying = c.budget.take(p.Budget); !c.retrying {
 				retry = false
 				a.rec.RetryBudgetExhausted = true
 			}

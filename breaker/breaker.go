@@ -99,6 +99,7 @@ func (b *Breaker) Settings() Settings { return b.settings }
 type Permit struct {
 	b     *Breaker
 	token uint64 // the probe's token; 0 when admitted closed
+	gen   uint64 // the generation admitted in (Event.Gen); 0 when unknown
 	state State
 }
 
@@ -112,8 +113,11 @@ func (p Permit) State() State { return p.state }
 // fails, Allow admits the call (the store reports its own trouble).
 func (b *Breaker) Allow() (Permit, error) {
 	rec, err := b.store.Load(b.name)
-	if err != nil || rec.State == Closed {
+	if err != nil {
 		return Permit{b: b, state: Closed}, nil
+	}
+	if rec.State == Closed {
+		return Permit{b: b, gen: rec.Gen(), state: Closed}, nil
 	}
 	now := time.Now()
 	if now.UnixNano() < rec.Until {
@@ -125,9 +129,9 @@ func (b *Breaker) Allow() (Permit, error) {
 	case err != nil:
 		return Permit{b: b, state: Closed}, nil
 	case rec.State == Closed:
-		return Permit{b: b, state: Closed}, nil
+		return Permit{b: b, gen: rec.Gen(), state: Closed}, nil
 	case rec.State == HalfOpen && rec.Probe == token:
-		return Permit{b: b, token: token, state: HalfOpen}, nil
+		return Permit{b: b, token: token, gen: rec.Gen(), state: HalfOpen}, nil
 	}
 	return Permit{}, b.refusal(rec)
 }
@@ -138,7 +142,9 @@ func (b *Breaker) refusal(rec Record) error {
 
 // Done reports the outcome of the admitted attempt and how long it took
 // (for a stream: to its first byte). A closed breaker with nothing to
-// change is left untouched: no lock, no write.
+// change is left untouched: no lock, no write. An outcome from before the
+// breaker last changed state (the permit's generation is over) counts
+// nothing.
 func (p Permit) Done(o Outcome, latency time.Duration) {
 	b := p.b
 	if b == nil {
@@ -162,7 +168,7 @@ func (p Permit) Done(o Outcome, latency time.Duration) {
 	case Ignored:
 		kind = EventIgnored
 	}
-	b.store.Apply(b.name, b.settings, Event{Kind: kind, Token: p.token, Slow: slow})
+	b.store.Apply(b.name, b.settings, Event{Kind: kind, Token: p.token, Slow: slow, Gen: p.gen})
 }
 
 // Reset closes the breaker and clears its counts.

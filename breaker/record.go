@@ -52,7 +52,17 @@ type Event struct {
 	Token uint64
 	// Slow marks a successful attempt slower than Slow.Threshold.
 	Slow bool
+	// Gen is, for an outcome, the generation the caller was admitted in:
+	// the record's Transitions then, plus one. An outcome whose Gen is not
+	// the record's Transitions plus one now comes from before a state
+	// change (a call admitted before the breaker opened and closed again)
+	// and changes nothing. If zero, the outcome is not checked.
+	Gen uint64
 }
+
+// Gen returns the generation an outcome event admitted under r carries:
+// r.Transitions plus one.
+func (r Record) Gen() uint64 { return r.Transitions + 1 }
 
 // Next returns the record that follows r after event e at time now. It is
 // the whole of the breaker's logic, a pure function that every Store
@@ -80,6 +90,9 @@ func (s Settings) next(r Record, e Event, t int64) Record {
 			r.State, r.Probe, r.Until = HalfOpen, e.Token, t+int64(s.lease())
 		}
 		return r
+	}
+	if e.Gen != 0 && e.Gen != r.Gen() {
+		return r // admitted in an earlier generation
 	}
 	switch r.State {
 	case Closed:

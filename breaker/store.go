@@ -21,8 +21,8 @@ type Store interface {
 	List() (map[string]Record, error)
 }
 
-// Memory is a Store for one process. The zero value is not usable; call
-// NewMemory. It keeps only what is worth keeping: a breaker whose record
+// Memory is a Store for one process, safe for concurrent use. The zero
+// value is an empty store, ready to use, as is NewMemory's. It keeps only what is worth keeping: a breaker whose record
 // becomes idle (closed, nothing counted, no transition) and a record
 // transformed to nothing are dropped, so a breaker that only ever saw
 // successes takes no memory.

@@ -17,7 +17,8 @@ import (
 //
 // KEYS[1] the breaker's key. ARGV: event kind, token, slow (0|1), failures,
 // cool µs, lease µs, slow count, slow window µs, idle TTL ms, and the time
-// in µs ("" for Redis TIME: only tests pass a time). It returns s, f, u, p,
+// in µs ("" for Redis TIME: only tests pass a time), and the outcome's
+// generation (Event.Gen, "0" when unchecked). It returns s, f, u, p,
 // r, c, n, w, v, e and the time it used. The epoch e is the Redis time the
 // key was created: with the version v it orders the records a store sees,
 // even across a key that expired or a Redis that restarted empty.
@@ -26,6 +27,7 @@ local key = KEYS[1]
 local kind, token, slow = tonumber(ARGV[1]), ARGV[2], ARGV[3] == '1'
 local failures, cool, lease = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local scount, swindow, ttl = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local gen = tonumber(ARGV[11] or '0') or 0
 local t
 if ARGV[10] ~= '' then
   t = tonumber(ARGV[10])
@@ -71,6 +73,7 @@ local function next_record()
     end
     return r
   end
+  if gen ~= 0 and gen ~= n + 1 then return r end
   if r.s == CLOSED then
     if kind == FAILURE then
       r.f = r.f + 1
@@ -181,7 +184,7 @@ func scriptArgs(s breaker.Settings, e breaker.Event, ttl time.Duration, now stri
 		int(e.Kind), strconv.FormatUint(e.Token, 10), slow,
 		positive(s.Failures, 5), micros(s.Cool, 30*time.Second), micros(s.Lease, 30*time.Second),
 		min(positive(s.Slow.Count, 3), breaker.MaxStoredSlow), micros(s.Slow.Window, time.Minute),
-		ttl.Milliseconds(), now,
+		ttl.Milliseconds(), now, strconv.FormatUint(e.Gen, 10),
 	}
 }
 

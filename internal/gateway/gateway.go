@@ -72,7 +72,8 @@ type Gateway struct {
 
 // shared is what a reload keeps: the breaker store and the ledger (so
 // breaker state and spend carry over), the attempt log, the metrics, the
-// upstream connections, and the in-flight counts that limits read.
+// upstream connections, the in-flight counts that limits read, and each
+// provider's retry budget.
 type shared struct {
 	current  atomic.Pointer[Gateway]
 	reloadMu sync.Mutex // one Reload at a time
@@ -88,6 +89,7 @@ type shared struct {
 	mu        sync.Mutex
 	upstreams map[time.Duration]*http.Transport // by connect timeout
 	busy      map[string]*atomic.Int64          // calls in flight, by provider name
+	budgets   map[string]*sluice.RetryBudget    // retry budgets, by provider name
 
 	abort     context.Context // cancelled by Abort: in-flight calls end now
 	abortFunc context.CancelFunc
@@ -112,6 +114,9 @@ type provider struct {
 	key      string // injected key, "" to pass the client's through
 	max      int64
 	inflight *atomic.Int64 // shared by every snapshot: the limit holds across reloads
+	// budget caps the retries to the provider from every route and policy,
+	// across reloads.
+	budget *sluice.RetryBudget
 }
 
 // New returns a Gateway for a validated config.
@@ -125,6 +130,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		base:      opt.Base,
 		upstreams: make(map[time.Duration]*http.Transport),
 		busy:      make(map[string]*atomic.Int64),
+		budgets:   make(map[string]*sluice.RetryBudget),
 	}
 	if sh.getenv == nil {
 		sh.getenv = os.Getenv
@@ -174,6 +180,7 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 			return nil, err
 		}
 		pv.inflight = sh.inflightOf(name)
+		pv.budget = sh.retryBudgetOf(name)
 		g.providers[name] = pv
 	}
 	g.secrets = providerSecrets(g.providers)
@@ -216,6 +223,18 @@ func (sh *shared) inflightOf(name string) *atomic.Int64 {
 		sh.busy[name] = n
 	}
 	return n
+}
+
+// retryBudgetOf returns the retry budget of the provider called name.
+func (sh *shared) retryBudgetOf(name string) *sluice.RetryBudget {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	b := sh.budgets[name]
+	if b == nil {
+		b = new(sluice.RetryBudget)
+		sh.budgets[name] = b
+	}
+	return b
 }
 
 // upstream returns the Base of a Transport under pol: Options.Base, else
@@ -273,7 +292,8 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		if to.key == "" && to.base.Host != from.base.Host {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
 		}
-		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from)})
+		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
+			RetryBudget: to.budget})
 	}
 	return out, nil
 }
@@ -303,17 +323,19 @@ func (p *provider) setKey(h http.Header) {
 }
 
 // transport returns the Transport of a route under one policy. All share
-// the gateway's breaker store, so a provider's breaker is one whatever the
-// policy and whatever the reload.
+// the gateway's breaker store and their provider's retry budget, so a
+// provider's breaker and budget are one whatever the route, the policy
+// and the reload.
 func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	t := &sluice.Transport{
-		Base:     g.upstream(pol),
-		Policy:   pol,
-		Provider: rt.provider.name,
-		Store:    g.store,
-		Log:      g.log,
-		Observe:  g.metrics.observe,
-		Spend:    g.spend,
+		Base:        g.upstream(pol),
+		Policy:      pol,
+		Provider:    rt.provider.name,
+		Store:       g.store,
+		RetryBudget: rt.provider.budget,
+		Log:         g.log,
+		Observe:     g.metrics.observe,
+		Spend:       g.spend,
 		// A JSON answer is read whole inside its attempt: a stall or cut is
 		// retried, or answered with the gateway's own error, never relayed
 		// as an empty reply.
