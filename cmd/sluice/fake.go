@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/fake"
-	"github.com/sluice-llm/sluice/internal/cmdline"
 )
 
 func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -41,16 +40,8 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		tw.Flush()
 	}
-	pos, err := cmdline.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "sluice fake: %v\n", cmdline.Unexpected(pos, "flags only; a script goes in --script"))
-		return exitUsage
+	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only; a script goes in --script"); !ok {
+		return code
 	}
 	if _, err := fake.ParseScript(*script); err != nil {
 		fmt.Fprintf(stderr, "sluice fake: --script: %v\n", err)

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -91,4 +93,22 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nRun 'sluice <command> --help' for a command's flags. Exit codes: 0 ok, 1 findings, 2 unusable input.\n")
+}
+
+// parseFlagsOnly parses a subcommand's flags, wherever they stand, for a
+// subcommand that takes no other argument. When it returns false, the
+// caller exits with code: 0 after --help, 2 after a bad flag (the flag
+// package said why) or a leftover argument (said here, with want).
+func parseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer, want string) (code int, ok bool) {
+	pos, err := cmdline.Parse(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, false
+	case err != nil:
+		return exitUsage, false
+	case len(pos) > 0:
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), cmdline.Unexpected(pos, want))
+		return exitUsage, false
+	}
+	return 0, true
 }

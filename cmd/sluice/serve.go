@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
 	"github.com/sluice-llm/sluice/internal/logfile"
@@ -33,16 +32,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"  ANTHROPIC_BASE_URL=http://127.0.0.1:8080/anthropic\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	pos, err := cmdline.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "sluice serve: %v\n", cmdline.Unexpected(pos, "flags only: --config FILE, --listen ADDR"))
-		return exitUsage
+	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only: --config FILE, --listen ADDR"); !ok {
+		return code
 	}
 	load := func() (*config.Config, error) { return loadConfig(config.Locate(*cfgPath), *listen) }
 	cfg, err := load()
