@@ -115,17 +115,23 @@ policies:
 
 const streamReq = `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 
-func TestServeDrainsStreamsOnSIGTERM(t *testing.T) {
-	up := fake.NewServer("stream:events=20;interval=50ms")
-	defer up.Close()
-	direct, err := http.Post(up.URL+"/v1/chat/completions", "application/json", strings.NewReader(streamReq))
+// directStream returns the stream the fake at upstream sends for
+// streamReq, asked directly: what a relayed one must match.
+func directStream(t *testing.T, upstream string) string {
+	t.Helper()
+	direct, err := http.Post(upstream+"/v1/chat/completions", "application/json", strings.NewReader(streamReq))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer direct.Body.Close()
 	want, _ := io.ReadAll(direct.Body)
-	direct.Body.Close()
+	return string(want)
+}
 
-	p := startSluice(t, nil, "serve", "--config", writeConfig(t, up.URL, ""))
+// openStream starts streamReq through the gateway p and reads its first
+// line, so the stream is known to be in flight.
+func openStream(t *testing.T, p *proc) (*http.Response, *bufio.Reader, string) {
+	t.Helper()
 	resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(streamReq))
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +141,16 @@ func TestServeDrainsStreamsOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp, r, first
+}
+
+func TestServeDrainsStreamsOnSIGTERM(t *testing.T) {
+	up := fake.NewServer("stream:events=20;interval=50ms")
+	defer up.Close()
+	want := directStream(t, up.URL)
+
+	p := startSluice(t, nil, "serve", "--config", writeConfig(t, up.URL, ""))
+	resp, r, first := openStream(t, p)
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	rest, err := io.ReadAll(r)
 	resp.Body.Close()
@@ -142,10 +158,10 @@ func TestServeDrainsStreamsOnSIGTERM(t *testing.T) {
 		t.Fatalf("stream cut by the drain: %v", err)
 	}
 	got := first + string(rest)
-	if n, m := strings.Count(got, "\n\n"), strings.Count(string(want), "\n\n"); n != m || !strings.HasSuffix(got, "data: [DONE]\n\n") {
+	if n, m := strings.Count(got, "\n\n"), strings.Count(want, "\n\n"); n != m || !strings.HasSuffix(got, "data: [DONE]\n\n") {
 		t.Fatalf("drained stream has %d events, want %d ending in [DONE]:\n%s", n, m, got)
 	}
-	if normalise(got) != normalise(string(want)) {
+	if normalise(got) != normalise(want) {
 		t.Errorf("drained stream differs from the direct one:\n%s\nvs\n%s", got, want)
 	}
 	select {

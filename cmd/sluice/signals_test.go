@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"net/http"
@@ -92,24 +91,11 @@ func addRoute(cfg string) string {
 func TestServeHUPReloadsWhileStreamsFinish(t *testing.T) {
 	up := fake.NewServer("stream:events=20;interval=50ms")
 	defer up.Close()
-	direct, err := http.Post(up.URL+"/v1/chat/completions", "application/json", strings.NewReader(streamReq))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := io.ReadAll(direct.Body)
-	direct.Body.Close()
+	want := directStream(t, up.URL)
 
 	cfg := writeConfig(t, up.URL, "")
 	p := startSluice(t, nil, "serve", "--config", cfg)
-	resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(streamReq))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(resp.Body)
-	first, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, r, first := openStream(t, p)
 	editConfig(t, cfg, addRoute)
 	p.hangUp(t, 1)
 	rest, err := io.ReadAll(r)
@@ -117,7 +103,7 @@ func TestServeHUPReloadsWhileStreamsFinish(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream cut by SIGHUP: %v", err)
 	}
-	if got := first + string(rest); normalise(got) != normalise(string(want)) {
+	if got := first + string(rest); normalise(got) != normalise(want) {
 		t.Errorf("stream across SIGHUP differs from the direct one:\n%s\nvs\n%s", got, want)
 	}
 	if !strings.Contains(p.stderr.String(), `msg="config reloaded" routes="/v2 → `+up.URL+`, /openai → `+up.URL+`"`) {
