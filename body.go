@@ -217,9 +217,10 @@ type body struct {
 	n       int64  // bytes read from rc
 	sent    int64  // bytes handed to the caller
 	stream  bool
-	errStat int     // for a stream whose first event is an error: its status
-	errV    verdict // and its verdict, judged with the event's body
-	usage   *usageTap
+	errStat int            // for a stream whose first event is an error: its status
+	errV    verdict        // and its verdict, judged with the event's body
+	count   func([]byte)   // the Meter's, for the bytes handed to the caller
+	cost    func() float64 // and what the attempt cost, at its end
 	ended   atomic.Bool
 
 	events   *sse.Parser // a stream's events as handed to the caller
@@ -268,46 +269,6 @@ var terminalTypes = [][]byte{
 	[]byte(`{"type":"response.incomplete"`),
 }
 
-// usageTap reads the usage of an answer from the bytes handed to the
-// caller: a stream's events as they pass, a JSON body whole at its end.
-type usageTap struct {
-	meter *UsageMeter // a stream
-	json  []byte      // a JSON body, up to maxUsageBody
-}
-
-const maxUsageBody = 8 << 20
-
-func newUsageTap(stream bool) *usageTap {
-	if stream {
-		return &usageTap{meter: &UsageMeter{}}
-	}
-	return &usageTap{}
-}
-
-func (u *usageTap) write(p []byte) {
-	if u.meter != nil {
-		u.meter.Write(p)
-	} else if len(u.json)+len(p) <= maxUsageBody {
-		u.json = append(u.json, p...)
-	}
-}
-
-// outputEstimate is the output tokens of an answer that reported no
-// usage: about one per stream event, else bytes / 4.
-func (u *usageTap) outputEstimate(bytesIn int64) int64 {
-	if u.meter != nil {
-		return int64(u.meter.Events())
-	}
-	return (bytesIn + 3) / 4
-}
-
-func (u *usageTap) read() (Usage, bool) {
-	if u.meter != nil {
-		return u.meter.Usage()
-	}
-	return UsageFromJSON(u.json)
-}
-
 // Read reads from the replay buffer, then from the upstream body.
 func (b *body) Read(p []byte) (int, error) {
 	if len(b.head) > 0 {
@@ -315,8 +276,8 @@ func (b *body) Read(p []byte) (int, error) {
 		b.head = b.head[n:]
 		b.sent += int64(n)
 		b.watch(p[:n])
-		if b.usage != nil {
-			b.usage.write(p[:n])
+		if b.count != nil {
+			b.count(p[:n])
 		}
 		return n, nil
 	}
@@ -329,8 +290,8 @@ func (b *body) Read(p []byte) (int, error) {
 	b.n += int64(n)
 	b.sent += int64(n)
 	b.watch(p[:n])
-	if b.usage != nil && n > 0 {
-		b.usage.write(p[:n])
+	if b.count != nil && n > 0 {
+		b.count(p[:n])
 	}
 	switch {
 	case err == io.EOF:
@@ -383,12 +344,8 @@ func (b *body) end(err error) {
 	}
 	a.permit.Done(bo, slowBy)
 	a.cancel(nil)
-	if b.usage != nil && b.errStat == 0 {
-		u, seen := b.usage.read()
-		if !seen {
-			u = Usage{Input: int64(len(a.call.body)+3) / 4, Output: b.usage.outputEstimate(b.n)}
-		}
-		r.CostUSD = a.call.attemptCost(u)
+	if b.cost != nil && b.errStat == 0 {
+		r.CostUSD = b.cost()
 		a.call.cost += r.CostUSD
 	}
 	a.call.record(r)

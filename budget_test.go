@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/leaktest"
 )
 
 // firstFails answers a call's first attempt (by X-Request-Id) with a 503
@@ -42,7 +44,7 @@ func (f *firstFails) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // retry budget refuses, the line carries the attempt's real outcome, and
 // Observe is told of the refusal.
 func TestRetryBudgetRefusalLoggedAsFinal(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	up := &firstFails{seen: map[string]bool{}, retryMS: "1000"}
 	srv := httptest.NewServer(up)
 	defer srv.Close()

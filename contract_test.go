@@ -13,6 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/leaktest"
+
 	"github.com/sluice-llm/sluice/fake"
 )
 
@@ -31,7 +33,7 @@ func (b *failingBase) RoundTrip(*http.Request) (*http.Response, error) {
 // the inner one's errors, which wrap a *TimeoutError; it retries them as
 // the timeouts they are, and never panics.
 func TestStackedTransports(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	srv := fake.NewServer("hang")
 	inner := fastPolicy()
 	inner.Timeout.FirstByte = 100 * time.Millisecond

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/leaktest"
+
 	"github.com/sluice-llm/sluice/fake"
 )
 
@@ -152,7 +154,7 @@ func TestOpenPrimaryGoesStraightToFallback(t *testing.T) {
 }
 
 func TestFlappingPrimary(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	var down atomic.Bool
 	var primaryCalls atomic.Int64
 	inner := &fake.Provider{}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/leaktest"
+
 	"github.com/sluice-llm/sluice/breaker"
 )
 
@@ -71,7 +73,7 @@ func (r *rig) post(url string) (*http.Response, error) {
 }
 
 func sseRig(t *testing.T, p Policy, failFirst int, events string) (*sseUpstream, *rig, string) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	up := &sseUpstream{failFirst: failFirst, events: events, done: make(chan struct{})}
 	srv := httptest.NewServer(up)
 	logs := &lockedBuffer{}

@@ -66,8 +66,9 @@ type Transport struct {
 	// retried only when their connection was never made.
 	RetrySafe func(*http.Request) bool
 
-	// Spend caps what calls may cost. If nil, calls are not capped.
-	Spend *Spend
+	// Meter caps what calls may cost and prices them (spend.Meter). If
+	// nil, calls are neither capped nor priced.
+	Meter Meter
 
 	// BufferBody makes each attempt read a successful answer that is not a
 	// stream whole, up to 8 MiB, before RoundTrip returns it, each read
@@ -108,7 +109,6 @@ type Transport struct {
 	policy   Policy
 	base     http.RoundTripper
 	store    breaker.Store
-	ledger   Ledger
 	breakers sync.Map // name → *breaker.Breaker
 	budget   *RetryBudget
 	own      RetryBudget // the budget when RetryBudget is nil
@@ -155,12 +155,6 @@ func (t *Transport) init() {
 		t.store = t.Store
 		if t.store == nil {
 			t.store = breaker.NewMemory()
-		}
-		if t.Spend != nil {
-			t.ledger = t.Spend.Ledger
-			if t.ledger == nil {
-				t.ledger = NewLedger(breaker.NewMemory())
-			}
 		}
 	})
 }
@@ -209,9 +203,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Spend != nil && len(t.Spend.Budgets) > 0 {
+	if t.Meter != nil {
 		if err := c.reserve(); err != nil {
-			c.logBudgetRefusal(err)
+			c.logMeterRefusal(err)
 			c.end()
 			return nil, err
 		}
@@ -237,9 +231,9 @@ type call struct {
 	provider string
 	brk      *breaker.Breaker
 
-	holds     []hold  // spend reservations
-	cost      float64 // USD spent by the attempts so far
-	remaining float64 // USD left under the tightest budget; -1 when none
+	settleFn  func(costUSD float64) // the Meter's, for what the call holds
+	cost      float64               // USD spent by the attempts so far
+	remaining float64               // USD left under the tightest budget; -1 when none
 
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -341,7 +335,9 @@ func (c *call) end() {
 		return
 	}
 	c.cancel()
-	c.settleSpend()
+	if c.settleFn != nil {
+		c.settleFn(c.cost)
+	}
 	c.useBudget(nil)
 }
 
@@ -666,8 +662,8 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
 	b := &body{a: a, rc: resp.Body, stream: stream}
-	if c.t.Spend != nil && c.t.Spend.Prices != nil {
-		b.usage = newUsageTap(stream)
+	if c.t.Meter != nil {
+		b.count, b.cost = c.t.Meter.Count(c.model, stream, len(c.body))
 	}
 	if stream {
 		head, errEvent, err := a.peek(resp.Body)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/leaktest"
+
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/fake"
 )
@@ -61,7 +63,7 @@ func (l *lockedBuffer) String() string {
 
 func newRig(t *testing.T, script string, p Policy) *rig {
 	t.Helper()
-	checkLeaks(t)
+	leaktest.Check(t)
 	r := &rig{t: t, srv: fake.NewServer(script), logs: &lockedBuffer{}}
 	r.tr = &Transport{Policy: p, Provider: "openai", Log: NewAttemptLog(r.logs)}
 	t.Cleanup(func() {
@@ -575,7 +577,7 @@ func TestNonIdempotentRetriedOnlyIfNeverSent(t *testing.T) {
 }
 
 func TestConnectRefusedRetried(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 // A Failure from a permit taken before the breaker opened, reported after
 // it closed again, counts nothing in Redis either.
 func TestStalePermitFromEarlierCycleIgnored(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	st, _ := newStore(t, srv, Options{})
 	b := breaker.New("p", breaker.Settings{Failures: 2, Cool: time.Millisecond, Lease: time.Minute}, st)
 	stale, err := b.Allow()
@@ -51,7 +52,7 @@ func TestStalePermitFromEarlierCycleIgnored(t *testing.T) {
 
 // The script checks an outcome's generation as Settings.Next does.
 func TestScriptMatchesNextOnGenerations(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	st, _ := newStore(t, srv, Options{})
 	n := int64(nowMicros) * 1000
 	records := []breaker.Record{

@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 // The multi-process tests run this test binary again as child processes
@@ -197,11 +198,11 @@ func startChild(t *testing.T, env ...string) *child {
 // redisChildren starts n children on srv; env adds to or overrides the
 // default settings (Refresh 20ms, Failures 3, Cool 30ms, Timeout
 // testTimeout).
-func redisChildren(t *testing.T, srv *server, n int, env ...string) []*child {
+func redisChildren(t *testing.T, srv *redistest.Server, n int, env ...string) []*child {
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
 	}
-	base := []string{"BREAKER_URL=" + srv.url(), "BREAKER_REFRESH=20ms", "BREAKER_FAILURES=3", "BREAKER_COOL=30ms",
+	base := []string{"BREAKER_URL=" + srv.URL(), "BREAKER_REFRESH=20ms", "BREAKER_FAILURES=3", "BREAKER_COOL=30ms",
 		"BREAKER_TIMEOUT=" + testTimeout.String()}
 	kids := make([]*child, n)
 	for i := range kids {
@@ -266,7 +267,7 @@ func checkNoFallback(t *testing.T, kids []*child) {
 }
 
 func TestMultiProcessRedisOneProbe(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	kids := redisChildren(t, srv, 4)
 	const trials = 50
 	violations := 0
@@ -303,7 +304,7 @@ func TestMultiProcessRedisOneProbe(t *testing.T) {
 }
 
 func TestMultiProcessRedisNoLostUpdate(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	kids := redisChildren(t, srv, 8, "BREAKER_FAILURES=1000")
 	for i, got := range broadcast(kids, "fail 50") {
 		if got[1] != "50" {
@@ -311,14 +312,14 @@ func TestMultiProcessRedisNoLostUpdate(t *testing.T) {
 		}
 	}
 	checkNoFallback(t, kids)
-	got := srv.client().HGet(context.Background(), "sluice:breaker:shared/p", "f").Val()
+	got := srv.Client().HGet(context.Background(), "sluice:breaker:shared/p", "f").Val()
 	if got != "400" {
 		t.Fatalf("after 8 processes × 50 concurrent failures: %s failures in Redis, want exactly 400", got)
 	}
 }
 
 func TestMultiProcessRedisVisibility(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	kids := redisChildren(t, srv, 2, "BREAKER_REFRESH=250ms", "BREAKER_COOL=1h")
 	var delays []time.Duration
 	for range 6 {
@@ -330,7 +331,7 @@ func TestMultiProcessRedisVisibility(t *testing.T) {
 		ok := kids[0].ask("trip")
 		seen := kids[1].recv()
 		delays = append(delays, time.Duration(atoi64(seen[1])-atoi64(ok[1])))
-		srv.client().Del(context.Background(), "sluice:breaker:shared/p")
+		srv.Client().Del(context.Background(), "sluice:breaker:shared/p")
 		broadcast(kids, "watch closed")
 	}
 	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
@@ -344,7 +345,7 @@ func TestMultiProcessRedisVisibility(t *testing.T) {
 }
 
 func TestMultiProcessRedisClockSkew(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	const skew = 30 * time.Second
 	a := redisChildren(t, srv, 1, "BREAKER_COOL=400ms")[0]
 	b := redisChildren(t, srv, 1, "BREAKER_COOL=400ms", "BREAKER_SKEW="+skew.String())[0]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 // nowMicros is the instant the parity cases run at, in µs.
@@ -20,14 +21,14 @@ const nowMicros = 1_700_000_000_000_000
 
 // writeRecord stores r (times in ns, multiples of 1µs) as the script's
 // hash at key.
-func writeRecord(t *testing.T, srv *server, key string, r breaker.Record) {
+func writeRecord(t *testing.T, srv *redistest.Server, key string, r breaker.Record) {
 	t.Helper()
 	slow := make([]string, len(r.Slow))
 	for i, x := range r.Slow {
 		slow[i] = strconv.FormatInt(x/1000, 10)
 	}
 	ctx := context.Background()
-	_, err := srv.client().Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := srv.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, key)
 		p.HSet(ctx, key, "s", int(r.State), "f", r.Failures, "u", r.Until/1000,
 			"p", strconv.FormatUint(r.Probe, 10), "r", r.Reason, "c", r.Changed/1000,
@@ -40,7 +41,7 @@ func writeRecord(t *testing.T, srv *server, key string, r breaker.Record) {
 }
 
 // viaScript applies e to r with the Lua script at time now (µs).
-func viaScript(t *testing.T, st *Store, srv *server, r breaker.Record, s breaker.Settings, e breaker.Event, now int64) breaker.Record {
+func viaScript(t *testing.T, st *Store, srv *redistest.Server, r breaker.Record, s breaker.Settings, e breaker.Event, now int64) breaker.Record {
 	t.Helper()
 	writeRecord(t, srv, st.key("parity"), r)
 	res, err := transition.Run(context.Background(), st.client, []string{st.key("parity")},
@@ -74,7 +75,7 @@ func viaGo(r breaker.Record, s breaker.Settings, e breaker.Event, now int64) bre
 }
 
 func TestScriptMatchesNext(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	st, _ := newStore(t, srv, Options{})
 	n := int64(nowMicros) * 1000
 	sec := int64(time.Second)
@@ -119,7 +120,7 @@ func TestScriptMatchesNext(t *testing.T) {
 }
 
 func TestScriptMatchesNextOnRandomWalks(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	st, _ := newStore(t, srv, Options{})
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := breaker.Settings{Failures: 3, Cool: 2 * time.Second, Lease: time.Second,

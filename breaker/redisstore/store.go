@@ -197,6 +197,11 @@ func (s *Store) List() (map[string]breaker.Record, error) {
 	return s.local.Load().list(s.names()), nil
 }
 
+// Client returns the store's Redis client, to share its connections with
+// another user of the same server (the spend ledger of package
+// spend/redisledger). It is closed by Close.
+func (s *Store) Client() *redis.Client { return s.client }
+
 // Degraded reports whether the store is using local breakers because
 // Redis is unreachable.
 func (s *Store) Degraded() bool { return s.degraded.Load() }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 func TestNewRefusesBadURLs(t *testing.T) {
@@ -32,7 +33,7 @@ func TestNewRefusesBadURLs(t *testing.T) {
 }
 
 func TestSharedBetweenStores(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	a, _ := newStore(t, srv, Options{})
 	b, _ := newStore(t, srv, Options{})
 	s := breaker.Settings{Failures: 2, Cool: time.Hour}
@@ -61,21 +62,21 @@ func TestSharedBetweenStores(t *testing.T) {
 	if err != nil || list[name].State != breaker.Open {
 		t.Fatalf("List = %v, %v; want %s open", list, err, name)
 	}
-	ttl := srv.client().PTTL(context.Background(), "sluice:breaker:"+name).Val()
+	ttl := srv.Client().PTTL(context.Background(), "sluice:breaker:"+name).Val()
 	if ttl < 24*time.Hour+59*time.Minute || ttl > 25*time.Hour {
 		t.Errorf("key TTL %v, want the idle TTL (24h) plus the cool period (1h)", ttl)
 	}
 }
 
 func TestPrefixNamespacesKeys(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	a, _ := newStore(t, srv, Options{Prefix: "team-a:"})
 	b, _ := newStore(t, srv, Options{Prefix: "team-b:"})
 	a.Apply("p", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure})
 	if rec, _ := b.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventIgnored}); rec.State != breaker.Closed {
 		t.Fatalf("another prefix sees %v, want closed", rec.State)
 	}
-	keys := srv.client().Keys(context.Background(), "*").Val()
+	keys := srv.Client().Keys(context.Background(), "*").Val()
 	sort.Strings(keys)
 	if want := []string{"team-a:breaker:p", "team-b:breaker:p"}; !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
@@ -83,12 +84,12 @@ func TestPrefixNamespacesKeys(t *testing.T) {
 }
 
 func TestClosedFastPathNoRoundTrip(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	st, _ := newStore(t, srv, Options{Refresh: time.Hour})
 	b := breaker.New("openai", breaker.Settings{Slow: breaker.Slow{Threshold: time.Minute}}, st)
 	p, _ := b.Allow() // the first Load reads the record
 	p.Done(breaker.Success, time.Millisecond)
-	before := srv.commandsProcessed()
+	before := srv.CommandsProcessed()
 	allocs := testing.AllocsPerRun(10000, func() {
 		p, err := b.Allow()
 		if err != nil {
@@ -96,7 +97,7 @@ func TestClosedFastPathNoRoundTrip(t *testing.T) {
 		}
 		p.Done(breaker.Success, time.Millisecond)
 	})
-	if n := srv.commandsProcessed() - before; n != 1 { // the INFO that counts
+	if n := srv.CommandsProcessed() - before; n != 1 { // the INFO that counts
 		t.Errorf("Redis processed %d commands over 10000 closed Allow+Done, want none", n-1)
 	}
 	if allocs != 0 {
@@ -105,7 +106,7 @@ func TestClosedFastPathNoRoundTrip(t *testing.T) {
 }
 
 func TestRefreshSeesOtherStoresChange(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	a, _ := newStore(t, srv, Options{})
 	b, _ := newStore(t, srv, Options{})
 	s := breaker.Settings{Cool: time.Millisecond}
@@ -134,8 +135,8 @@ func TestRefreshSeesOtherStoresChange(t *testing.T) {
 }
 
 func TestUnreachableAtStart(t *testing.T) {
-	srv := startRedis(t)
-	srv.kill()
+	srv := redistest.Start(t)
+	srv.Kill()
 	start := time.Now()
 	st, lb := newStore(t, srv, Options{Timeout: 100 * time.Millisecond})
 	if d := time.Since(start); d > decisionBound {
@@ -148,7 +149,7 @@ func TestUnreachableAtStart(t *testing.T) {
 	if err != nil || rec.State != breaker.Open {
 		t.Fatalf("local breaker: %+v, %v; want open", rec, err)
 	}
-	srv.start()
+	srv.Start()
 	waitFor(t, 3*time.Second, "back on Redis", func() bool { return !st.Degraded() })
 	if !strings.Contains(lb.String(), "redis reachable again") {
 		t.Fatalf("no log of the return: %q", lb)
@@ -224,12 +225,12 @@ func (l *load) end() time.Duration {
 const decisionBound = 100*time.Millisecond + 2*time.Second
 
 func TestRedisKilledMidLoad(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	a, la := newStore(t, srv, Options{Refresh: 50 * time.Millisecond, Timeout: 100 * time.Millisecond})
 	b, lb := newStore(t, srv, Options{Refresh: 50 * time.Millisecond, Timeout: 100 * time.Millisecond})
 	l := startLoad([]*Store{a, b}, 8)
 	l.callsAfter(t, 200)
-	srv.kill()
+	srv.Kill()
 	waitFor(t, 2*time.Second, "both stores degraded", func() bool { return a.Degraded() && b.Degraded() })
 	l.callsAfter(t, 2000)
 	slowest := l.end()
@@ -248,7 +249,7 @@ func TestRedisKilledMidLoad(t *testing.T) {
 	if rec, _ := a.Apply("local", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure}); rec.State != breaker.Open {
 		t.Errorf("a local breaker did not open during the outage: %+v", rec)
 	}
-	srv.start()
+	srv.Start()
 	back := time.Now()
 	waitFor(t, 3*time.Second, "both stores back on Redis", func() bool { return !a.Degraded() && !b.Degraded() })
 	t.Logf("back on shared state %v after Redis returned", time.Since(back))
@@ -259,12 +260,12 @@ func TestRedisKilledMidLoad(t *testing.T) {
 }
 
 func TestRedisFrozenMidLoad(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	a, la := newStore(t, srv, Options{Refresh: 50 * time.Millisecond, Timeout: 100 * time.Millisecond})
 	b, _ := newStore(t, srv, Options{Refresh: 50 * time.Millisecond, Timeout: 100 * time.Millisecond})
 	l := startLoad([]*Store{a, b}, 8)
 	l.callsAfter(t, 200)
-	srv.freeze()
+	srv.Freeze()
 	waitFor(t, 2*time.Second, "both stores degraded", func() bool { return a.Degraded() && b.Degraded() })
 	l.callsAfter(t, 2000)
 	slowest := l.end()
@@ -275,7 +276,7 @@ func TestRedisFrozenMidLoad(t *testing.T) {
 	if n := strings.Count(la.String(), "redis unreachable"); n < 1 || uint64(n) != a.FallbacksTotal() {
 		t.Errorf("fallbacks %d, log:\n%s", a.FallbacksTotal(), la)
 	}
-	srv.thaw()
+	srv.Thaw()
 	back := time.Now()
 	waitFor(t, 3*time.Second, "both stores back on Redis", func() bool { return !a.Degraded() && !b.Degraded() })
 	t.Logf("back on shared state %v after Redis was thawed", time.Since(back))
@@ -301,7 +302,7 @@ func checkShared(t *testing.T, a, b *Store) {
 }
 
 func TestClockSkewDoesNotMatter(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	const skew = 30 * time.Second
 	ahead := func() time.Time { return time.Now().Add(skew) }
 	a, _ := newStore(t, srv, Options{})
@@ -333,7 +334,7 @@ func TestClockSkewDoesNotMatter(t *testing.T) {
 }
 
 func BenchmarkClosedAllowDone(b *testing.B) {
-	srv := startRedis(b)
+	srv := redistest.Start(b)
 	red, _ := newStore(b, srv, Options{})
 	file, err := breaker.OpenFile(b.TempDir(), breaker.FileOptions{})
 	if err != nil {
@@ -372,7 +373,7 @@ func BenchmarkClosedAllowDone(b *testing.B) {
 }
 
 func BenchmarkFailure(b *testing.B) {
-	srv := startRedis(b)
+	srv := redistest.Start(b)
 	red, _ := newStore(b, srv, Options{})
 	s := breaker.Settings{Failures: 1 << 30}
 	b.ReportAllocs()

@@ -11,31 +11,34 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/breaker/redisstore"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
+	"github.com/sluice-llm/sluice/spend/redisledger"
 )
 
-// openStore opens the breaker state store the config names. The returned
-// closer releases it.
-func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, io.Closer, error) {
+// openStore opens the state the config names: the breakers' store and the
+// spend ledger, kept in the same place (memory, the state directory, or
+// Redis over one pool of connections). The returned closer releases both.
+func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, spend.Ledger, io.Closer, error) {
 	switch cfg.State.Backend {
 	case config.BackendMemory:
-		return breaker.NewMemory(), nopCloser{nil}, nil
+		return breaker.NewMemory(), spend.NewLedger(breaker.NewMemory()), nopCloser{nil}, nil
 	case config.BackendRedis:
 		redis.SetLogger(redisLog{logger})
 		st, err := redisstore.New(redisstore.Options{URL: cfg.State.URL, Logger: logger})
 		if err != nil {
-			return nil, nil, fmt.Errorf("state.url: %v", err)
+			return nil, nil, nil, fmt.Errorf("state.url: %v", err)
 		}
-		return st, st, nil
+		return st, redisledger.New(st.Client(), redisledger.Options{}), st, nil
 	}
 	dir, err := cfg.StateDir()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st, err := breaker.OpenFile(dir, breaker.FileOptions{Logger: logger})
 	if err != nil {
-		return nil, nil, fmt.Errorf("state.dir: %v", err)
+		return nil, nil, nil, fmt.Errorf("state.dir: %v", err)
 	}
-	return st, st, nil
+	return st, spend.NewLedger(st), st, nil
 }
 
 // redisLog sends go-redis's own messages (dial failures during an outage,

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // Options are what a Gateway takes besides its config. The zero value is
@@ -40,10 +41,10 @@ type Options struct {
 	// reloads, so open upstream connections carry over.
 	Base http.RoundTripper
 
-	// Ledger keeps spend under the config's budgets. If nil, Store when it
-	// is a Ledger (Redis), a ledger over Store when it can hold records
-	// (sluice.Transformer: memory, file), else one in memory.
-	Ledger sluice.Ledger
+	// Ledger keeps spend under the config's budgets; give the one kept
+	// beside Store, so that processes sharing breakers share budgets too.
+	// If nil, a ledger in memory.
+	Ledger spend.Ledger
 
 	// Getenv reads the environment (injected keys, the admin token).
 	// If nil, os.Getenv.
@@ -64,7 +65,7 @@ type Gateway struct {
 	routes     []*route // longest prefix first
 	providers  map[string]*provider
 	policies   map[string]bool
-	spend      *sluice.Spend
+	spend      *spend.Meter // nil when there are no budgets
 	authKeys   [][sha256.Size]byte
 	secrets    *secrets // the injected keys, scrubbed from answers
 	adminToken string
@@ -79,7 +80,7 @@ type shared struct {
 	reloadMu sync.Mutex // one Reload at a time
 
 	store   breaker.Store
-	ledger  sluice.Ledger
+	ledger  spend.Ledger
 	log     *sluice.AttemptLog
 	logger  *slog.Logger
 	metrics *metrics
@@ -142,13 +143,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		sh.logger = slog.Default()
 	}
 	if sh.ledger == nil {
-		if l, ok := sh.store.(sluice.Ledger); ok { // the Redis store
-			sh.ledger = l
-		} else if tr, ok := sh.store.(sluice.Transformer); ok {
-			sh.ledger = sluice.NewLedger(tr)
-		} else {
-			sh.ledger = sluice.NewLedger(breaker.NewMemory())
-		}
+		sh.ledger = spend.NewLedger(breaker.NewMemory())
 	}
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.metrics = newMetrics(sh.store, opt.AttemptLog)
@@ -254,7 +249,7 @@ func (sh *shared) upstream(pol sluice.Policy) http.RoundTripper {
 	return t
 }
 
-func (sh *shared) currentSpend() *sluice.Spend { return sh.current.Load().spend }
+func (sh *shared) currentSpend() *spend.Meter { return sh.current.Load().spend }
 
 func newProvider(name string, p config.Provider, getenv func(string) string) (*provider, error) {
 	u, err := url.Parse(p.BaseURL)
@@ -335,11 +330,13 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		RetryBudget: rt.provider.budget,
 		Log:         g.log,
 		Observe:     g.metrics.observe,
-		Spend:       g.spend,
 		// A JSON answer is read whole inside its attempt: a stall or cut is
 		// retried, or answered with the gateway's own error, never relayed
 		// as an empty reply.
 		BufferBody: true,
+	}
+	if g.spend != nil {
+		t.Meter = g.spend
 	}
 	if rt.retrySafe {
 		t.RetrySafe = func(*http.Request) bool { return true }

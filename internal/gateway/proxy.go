@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/request"
 	"github.com/sluice-llm/sluice/internal/sse"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // hopHeaders are hop-by-hop headers, never forwarded (RFC 9110 7.6.1).
@@ -112,7 +113,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx, cancel := context.WithCancelCause(sluice.WithClient(r.Context(), clientID(token)))
+	ctx, cancel := context.WithCancelCause(spend.WithClient(r.Context(), clientID(token)))
 	defer cancel(nil)
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
@@ -272,9 +273,9 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 	h.Set("Sluice-Attempts", strconv.Itoa(attempts))
 	var open *sluice.OpenError
 	var te *sluice.TimeoutError
-	var be *sluice.BudgetError
+	var be *spend.BudgetError
 	switch {
-	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, sluice.ErrUnpriced):
+	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, spend.ErrUnpriced):
 		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))
 	case errors.As(err, &be) && be.Err != nil:

@@ -8,22 +8,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
 )
 
-// newSpend returns the spend caps of a config, keeping the ledger in the
-// breaker store when it can hold records; nil when there are no budgets.
-func newSpend(cfg *config.Config, ledger sluice.Ledger) *sluice.Spend {
+// newSpend returns the spend caps of a config over ledger; nil when there
+// are no budgets.
+func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
 	if len(cfg.Budgets) == 0 {
 		return nil
 	}
-	s := &sluice.Spend{Ledger: ledger, Prices: func(model string) (sluice.Price, bool) {
+	s := &spend.Meter{Ledger: ledger, Prices: func(model string) (spend.Price, bool) {
 		p, ok := cfg.PriceOf(model)
-		return sluice.Price{Input: p.Input, Output: p.Output}, ok
+		return spend.Price{Input: p.Input, Output: p.Output}, ok
 	}}
 	for _, b := range cfg.Budgets {
-		s.Budgets = append(s.Budgets, sluice.Budget{
+		s.Budgets = append(s.Budgets, spend.Budget{
 			Name: b.Name, LimitUSD: b.LimitUSD, Period: b.Period, Scope: b.Scope,
 			AllowUnpriced:      b.Unpriced == "allow",
 			AllowOnLedgerError: b.OnStoreError == "allow",
@@ -45,8 +45,8 @@ func clientID(token string) string {
 // spendCollector reports, when scraped, what each unscoped budget of the
 // current config has spent and has left in its current period.
 type spendCollector struct {
-	spend  func() *sluice.Spend // nil when there are no budgets
-	ledger sluice.Ledger
+	spend  func() *spend.Meter // nil when there are no budgets
+	ledger spend.Ledger
 	logger *slog.Logger
 }
 
@@ -63,18 +63,18 @@ func (c *spendCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *spendCollector) Collect(ch chan<- prometheus.Metric) {
-	spend := c.spend()
-	if spend == nil {
+	meter := c.spend()
+	if meter == nil {
 		return
 	}
 	now := time.Now()
-	for i := range spend.Budgets {
-		b := &spend.Budgets[i]
+	for i := range meter.Budgets {
+		b := &meter.Budgets[i]
 		if b.Scope != "" && b.Scope != "all" {
 			continue
 		}
-		win, _ := b.Window(now)
-		spent, held, err := c.ledger.Read("budget:" + b.Name + ":all:" + win)
+		key, _ := b.Key(now, "", "", "")
+		spent, held, err := c.ledger.Read(key)
 		if err != nil {
 			c.logger.Warn("reading a budget for metrics failed", "budget", b.Name, "err", err)
 			continue

@@ -1,20 +1,20 @@
 //go:build unix
 
-package redisstore
+package redistest
 
 import "syscall"
 
-// freeze stops redis-server (SIGSTOP): its sockets stay open, it answers
+// Freeze stops redis-server (SIGSTOP): its sockets stay open, it answers
 // nothing.
-func (s *server) freeze() {
+func (s *Server) Freeze() {
 	s.t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		s.t.Fatal(err)
 	}
 }
 
-// thaw lets a frozen redis-server run again (SIGCONT).
-func (s *server) thaw() {
+// Thaw lets a frozen redis-server run again (SIGCONT).
+func (s *Server) Thaw() {
 	if s.cmd != nil {
 		s.cmd.Process.Signal(syscall.SIGCONT)
 	}

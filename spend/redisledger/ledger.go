@@ -1,19 +1,27 @@
-package redisstore
+// Package redisledger is a spend.Ledger kept in Redis, for budgets shared
+// by processes on many hosts.
+//
+// Each budget key is one Redis hash, "<prefix>ledger:<key>" (prefix
+// "sluice:" by default), with the field "spent" and one field "h:<until>"
+// per group of holds reclaimed at <until> (Redis clock, microseconds).
+// Amounts are nano-USD, whole numbers. Every operation is one Lua script
+// that takes its time from Redis TIME, so the hosts' clocks do not matter.
+// A key expires 35 days after its last change.
+//
+// Every call is bounded by Options.Timeout. The ledger has no local
+// fallback: while Redis cannot be reached, Reserve fails, and a budget then
+// fails closed, or open if it says so (spend.Budget.AllowOnLedgerError).
+package redisledger
 
 import (
+	"context"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/spend"
 )
-
-// The spend ledger: one Redis hash per budget key, with the field "spent"
-// and one field "h:<until>" per group of holds reclaimed at <until> (Redis
-// clock, microseconds). Amounts are nano-USD, whole numbers. Every
-// operation is one Lua script that takes its time from Redis TIME, so the
-// hosts' clocks do not matter.
 
 // ledgerTTL is how long a budget key lives after its last change: longer
 // than any period a budget counts (a month).
@@ -74,41 +82,73 @@ var readScript = redis.NewScript(reclaimLua + `
 return {string.format('%d', spent), string.format('%d', held)}
 `)
 
-func (s *Store) ledgerKey(key string) string { return s.opts.Prefix + "ledger:" + key }
-
 func nano(usd float64) int64 { return int64(usd*1e9 + 0.5) }
 
+// Options configures a Ledger. The zero value is usable.
+type Options struct {
+	// Prefix starts every key the ledger writes. If empty, "sluice:".
+	Prefix string
+
+	// Timeout bounds every call to Redis. If zero, 100ms.
+	Timeout time.Duration
+}
+
+// Ledger is a spend.Ledger kept in Redis. It is safe for concurrent use.
+type Ledger struct {
+	client redis.Scripter
+	opts   Options
+}
+
+// New returns a ledger kept in the Redis server that client talks to. Share
+// the client with the breaker store (redisstore.Store.Client) to use one
+// pool of connections; closing the client is the caller's.
+func New(client redis.Scripter, opts Options) *Ledger {
+	if opts.Prefix == "" {
+		opts.Prefix = "sluice:"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 100 * time.Millisecond
+	}
+	return &Ledger{client: client, opts: opts}
+}
+
+func (l *Ledger) key(key string) string { return l.opts.Prefix + "ledger:" + key }
+
+func (l *Ledger) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), l.opts.Timeout)
+}
+
 // Reserve holds amount under key unless it would cross limit; see
-// sluice.Ledger. It fails when Redis cannot be reached: the budget then
+// spend.Ledger. It fails when Redis cannot be reached: the budget then
 // fails closed, or open if it says so.
-func (s *Store) Reserve(key string, amount, limit float64, ttl time.Duration) (sluice.Hold, float64, bool, error) {
-	ctx, cancel := s.ctx()
+func (l *Ledger) Reserve(key string, amount, limit float64, ttl time.Duration) (spend.Hold, float64, bool, error) {
+	ctx, cancel := l.ctx()
 	defer cancel()
 	amt := nano(amount)
-	res, err := reserveScript.Run(ctx, s.client, []string{s.ledgerKey(key)},
+	res, err := reserveScript.Run(ctx, l.client, []string{l.key(key)},
 		amt, nano(limit), ttl.Microseconds(), ledgerTTL.Milliseconds()).Slice()
 	if err != nil {
-		return sluice.Hold{}, 0, false, err
+		return spend.Hold{}, 0, false, err
 	}
 	ok, _ := res[0].(int64)
 	left, _ := strconv.ParseInt(res[1].(string), 10, 64)
 	until, _ := strconv.ParseInt(res[2].(string), 10, 64)
-	return sluice.Hold{NanoUSD: amt, Until: until * 1000}, float64(left) / 1e9, ok == 1, nil
+	return spend.Hold{NanoUSD: amt, Until: until * 1000}, float64(left) / 1e9, ok == 1, nil
 }
 
-// Settle replaces a hold by what the call cost; see sluice.Ledger.
-func (s *Store) Settle(key string, h sluice.Hold, cost float64) error {
-	ctx, cancel := s.ctx()
+// Settle replaces a hold by what the call cost; see spend.Ledger.
+func (l *Ledger) Settle(key string, h spend.Hold, cost float64) error {
+	ctx, cancel := l.ctx()
 	defer cancel()
-	return settleScript.Run(ctx, s.client, []string{s.ledgerKey(key)},
+	return settleScript.Run(ctx, l.client, []string{l.key(key)},
 		h.NanoUSD, strconv.FormatInt(h.Until/1000, 10), nano(cost), ledgerTTL.Milliseconds()).Err()
 }
 
 // Read returns what was spent and what is held under key.
-func (s *Store) Read(key string) (spent, held float64, err error) {
-	ctx, cancel := s.ctx()
+func (l *Ledger) Read(key string) (spent, held float64, err error) {
+	ctx, cancel := l.ctx()
 	defer cancel()
-	res, err := readScript.Run(ctx, s.client, []string{s.ledgerKey(key)}).StringSlice()
+	res, err := readScript.Run(ctx, l.client, []string{l.key(key)}).StringSlice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -117,4 +157,4 @@ func (s *Store) Read(key string) (spent, held float64, err error) {
 	return float64(sp) / 1e9, float64(hd) / 1e9, nil
 }
 
-var _ sluice.Ledger = (*Store)(nil)
+var _ spend.Ledger = (*Ledger)(nil)

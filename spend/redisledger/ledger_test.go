@@ -1,4 +1,4 @@
-package redisstore
+package redisledger
 
 import (
 	"math"
@@ -6,16 +6,19 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 func TestLedgerExactUnderConcurrencyAcrossStores(t *testing.T) {
-	srv := startRedis(t)
-	a, _ := newStore(t, srv, Options{})
-	b, _ := newStore(t, srv, Options{})
+	srv := redistest.Start(t)
+	a, _ := newLedger(t, srv, Options{})
+	b, _ := newLedger(t, srv, Options{})
 	var admitted atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 64 {
-		st := []*Store{a, b}[i%2]
+		st := []*Ledger{a, b}[i%2]
 		wg.Go(func() {
 			h, _, ok, err := st.Reserve("daily", 0.10, 1.00, time.Minute)
 			if err != nil {
@@ -41,8 +44,8 @@ func TestLedgerExactUnderConcurrencyAcrossStores(t *testing.T) {
 }
 
 func TestLedgerSettleFreesAndReclaims(t *testing.T) {
-	srv := startRedis(t)
-	s, _ := newStore(t, srv, Options{})
+	srv := redistest.Start(t)
+	s, _ := newLedger(t, srv, Options{})
 	h, left, ok, err := s.Reserve("k", 0.20, 0.30, time.Minute)
 	if !ok || err != nil || math.Abs(left-0.10) > 1e-9 {
 		t.Fatalf("first hold: ok %v left %v err %v", ok, left, err)
@@ -70,9 +73,9 @@ func TestLedgerSettleFreesAndReclaims(t *testing.T) {
 }
 
 func TestLedgerFailsWhenRedisIsDown(t *testing.T) {
-	srv := startRedis(t)
-	s, _ := newStore(t, srv, Options{Timeout: 100 * time.Millisecond})
-	srv.kill()
+	srv := redistest.Start(t)
+	s, _ := newLedger(t, srv, Options{Timeout: 100 * time.Millisecond})
+	srv.Kill()
 	start := time.Now()
 	_, _, ok, err := s.Reserve("k", 0.1, 1, time.Minute)
 	if ok || err == nil {
@@ -80,5 +83,36 @@ func TestLedgerFailsWhenRedisIsDown(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v, want about the 100ms timeout (+3s for a busy machine)", d)
+	}
+}
+
+// newLedger returns a ledger of srv over a client of its own, bounded by
+// opts.Timeout (5s when zero: a busy machine), and that client.
+func newLedger(t *testing.T, srv *redistest.Server, opts Options) (*Ledger, *redis.Client) {
+	t.Helper()
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	ro, err := redis.ParseURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opts.Timeout, opts.Timeout, opts.Timeout
+	ro.ContextTimeoutEnabled = true
+	ro.MaxRetries = -1
+	c := redis.NewClient(ro)
+	t.Cleanup(func() { c.Close() })
+	return New(c, opts), c
+}
+
+// waitFor polls cond every millisecond until it holds or d has passed.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,16 +1,19 @@
 //go:build linux
 
-package sluice
+package spend
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/leaktest"
 
 	"github.com/sluice-llm/sluice/breaker"
 )
@@ -73,7 +76,7 @@ func openFDCount(t *testing.T) int {
 }
 
 func TestLedgerRemovesRecordsOfEndedPeriods(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2026, 11, 30, 23, 50, 0, 0, time.UTC)}
 	l, _ := fileLedger(t, dir, clock)
@@ -185,19 +188,22 @@ func TestLedgerTenThousandClientKeysStayBounded(t *testing.T) {
 }
 
 func TestSpendTellsTheLedgerWhenThePeriodEnds(t *testing.T) {
-	checkLeaks(t)
-	r, l := spendRig(t, "200", 10)
-	resp, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(5)))
+	leaktest.Check(t)
+	l := NewLedger(breaker.NewMemory())
+	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 10}}, Ledger: l,
+		Prices: func(string) (Price, bool) { return Price{Output: 20000}, true }}
+	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	_, settle, err := m.Reserve(req, "openai", []string{"gpt-4o-mini"}, 80, 5, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readAll(t, resp)
+	settle(0.10)
+	key, resets := (&Budget{Name: "daily"}).Key(time.Now(), "", "", "")
 	var rec ledgerRecord
-	l.(*recordLedger).t.Transform(dailyKey(), func(old []byte) ([]byte, error) {
+	l.(*recordLedger).t.Transform(key, func(old []byte) ([]byte, error) {
 		rec = decodeRecord(old)
 		return old, nil
 	})
-	_, resets := (&Budget{Name: "daily"}).Window(time.Now())
 	if rec.ends != resets.UnixNano() {
 		t.Fatalf("record ends at %v, want the period's end %v", time.Unix(0, rec.ends).UTC(), resets)
 	}

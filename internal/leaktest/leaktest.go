@@ -1,4 +1,5 @@
-package sluice
+// Package leaktest checks that a test leaves no goroutine behind.
+package leaktest
 
 import (
 	"runtime"
@@ -7,9 +8,10 @@ import (
 	"time"
 )
 
-// checkLeaks fails the test if, after cleanup, goroutines started during
-// it are still running. Call it first in a test; it registers itself.
-func checkLeaks(t *testing.T) {
+// Check fails the test if, after cleanup, goroutines started during it are
+// still running (it waits up to 3 s for them to end). Call it first in a
+// test; it registers itself.
+func Check(t testing.TB) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {

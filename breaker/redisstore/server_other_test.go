@@ -1,5 +1,0 @@
-//go:build !unix
-
-package redisstore
-
-func (s *server) thaw() {}

@@ -1,0 +1,127 @@
+// Package redistest starts a private redis-server for a test, on a free
+// loopback port, and can kill, freeze and restart it.
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is a redis-server started by a test on a free loopback port.
+type Server struct {
+	t    testing.TB
+	path string
+	port int
+	cmd  *exec.Cmd
+	c    *redis.Client
+}
+
+// Start starts a private redis-server, or skips the test when there
+// is none installed.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not found: apt-get install -y redis-server")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	s := &Server{t: t, path: path, port: port}
+	s.Start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// URL is the server's redis:// URL, database 0.
+func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.port) }
+
+// Start runs redis-server (again, after Kill) and waits until it says it accepts connections.
+func (s *Server) Start() {
+	s.t.Helper()
+	cmd := exec.Command(s.path, "--save", "", "--appendonly", "no", "--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1", "--loglevel", "notice")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		var seen bytes.Buffer
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				ready <- ""
+				for sc.Scan() {
+				}
+				return
+			}
+		}
+		ready <- seen.String()
+	}()
+	select {
+	case log := <-ready:
+		if log != "" {
+			cmd.Wait()
+			s.t.Fatalf("redis-server did not start:\n%s", log)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		s.t.Fatal("redis-server not ready within 20s")
+	}
+	s.cmd = cmd
+}
+
+// Kill ends redis-server with SIGKILL.
+func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	s.Thaw() // a frozen process would not die
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Client returns a plain go-redis client of the server, for checks.
+func (s *Server) Client() *redis.Client {
+	if s.c == nil {
+		s.c = redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.port)})
+		s.t.Cleanup(func() { s.c.Close() })
+	}
+	return s.c
+}
+
+// CommandsProcessed returns the server's total_commands_processed.
+func (s *Server) CommandsProcessed() int {
+	s.t.Helper()
+	info, err := s.Client().Info(context.Background(), "stats").Result()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	s.t.Fatal("no total_commands_processed in INFO")
+	return 0
+}

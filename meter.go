@@ -1,0 +1,85 @@
+package sluice
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/request"
+)
+
+// Meter caps and prices the calls of a Transport. Package spend provides
+// one, spend.Meter; the engine knows it only through these two methods, in
+// standard types, so that neither depends on the other.
+type Meter interface {
+	// Reserve is called once before a call's first attempt, with the
+	// request, the provider, the models the call may reach (the request's
+	// first, then each fallback's), the size of the body, the max_tokens it
+	// names (0 if none) and the call's total timeout. It returns what is
+	// left under the tightest cap, in USD (negative when none applies), and
+	// settle, which the Transport calls once, when the call ends, with what
+	// its attempts cost (nil when there is nothing to settle).
+	//
+	// An error refuses the call: RoundTrip returns it without an attempt,
+	// and logs one line with outcome budget_exhausted. If the error has a
+	// method Class() string, that names the refusal in the line's error
+	// field (else "budget_exhausted"); if it has a method Refuser() string,
+	// the refusals of one refuser are folded into one line a second.
+	Reserve(req *http.Request, provider string, models []string, bodyBytes int, maxTokens int64, ttl time.Duration) (remaining float64, settle func(costUSD float64), err error)
+
+	// Count is called for each attempt whose answer is handed to the
+	// caller. The Transport writes count every byte of the answer the
+	// caller reads, in order, and calls cost once at the answer's end for
+	// the attempt's cost in USD, which the attempt's log line carries and
+	// settle is told. Both nil: the attempt is not priced.
+	Count(model string, stream bool, bodyBytes int) (count func(p []byte), cost func() float64)
+}
+
+// maxTokensKeys are the request fields that bound an answer's output, in
+// the order they are read.
+var maxTokensKeys = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
+
+// maxTokens returns the first positive output bound a request body names,
+// 0 if none.
+func maxTokens(body []byte) int64 {
+	for _, k := range maxTokensKeys {
+		if n, ok := request.Int(body, k); ok && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// reserve asks the Meter to hold the call's worst case.
+func (c *call) reserve() error {
+	t := c.t
+	models := make([]string, 1, 1+len(t.Fallbacks))
+	models[0] = c.reqModel
+	for _, tg := range t.Fallbacks {
+		if tg.Model != "" {
+			models = append(models, tg.Model)
+		}
+	}
+	remaining, settle, err := t.Meter.Reserve(c.req, c.provider, models, len(c.reqBody), maxTokens(c.reqBody), c.policy.Timeout.Total)
+	if err != nil {
+		return err
+	}
+	c.remaining, c.settleFn = remaining, settle
+	return nil
+}
+
+// logMeterRefusal logs a call the Meter refused.
+func (c *call) logMeterRefusal(err error) {
+	class := "budget_exhausted"
+	var cl interface{ Class() string }
+	if errors.As(err, &cl) {
+		class = cl.Class()
+	}
+	key := "meter:" + class
+	var rf interface{ Refuser() string }
+	if errors.As(err, &rf) {
+		key += ":" + rf.Refuser()
+	}
+	c.logUnsent(key, 1, OutcomeBudgetExhausted, class, breaker.Closed)
+}

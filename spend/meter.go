@@ -1,0 +1,227 @@
+package spend
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// Meter caps what the calls of a sluice.Transport may cost, and prices
+// them: set it as the Transport's Meter. Before a call, its worst case
+// (input estimated from the body's size, plus max_tokens of output) is
+// reserved under every budget that applies, and the call is refused if that
+// would cross a cap; when the call ends, the reservation is settled to the
+// cost read from the answers' usage. With Prices and no Budgets, a Meter
+// prices calls for the attempt log without capping them.
+//
+// Set the fields before the first call and do not change them after. A
+// Meter is safe for concurrent use.
+type Meter struct {
+	// Budgets are the caps. A call must fit under all of them.
+	Budgets []Budget
+
+	// Ledger keeps the spend. Share one (over a file or Redis store) to
+	// cap several processes together. If nil, a ledger private to the
+	// Meter.
+	Ledger Ledger
+
+	// Prices returns a model's price. If nil, no model is priced.
+	Prices func(model string) (Price, bool)
+
+	// DefaultMaxTokens is the output assumed for the worst case of a
+	// request that does not say its max_tokens. If zero, 4096.
+	DefaultMaxTokens int
+
+	once   sync.Once
+	ledger Ledger
+}
+
+func (m *Meter) init() {
+	m.once.Do(func() {
+		m.ledger = m.Ledger
+		if m.ledger == nil {
+			m.ledger = NewLedger(breaker.NewMemory())
+		}
+	})
+}
+
+// Reserve holds the worst-case cost of a call under every budget that
+// applies to it, or none: the call's request (whose context names the
+// client, see WithClient), its provider, the models it may reach (the
+// request's first, then its fallbacks'), the size of its body, the
+// max_tokens it names (0 if none) and how long it may last, after which a
+// hold its holder never settled is reclaimed. It returns what is left under
+// the tightest cap after the hold (negative when no cap applies), and
+// settle, to be called once when the call ends with what its attempts cost
+// (nil when nothing is held). A call that does not fit is refused with a
+// *BudgetError. Reserve is the sluice.Meter method a Transport calls.
+func (m *Meter) Reserve(req *http.Request, provider string, models []string, bodyBytes int, maxTokens int64, ttl time.Duration) (remaining float64, settle func(costUSD float64), err error) {
+	if len(m.Budgets) == 0 {
+		return -1, nil, nil
+	}
+	m.init()
+	price, priced := m.worstPrice(models)
+	amount, assumed := 0.0, int64(0)
+	if priced {
+		amount, assumed = m.estimate(bodyBytes, maxTokens, price)
+	}
+	model := ""
+	if len(models) > 0 {
+		model = models[0]
+	}
+	r := &reservation{ledger: m.ledger, remaining: -1}
+	now := time.Now()
+	id := client(req.Context())
+	for i := range m.Budgets {
+		b := &m.Budgets[i]
+		if !priced && !b.AllowUnpriced {
+			r.settle(0)
+			return 0, nil, &BudgetError{Budget: b.Name, Err: fmt.Errorf("%w: %q (add it to prices, or allow unpriced models in budget %s)", ErrUnpriced, model, b.Name)}
+		}
+		key, resets := b.Key(now, id, model, provider)
+		h, left, ok, err := reserveIn(m.ledger, key, amount, b.LimitUSD, ttl, resets)
+		switch {
+		case err != nil && b.AllowOnLedgerError:
+			continue
+		case err != nil:
+			r.settle(0)
+			return 0, nil, &BudgetError{Budget: b.Name, Resets: resets, Err: fmt.Errorf("ledger unreachable, failing closed: %w", err)}
+		case !ok:
+			r.settle(0)
+			return 0, nil, &BudgetError{Budget: b.Name, Remaining: max(left, 0), Resets: resets,
+				WorstCase: amount, AssumedMaxTokens: assumed}
+		}
+		r.holds = append(r.holds, hold{key: key, h: h})
+		if r.remaining < 0 || left < r.remaining {
+			r.remaining = left
+		}
+	}
+	if len(r.holds) == 0 {
+		return r.remaining, nil, nil
+	}
+	return r.remaining, r.settle, nil
+}
+
+// estimate returns the worst-case cost of a request at price p: its body
+// bytes / 4 as input tokens (a generous count: JSON syntax is not tokens),
+// plus its max_tokens (or the default) of output. assumed is the default
+// output when the request named none, else 0.
+func (m *Meter) estimate(bodyBytes int, maxTokens int64, p Price) (cost float64, assumed int64) {
+	out := maxTokens
+	if out <= 0 {
+		out = int64(m.DefaultMaxTokens)
+		if out <= 0 {
+			out = 4096
+		}
+		assumed = out
+	}
+	return p.Cost(Usage{Input: int64(bodyBytes+3) / 4, Output: out}), assumed
+}
+
+// worstPrice returns the highest price among models, so that a fallback to
+// a dearer model stays within the reservation.
+func (m *Meter) worstPrice(models []string) (Price, bool) {
+	if m.Prices == nil {
+		return Price{}, false
+	}
+	var best Price
+	for _, name := range models {
+		p, ok := m.Prices(name)
+		if !ok {
+			return Price{}, false
+		}
+		best.Input, best.Output = max(best.Input, p.Input), max(best.Output, p.Output)
+		best.CacheRead, best.CacheWrite = max(best.CacheRead, p.CacheRead), max(best.CacheWrite, p.CacheWrite)
+	}
+	return best, true
+}
+
+// hold is one hold a reservation has under one budget key.
+type hold struct {
+	key string
+	h   Hold
+}
+
+// reservation is what a call holds under its budgets.
+type reservation struct {
+	ledger    Ledger
+	holds     []hold
+	remaining float64
+	mu        sync.Mutex
+}
+
+// settle replaces every hold by cost, once; a cost of 0 releases them.
+func (r *reservation) settle(costUSD float64) {
+	r.mu.Lock()
+	holds := r.holds
+	r.holds = nil
+	r.mu.Unlock()
+	for _, h := range holds {
+		r.ledger.Settle(h.key, h.h, costUSD)
+	}
+}
+
+// Count returns how one answered attempt of model is priced: count is
+// written every byte of the answer handed to the caller, in order, and cost,
+// called once at the answer's end, says what the attempt cost at model's
+// price, from the usage the answer reported or else an estimate (the input
+// from bodyBytes, the request's size; the output at one token per stream
+// event, or the answer's bytes / 4). Both are nil when model has no price.
+// Count is the sluice.Meter method a Transport calls.
+func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []byte), cost func() float64) {
+	if m.Prices == nil {
+		return nil, nil
+	}
+	p, ok := m.Prices(model)
+	if !ok {
+		return nil, nil
+	}
+	t := &tap{price: p, bodyBytes: bodyBytes}
+	if stream {
+		t.meter = &UsageMeter{}
+	}
+	return t.write, t.cost
+}
+
+// tap reads the usage of an answer from the bytes handed to the caller: a
+// stream's events as they pass, a JSON body whole at its end.
+type tap struct {
+	price     Price
+	bodyBytes int
+	meter     *UsageMeter // a stream
+	json      []byte      // a JSON body, up to maxUsageBody
+	n         int64       // bytes seen
+}
+
+const maxUsageBody = 8 << 20
+
+func (t *tap) write(p []byte) {
+	t.n += int64(len(p))
+	if t.meter != nil {
+		t.meter.Write(p)
+	} else if len(t.json)+len(p) <= maxUsageBody {
+		t.json = append(t.json, p...)
+	}
+}
+
+// cost prices the usage seen, or an estimate of it when the answer
+// reported none.
+func (t *tap) cost() float64 {
+	var u Usage
+	var seen bool
+	if t.meter != nil {
+		u, seen = t.meter.Usage()
+	} else {
+		u, seen = UsageFromJSON(t.json)
+	}
+	if !seen {
+		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: (t.n + 3) / 4}
+		if t.meter != nil {
+			u.Output = int64(t.meter.Events())
+		}
+	}
+	return t.price.Cost(u)
+}
