@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // Config is the whole configuration of the gateway. Parse and Load fill it
@@ -47,12 +48,12 @@ type Config struct {
 	// total timeout.
 	Policies map[string]sluice.Policy
 
-	// Budgets are the spend caps.
-	Budgets []Budget
+	// Budgets are the spend caps. Parse sets an empty Scope to "all".
+	Budgets []spend.Budget
 
 	// Prices are USD per million tokens, by model. A key ending in '*'
 	// matches every model that starts with the rest of the key.
-	Prices map[string]Price
+	Prices map[string]spend.Price
 
 	// Limits bound what a client may send.
 	Limits Limits
@@ -159,35 +160,6 @@ type Target struct {
 	Model    string
 }
 
-// Budget is a spend cap.
-type Budget struct {
-	// Name names the cap in logs and metrics.
-	Name string
-
-	// LimitUSD is the cap in US dollars per period; more than 0.
-	LimitUSD float64
-
-	// Period is day, month, or a Go duration such as 6h.
-	Period string
-
-	// Scope is what one cap covers: all (all traffic), key (each client
-	// key), model or provider. Default all.
-	Scope string
-
-	// Unpriced says what happens to a call whose model has no price:
-	// allow or refuse. If empty, the gateway's default.
-	Unpriced string
-
-	// OnStoreError says what happens when the state store cannot be
-	// reached: allow or refuse. If empty, the gateway's default (refuse).
-	OnStoreError string
-}
-
-// Price is what a model costs, in USD per million tokens.
-type Price struct {
-	Input, Output float64
-}
-
 // Limits bound what a client may send.
 type Limits struct {
 	// MaxBodyBytes caps a request body; a larger one gets 413.
@@ -224,8 +196,8 @@ func Default() *Config {
 			"interactive": sluice.Interactive(),
 			"nightly":     sluice.Nightly(),
 		},
-		Budgets: []Budget{},
-		Prices:  map[string]Price{},
+		Budgets: []spend.Budget{},
+		Prices:  map[string]spend.Price{},
 		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
 	}
 }
@@ -345,7 +317,7 @@ func expandHome(p, key string) (string, error) {
 
 // PriceOf returns the price of model: the exact key if there is one, else
 // the longest wildcard key ("gpt-4o*") that model starts with.
-func (c *Config) PriceOf(model string) (Price, bool) {
+func (c *Config) PriceOf(model string) (spend.Price, bool) {
 	if p, ok := c.Prices[model]; ok && !strings.HasSuffix(model, "*") {
 		return p, true
 	}
@@ -357,7 +329,7 @@ func (c *Config) PriceOf(model string) (Price, bool) {
 		}
 	}
 	if !found {
-		return Price{}, false
+		return spend.Price{}, false
 	}
 	return c.Prices[best+"*"], true
 }

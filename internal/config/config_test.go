@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 func mustParse(t *testing.T, src string) *Config {
@@ -180,11 +181,11 @@ limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 			{Prefix: "/groq", Provider: "groq", Policy: "nightly", RetrySafe: false},
 		},
 		Policies: Default().Policies,
-		Budgets: []Budget{
+		Budgets: []spend.Budget{
 			{Name: "daily", LimitUSD: 20, Period: "day", Scope: "all"},
-			{Name: "per-key", LimitUSD: 2.5, Period: "6h", Scope: "key", Unpriced: "refuse", OnStoreError: "allow"},
+			{Name: "per-key", LimitUSD: 2.5, Period: "6h", Scope: "key", AllowOnLedgerError: true},
 		},
-		Prices: map[string]Price{
+		Prices: map[string]spend.Price{
 			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
 			"gpt-4.1*":    {Input: 2, Output: 8},
 		},
@@ -429,7 +430,7 @@ func TestStateDirAndAttemptsPath(t *testing.T) {
 
 func TestPriceOf(t *testing.T) {
 	c := Default()
-	c.Prices = map[string]Price{
+	c.Prices = map[string]spend.Price{
 		"gpt-4o":       {Input: 2.5, Output: 10},
 		"gpt-4o*":      {Input: 1, Output: 1},
 		"gpt-4o-mini*": {Input: 0.15, Output: 0.6},
@@ -437,12 +438,12 @@ func TestPriceOf(t *testing.T) {
 	}
 	cases := []struct {
 		model string
-		want  Price
+		want  spend.Price
 	}{
-		{"gpt-4o", Price{2.5, 10}},
-		{"gpt-4o-2024-08-06", Price{1, 1}},
-		{"gpt-4o-mini-2024-07-18", Price{0.15, 0.6}},
-		{"claude", Price{9, 9}},
+		{"gpt-4o", spend.Price{Input: 2.5, Output: 10}},
+		{"gpt-4o-2024-08-06", spend.Price{Input: 1, Output: 1}},
+		{"gpt-4o-mini-2024-07-18", spend.Price{Input: 0.15, Output: 0.6}},
+		{"claude", spend.Price{Input: 9, Output: 9}},
 	}
 	for _, tc := range cases {
 		if got, ok := c.PriceOf(tc.model); !ok || got != tc.want {
@@ -513,5 +514,23 @@ func TestAliasBombIsRefused(t *testing.T) {
 	_, err = Parse([]byte("policies: &p\n  interactive: {<<: *p}\n"))
 	if err == nil {
 		t.Error("self-merging policy accepted")
+	}
+}
+
+// TestCachePricesDecoded shows that every field of spend.Price can be set:
+// the cache prices decode into the price the gateway's meter uses.
+func TestCachePricesDecoded(t *testing.T) {
+	c, err := Parse([]byte("prices:\n  claude-sonnet*: {input: 3, output: 15, cache_read: 0.3, cache_write: 3.75}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c.PriceOf("claude-sonnet-4")
+	want := spend.Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
+	if !ok || got != want {
+		t.Fatalf("PriceOf = %+v, %v; want %+v", got, ok, want)
+	}
+	// 1M cached prompt tokens cost the cache_read price, not input's.
+	if cost := got.Cost(spend.Usage{CacheRead: 1_000_000}); cost != 0.3 {
+		t.Errorf("a million cache reads cost $%v, want $0.3", cost)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // Parse parses a YAML config over the built-in defaults and validates it.
@@ -217,16 +218,16 @@ func retryBudget(dst *float64) field {
 
 func (d *decoder) budgets(c *Config) field {
 	return func(n *yaml.Node, path string) error {
-		c.Budgets = []Budget{}
+		c.Budgets = []spend.Budget{}
 		return d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			b := Budget{Scope: "all"}
+			b := spend.Budget{Scope: "all"}
 			err := d.fields(n, p, map[string]field{
 				"name":           str(&b.Name),
 				"limit_usd":      number(&b.LimitUSD),
 				"period":         str(&b.Period),
 				"scope":          str(&b.Scope),
-				"unpriced":       str(&b.Unpriced),
-				"on_store_error": str(&b.OnStoreError),
+				"unpriced":       allowOrRefuse(&b.AllowUnpriced),
+				"on_store_error": allowOrRefuse(&b.AllowOnLedgerError),
 			})
 			c.Budgets = append(c.Budgets, b)
 			return err
@@ -236,13 +237,15 @@ func (d *decoder) budgets(c *Config) field {
 
 func (d *decoder) prices(c *Config) field {
 	return func(n *yaml.Node, path string) error {
-		c.Prices = map[string]Price{}
+		c.Prices = map[string]spend.Price{}
 		return d.named(n, path, func(model string, n *yaml.Node, p string) error {
-			var pr Price
+			var pr spend.Price
 			var in, out bool
 			err := d.fields(n, p, map[string]field{
-				"input":  seen(&in, number(&pr.Input)),
-				"output": seen(&out, number(&pr.Output)),
+				"input":       seen(&in, number(&pr.Input)),
+				"output":      seen(&out, number(&pr.Output)),
+				"cache_read":  number(&pr.CacheRead),
+				"cache_write": number(&pr.CacheWrite),
 			})
 			if err != nil {
 				return err
@@ -256,6 +259,22 @@ func (d *decoder) prices(c *Config) field {
 			c.Prices[model] = pr
 			return nil
 		})
+	}
+}
+
+// allowOrRefuse decodes "allow" (true) or "refuse" (false; also "", the
+// default).
+func allowOrRefuse(dst *bool) field {
+	return func(n *yaml.Node, path string) error {
+		switch n.Value {
+		case "allow":
+			*dst = true
+		case "refuse", "":
+			*dst = false
+		default:
+			return errAt(n.Line, path, "%s must be allow or refuse (or left out for the default, refuse)", quote(n.Value))
+		}
+		return nil
 	}
 }
 

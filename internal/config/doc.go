@@ -112,16 +112,16 @@
 //	limit_usd       the cap in US dollars per period; more than 0
 //	period          day, month, or a duration such as 6h
 //	scope           [all] all traffic, or one cap per key (client key), model or provider
-//	unpriced        [""] allow or refuse a call whose model has no price; "" is the
-//	                gateway's default
-//	on_store_error  [""] allow or refuse while the state store is unreachable; "" is the
-//	                gateway's default
+//	unpriced        [refuse] allow or refuse a call whose model has no price
+//	on_store_error  [refuse] allow or refuse while the state store is unreachable
 //
 // prices.MODEL, USD per million tokens [none]:
 //
 //	input, output   both required, 0 or more. A MODEL ending in * (gpt-4o*) prices every
 //	                model that starts with the rest; an exact name wins, then the
 //	                longest such prefix (Config.PriceOf)
+//	cache_read      [input] the price of prompt tokens read from the provider's cache
+//	cache_write     [input] the price of prompt tokens written to it
 //
 // # Errors
 //

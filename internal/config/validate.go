@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // Validate checks c and returns the first problem it finds, as an *Error
@@ -290,7 +292,7 @@ func (c *Config) checkBudgets() error {
 	return nil
 }
 
-func checkBudget(p string, b Budget) error {
+func checkBudget(p string, b spend.Budget) error {
 	if !(b.LimitUSD > 0) || math.IsInf(b.LimitUSD, 0) {
 		return errf(key(p, "limit_usd"), "must be more than 0 (US dollars per period, e.g. 20)")
 	}
@@ -301,10 +303,7 @@ func checkBudget(p string, b Budget) error {
 	if !slices.Contains(scopes, b.Scope) {
 		return errf(key(p, "scope"), "unknown scope %s%s", quote(b.Scope), suggest(b.Scope, scopes))
 	}
-	if err := allowOrRefuse(key(p, "unpriced"), b.Unpriced); err != nil {
-		return err
-	}
-	return allowOrRefuse(key(p, "on_store_error"), b.OnStoreError)
+	return nil
 }
 
 func checkPeriod(path, s string) error {
@@ -321,13 +320,6 @@ func checkPeriod(path, s string) error {
 	return nil
 }
 
-func allowOrRefuse(path, s string) error {
-	if s == "" || s == "allow" || s == "refuse" {
-		return nil
-	}
-	return errf(path, "%s must be allow or refuse (or left out for the default)", quote(s))
-}
-
 func (c *Config) checkPrices() error {
 	for _, model := range slices.Sorted(maps.Keys(c.Prices)) {
 		p := key("prices", model)
@@ -342,7 +334,7 @@ func (c *Config) checkPrices() error {
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"input", pr.Input}, {"output", pr.Output}} {
+		}{{"input", pr.Input}, {"output", pr.Output}, {"cache_read", pr.CacheRead}, {"cache_write", pr.CacheWrite}} {
 			if !(f.v >= 0) || math.IsInf(f.v, 0) {
 				return errf(key(p, f.name), "%v: must be 0 or more (USD per million tokens, e.g. 0.15)", f.v)
 			}

@@ -145,6 +145,7 @@ var badConfigs = []struct {
 	{"price missing output", "prices: {gpt-4o-mini: {input: 0.15}}\n", "prices.gpt-4o-mini.output: missing"},
 	{"price missing input", "prices: {gpt-4o-mini: {output: 0.15}}\n", "prices.gpt-4o-mini.input: missing"},
 	{"price negative", "prices: {gpt-4o-mini: {input: -1, output: 1}}\n", "prices.gpt-4o-mini.input: -1: must be 0 or more"},
+	{"cache price negative", "prices: {gpt-4o-mini: {input: 1, output: 1, cache_read: -0.5}}\n", "prices.gpt-4o-mini.cache_read: -0.5: must be 0 or more"},
 	{"price not a number", "prices: {gpt-4o-mini: {input: cheap, output: 1}}\n", `prices.gpt-4o-mini.input: "cheap" is not a number`},
 	{"price star inside", "prices: {\"gpt-*-mini\": {input: 1, output: 1}}\n", `prices["gpt-*-mini"]: '*' may only end a name`},
 

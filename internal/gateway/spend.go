@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,18 +19,7 @@ func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
 	if len(cfg.Budgets) == 0 {
 		return nil
 	}
-	s := &spend.Meter{Ledger: ledger, Prices: func(model string) (spend.Price, bool) {
-		p, ok := cfg.PriceOf(model)
-		return spend.Price{Input: p.Input, Output: p.Output}, ok
-	}}
-	for _, b := range cfg.Budgets {
-		s.Budgets = append(s.Budgets, spend.Budget{
-			Name: b.Name, LimitUSD: b.LimitUSD, Period: b.Period, Scope: b.Scope,
-			AllowUnpriced:      b.Unpriced == "allow",
-			AllowOnLedgerError: b.OnStoreError == "allow",
-		})
-	}
-	return s
+	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.PriceOf}
 }
 
 // clientID names a client for budgets scoped per key: a digest of its

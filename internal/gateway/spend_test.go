@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // tenCentCalls prices the fake's 5 output tokens (and max_tokens 5) at
 // exactly $0.10.
 func tenCentCalls(limit float64, scope string) func(*config.Config) {
 	return func(c *config.Config) {
-		c.Prices = map[string]config.Price{"gpt-4o-mini*": {Input: 0, Output: 20000}}
-		c.Budgets = []config.Budget{{Name: "daily", LimitUSD: limit, Period: "day", Scope: scope}}
+		c.Prices = map[string]spend.Price{"gpt-4o-mini*": {Input: 0, Output: 20000}}
+		c.Budgets = []spend.Budget{{Name: "daily", LimitUSD: limit, Period: "day", Scope: scope}}
 	}
 }
 
