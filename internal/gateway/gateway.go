@@ -329,7 +329,7 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		Store:       g.store,
 		RetryBudget: rt.provider.budget,
 		Log:         g.log,
-		Observe:     g.metrics.observe,
+		Observe:     g.observer(rt),
 		// A JSON answer is read whole inside its attempt: a stall or cut is
 		// retried, or answered with the gateway's own error, never relayed
 		// as an empty reply.
@@ -342,6 +342,19 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		t.RetrySafe = func(*http.Request) bool { return true }
 	}
 	return t
+}
+
+// observer returns the Observe hook of a route's Transports: every attempt
+// goes to the metrics, and a call that ends on a fallback's answer is
+// counted as answered by that fallback.
+func (g *Gateway) observer(rt *route) func(*sluice.Attempt) {
+	primary, prefix := rt.provider.name, rt.prefix
+	return func(a *sluice.Attempt) {
+		g.metrics.observe(a)
+		if a.Provider != primary && a.Outcome != sluice.OutcomeRetry && a.Status != 0 {
+			g.metrics.fallback(prefix, a.Provider)
+		}
+	}
 }
 
 // keyDigest is the SHA-256 of a client token, from the token or from its

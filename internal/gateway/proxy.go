@@ -124,9 +124,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		g.answerError(w, r, kind, id, err)
 		return
 	}
-	if who := resp.Header.Get("Sluice-Provider"); who != "" && who != pv.name {
-		g.metrics.fallback(rt.prefix, who)
-	}
 	g.relay(w, resp, kind, hideUsage)
 }
 
