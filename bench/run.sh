@@ -148,8 +148,16 @@ policies:
 EOF
 }
 
-start_sluice() { # $1 = attempt log path ("off": bench/bin/nolog), $2 = stderr file
+start_sluice() { # $1 = attempt log path ("off": bench/bin/nolog), $2 = stderr file, $3 = "budget" for a spend cap
 	write_sluice_config "$1"
+	if [ "${3:-}" = budget ]; then # one daily cap on all traffic, never reached, every model priced
+		cat >>"$TMP/sluice.yaml" <<EOF
+budgets:
+  - {name: bench, limit_usd: 1000000000, period: day}
+prices:
+  "*": {input: 0.15, output: 0.60}
+EOF
+	fi
 	if [ "$1" = off ]; then
 		taskset -c 0 "$BIN/nolog" --config "$TMP/sluice.yaml" >/dev/null 2>"$2" &
 	else
@@ -220,6 +228,42 @@ EOF
 }
 
 L() { taskset -c 1 "$BIN/load" "$@"; }
+
+# budget_rounds measures what one spend cap costs: the same gateway (every
+# feature on, the attempt log on disk) without and with a daily budget on
+# all traffic, three rounds, interleaved, a restart between variants. $1 is
+# the closed-loop duration.
+budget_rounds() {
+	local r name
+	for r in 1 2 3; do
+		for name in off on; do
+			log "budget cost, round $r: $name, closed loop $1"
+			rm -rf "$TMP/state"
+			if [ "$name" = on ]; then
+				start_sluice "$TMP/attempts-budget.jsonl" "$OUT/sluice-budget-$name-stderr.log" budget
+			else
+				start_sluice "$TMP/attempts-budget.jsonl" "$OUT/sluice-budget-$name-stderr.log"
+			fi
+			L closed --name "sluice-budget-$name" --url "http://$SLUICE/openai" --c 50 --d "$1" --fake "http://$FAKE" \
+				--pids "$SLUICE_PID" --fake-pids "$FAKE_PID" >"$OUT/closed-openai-sluice-budget-$name-r$r.json"
+			stop "$SLUICE_PID"
+		done
+	done
+}
+
+# budget_only runs the fake and the budget rounds alone (BUDGET_ONLY=1).
+budget_only() {
+	install_tools
+	build
+	mkdir -p "$OUT"
+	rm -f "$OUT"/closed-openai-sluice-budget-*.json
+	taskset -c 1 "$BIN/sluice" fake --listen "$FAKE" --script 200 >/dev/null 2>"$OUT/fake-stderr.log" &
+	FAKE_PID=$!
+	STARTED+=("$FAKE_PID")
+	wait_port "$FAKE"
+	budget_rounds "${BUDGET_D:-4s}"
+	"$BIN/load" summary --dir "$OUT" | sed -n '/== budget cost/,/^$/p'
+}
 
 main() {
 	ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -362,8 +406,14 @@ main() {
 	done
 	rm -f "/dev/shm/sluice-bench-$$.jsonl"
 
+	budget_rounds "$d_log"
+
 	log "load average at end: $(cat /proc/loadavg)"
 	"$BIN/load" summary --dir "$OUT" | tee "$OUT/summary.txt"
 }
 
-main "$@"
+if [ "${BUDGET_ONLY:-0}" = 1 ]; then
+	budget_only
+else
+	main "$@"
+fi

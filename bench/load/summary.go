@@ -36,6 +36,7 @@ func runSummary(args []string) (any, error) {
 	printClosed(w, rs)
 	printClosedAgg(w, rs)
 	printLogcost(w, rs)
+	printBudgetcost(w, rs)
 	printOpen(w, rs)
 	printSSE(w, rs)
 	printHung(w, rs)

@@ -8,6 +8,18 @@ import (
 
 // printLogcost averages the attempt-log variants over their rounds.
 func printLogcost(w io.Writer, rs *results) {
+	printVariants(w, rs, "sluice-log-", "attempt log cost", "off")
+}
+
+// printBudgetcost averages the runs without and with a spend cap over
+// their rounds.
+func printBudgetcost(w io.Writer, rs *results) {
+	printVariants(w, rs, "sluice-budget-", "budget cost", "off")
+}
+
+// printVariants averages, over their rounds, the closed-loop runs of
+// Sluice named prefix+variant, and sets each beside the base variant.
+func printVariants(w io.Writer, rs *results, prefix, title, base string) {
 	type acc struct {
 		rps, cpu []float64
 	}
@@ -15,7 +27,7 @@ func printLogcost(w io.Writer, rs *results) {
 	var order []string
 	for _, k := range sortedKeys(rs.closed) {
 		r := rs.closed[k]
-		v, ok := strings.CutPrefix(r.Name, "sluice-log-")
+		v, ok := strings.CutPrefix(r.Name, prefix)
 		if !ok {
 			continue
 		}
@@ -29,14 +41,15 @@ func printLogcost(w io.Writer, rs *results) {
 	if len(order) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n== attempt log cost (Sluice, closed loop 50 clients; median [range] over rounds) ==\n")
-	base := by["off"]
+	fmt.Fprintf(w, "\n== %s (Sluice, closed loop 50 clients; median [range] over rounds) ==\n", title)
+	b := by[base]
 	for _, v := range order {
 		a := by[v]
 		cpu := spreadOf(a.cpu)
 		extra := "–"
-		if base != nil {
-			extra = fmt.Sprintf("%+.1f µs/req vs off", cpu.Median-spreadOf(base.cpu).Median)
+		if b != nil {
+			bm := spreadOf(b.cpu).Median
+			extra = fmt.Sprintf("%+.1f µs/req vs %s (%s)", cpu.Median-bm, base, ratio(cpu.Median, bm))
 		}
 		fmt.Fprintf(w, "%-8s req/s %-22s CPU µs/req %-20s %s\n", v, fmtSpread(spreadOf(a.rps)),
 			fmt.Sprintf("%.1f [%.1f…%.1f]", cpu.Median, cpu.Min, cpu.Max), extra)
