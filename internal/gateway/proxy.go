@@ -93,13 +93,15 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if !ok {
 		return
 	}
-	if _, err := request.BodyModel(body); err != nil {
+	fields, err := request.Scan(body)
+	if err != nil {
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
-	hideUsage := false
-	if g.spend != nil && kind == config.KindOpenAI && strings.HasSuffix(rest, "/chat/completions") {
-		body, hideUsage = withStreamUsage(body)
+	hideUsage := g.spend != nil && kind == config.KindOpenAI && strings.HasSuffix(rest, "/chat/completions") &&
+		fields.Stream && !fields.StreamOptions
+	if hideUsage {
+		body = withStreamUsage(body)
 	}
 	pv := rt.provider
 	if pv.inflight.Add(1) > pv.max {
