@@ -132,3 +132,29 @@ func FuzzParseInt(f *testing.F) {
 var chatBody = `{"messages":[{"role":"system","content":"You are a careful assistant. Answer briefly."},` +
 	strings.Repeat(`{"role":"user","content":"Summarise the following text in one line: \"Lorem ipsum dolor sit amet, consectetur adipiscing elit.\""},{"role":"assistant","content":"A placeholder text."},`, 12) +
 	`{"role":"user","content":"And now?"}],"model":"gpt-4o-mini","max_tokens":256,"stream":true,"temperature":0.2}`
+
+// FuzzScanString checks scanString against a byte-by-byte reading of a
+// JSON string.
+func FuzzScanString(f *testing.F) {
+	f.Add([]byte(`"a\"b\\"c"`))
+	f.Add([]byte(`"\\\\\"\\"`))
+	f.Add([]byte(`"abc\`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		s, e, ok := scanString(b, 0)
+		ws, we, wok := 0, 0, false
+		for j := 1; j < len(b); j++ {
+			if b[j] == '\\' {
+				j++
+			} else if b[j] == '"' {
+				we, wok = j+1, true
+				break
+			}
+		}
+		if s != ws || e != we || ok != wok {
+			t.Fatalf("scanString(%q) = %d, %d, %v; want %d, %d, %v", b, s, e, ok, ws, we, wok)
+		}
+	})
+}

@@ -132,17 +132,23 @@ func skipSpace(b []byte, i int) int {
 }
 
 // scanString returns the bounds of the string starting at b[i] == '"',
-// quotes included.
+// quotes included. It jumps from quote to quote (bytes.IndexByte); a quote
+// after an odd run of backslashes is escaped.
 func scanString(b []byte, i int) (start, end int, ok bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, 0, false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return i, j + 1, true
 		}
 	}
-	return 0, 0, false
 }
 
 // skipValue returns the index just past the JSON value at b[i], or -1.
