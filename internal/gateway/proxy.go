@@ -354,10 +354,8 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 		scrub = &scrubber{s: g.secrets}
 	}
 	var relayed sse.Parser // what the client has read, to close a cut event
-	// A stream's headers leave with its first bytes, in one write: the
-	// engine answers a stream once its first event is read, so the first
-	// Read returns at once. Were there nothing to write then, the headers
-	// are flushed alone.
+	// The engine answers a stream once its first event is read, so the
+	// first Read returns at once and the headers leave with it.
 	headersOut := !stream
 	for {
 		n, err := resp.Body.Read(buf)
