@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,22 +132,28 @@ func (r *idleReader) Read(p []byte) (int, error) {
 
 // peek reads a stream until its first event is complete, under the
 // first-byte timer and then the idle timer. It returns the bytes read and
-// the first event's data when that event is a provider error.
+// the first event's data when that event is a provider error. The bytes
+// are read straight into the buffer returned, which grows only for a
+// first event larger than peekChunk.
 func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 	var p sse.Parser
 	done := false
-	chunk := make([]byte, 4096)
+	buf = make([]byte, 0, peekChunk)
 	for !done && len(buf) < maxPeek {
 		if len(buf) > 0 {
 			a.arm(&a.idle)
 		}
-		n, rerr := rc.Read(chunk)
+		if cap(buf)-len(buf) < peekChunk/2 {
+			buf = slices.Grow(buf, peekChunk)
+		}
+		n, rerr := rc.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
 			if len(buf) == 0 {
 				a.ttfb = time.Since(a.start)
 			}
-			buf = append(buf, chunk[:n]...)
-			p.Feed(chunk[:n], func(ev sse.Event) bool {
+			chunk := buf[len(buf) : len(buf)+n]
+			buf = buf[:len(buf)+n]
+			p.Feed(chunk, func(ev sse.Event) bool {
 				if isErrorEvent(ev) {
 					errEvent = bytes.Clone(ev.Data)
 				}
@@ -168,6 +175,9 @@ func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 	a.disarm()
 	return buf, errEvent, nil
 }
+
+// peekChunk is the least room peek offers each Read.
+const peekChunk = 4096
 
 // isErrorEvent reports whether an SSE event is a provider's error: an
 // Anthropic "event: error", or an OpenAI-style {"error": …} data object.
@@ -274,6 +284,9 @@ func (b *body) Read(p []byte) (int, error) {
 	if len(b.head) > 0 {
 		n := copy(p, b.head)
 		b.head = b.head[n:]
+		if len(b.head) == 0 {
+			b.head = nil // the peek's buffer is not kept for the stream's life
+		}
 		b.sent += int64(n)
 		b.watch(p[:n])
 		if b.count != nil {

@@ -275,9 +275,9 @@ main() {
 	LOADAVG_START=$(cat /proc/loadavg)
 	log "load average at start: $LOADAVG_START"
 
-	local d_closed=3s closed_rounds=3 closed_rounds_a=2 d_open=3s n_lat=2000 rounds=7 waves=3 k=1000 d_brk=5s d_log=4s
+	local d_closed=3s closed_rounds=3 closed_rounds_a=2 d_open=3s n_lat=2000 rounds=7 waves=3 k=1000 d_brk=5s d_log=4s n_ttfb=2000
 	if [ "$QUICK" = 1 ]; then
-		d_closed=1s closed_rounds=1 closed_rounds_a=1 d_open=1s n_lat=200 waves=1 d_brk=1s d_log=1s
+		d_closed=1s closed_rounds=1 closed_rounds_a=1 d_open=1s n_lat=200 waves=1 d_brk=1s d_log=1s n_ttfb=200
 	fi
 
 	taskset -c 1 "$BIN/sluice" fake --listen "$FAKE" --script 200 >/dev/null 2>"$OUT/fake-stderr.log" &
@@ -356,6 +356,9 @@ main() {
 	done
 	log "sse: time to first byte at 1 client, $rounds rounds"
 	L sse "${sse_common[@]}" --script "stream:events=5" --c 1 --n 100 --waves "$rounds" >"$OUT/sse-ttfb-1.json"
+	log "sse: time to first byte at 1 client, $n_ttfb rounds of one stream per target, interleaved"
+	L ttfb --direct "http://$FAKE" --proxy "floor=${URLS[floor]}/openai" --proxy "nginx=${URLS[nginx]}/openai" \
+		--proxy "sluice=${URLS[sluice]}/openai" --script "stream:events=5" --rounds "$n_ttfb" >"$OUT/sse-ttfb-pairs.json"
 	log "sse: 100 concurrent streams, 64 events at 20 ms"
 	L sse "${sse_common[@]}" --script "stream:events=64;interval=20ms" --c 100 --waves "$waves" >"$OUT/sse-paced-100.json"
 	log "sse: 500 concurrent streams, 64 events at 20 ms"

@@ -6,7 +6,7 @@
 //
 //	load MODE [flags]
 //
-// Modes: latency, closed, open, sse, hung, timeout, breaker, summary.
+// Modes: latency, closed, open, sse, ttfb, hung, timeout, breaker, summary.
 // Run `load MODE -h` for a mode's flags. Every loop is bounded in count
 // and in time; everything is meant for 127.0.0.1.
 package main
@@ -28,11 +28,12 @@ var modes = map[string]func(args []string) (any, error){
 	"timeout": runTimeout,
 	"breaker": runBreaker,
 	"summary": runSummary,
+	"ttfb":    runTTFB,
 }
 
 func main() {
 	if len(os.Args) < 2 || modes[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: load latency|closed|open|sse|hung|timeout|breaker|summary [flags] (see load MODE -h)")
+		fmt.Fprintln(os.Stderr, "usage: load latency|closed|open|sse|ttfb|hung|timeout|breaker|summary [flags] (see load MODE -h)")
 		os.Exit(2)
 	}
 	res, err := modes[os.Args[1]](os.Args[2:])

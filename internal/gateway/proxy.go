@@ -94,13 +94,15 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if !ok {
 		return
 	}
-	if _, err := request.BodyModel(body); err != nil {
+	fields, err := request.Scan(body)
+	if err != nil {
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
-	hideUsage := false
-	if g.spend != nil && kind == config.KindOpenAI && strings.HasSuffix(rest, "/chat/completions") {
-		body, hideUsage = withStreamUsage(body)
+	hideUsage := g.spend != nil && kind == config.KindOpenAI && strings.HasSuffix(rest, "/chat/completions") &&
+		fields.Stream && !fields.StreamOptions
+	if hideUsage {
+		body = withStreamUsage(body)
 	}
 	pv := rt.provider
 	if pv.inflight.Add(1) > pv.max {
@@ -113,7 +115,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx, cancel := context.WithCancelCause(spend.WithClient(r.Context(), clientID(token)))
+	ctx := r.Context()
+	if g.spend != nil { // the client is named for budgets only
+		ctx = spend.WithClient(ctx, clientID(token))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
@@ -171,10 +177,15 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) 
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+	if n := r.ContentLength; n > 0 { // within the limit: read in one allocation
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: reading the request body failed")
+			return nil, false
+		}
+		return b, true
 	}
+	var buf bytes.Buffer // a length not known: read up to the limit
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	switch {
@@ -306,9 +317,10 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // relay copies the provider's answer to the client: headers, status, then
-// the body, flushed at once for a stream. A stream that fails after its
-// first byte ends with an error event; another body that fails is cut so
-// the client sees an incomplete answer, never a whole-looking one.
+// the body, flushed at once for a stream, whose headers leave with its
+// first bytes. A stream that fails after its first byte ends with an
+// error event; another body that fails is cut so the client sees an
+// incomplete answer, never a whole-looking one.
 // With hideUsage, the usage chunk the gateway asked for is left out.
 // Every injected key is scrubbed from the headers and the body, streams
 // included; the body's length then changes, so Content-Length is dropped.
@@ -328,9 +340,6 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 	}
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
-	if stream {
-		rc.Flush()
-	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -343,6 +352,9 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 		scrub = &scrubber{s: g.secrets}
 	}
 	var relayed sse.Parser // what the client has read, to close a cut event
+	// The engine answers a stream once its first event is read, so the
+	// first Read returns at once and the headers leave with it.
+	headersOut := !stream
 	for {
 		n, err := resp.Body.Read(buf)
 		out := buf[:n]
@@ -363,7 +375,10 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 				relayed.Feed(out, func(sse.Event) bool { return true })
 				rc.Flush()
 			}
+		} else if !headersOut {
+			rc.Flush()
 		}
+		headersOut = true
 		if err == io.EOF {
 			return
 		}

@@ -15,22 +15,15 @@ import (
 
 var includeUsage = []byte(`"stream_options":{"include_usage":true},`)
 
-// withStreamUsage returns an OpenAI chat request that streams without
-// asking for usage with the ask added, and true; any other body unchanged
-// and false.
-func withStreamUsage(body []byte) ([]byte, bool) {
-	var req struct {
-		Stream        bool            `json:"stream"`
-		StreamOptions json.RawMessage `json:"stream_options"`
-	}
-	if json.Unmarshal(body, &req) != nil || !req.Stream || len(req.StreamOptions) > 0 {
-		return body, false
-	}
+// withStreamUsage returns a copy of a JSON object body with the ask for
+// usage added as its first member. The caller has checked (request.Scan)
+// that the body streams and has no stream_options.
+func withStreamUsage(body []byte) []byte {
 	i := bytes.IndexByte(body, '{')
 	out := make([]byte, 0, len(body)+len(includeUsage))
 	out = append(out, body[:i+1]...)
 	out = append(out, includeUsage...)
-	return append(out, body[i+1:]...), true
+	return append(out, body[i+1:]...)
 }
 
 // usageFilter drops the usage-only chunk from a relayed stream. The

@@ -55,46 +55,73 @@ func Int(b []byte, key string) (int64, bool) {
 	return n, err == nil
 }
 
-// findKey returns the bounds of the value of the top-level key of a JSON
-// object, or -1, -1. It scans without allocating and gives up on anything
-// that is not a well-formed object prefix.
+// findKey returns the bounds of the value of the first top-level key of a
+// JSON object, or -1, -1. It scans without allocating and gives up on
+// anything that is not a well-formed object prefix.
 func findKey(b []byte, key string) (start, end int) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return -1, -1
-	}
-	i++
+	o := members(b)
 	for {
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != '"' {
-			return -1, -1
-		}
-		ks, ke, ok := scanString(b, i)
+		k, vs, ve, ok := o.next()
 		if !ok {
 			return -1, -1
 		}
-		i = skipSpace(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return -1, -1
-		}
-		i = skipSpace(b, i+1)
-		vs := i
-		if i = skipValue(b, i); i < 0 {
-			return -1, -1
-		}
-		if string(b[ks+1:ke-1]) == key {
-			ve := i
-			for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t' || b[ve-1] == '\n' || b[ve-1] == '\r') {
-				ve--
-			}
+		if string(k) == key {
 			return vs, ve
 		}
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != ',' {
-			return -1, -1
-		}
-		i++
 	}
+}
+
+// object walks the top-level members of a JSON object, in order, without
+// allocating. It stops at the end of the object and at anything that is
+// not a well-formed object prefix.
+type object struct {
+	b []byte
+	i int // where the next member starts; -1 when the walk is over
+}
+
+// members returns the walk of the object b; a walk that is over at once
+// when b does not start with '{'.
+func members(b []byte) object {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return object{i: -1}
+	}
+	return object{b: b, i: i + 1}
+}
+
+// next returns the next member: its key as written (no quotes, escapes
+// kept) and the bounds of its value, trailing space trimmed; ok is false
+// when the walk is over.
+func (o *object) next() (key []byte, vs, ve int, ok bool) {
+	b, i := o.b, o.i
+	o.i = -1
+	if i < 0 {
+		return nil, 0, 0, false
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, 0, false
+	}
+	ks, ke, ok := scanString(b, i)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	i = skipSpace(b, ke)
+	if i >= len(b) || b[i] != ':' {
+		return nil, 0, 0, false
+	}
+	vs = skipSpace(b, i+1)
+	if i = skipValue(b, vs); i < 0 {
+		return nil, 0, 0, false
+	}
+	ve = i
+	for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t' || b[ve-1] == '\n' || b[ve-1] == '\r') {
+		ve--
+	}
+	if i = skipSpace(b, i); i < len(b) && b[i] == ',' {
+		o.i = i + 1
+	}
+	return b[ks+1 : ke-1], vs, ve, true
 }
 
 func skipSpace(b []byte, i int) int {
@@ -105,17 +132,23 @@ func skipSpace(b []byte, i int) int {
 }
 
 // scanString returns the bounds of the string starting at b[i] == '"',
-// quotes included.
+// quotes included. It jumps from quote to quote (bytes.IndexByte); a quote
+// after an odd run of backslashes is escaped.
 func scanString(b []byte, i int) (start, end int, ok bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, 0, false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return i, j + 1, true
 		}
 	}
-	return 0, 0, false
 }
 
 // skipValue returns the index just past the JSON value at b[i], or -1.
