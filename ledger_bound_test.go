@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // fakeClock is a ledger clock the test moves.
@@ -33,9 +33,9 @@ func (c *fakeClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func fileLedger(t *testing.T, dir string, clock *fakeClock) (*recordLedger, *breaker.File) {
+func fileLedger(t *testing.T, dir string, clock *fakeClock) (*recordLedger, *state.File) {
 	t.Helper()
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := state.OpenFile(dir, state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestLedgerRecordWithNothingSpentIsNotKept(t *testing.T) {
 }
 
 func TestLedgerOldRecordsStillRead(t *testing.T) {
-	m := breaker.NewMemory()
+	m := state.NewMemory()
 	old := binary.LittleEndian.AppendUint64(nil, uint64(nanoUSD(0.25))) // spent, no holds, no end
 	m.Transform("k", func([]byte) ([]byte, error) { return old, nil })
 	l := NewLedger(m).(*recordLedger)
@@ -149,7 +149,7 @@ func TestLedgerTenThousandClientKeysStayBounded(t *testing.T) {
 		keys    = 10000
 		step    = 10 * time.Second
 		period  = time.Minute
-		maxOpen = 64 // breaker.FileOptions.MaxOpen's default
+		maxOpen = 64 // state.FileOptions.MaxOpen's default
 	)
 	start := openFDCount(t)
 	peakFDs, peakFiles := 0, 0

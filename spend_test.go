@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // tenCents prices output at $20,000 per million tokens: the fake's five
@@ -23,7 +23,7 @@ func tenCents(string) (Price, bool) { return Price{Output: 20000}, true }
 
 func spendRig(t *testing.T, script string, limit float64) (*rig, Ledger) {
 	r := newRig(t, script, fastPolicy())
-	l := NewLedger(breaker.NewMemory())
+	l := NewLedger(state.NewMemory())
 	r.tr.Spend = &Spend{Budgets: []Budget{{Name: "daily", LimitUSD: limit}}, Ledger: l, Prices: tenCents}
 	return r, l
 }
@@ -188,7 +188,7 @@ func TestBudgetWindow(t *testing.T) {
 
 func TestLedgerRollsOverAndReclaims(t *testing.T) {
 	now := time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC)
-	l := &recordLedger{t: breaker.NewMemory(), now: func() time.Time { return now }}
+	l := &recordLedger{t: state.NewMemory(), now: func() time.Time { return now }}
 	b := Budget{Name: "daily"}
 	key := func() string { w, _ := b.Window(now); return "budget:daily:all:" + w }
 	if _, _, ok, _ := l.Reserve(key(), 1.0, 1.0, time.Minute); !ok {
@@ -244,7 +244,7 @@ func TestFileLedgerAcrossProcesses(t *testing.T) {
 	if admitted != 10 {
 		t.Fatalf("%d holds of $0.10 admitted under $1.00 across 8 processes, want exactly 10", admitted)
 	}
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := state.OpenFile(dir, state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestFileLedgerReclaimsAfterKill(t *testing.T) {
 	killed := time.Now()
 	cmd.Process.Kill() // kill -9 while holding $1.00
 	cmd.Wait()
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := state.OpenFile(dir, state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestLedgerChild(t *testing.T) {
 	if role == "" {
 		t.Skip("run by TestFileLedger*")
 	}
-	st, err := breaker.OpenFile(os.Getenv("SLUICE_LEDGER_DIR"), breaker.FileOptions{})
+	st, err := state.OpenFile(os.Getenv("SLUICE_LEDGER_DIR"), state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func contextCancelled() (context.Context, context.CancelFunc) {
 
 func TestLedgerRecordStaysSmall(t *testing.T) {
 	now := time.Unix(1000, 0)
-	l := &recordLedger{t: breaker.NewMemory(), now: func() time.Time { return now }}
+	l := &recordLedger{t: state.NewMemory(), now: func() time.Time { return now }}
 	var holds []Hold
 	for i := range 1000 {
 		now = now.Add(time.Duration(i%37) * time.Microsecond)

@@ -159,7 +159,7 @@ func (t *Transport) init() {
 		if t.Spend != nil {
 			t.ledger = t.Spend.Ledger
 			if t.ledger == nil {
-				t.ledger = NewLedger(breaker.NewMemory())
+				t.ledger = NewLedger(new(memoryRecords))
 			}
 		}
 	})

@@ -47,7 +47,7 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sluice breakers: state.backend is memory: breakers live inside the serving process (GET /sluice/breakers there)")
 		return exitUsage
 	}
-	store, closer, err := openStore(cfg, slog.New(slog.NewTextHandler(stderr, nil)))
+	store, _, closer, err := openStore(cfg, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
 		return exitUsage

@@ -80,7 +80,7 @@ type server struct {
 }
 
 func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
-	store, storeCloser, err := openStore(cfg, logger)
+	store, records, storeCloser, err := openStore(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*ser
 		storeCloser.Close()
 		return nil, err
 	}
-	gw, err := gateway.New(cfg, gateway.Options{Store: store, AttemptLog: logw, Logger: logger})
+	gw, err := gateway.New(cfg, gateway.Options{Store: store, Records: records, AttemptLog: logw, Logger: logger})
 	if err != nil {
 		logw.Close()
 		storeCloser.Close()

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // Options are what a Gateway takes besides its config. The zero value is
@@ -41,9 +42,13 @@ type Options struct {
 	Base http.RoundTripper
 
 	// Ledger keeps spend under the config's budgets. If nil, Store when it
-	// is a Ledger (Redis), a ledger over Store when it can hold records
-	// (sluice.Transformer: memory, file), else one in memory.
+	// is a Ledger (Redis), else a ledger over Records.
 	Ledger sluice.Ledger
+
+	// Records keeps the records of the ledger made when Ledger is nil and
+	// Store is not a Ledger: the state directory of a file Store (its
+	// Records). If nil, they are kept in memory.
+	Records sluice.Transformer
 
 	// Getenv reads the environment (injected keys, the admin token).
 	// If nil, os.Getenv.
@@ -144,10 +149,10 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if sh.ledger == nil {
 		if l, ok := sh.store.(sluice.Ledger); ok { // the Redis store
 			sh.ledger = l
-		} else if tr, ok := sh.store.(sluice.Transformer); ok {
-			sh.ledger = sluice.NewLedger(tr)
+		} else if opt.Records != nil {
+			sh.ledger = sluice.NewLedger(opt.Records)
 		} else {
-			sh.ledger = sluice.NewLedger(breaker.NewMemory())
+			sh.ledger = sluice.NewLedger(state.NewMemory())
 		}
 	}
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())

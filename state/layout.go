@@ -1,4 +1,4 @@
-package breaker
+package state
 
 import (
 	"errors"
@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// MaxStoredSlow is the most slow-attempt times a shared store (File, and the
-// Redis store) keeps for one breaker. A Slow.Count above it is treated as
-// MaxStoredSlow by those stores.
-const MaxStoredSlow = 16
+// FileSize is the size in bytes of every state file.
+const FileSize = 256
+
+// MaxRecord is the most bytes one record holds.
+const MaxRecord = FileSize - 32
 
 // A state file is fileSize bytes of native-endian 64-bit words, written and
 // read only with atomic operations through a shared memory map:
@@ -20,18 +21,10 @@ const MaxStoredSlow = 16
 //	word 3   len: how many payload bytes are in use
 //	word 4…  payload, at most payloadMax bytes
 //
-// A breaker's payload is recordWords words:
-//
-//	0        state | len(Slow)<<8 | len(Reason)<<16
-//	1        Failures
-//	2        Until
-//	3        Probe
-//	4        Changed
-//	5        Transitions
-//	6, 7     Reason, at most 16 bytes
-//	8…23     Slow, at most MaxStoredSlow times
+// A record's bytes are kept in the payload words little-endian first, so
+// that a record of n bytes takes (n+7)/8 words.
 const (
-	fileSize     = 256
+	fileSize     = FileSize
 	fileWords    = fileSize / 8
 	wMagic       = 0
 	wSeq         = 1
@@ -39,86 +32,15 @@ const (
 	wLen         = 3
 	headerWords  = 4
 	payloadWords = fileWords - headerWords
-	payloadMax   = payloadWords * 8
+	payloadMax   = MaxRecord
 
 	fileMagic = 0x534C5549434542_01 // "SLUICEB", version 1
-
-	recordWords = 8 + MaxStoredSlow
-	recordLen   = recordWords * 8
-	maxReason   = 16
 )
 
 // payload is a copy of a state file's payload words.
 type payload struct {
 	n int // bytes in use
 	w [payloadWords]uint64
-}
-
-// knownReasons are returned without allocating when decoded.
-var knownReasons = [...]string{"failures", "slow", "probe_failed", "manual"}
-
-// encodeRecord writes r into p. Reasons longer than 16 bytes are cut and
-// Slow keeps its newest MaxStoredSlow times.
-func encodeRecord(p *payload, r Record) {
-	slow := r.Slow
-	if len(slow) > MaxStoredSlow {
-		slow = slow[len(slow)-MaxStoredSlow:]
-	}
-	reason := r.Reason
-	if len(reason) > maxReason {
-		reason = reason[:maxReason]
-	}
-	*p = payload{n: recordLen}
-	p.w[0] = uint64(r.State) | uint64(len(slow))<<8 | uint64(len(reason))<<16
-	p.w[1] = uint64(int64(r.Failures))
-	p.w[2] = uint64(r.Until)
-	p.w[3] = r.Probe
-	p.w[4] = uint64(r.Changed)
-	p.w[5] = r.Transitions
-	var rb [maxReason]byte
-	copy(rb[:], reason)
-	p.w[6], p.w[7] = le64(rb[:8]), le64(rb[8:])
-	for i, t := range slow {
-		p.w[8+i] = uint64(t)
-	}
-}
-
-// decodeRecord reads a record from p; ok is false when p does not hold a
-// well-formed one.
-func decodeRecord(p *payload) (r Record, ok bool) {
-	h := p.w[0]
-	state, nslow, nreason := State(h&0xff), int(h>>8&0xff), int(h>>16&0xff)
-	failures := int64(p.w[1])
-	if p.n != recordLen || h>>24 != 0 || state > HalfOpen || nslow > MaxStoredSlow ||
-		nreason > maxReason || failures < 0 {
-		return Record{}, false
-	}
-	r = Record{
-		State: state, Failures: int(failures), Until: int64(p.w[2]), Probe: p.w[3],
-		Changed: int64(p.w[4]), Transitions: p.w[5],
-	}
-	if nreason > 0 {
-		var rb [maxReason]byte
-		putLE64(rb[:8], p.w[6])
-		putLE64(rb[8:], p.w[7])
-		r.Reason = reasonString(rb[:nreason])
-	}
-	if nslow > 0 {
-		r.Slow = make([]int64, nslow)
-		for i := range r.Slow {
-			r.Slow[i] = int64(p.w[8+i])
-		}
-	}
-	return r, true
-}
-
-func reasonString(b []byte) string {
-	for _, k := range knownReasons {
-		if string(b) == k {
-			return k
-		}
-	}
-	return string(b)
 }
 
 // setBytes stores b as p's payload.
@@ -160,13 +82,13 @@ func putLE64(b []byte, v uint64) {
 // directory's own limits stay within common file-name limits (255 bytes).
 const maxEscaped = 200
 
-// escapeName turns a breaker name into a file-name stem: ASCII lowercase
+// escapeName turns a record name into a file-name stem: ASCII lowercase
 // letters, digits, '-', '_' and '.' (not first) stand for themselves; every
 // other byte, uppercase letters included (so names differing only in case
 // stay apart on case-insensitive file systems), becomes %XX.
 func escapeName(name string) (string, error) {
 	if name == "" {
-		return "", errors.New("breaker: empty breaker name: give every breaker a name")
+		return "", errors.New("state: empty record name: give every record a name")
 	}
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
@@ -178,7 +100,7 @@ func escapeName(name string) (string, error) {
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	if b.Len() > maxEscaped {
-		return "", fmt.Errorf("breaker: name %.40q… is too long for a state file (at most %d bytes once escaped): use a shorter name", name, maxEscaped)
+		return "", fmt.Errorf("state: name %.40q… is too long for a state file (at most %d bytes once escaped): use a shorter name", name, maxEscaped)
 	}
 	return b.String(), nil
 }

@@ -1,4 +1,4 @@
-package breaker
+package state
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 type slot struct {
 	name   string
 	path   string
-	kind   slotKind
+	kind   *Kind
 	gi     int // its counter in the generation page
 	view   atomic.Pointer[view]
 	used   atomic.Bool // used since the store last looked
@@ -30,15 +30,15 @@ type slot struct {
 
 // view is what the fast path of Load trusts while the slot's generation
 // counter stays at dirGen and, for a mapped file, the file still holds the
-// write (seq, gen): the record rec. A view with no mapping is a breaker
-// with no file. A view is replaced, never changed; it is cleared before
+// write (seq, gen): the record its kind decoded as val. A view with no
+// mapping is a name with no file. A view is replaced, never changed; it is cleared before
 // its mapping is closed, and a reader checks it is still the slot's view
 // after reading through its mapping.
 type view struct {
 	m        *mapping
 	dirGen   uint64
 	seq, gen uint64
-	rec      Record
+	val      any
 }
 
 // action is what an update does with the payload it was shown.
@@ -80,21 +80,22 @@ func (f *File) fresh(s *slot, v *view) (same bool) {
 	return s.view.Load() == v
 }
 
-// slot returns name's slot, making one on first use; it opens nothing.
-func (f *File) slot(name string, k slotKind) (*slot, error) {
+// slot returns the slot of name of kind k, making one on first use; it
+// opens nothing.
+func (f *File) slot(k *Kind, name string) (*slot, error) {
 	if f.closed.Load() {
 		return nil, errFileClosed
 	}
-	if v, ok := f.slots[k].Load(name); ok {
+	if v, ok := k.slots.Load(name); ok {
 		return v.(*slot), nil
 	}
 	stem, err := escapeName(name)
 	if err != nil {
 		return nil, err
 	}
-	file := stem + kindExt[k]
-	s := &slot{name: name, path: filepath.Join(f.dir, file), kind: k, gi: genIndex(k, file)}
-	v, loaded := f.slots[k].LoadOrStore(name, s)
+	file := stem + k.ext
+	s := &slot{name: name, path: filepath.Join(f.dir, file), kind: k, gi: genIndex(k.half, file)}
+	v, loaded := k.slots.LoadOrStore(name, s)
 	if !loaded && f.nslots.Add(1) > f.pruneAt.Load() {
 		f.prune()
 	}
@@ -113,8 +114,8 @@ func (f *File) prune() {
 		return
 	}
 	defer f.mu.Unlock()
-	for k := range f.slots {
-		f.slots[k].Range(func(key, v any) bool {
+	for _, k := range f.kinds {
+		k.slots.Range(func(key, v any) bool {
 			s := v.(*slot)
 			if s.used.Load() {
 				s.used.Store(false)
@@ -125,7 +126,7 @@ func (f *File) prune() {
 			}
 			if s.m == nil && !s.dead {
 				s.dead = true
-				if f.slots[k].CompareAndDelete(key, s) {
+				if k.slots.CompareAndDelete(key, s) {
 					f.nslots.Add(-1)
 				}
 			}
@@ -149,7 +150,7 @@ func (f *File) lockSlot(s *slot) (*slot, error) {
 		}
 		s.mu.Unlock()
 		var err error
-		if s, err = f.slot(s.name, s.kind); err != nil {
+		if s, err = f.slot(s.kind, s.name); err != nil {
 			return nil, err
 		}
 	}
@@ -203,7 +204,7 @@ func (f *File) attach(s *slot, fd int) (*mapping, error) {
 		f.pages[page] = nil
 		f.mu.Unlock()
 		closeFD(fd)
-		return nil, fmt.Errorf("breaker: open state file %s: %w", s.path, err)
+		return nil, fmt.Errorf("state: open state file %s: %w", s.path, err)
 	}
 	if grew {
 		f.warnDamaged(s, "cut short")
@@ -229,7 +230,7 @@ func (f *File) acquirePage(s *slot) (int, error) {
 		}
 		f.mu.Unlock()
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("breaker: all %d state files this process may hold open stayed busy for %v: raise MaxOpen", len(f.pages), pageWait)
+			return 0, fmt.Errorf("state: all %d state files this process may hold open stayed busy for %v: raise MaxOpen", len(f.pages), pageWait)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
@@ -289,8 +290,7 @@ func (f *File) detachLocked(s *slot, blank bool) {
 // reopen maps the file now at s's path over s's page, in place of the one
 // removed or replaced there, and closes the old one. The caller holds s.mu.
 func (f *File) reopen(s *slot) error {
-	init := initialPayload(s.kind)
-	fd, _, created, err := openState(s.path, &init, true)
+	fd, _, created, err := openState(s.path, &s.kind.blank, true)
 	if err != nil {
 		return err
 	}
@@ -317,8 +317,7 @@ func (f *File) reopen(s *slot) error {
 // create creates s's state file (if no other process just did) and opens
 // it. The caller holds s.mu and s has no file.
 func (f *File) create(s *slot) (*mapping, error) {
-	init := initialPayload(s.kind)
-	fd, _, created, err := openState(s.path, &init, true)
+	fd, _, created, err := openState(s.path, &s.kind.blank, true)
 	if err != nil {
 		return nil, err
 	}
@@ -327,14 +326,6 @@ func (f *File) create(s *slot) (*mapping, error) {
 	}
 	s.checked = false
 	return f.attach(s, fd)
-}
-
-func initialPayload(k slotKind) payload {
-	var p payload
-	if k == kindBreaker {
-		encodeRecord(&p, Record{})
-	}
-	return p
 }
 
 // update is the one locked read-modify-write of a state file.
@@ -371,7 +362,7 @@ func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, e
 	}
 	m, err = f.lockMapping(s)
 	if err != nil {
-		return fmt.Errorf("breaker: lock state file %s: %w", s.path, err)
+		return fmt.Errorf("state: lock state file %s: %w", s.path, err)
 	}
 	var p payload
 	st, gen := readHeld(m.w, &p)
@@ -390,7 +381,7 @@ func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, e
 	res := writeWords(m.w, &p, gen)
 	m.unlock()
 	if res == readFault {
-		return fmt.Errorf("breaker: write state file %s: the file was cut short while written", s.path)
+		return fmt.Errorf("state: write state file %s: the file was cut short while written", s.path)
 	}
 	return nil
 }
@@ -408,7 +399,7 @@ func (f *File) removeHeld(s *slot, m *mapping) error {
 	m.unlock()
 	f.detach(s, true)
 	if err != nil {
-		return fmt.Errorf("breaker: %w", err)
+		return fmt.Errorf("state: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,328 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// recordExt is the extension of the File's own records.
+const recordExt = ".record"
+
+// KindOptions describes a kind of record. The zero value is a kind of
+// plain bytes.
+type KindOptions struct {
+	// Blank is the record a new file of the kind holds from its creation
+	// until its first write is in, and what a damaged record is rewritten
+	// to when a reader has to repair it. It holds at most MaxRecord bytes.
+	// If nil, a new file holds no record.
+	Blank []byte
+
+	// Decode turns a record's bytes, b, into the value Load returns; ok is
+	// false for bytes that are not a record of the kind, which then read as
+	// damaged. b is Decode's to keep. Load keeps the value it returned and
+	// returns it again, to every caller, until the record changes: nobody
+	// may change it. If nil, Load returns the record's bytes as a []byte.
+	Decode func(b []byte) (v any, ok bool)
+}
+
+// Kind is one kind of record in a File: the records whose files end in the
+// kind's extension, read and changed as its user decodes them. A Kind is
+// made by File.Kind and is safe for concurrent use.
+type Kind struct {
+	f      *File
+	ext    string
+	half   int // of the generation page
+	blank  payload
+	decode func(b []byte) (any, bool)
+	check  bool     // Transform shows fn a record Decode rejects as nil
+	slots  sync.Map // name → *slot
+}
+
+// Kind returns the kind of record whose files end in ext, a dot followed
+// by one to sixteen lowercase ASCII letters (".breaker"). The first call
+// for an extension makes the kind with opts; a later one returns the same
+// Kind and ignores opts, and Kind(".record", …) returns the File's own
+// records. The kinds of a File share its open files and its MaxOpen
+// budget. Kind panics if ext is not a valid extension or
+// opts.Blank is longer than MaxRecord.
+func (f *File) Kind(ext string, opts KindOptions) *Kind {
+	if !validExt(ext) {
+		panic(fmt.Sprintf("state: kind extension %q is not a dot and 1 to 16 lowercase letters", ext))
+	}
+	if len(opts.Blank) > payloadMax {
+		panic(fmt.Sprintf("state: blank record of kind %s is %d bytes, more than MaxRecord", ext, len(opts.Blank)))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range f.kinds {
+		if k.ext == ext {
+			return k
+		}
+	}
+	k := newKind(f, ext, opts)
+	f.kinds = append(f.kinds, k)
+	return k
+}
+
+// newKind makes a kind. The File's own records count their files in the
+// upper half of the generation page, every other kind in the lower half,
+// as the layout has always had it.
+func newKind(f *File, ext string, opts KindOptions) *Kind {
+	k := &Kind{f: f, ext: ext, decode: opts.Decode, check: opts.Decode != nil}
+	if ext == recordExt {
+		k.half = 1
+	}
+	if k.decode == nil {
+		k.decode = func(b []byte) (any, bool) { return b, true }
+	}
+	k.blank.setBytes(opts.Blank)
+	return k
+}
+
+func validExt(ext string) bool {
+	if len(ext) < 2 || len(ext) > 17 || ext[0] != '.' {
+		return false
+	}
+	for i := 1; i < len(ext); i++ {
+		if ext[i] < 'a' || ext[i] > 'z' {
+			return false
+		}
+	}
+	return ext != ".generations"
+}
+
+// Load returns the record called name as the kind's Decode made it, nil
+// if there is none (or it is damaged: a warning is logged once). It reads
+// lock-free through the shared mapping, and for a record unchanged since
+// the last Load it makes no system call, takes no lock, writes nothing and
+// allocates nothing.
+func (k *Kind) Load(name string) (any, error) {
+	f := k.f
+	s, err := f.slot(k, name)
+	if err != nil {
+		return nil, err
+	}
+	s.touch()
+	if v := s.view.Load(); v != nil && f.fresh(s, v) {
+		return v.val, nil
+	}
+	return f.loadSlow(s)
+}
+
+func (f *File) loadSlow(s *slot) (any, error) {
+	s, err := f.lockSlot(s)
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	m, g, err := f.current(s)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		s.view.Store(&view{dirGen: g})
+		return nil, nil
+	}
+	var p payload
+	st, seq, gen := readWords(m.w, &p)
+	switch st {
+	case readOK:
+		if val, ok := s.kind.decode(p.bytes()); ok {
+			s.view.Store(&view{m: m, dirGen: g, seq: seq, gen: gen, val: val})
+			return val, nil
+		}
+		f.warnDamaged(s, "not a record of its kind")
+	case readGarbage:
+		f.warnDamaged(s, "garbage")
+	case readFault:
+		f.warnDamaged(s, "cut short")
+		return nil, f.updateHeld(s, func(*payload, readStatus) (action, error) { return leave, nil })
+	case readBusy:
+		return f.loadLocked(s)
+	}
+	return nil, nil
+}
+
+// loadLocked reads s's record under the file lock, when lock-free reads
+// kept finding a write in progress. A write left unfinished by a dead
+// writer is repaired: the kind's blank record is written. The caller holds
+// s.mu.
+func (f *File) loadLocked(s *slot) (any, error) {
+	var val any
+	err := f.updateHeld(s, func(p *payload, st readStatus) (action, error) {
+		ok := false
+		if st == readOK {
+			val, ok = s.kind.decode(p.bytes())
+		}
+		if ok || st == readEmpty {
+			return leave, nil
+		}
+		val = nil
+		f.warnDamaged(s, st.String())
+		*p = s.kind.blank
+		return write, nil
+	})
+	return val, err
+}
+
+// Transform atomically replaces the record called name by fn(old), under
+// the file's lock: old is nil when the record is new or was damaged (or,
+// for a kind with a Decode, when Decode rejects it). A record transformed
+// to nothing (nil or empty) is removed, its file with it; one transformed
+// to its own bytes is not written. If fn returns an error, the record is
+// left as it was and Transform returns that error. A record holds at most
+// MaxRecord bytes. fn may be called twice when the record has no file yet
+// (once to see whether it needs one, once under the new file's lock): only
+// the last call's result is kept. Never call anything slow from fn.
+func (k *Kind) Transform(name string, fn func(old []byte) ([]byte, error)) error {
+	f := k.f
+	s, err := f.slot(k, name)
+	if err != nil {
+		return err
+	}
+	s.touch()
+	return f.update(s, func(p *payload, st readStatus) (action, error) {
+		var old []byte
+		switch st {
+		case readOK:
+			old = p.bytes()
+			if k.check {
+				if _, ok := k.decode(old); !ok {
+					f.warnDamaged(s, "not a record of its kind")
+					old = nil
+				}
+			}
+		case readEmpty:
+		default:
+			f.warnDamaged(s, st.String())
+		}
+		b, err := fn(old)
+		if err != nil {
+			return leave, err
+		}
+		if len(b) > payloadMax {
+			return leave, fmt.Errorf("state: record %q would be %d bytes, more than the %d a state file holds", name, len(b), payloadMax)
+		}
+		if len(b) == 0 {
+			return remove, nil
+		}
+		if old != nil && bytes.Equal(b, old) {
+			return leave, nil
+		}
+		p.setBytes(b)
+		return write, nil
+	})
+}
+
+// Snapshot returns the bytes of the record called name as Transform last
+// wrote them; nil if there is none. It reads without the file lock.
+func (k *Kind) Snapshot(name string) ([]byte, error) {
+	f := k.f
+	s, err := f.slot(k, name)
+	if err != nil {
+		return nil, err
+	}
+	s, err = f.lockSlot(s)
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	m, _, err := f.current(s)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	var p payload
+	st, _, _ := readWords(m.w, &p)
+	switch st {
+	case readOK:
+		return p.bytes(), nil
+	case readEmpty:
+		return nil, nil
+	case readBusy:
+		var b []byte
+		err := f.updateHeld(s, func(p *payload, st readStatus) (action, error) {
+			if st == readOK {
+				b = p.bytes()
+			}
+			return leave, nil
+		})
+		return b, err
+	}
+	f.warnDamaged(s, st.String())
+	return nil, nil
+}
+
+// Names returns the name of every record of the kind that has a file in
+// the directory, in no particular order.
+func (k *Kind) Names() ([]string, error) {
+	if k.f.closed.Load() {
+		return nil, errFileClosed
+	}
+	ents, err := os.ReadDir(k.f.dir)
+	if err != nil {
+		return nil, fmt.Errorf("state: list state directory: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if name, ok := k.nameOf(e); ok {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// nameOf returns the record name of directory entry e, ok false if e is
+// not a state file of the kind.
+func (k *Kind) nameOf(e os.DirEntry) (string, bool) {
+	stem, ok := strings.CutSuffix(e.Name(), k.ext)
+	if !ok || e.IsDir() {
+		return "", false
+	}
+	return unescapeName(stem)
+}
+
+// RemoveRecords removes every record of the kind for which drop, shown the
+// record's name and bytes under its file lock, returns true; a file
+// holding no record is removed without asking. It reads each of the
+// kind's files in the directory (an open, a lock and a read each): call it
+// at a bounded rate. It returns how many it removed.
+func (k *Kind) RemoveRecords(drop func(name string, rec []byte) bool) (int, error) {
+	f := k.f
+	if f.closed.Load() {
+		return 0, errFileClosed
+	}
+	ents, err := os.ReadDir(f.dir)
+	if err != nil {
+		return 0, fmt.Errorf("state: list state directory: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, e := range ents {
+		name, ok := k.nameOf(e)
+		if !ok {
+			continue
+		}
+		gi := genIndex(k.half, e.Name())
+		err := sweepFile(filepath.Join(f.dir, e.Name()), func(p *payload, st readStatus) bool {
+			switch st {
+			case readOK:
+				return p.n == 0 || drop(name, p.bytes())
+			case readEmpty:
+				return true
+			}
+			return false
+		}, func() {
+			f.gens.bump(gi)
+			removed++
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("state: sweep record %q: %w", name, err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
