@@ -191,7 +191,7 @@ func (k *Kind) Transform(name string, fn func(old []byte) ([]byte, error)) error
 		switch st {
 		case readOK:
 			old = p.bytes()
-			if k.check {
+			if k.check && !f.decoded(s) {
 				if _, ok := k.decode(old); !ok {
 					f.warnDamaged(s, "not a record of its kind")
 					old = nil
@@ -217,6 +217,14 @@ func (k *Kind) Transform(name string, fn func(old []byte) ([]byte, error)) error
 		p.setBytes(b)
 		return write, nil
 	})
+}
+
+// decoded reports whether s's record, as the caller holding its file lock
+// reads it, is the one its view holds decoded: a record this process
+// loaded and nobody changed since needs no decoding to be known sound.
+func (f *File) decoded(s *slot) bool {
+	v := s.view.Load()
+	return v != nil && v.m != nil && v.m == s.m && f.fresh(s, v)
 }
 
 // Snapshot returns the bytes of the record called name as Transform last
