@@ -14,5 +14,7 @@
 // File.Transform, Snapshot and RemoveRecords) and any a user adds with
 // File.Kind, choosing the kind's file extension and how its bytes decode.
 // Kind.Load caches a record's decoded value and serves it, in six atomic
-// loads, until the record changes.
+// loads, until the record changes. File.Counters makes a kind whose records
+// are counters changed with atomic operations on the shared mapping,
+// without the file lock: what a spend ledger reserves money with.
 package state

@@ -208,6 +208,7 @@ func (f *File) Close() error {
 		s.mu.Lock()
 		if s.m != nil {
 			s.view.Store(nil)
+			s.drain()
 			errs = append(errs, s.m.closeFile())
 			s.m = nil
 		}

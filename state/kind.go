@@ -34,13 +34,14 @@ type KindOptions struct {
 // kind's extension, read and changed as its user decodes them. A Kind is
 // made by File.Kind and is safe for concurrent use.
 type Kind struct {
-	f      *File
-	ext    string
-	half   int // of the generation page
-	blank  payload
-	decode func(b []byte) (any, bool)
-	check  bool     // Transform shows fn a record Decode rejects as nil
-	slots  sync.Map // name → *slot
+	f        *File
+	ext      string
+	half     int // of the generation page
+	blank    payload
+	decode   func(b []byte) (any, bool)
+	check    bool     // Transform shows fn a record Decode rejects as nil
+	counters bool     // a kind of counters (Counters), changed only by atomic operations
+	slots    sync.Map // name → *slot
 }
 
 // Kind returns the kind of record whose files end in ext, a dot followed
@@ -51,6 +52,12 @@ type Kind struct {
 // budget. Kind panics if ext is not a valid extension or
 // opts.Blank is longer than MaxRecord.
 func (f *File) Kind(ext string, opts KindOptions) *Kind {
+	return f.kind(ext, opts, false)
+}
+
+// kind returns the kind of ext, making it if it is new; a kind of
+// counters is made only by Counters.
+func (f *File) kind(ext string, opts KindOptions, counters bool) *Kind {
 	if !validExt(ext) {
 		panic(fmt.Sprintf("state: kind extension %q is not a dot and 1 to 16 lowercase letters", ext))
 	}
@@ -60,11 +67,16 @@ func (f *File) Kind(ext string, opts KindOptions) *Kind {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range f.kinds {
-		if k.ext == ext {
-			return k
+		if k.ext != ext {
+			continue
 		}
+		if k.counters != counters {
+			panic(fmt.Sprintf("state: kind %s is a kind of counters for Counters only", ext))
+		}
+		return k
 	}
 	k := newKind(f, ext, opts)
+	k.counters = counters
 	f.kinds = append(f.kinds, k)
 	return k
 }

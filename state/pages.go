@@ -108,6 +108,7 @@ func (f *File) detachLocked(s *slot, blank bool) {
 		return
 	}
 	s.view.Store(nil)
+	s.drain()
 	if blank {
 		f.region.blank(m.page)
 	}
@@ -128,6 +129,7 @@ func (f *File) reopen(s *slot) error {
 	}
 	old := s.m
 	s.view.Store(nil)
+	s.drain()
 	nm := &mapping{fd: fd, page: old.page}
 	nm.w, err = f.region.mapFile(old.page, fd)
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,8 @@ type slot struct {
 	kind   *Kind
 	gi     int // its counter in the generation page
 	view   atomic.Pointer[view]
-	used   atomic.Bool // used since the store last looked
+	used   atomic.Bool  // used since the store last looked
+	pins   atomic.Int32 // lock-free writers at work on the mapped page (Counters)
 	warned atomic.Bool
 
 	mu         sync.Mutex // serialises this process's slow reads, writers, opening and closing
@@ -48,6 +50,14 @@ const (
 	write                // write the payload
 	remove               // remove the state file: its record is idle or empty
 )
+
+// drain waits until no lock-free writer works through s's page; called
+// once s's view is cleared, before the page is mapped over or released.
+func (s *slot) drain() {
+	for s.pins.Load() != 0 {
+		runtime.Gosched()
+	}
+}
 
 func (s *slot) touch() {
 	if !s.used.Load() {
@@ -255,25 +265,32 @@ func (f *File) removeHeld(s *slot, m *mapping) error {
 	return nil
 }
 
+// maxReopen bounds how often lockMapping maps again a file that others
+// keep removing or replacing before it could lock it.
+const maxReopen = 100
+
 // lockMapping takes the file lock of s's file, reopening the file first if
 // it was removed or replaced since it was mapped. The caller holds s.mu
 // and s has a file.
 func (f *File) lockMapping(s *slot) (*mapping, error) {
 	m := s.m
-	if err := m.lock(); err != nil {
-		return nil, err
-	}
-	size, replaced := m.check(s.path)
-	if replaced {
+	var size int64
+	for try := 0; ; try++ {
+		if err := m.lock(); err != nil {
+			return nil, err
+		}
+		var replaced bool
+		if size, replaced = m.check(s.path); !replaced {
+			break
+		}
 		m.unlock()
+		if try == maxReopen {
+			return nil, fmt.Errorf("state file %s was replaced %d times while it was being locked", s.path, maxReopen)
+		}
 		if err := f.reopen(s); err != nil {
 			return nil, err
 		}
 		m = s.m
-		if err := m.lock(); err != nil {
-			return nil, err
-		}
-		size, _ = m.check(s.path)
 	}
 	if size < fileSize {
 		f.warnDamaged(s, "cut short")
