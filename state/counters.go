@@ -247,7 +247,8 @@ func (f *File) prepareCounters(s *slot, m *mapping) (st readStatus) {
 	if atomic.LoadUint64(&m.w[wSeq])&1 != 0 || atomic.LoadUint64(&m.w[wMagic]) != fileMagic ||
 		atomic.LoadUint64(&m.w[wLen]) != payloadMax {
 		f.warnDamaged(s, "not a record of counters")
-		return writeWords(m.w, &s.kind.blank, atomic.LoadUint64(&m.w[wGen])|1)
+		st, _ = writeWords(m.w, &s.kind.blank, atomic.LoadUint64(&m.w[wGen])|1)
+		return st
 	}
 	for j := range NumCounters {
 		w := &m.w[headerWords+j]

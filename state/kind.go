@@ -22,23 +22,32 @@ type KindOptions struct {
 	// If nil, a new file holds no record.
 	Blank []byte
 
-	// Decode turns a record's bytes, b, into the value Load returns; ok is
-	// false for bytes that are not a record of the kind, which then read as
-	// damaged. b is Decode's to keep. Load keeps the value it returned and
-	// returns it again, to every caller, until the record changes: nobody
-	// may change it. If nil, Load returns the record's bytes as a []byte.
+	// Encode appends the encoding of v, a value Update's fn returned, to
+	// dst and returns the result: at most MaxRecord bytes, Decode's
+	// inverse. If nil, Update cannot be used.
+	Encode func(dst []byte, v any) []byte
+
+	// Decode turns a record's bytes, b, into the value Load returns (and
+	// Update shows); ok is false for bytes that are not a record of the
+	// kind, which then read as damaged. b is valid only during the call:
+	// Decode copies what it keeps of it. Load keeps the value and returns
+	// it again, to every caller, until the record changes: nobody may
+	// change it. If nil, Load returns a copy of the record's bytes, a
+	// []byte.
 	Decode func(b []byte) (v any, ok bool)
 }
 
 // Kind is one kind of record in a File: the records whose files end in the
-// kind's extension, read and changed as its user decodes them. A Kind is
-// made by File.Kind and is safe for concurrent use.
+// kind's extension, read (Load) and changed (Transform, Update) as its user
+// decodes them. A Kind is made by File.Kind and is safe for concurrent
+// use.
 type Kind struct {
 	f        *File
 	ext      string
 	half     int // of the generation page
 	blank    payload
 	decode   func(b []byte) (any, bool)
+	encode   func(dst []byte, v any) []byte
 	check    bool     // Transform shows fn a record Decode rejects as nil
 	counters bool     // a kind of counters (Counters), changed only by atomic operations
 	slots    sync.Map // name → *slot
@@ -85,12 +94,12 @@ func (f *File) kind(ext string, opts KindOptions, counters bool) *Kind {
 // upper half of the generation page, every other kind in the lower half,
 // as the layout has always had it.
 func newKind(f *File, ext string, opts KindOptions) *Kind {
-	k := &Kind{f: f, ext: ext, decode: opts.Decode, check: opts.Decode != nil}
+	k := &Kind{f: f, ext: ext, decode: opts.Decode, encode: opts.Encode, check: opts.Decode != nil}
 	if ext == recordExt {
 		k.half = 1
 	}
 	if k.decode == nil {
-		k.decode = func(b []byte) (any, bool) { return b, true }
+		k.decode = func(b []byte) (any, bool) { return bytes.Clone(b), true }
 	}
 	k.blank.setBytes(opts.Blank)
 	return k
@@ -144,7 +153,7 @@ func (f *File) loadSlow(s *slot) (any, error) {
 	st, seq, gen := readWords(m.w, &p)
 	switch st {
 	case readOK:
-		if val, ok := s.kind.decode(p.bytes()); ok {
+		if val, ok := decodeWith(s.kind.decode, &p); ok {
 			s.view.Store(&view{m: m, dirGen: g, seq: seq, gen: gen, val: val})
 			return val, nil
 		}
@@ -169,7 +178,7 @@ func (f *File) loadLocked(s *slot) (any, error) {
 	err := f.updateHeld(s, func(p *payload, st readStatus) (action, error) {
 		ok := false
 		if st == readOK {
-			val, ok = s.kind.decode(p.bytes())
+			val, ok = decodeWith(s.kind.decode, p)
 		}
 		if ok || st == readEmpty {
 			return leave, nil
@@ -204,7 +213,7 @@ func (k *Kind) Transform(name string, fn func(old []byte) ([]byte, error)) error
 		case readOK:
 			old = p.bytes()
 			if k.check && !f.decoded(s) {
-				if _, ok := k.decode(old); !ok {
+				if _, ok := decodeWith(k.decode, p); !ok {
 					f.warnDamaged(s, "not a record of its kind")
 					old = nil
 				}
@@ -223,10 +232,70 @@ func (k *Kind) Transform(name string, fn func(old []byte) ([]byte, error)) error
 		if len(b) == 0 {
 			return remove, nil
 		}
-		if old != nil && bytes.Equal(b, old) {
+		if old != nil && p.holds(b) {
 			return leave, nil
 		}
 		p.setBytes(b)
+		return write, nil
+	})
+}
+
+// Update atomically replaces the record called name by fn(old), under the
+// file's lock, for a kind with an Encode and a Decode: old is the record
+// decoded, as Load returns it (nil when there is none, or it is damaged),
+// and fn returns the new value, which Update encodes, writes, and keeps
+// for Load to return until the record changes. A record transformed to
+// nil is removed, its file with it; one transformed to its own encoding
+// is not written. If fn returns an error, the record is left as it was
+// and Update returns that error. A record this process has loaded or
+// updated, and nobody changed since, is not decoded again. fn may be
+// called twice, as Transform's. Never call anything slow from fn.
+func (k *Kind) Update(name string, fn func(old any) (any, error)) error {
+	if k.encode == nil || k.check == false {
+		return fmt.Errorf("state: Update of %q: kind %s has no Encode and Decode", name, k.ext)
+	}
+	f := k.f
+	s, err := f.slot(k, name)
+	if err != nil {
+		return err
+	}
+	s.touch()
+	return f.update(s, func(p *payload, st readStatus) (action, error) {
+		s.pending = nil
+		var old any
+		switch st {
+		case readOK:
+			if f.decoded(s) {
+				old = s.view.Load().val
+				break
+			}
+			var ok bool
+			if old, ok = decodeWith(k.decode, p); !ok {
+				f.warnDamaged(s, "not a record of its kind")
+				old = nil
+			}
+		case readEmpty:
+		default:
+			f.warnDamaged(s, st.String())
+		}
+		v, err := fn(old)
+		if err != nil {
+			return leave, err
+		}
+		if v == nil {
+			return remove, nil
+		}
+		buf := scratch.Get().(*[payloadMax]byte)
+		defer scratch.Put(buf)
+		b := k.encode(buf[:0], v)
+		if len(b) > payloadMax || len(b) == 0 {
+			return leave, fmt.Errorf("state: record %q encodes to %d bytes: a record holds 1 to %d", name, len(b), payloadMax)
+		}
+		if old != nil && p.holds(b) {
+			return leave, nil
+		}
+		p.setBytes(b)
+		s.pending = &view{val: v}
 		return write, nil
 	})
 }

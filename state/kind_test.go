@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -118,5 +119,58 @@ func TestKindRefusesBadExtensions(t *testing.T) {
 	}
 	if f.Kind(".record", counter) != f.records {
 		t.Error(`Kind(".record") is not the File's own records`)
+	}
+}
+
+func TestKindUpdateShowsDecodedValue(t *testing.T) {
+	dir := t.TempDir()
+	f, lb := openTestFile(t, dir)
+	var decodes atomic.Int64
+	opts := counter
+	opts.Decode = func(b []byte) (any, bool) {
+		decodes.Add(1)
+		return counter.Decode(b)
+	}
+	opts.Encode = func(dst []byte, v any) []byte { return append(dst, byte(v.(int))) }
+	k := f.Kind(".counter", opts)
+	add := func(old any) (any, error) {
+		n, _ := old.(int)
+		return n + 1, nil
+	}
+	for range 3 {
+		if err := k.Update("c", add); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := k.Load("c"); v != 3 {
+		t.Fatalf("after 3 Updates Load = %v, want 3", v)
+	}
+	if n := decodes.Load(); n != 1 {
+		t.Fatalf("Updates and a Load of what they wrote decoded %d times, want 1 (the new file's blank record)", n)
+	}
+	if err := k.Update("c", func(any) (any, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := k.Load("c"); v != nil {
+		t.Fatalf("after an Update to nil Load = %v, want nil", v)
+	}
+	if err := f.Kind(".plain", KindOptions{}).Update("c", add); err == nil {
+		t.Fatal("Update of a kind with no Encode: no error")
+	}
+	for range 3 {
+		k.Update("c", add)
+	}
+	other, _ := openTestFile(t, dir)
+	other.Kind(".counter", KindOptions{}).Transform("c", func([]byte) ([]byte, error) { return []byte("xx"), nil })
+	var seen any = "unset"
+	k.Update("c", func(old any) (any, error) { seen = old; return add(old) })
+	if seen != nil {
+		t.Fatalf("Update showed fn %v for an undecodable record, want nil", seen)
+	}
+	if v, _ := k.Load("c"); v != 1 {
+		t.Fatalf("after rewriting an undecodable record Load = %v, want 1", v)
+	}
+	if n := strings.Count(lb.String(), "damaged state file"); n != 1 {
+		t.Fatalf("%d warnings, want 1; log:\n%s", n, lb)
 	}
 }

@@ -1,9 +1,11 @@
 package state
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // FileSize is the size in bytes of every state file.
@@ -45,12 +47,38 @@ type payload struct {
 
 // setBytes stores b as p's payload.
 func (p *payload) setBytes(b []byte) {
-	*p = payload{n: len(b)}
-	for i := 0; i < len(b); i += 8 {
+	p.n = len(b)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		p.w[i/8] = le64(b[i:])
+	}
+	if i < len(b) {
 		var w [8]byte
 		copy(w[:], b[i:])
 		p.w[i/8] = le64(w[:])
+		i += 8
 	}
+	clear(p.w[i/8:])
+}
+
+// scratch holds the bytes of a payload while a Decode reads them.
+var scratch = sync.Pool{New: func() any { return new([payloadMax]byte) }}
+
+// decodeWith calls decode with p's bytes, in a buffer reused afterwards.
+func decodeWith(decode func([]byte) (any, bool), p *payload) (any, bool) {
+	buf := scratch.Get().(*[payloadMax]byte)
+	defer scratch.Put(buf)
+	for i := 0; i < p.n; i += 8 {
+		putLE64(buf[i:], p.w[i/8])
+	}
+	return decode(buf[:p.n])
+}
+
+// holds reports whether p's payload is b.
+func (p *payload) holds(b []byte) bool {
+	var q payload
+	q.setBytes(b)
+	return q == *p
 }
 
 // bytes returns a copy of p's payload bytes, nil if there are none.
@@ -65,18 +93,9 @@ func (p *payload) bytes() []byte {
 	return out[:p.n]
 }
 
-func le64(b []byte) uint64 {
-	_ = b[7]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
-func putLE64(b []byte, v uint64) {
-	_ = b[7]
-	for i := range 8 {
-		b[i] = byte(v >> (8 * i))
-	}
-}
+func putLE64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }
 
 // maxEscaped bounds an escaped name so that name, extension and the
 // directory's own limits stay within common file-name limits (255 bytes).

@@ -26,7 +26,8 @@ type slot struct {
 	m          *mapping   // the open file, nil if none
 	checked    bool       // m, or the lack of a file, was seen at counter checkedGen
 	checkedGen uint64
-	dead       bool // dropped from the store's table: look the name up again
+	dead       bool  // dropped from the store's table: look the name up again
+	pending    *view // what the write updateHeld is making holds, decoded (Update)
 }
 
 // view is what the fast path of Load trusts while the slot's generation
@@ -203,8 +204,11 @@ func (f *File) update(s *slot, fn func(p *payload, st readStatus) (action, error
 // writes it, or removes the file, if fn says so. A name with no file is
 // shown fn as empty first, and gets a file only if fn writes. A file that
 // was removed or replaced is reopened, one cut short is extended first.
-// The caller holds s.mu.
+// If fn left s.pending, a view holding the decoded value of what it
+// writes, that view becomes the slot's once the write is in. The caller
+// holds s.mu.
 func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, error)) error {
+	defer func() { s.pending = nil }()
 	if f.closed.Load() {
 		return errFileClosed
 	}
@@ -239,7 +243,11 @@ func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, e
 		gen = rand.Uint64() | 1
 		s.warned.Store(false)
 	}
-	res := writeWords(m.w, &p, gen)
+	res, seq := writeWords(m.w, &p, gen)
+	if v := s.pending; v != nil && res == readOK {
+		v.m, v.dirGen, v.seq, v.gen = m, f.gens.current(s.gi), seq, gen
+		s.view.Store(v)
+	}
 	m.unlock()
 	if res == readFault {
 		return fmt.Errorf("state: write state file %s: the file was cut short while written", s.path)

@@ -1,6 +1,8 @@
 package filestore
 
 import (
+	"encoding/binary"
+
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -39,6 +41,17 @@ func encode(r breaker.Record) []byte {
 	var p payload
 	encodeRecord(&p, r)
 	return p.bytes()
+}
+
+// encodeTo appends the bytes of v, a breaker.Record, to dst. It is the
+// Encode of the breakers' kind.
+func encodeTo(dst []byte, v any) []byte {
+	var p payload
+	encodeRecord(&p, v.(breaker.Record))
+	for i := 0; i < p.n; i += 8 {
+		dst = binary.LittleEndian.AppendUint64(dst, p.w[i/8])
+	}
+	return dst
 }
 
 // decode returns the record b holds, as a breaker.Record; ok is false when
@@ -126,12 +139,18 @@ func reasonString(b []byte) string {
 
 // setBytes stores b, at most state.MaxRecord bytes, as p's words.
 func (p *payload) setBytes(b []byte) {
-	*p = payload{n: len(b)}
-	for i := 0; i < len(b); i += 8 {
+	p.n = len(b)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		p.w[i/8] = le64(b[i:])
+	}
+	if i < len(b) {
 		var w [8]byte
 		copy(w[:], b[i:])
 		p.w[i/8] = le64(w[:])
+		i += 8
 	}
+	clear(p.w[i/8:])
 }
 
 // bytes returns p's bytes in use, nil if there are none.
@@ -146,15 +165,6 @@ func (p *payload) bytes() []byte {
 	return out[:p.n]
 }
 
-func le64(b []byte) uint64 {
-	_ = b[7]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
-func putLE64(b []byte, v uint64) {
-	_ = b[7]
-	for i := range 8 {
-		b[i] = byte(v >> (8 * i))
-	}
-}
+func putLE64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }

@@ -44,8 +44,8 @@ type Options struct {
 	MaxOpen int
 }
 
-// Ext is the extension of a breaker's state file.
-const Ext = ".breaker"
+// ext is the extension of a breaker's state file.
+const ext = ".breaker"
 
 // Store is the breaker.Store of a state directory. It is safe for
 // concurrent use.
@@ -69,7 +69,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // New returns the breaker store over the state directory f: f's records
 // of the kind ".breaker". Closing the Store closes f.
 func New(f *state.File) *Store {
-	return &Store{f: f, breakers: f.Kind(Ext, state.KindOptions{Blank: encode(breaker.Record{}), Decode: decode})}
+	return &Store{f: f, breakers: f.Kind(ext, state.KindOptions{Blank: encode(breaker.Record{}), Encode: encodeTo, Decode: decode})}
 }
 
 // Records returns the state directory the store stands on, for records
@@ -98,13 +98,13 @@ func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (break
 		set.Slow.Count = breaker.MaxStoredSlow
 	}
 	var next breaker.Record
-	err := s.breakers.Transform(name, func(old []byte) ([]byte, error) {
-		cur, _ := decodeBytes(old)
+	err := s.breakers.Update(name, func(old any) (any, error) {
+		cur, _ := old.(breaker.Record)
 		next = set.Next(cur, e, time.Now())
 		if next.Idle() {
 			return nil, nil
 		}
-		return encode(next), nil
+		return next, nil
 	})
 	if err != nil {
 		return breaker.Record{}, err

@@ -409,3 +409,22 @@ func BenchmarkFileFailure(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFileAllowFailure is a failure as a breaker sees one: Allow
+// loads the record, Done applies the failure.
+func BenchmarkFileAllowFailure(b *testing.B) {
+	f, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	br := breaker.New("openai", breaker.Settings{Failures: 1 << 30}, f)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := br.Allow()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Done(breaker.Failure, time.Millisecond)
+	}
+}
