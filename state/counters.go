@@ -8,7 +8,7 @@ import (
 )
 
 // NumCounters is how many counters one record of a Counters kind holds.
-const NumCounters = payloadWords
+const NumCounters = MaxRecord / 8
 
 // sealed marks a counter word that maintenance holds: no lock-free change
 // may land on it.
