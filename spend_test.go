@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/spend"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // tenCents prices output at $20,000 per million tokens: the fake's five
@@ -21,7 +21,7 @@ func tenCents(string) (spend.Price, bool) { return spend.Price{Output: 20000}, t
 
 func spendRig(t *testing.T, script string, limit float64) (*rig, spend.Ledger) {
 	r := newRig(t, script, fastPolicy())
-	l := spend.NewLedger(breaker.NewMemory())
+	l := spend.NewLedger(state.NewMemory())
 	r.tr.Meter = &spend.Meter{Budgets: []spend.Budget{{Name: "daily", LimitUSD: limit}}, Ledger: l, Prices: tenCents}
 	return r, l
 }

@@ -20,12 +20,12 @@
 //	p.Done(breaker.Failure, time.Since(start))
 //
 // The transition rules are the pure function Settings.Next; a Store applies
-// them atomically to a Record. Memory keeps records in one process; File,
-// in a state directory shared by every process of a host (one small
-// memory-mapped file per breaker that has something to share, none for an
-// idle closed one, at most FileOptions.MaxOpen open at once, changes under
-// flock, a closed breaker's fast path lock-free and without a system
-// call); package redisstore, in
-// Redis for many hosts (transitions as Lua scripts on Redis's clock, the
-// closed fast path served from a cache refreshed every 250 ms).
+// them atomically to a Record. Memory keeps records in one process. Package
+// filestore keeps them in a state directory shared by every process of a
+// host (one small memory-mapped file per breaker that has something to
+// share, none for an idle closed one, changes under flock, a closed
+// breaker's fast path lock-free and without a system call), built on
+// package state; package redisstore, in Redis for many hosts (transitions
+// as Lua scripts on Redis's clock, the closed fast path served from a
+// cache refreshed every 250 ms).
 package breaker

@@ -59,14 +59,6 @@ func TestStalePermitFromEarlierCycleIgnored(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
 		checkStaleFailureIgnored(t, cycleWithStalePermit(t, NewMemory()))
 	})
-	t.Run("file", func(t *testing.T) {
-		f, err := OpenFile(t.TempDir(), FileOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		checkStaleFailureIgnored(t, cycleWithStalePermit(t, f))
-	})
 }
 
 // An outcome event without a generation is applied as before; one with

@@ -20,15 +20,6 @@ func TestZeroMemoryUsable(t *testing.T) {
 	if err != nil || len(list) != 1 || list["p"].State != Open {
 		t.Fatalf("List = %v, %v; want p open", list, err)
 	}
-	if err := m.Transform("spend", func(old []byte) ([]byte, error) {
-		return append(old, 'x'), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	n, err := m.RemoveRecords(func(name string, rec []byte) bool { return name == "spend" && string(rec) == "x" })
-	if err != nil || n != 1 {
-		t.Fatalf("RemoveRecords = %d, %v; want 1 record dropped", n, err)
-	}
 	if err := b.Reset(); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,18 @@ type Record struct {
 	Transitions uint64
 }
 
+// MaxStoredSlow is the most slow-attempt times a shared store (the file
+// store of package filestore, and the Redis store) keeps for one breaker.
+// A Slow.Count above it is treated as MaxStoredSlow by those stores.
+const MaxStoredSlow = 16
+
+// Idle reports whether r is the record of a breaker with nothing to
+// share: closed, nothing counted, never changed state. A store need keep
+// nothing for it: it reads as the zero Record.
+func (r Record) Idle() bool {
+	return r.State == Closed && r.Failures == 0 && len(r.Slow) == 0 && r.Transitions == 0
+}
+
 // EventKind is the kind of an Event.
 type EventKind uint8
 

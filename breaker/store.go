@@ -22,13 +22,12 @@ type Store interface {
 }
 
 // Memory is a Store for one process, safe for concurrent use. The zero
-// value is an empty store, ready to use, as is NewMemory's. It keeps only what is worth keeping: a breaker whose record
-// becomes idle (closed, nothing counted, no transition) and a record
-// transformed to nothing are dropped, so a breaker that only ever saw
-// successes takes no memory.
+// value is an empty store, ready to use, as is NewMemory's. It keeps only
+// what is worth keeping: a breaker whose record becomes idle (closed,
+// nothing counted, no transition) is dropped, so a breaker that only ever
+// saw successes takes no memory.
 type Memory struct {
-	m     sync.Map // name → *memEntry
-	blobs sync.Map // name → *memBlob, for Transform
+	m sync.Map // name → *memEntry
 }
 
 type memEntry struct {
@@ -71,7 +70,7 @@ func (m *Memory) Apply(name string, s Settings, e Event) (Record, error) {
 			cur = *r
 		}
 		next := s.Next(cur, e, time.Now())
-		if idle(next) {
+		if next.Idle() {
 			ent.dead = true
 			ent.rec.Store(nil)
 			m.m.CompareAndDelete(name, ent)
@@ -103,54 +102,4 @@ func Names(list map[string]Record) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// Transform atomically replaces the opaque record called name by
-// fn(old), where old is nil when there is none. It is the read-modify-write
-// that the spend ledger keeps its records with; records live apart from
-// breakers. A record transformed to nothing (nil or empty) is dropped.
-func (m *Memory) Transform(name string, fn func(old []byte) ([]byte, error)) error {
-	for {
-		v, _ := m.blobs.LoadOrStore(name, &memBlob{})
-		b := v.(*memBlob)
-		b.mu.Lock()
-		if b.dead {
-			b.mu.Unlock()
-			continue
-		}
-		next, err := fn(b.data)
-		if err == nil {
-			b.data = append([]byte(nil), next...)
-			if len(next) == 0 {
-				b.dead = true
-				m.blobs.CompareAndDelete(name, b)
-			}
-		}
-		b.mu.Unlock()
-		return err
-	}
-}
-
-// RemoveRecords drops every record for which drop, shown its name and
-// bytes under its lock, returns true, and returns how many it dropped.
-func (m *Memory) RemoveRecords(drop func(name string, rec []byte) bool) (int, error) {
-	n := 0
-	m.blobs.Range(func(k, v any) bool {
-		b := v.(*memBlob)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if !b.dead && drop(k.(string), b.data) {
-			b.dead = true
-			m.blobs.CompareAndDelete(k, b)
-			n++
-		}
-		return true
-	})
-	return n, nil
-}
-
-type memBlob struct {
-	mu   sync.Mutex
-	data []byte
-	dead bool // dropped from the map: look the name up again
 }

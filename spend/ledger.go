@@ -62,13 +62,13 @@ func reserveIn(l Ledger, key string, amount, limit float64, ttl time.Duration, e
 }
 
 // Transformer is the atomic read-modify-write of a small record that the
-// breaker stores provide (breaker.Memory, breaker.File).
+// state stores provide (state.Memory, state.File).
 type Transformer interface {
 	Transform(name string, fn func(old []byte) ([]byte, error)) error
 }
 
 // RecordSweeper is a Transformer that can also remove, in one pass, the
-// records their owner no longer needs (breaker.Memory and breaker.File
+// records their owner no longer needs (state.Memory and state.File
 // have it).
 type RecordSweeper interface {
 	// RemoveRecords removes every record for which drop, shown its name and

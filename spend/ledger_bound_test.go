@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/leaktest"
-
-	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // fakeClock is a ledger clock the test moves.
@@ -36,9 +35,9 @@ func (c *fakeClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func fileLedger(t *testing.T, dir string, clock *fakeClock) (*recordLedger, *breaker.File) {
+func fileLedger(t *testing.T, dir string, clock *fakeClock) (*recordLedger, *state.File) {
 	t.Helper()
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := state.OpenFile(dir, state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +129,7 @@ func TestLedgerRecordWithNothingSpentIsNotKept(t *testing.T) {
 }
 
 func TestLedgerOldRecordsStillRead(t *testing.T) {
-	m := breaker.NewMemory()
+	m := state.NewMemory()
 	old := binary.LittleEndian.AppendUint64(nil, uint64(nanoUSD(0.25))) // spent, no holds, no end
 	m.Transform("k", func([]byte) ([]byte, error) { return old, nil })
 	l := NewLedger(m).(*recordLedger)
@@ -152,7 +151,7 @@ func TestLedgerTenThousandClientKeysStayBounded(t *testing.T) {
 		keys    = 10000
 		step    = 10 * time.Second
 		period  = time.Minute
-		maxOpen = 64 // breaker.FileOptions.MaxOpen's default
+		maxOpen = 64 // state.FileOptions.MaxOpen's default
 	)
 	start := openFDCount(t)
 	peakFDs, peakFiles := 0, 0
@@ -189,7 +188,7 @@ func TestLedgerTenThousandClientKeysStayBounded(t *testing.T) {
 
 func TestSpendTellsTheLedgerWhenThePeriodEnds(t *testing.T) {
 	leaktest.Check(t)
-	l := NewLedger(breaker.NewMemory())
+	l := NewLedger(state.NewMemory())
 	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 10}}, Ledger: l,
 		Prices: func(string) (Price, bool) { return Price{Output: 20000}, true }}
 	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)

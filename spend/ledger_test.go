@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 func TestBudgetWindow(t *testing.T) {
@@ -37,7 +37,7 @@ func TestBudgetWindow(t *testing.T) {
 
 func TestLedgerRollsOverAndReclaims(t *testing.T) {
 	now := time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC)
-	l := &recordLedger{t: breaker.NewMemory(), now: func() time.Time { return now }}
+	l := &recordLedger{t: state.NewMemory(), now: func() time.Time { return now }}
 	b := Budget{Name: "daily"}
 	key := func() string { w, _ := b.Window(now); return "budget:daily:all:" + w }
 	if _, _, ok, _ := l.Reserve(key(), 1.0, 1.0, time.Minute); !ok {
@@ -93,7 +93,7 @@ func TestFileLedgerAcrossProcesses(t *testing.T) {
 	if admitted != 10 {
 		t.Fatalf("%d holds of $0.10 admitted under $1.00 across 8 processes, want exactly 10", admitted)
 	}
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := state.OpenFile(dir, state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestFileLedgerReclaimsAfterKill(t *testing.T) {
 	killed := time.Now()
 	cmd.Process.Kill() // kill -9 while holding $1.00
 	cmd.Wait()
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := state.OpenFile(dir, state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestLedgerChild(t *testing.T) {
 	if role == "" {
 		t.Skip("run by TestFileLedger*")
 	}
-	st, err := breaker.OpenFile(os.Getenv("SLUICE_LEDGER_DIR"), breaker.FileOptions{})
+	st, err := state.OpenFile(os.Getenv("SLUICE_LEDGER_DIR"), state.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func lastLine(s string) string {
 
 func TestLedgerRecordStaysSmall(t *testing.T) {
 	now := time.Unix(1000, 0)
-	l := &recordLedger{t: breaker.NewMemory(), now: func() time.Time { return now }}
+	l := &recordLedger{t: state.NewMemory(), now: func() time.Time { return now }}
 	var holds []Hold
 	for i := range 1000 {
 		now = now.Add(time.Duration(i%37) * time.Microsecond)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // Meter caps what the calls of a sluice.Transport may cost, and prices
@@ -43,7 +43,7 @@ func (m *Meter) init() {
 	m.once.Do(func() {
 		m.ledger = m.Ledger
 		if m.ledger == nil {
-			m.ledger = NewLedger(breaker.NewMemory())
+			m.ledger = NewLedger(state.NewMemory())
 		}
 	})
 }

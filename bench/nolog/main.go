@@ -19,8 +19,11 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/breaker/filestore"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
+	"github.com/sluice-llm/sluice/spend"
+	"github.com/sluice-llm/sluice/state"
 )
 
 func main() {
@@ -38,11 +41,11 @@ func run(path string) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	store, err := openStore(cfg, logger)
+	store, ledger, err := openStore(cfg, logger)
 	if err != nil {
 		return err
 	}
-	gw, err := gateway.New(cfg, gateway.Options{Store: store, Logger: logger}) // no AttemptLog: off
+	gw, err := gateway.New(cfg, gateway.Options{Store: store, Ledger: ledger, Logger: logger}) // no AttemptLog: off
 	if err != nil {
 		return err
 	}
@@ -59,18 +62,22 @@ func run(path string) error {
 	return nil
 }
 
-// openStore opens the breaker store as `sluice serve` does for the memory
-// and file backends.
-func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, error) {
+// openStore opens the breaker store, and the ledger beside it, as `sluice
+// serve` does for the memory and file backends.
+func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, spend.Ledger, error) {
 	if cfg.State.Backend == config.BackendMemory {
-		return breaker.NewMemory(), nil
+		return breaker.NewMemory(), spend.NewLedger(state.NewMemory()), nil
 	}
 	if cfg.State.Backend != config.BackendFile {
-		return nil, fmt.Errorf("state.backend %s: nolog serves memory or file only", cfg.State.Backend)
+		return nil, nil, fmt.Errorf("state.backend %s: nolog serves memory or file only", cfg.State.Backend)
 	}
 	dir, err := cfg.StateDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return breaker.OpenFile(dir, breaker.FileOptions{Logger: logger})
+	st, err := filestore.Open(dir, filestore.Options{Logger: logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, spend.NewLedger(st.Records()), nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/breaker/filestore"
 	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
@@ -336,7 +337,7 @@ func TestClockSkewDoesNotMatter(t *testing.T) {
 func BenchmarkClosedAllowDone(b *testing.B) {
 	srv := redistest.Start(b)
 	red, _ := newStore(b, srv, Options{})
-	file, err := breaker.OpenFile(b.TempDir(), breaker.FileOptions{})
+	file, err := filestore.Open(b.TempDir(), filestore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

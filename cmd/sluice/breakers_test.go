@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/breaker/filestore"
 )
 
 // openBreaker writes a config whose file store holds a breaker named name
@@ -20,7 +21,7 @@ func openBreaker(t *testing.T, name string) (cfg, dir string) {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("state: {backend: file, dir: %s}\n", dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := filestore.Open(dir, filestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func openBreaker(t *testing.T, name string) (cfg, dir string) {
 // breakerState reads the state of the breaker name from the file store in dir.
 func breakerState(t *testing.T, dir, name string) breaker.State {
 	t.Helper()
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{})
+	st, err := filestore.Open(dir, filestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

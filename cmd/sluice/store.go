@@ -9,10 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/breaker/filestore"
 	"github.com/sluice-llm/sluice/breaker/redisstore"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/spend"
 	"github.com/sluice-llm/sluice/spend/redisledger"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // openStore opens the state the config names: the breakers' store and the
@@ -21,7 +23,7 @@ import (
 func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, spend.Ledger, io.Closer, error) {
 	switch cfg.State.Backend {
 	case config.BackendMemory:
-		return breaker.NewMemory(), spend.NewLedger(breaker.NewMemory()), nopCloser{nil}, nil
+		return breaker.NewMemory(), spend.NewLedger(state.NewMemory()), nopCloser{nil}, nil
 	case config.BackendRedis:
 		redis.SetLogger(redisLog{logger})
 		st, err := redisstore.New(redisstore.Options{URL: cfg.State.URL, Logger: logger})
@@ -34,11 +36,11 @@ func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, spend.Le
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st, err := breaker.OpenFile(dir, breaker.FileOptions{Logger: logger})
+	st, err := filestore.Open(dir, filestore.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("state.dir: %v", err)
 	}
-	return st, spend.NewLedger(st), st, nil
+	return st, spend.NewLedger(st.Records()), st, nil
 }
 
 // redisLog sends go-redis's own messages (dial failures during an outage,

@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/spend"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // Options are what a Gateway takes besides its config. The zero value is
@@ -143,7 +144,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		sh.logger = slog.Default()
 	}
 	if sh.ledger == nil {
-		sh.ledger = spend.NewLedger(breaker.NewMemory())
+		sh.ledger = spend.NewLedger(state.NewMemory())
 	}
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.metrics = newMetrics(sh.store, opt.AttemptLog)

@@ -1,4 +1,4 @@
-package breaker
+package state
 
 import (
 	"hash/fnv"
@@ -8,11 +8,11 @@ import (
 
 // The generation file, ".generations" in the state directory, is one
 // shared page of genWords counters. A process that creates or removes a
-// state file adds one to the counter of that file's name (a hash picks it,
-// breakers and records apart) once the file is in place or gone. A process
+// state file adds one to the counter of that file's name (a hash picks it
+// within its kind's half of the page) once the file is in place or gone. A process
 // that found a state file missing, or mapped it, remembers the counter it
 // read just before looking; while the counter has not moved, what it found
-// still holds. That is how a breaker with no file reads as closed with one
+// still holds. That is how a record with no file reads as missing with one
 // atomic load, and how a process learns at once that another one created
 // or removed a state file it uses.
 const (
@@ -29,11 +29,12 @@ type genPage struct {
 	w    *[genWords]uint64
 }
 
-// genIndex picks the counter of a state file by its file name.
-func genIndex(k slotKind, file string) int {
+// genIndex picks the counter of a state file by its file name, in the
+// given half of the page.
+func genIndex(half int, file string) int {
 	h := fnv.New32a()
 	h.Write([]byte(file))
-	return int(k)*genPerKind + int(h.Sum32()%genPerKind)
+	return half*genPerKind + int(h.Sum32()%genPerKind)
 }
 
 // load returns counter i; ok is false if the file was cut short under it.

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package breaker
+package filestore
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
 )
 
 // The multi-process tests run this test binary again as child processes
@@ -36,14 +38,14 @@ func TestMain(m *testing.M) {
 }
 
 func runFileChild() int {
-	f, err := OpenFile(os.Getenv("BREAKER_DIR"), FileOptions{})
+	f, err := Open(os.Getenv("BREAKER_DIR"), Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	defer f.Close()
-	s := Settings{Failures: envInt("BREAKER_FAILURES"), Cool: envDuration("BREAKER_COOL"), Lease: envDuration("BREAKER_LEASE")}
-	c := &childState{b: New("shared/p", s, f), store: f, s: s}
+	s := breaker.Settings{Failures: envInt("BREAKER_FAILURES"), Cool: envDuration("BREAKER_COOL"), Lease: envDuration("BREAKER_LEASE")}
+	c := &childState{b: breaker.New("shared/p", s, f), store: f, s: s}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		fmt.Println(c.do(strings.Fields(in.Text())))
@@ -62,10 +64,10 @@ func envDuration(k string) time.Duration {
 }
 
 type childState struct {
-	b     *Breaker
-	store Store
-	s     Settings
-	last  Permit
+	b     *breaker.Breaker
+	store breaker.Store
+	s     breaker.Settings
+	last  breaker.Permit
 }
 
 func (c *childState) do(cmd []string) string {
@@ -77,14 +79,14 @@ func (c *childState) do(cmd []string) string {
 	case "allow":
 		return c.allow()
 	case "done":
-		c.last.Done(map[string]Outcome{"success": Success, "failure": Failure, "ignored": Ignored}[cmd[1]], 0)
+		c.last.Done(map[string]breaker.Outcome{"success": breaker.Success, "failure": breaker.Failure, "ignored": breaker.Ignored}[cmd[1]], 0)
 		return "ok"
 	case "fail":
 		n, _ := strconv.Atoi(cmd[1])
 		return fmt.Sprintf("ok %d", c.fail(n))
 	case "trip":
 		t := time.Now().UnixNano()
-		r, err := c.store.Apply(c.b.Name(), c.s, Event{Kind: EventTrip})
+		r, err := c.store.Apply(c.b.Name(), c.s, breaker.Event{Kind: breaker.EventTrip})
 		if err != nil {
 			return "error " + err.Error()
 		}
@@ -92,7 +94,7 @@ func (c *childState) do(cmd []string) string {
 	case "watch":
 		fmt.Println("watching")
 		for {
-			if r, err := c.b.Record(); err == nil && r.State != Closed {
+			if r, err := c.b.Record(); err == nil && r.State != breaker.Closed {
 				return fmt.Sprintf("seen %d", time.Now().UnixNano())
 			}
 			runtime.Gosched()
@@ -114,7 +116,7 @@ func (c *childState) allow() string {
 		return fmt.Sprintf("open %d", t)
 	}
 	c.last = p
-	if p.State() == HalfOpen {
+	if p.State() == breaker.HalfOpen {
 		r, _ := c.b.Record()
 		return fmt.Sprintf("probe %d %d", t, r.Until)
 	}
@@ -133,7 +135,7 @@ func (c *childState) fail(n int) int {
 			if err != nil {
 				return
 			}
-			p.Done(Failure, 0)
+			p.Done(breaker.Failure, 0)
 			mu.Lock()
 			admitted++
 			mu.Unlock()

@@ -1,13 +1,13 @@
-package breaker
+package state
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // slot is one named state file as this process holds it: open and mapped
@@ -15,30 +15,32 @@ import (
 type slot struct {
 	name   string
 	path   string
-	kind   slotKind
+	kind   *Kind
 	gi     int // its counter in the generation page
 	view   atomic.Pointer[view]
-	used   atomic.Bool // used since the store last looked
+	used   atomic.Bool  // used since the store last looked
+	pins   atomic.Int32 // lock-free writers at work on the mapped page (Counters)
 	warned atomic.Bool
 
 	mu         sync.Mutex // serialises this process's slow reads, writers, opening and closing
 	m          *mapping   // the open file, nil if none
 	checked    bool       // m, or the lack of a file, was seen at counter checkedGen
 	checkedGen uint64
-	dead       bool // dropped from the store's table: look the name up again
+	dead       bool  // dropped from the store's table: look the name up again
+	pending    *view // what the write updateHeld is making holds, decoded (Update)
 }
 
 // view is what the fast path of Load trusts while the slot's generation
 // counter stays at dirGen and, for a mapped file, the file still holds the
-// write (seq, gen): the record rec. A view with no mapping is a breaker
-// with no file. A view is replaced, never changed; it is cleared before
+// write (seq, gen): the record its kind decoded as val. A view with no
+// mapping is a name with no file. A view is replaced, never changed; it is cleared before
 // its mapping is closed, and a reader checks it is still the slot's view
 // after reading through its mapping.
 type view struct {
 	m        *mapping
 	dirGen   uint64
 	seq, gen uint64
-	rec      Record
+	val      any
 }
 
 // action is what an update does with the payload it was shown.
@@ -50,9 +52,13 @@ const (
 	remove               // remove the state file: its record is idle or empty
 )
 
-// pageWait bounds how long opening a file waits for a page while every
-// page is held by a file being changed.
-const pageWait = 10 * time.Second
+// drain waits until no lock-free writer works through s's page; called
+// once s's view is cleared, before the page is mapped over or released.
+func (s *slot) drain() {
+	for s.pins.Load() != 0 {
+		runtime.Gosched()
+	}
+}
 
 func (s *slot) touch() {
 	if !s.used.Load() {
@@ -80,21 +86,22 @@ func (f *File) fresh(s *slot, v *view) (same bool) {
 	return s.view.Load() == v
 }
 
-// slot returns name's slot, making one on first use; it opens nothing.
-func (f *File) slot(name string, k slotKind) (*slot, error) {
+// slot returns the slot of name of kind k, making one on first use; it
+// opens nothing.
+func (f *File) slot(k *Kind, name string) (*slot, error) {
 	if f.closed.Load() {
 		return nil, errFileClosed
 	}
-	if v, ok := f.slots[k].Load(name); ok {
+	if v, ok := k.slots.Load(name); ok {
 		return v.(*slot), nil
 	}
 	stem, err := escapeName(name)
 	if err != nil {
 		return nil, err
 	}
-	file := stem + kindExt[k]
-	s := &slot{name: name, path: filepath.Join(f.dir, file), kind: k, gi: genIndex(k, file)}
-	v, loaded := f.slots[k].LoadOrStore(name, s)
+	file := stem + k.ext
+	s := &slot{name: name, path: filepath.Join(f.dir, file), kind: k, gi: genIndex(k.half, file)}
+	v, loaded := k.slots.LoadOrStore(name, s)
 	if !loaded && f.nslots.Add(1) > f.pruneAt.Load() {
 		f.prune()
 	}
@@ -113,8 +120,8 @@ func (f *File) prune() {
 		return
 	}
 	defer f.mu.Unlock()
-	for k := range f.slots {
-		f.slots[k].Range(func(key, v any) bool {
+	for _, k := range f.kinds {
+		k.slots.Range(func(key, v any) bool {
 			s := v.(*slot)
 			if s.used.Load() {
 				s.used.Store(false)
@@ -125,7 +132,7 @@ func (f *File) prune() {
 			}
 			if s.m == nil && !s.dead {
 				s.dead = true
-				if f.slots[k].CompareAndDelete(key, s) {
+				if k.slots.CompareAndDelete(key, s) {
 					f.nslots.Add(-1)
 				}
 			}
@@ -149,7 +156,7 @@ func (f *File) lockSlot(s *slot) (*slot, error) {
 		}
 		s.mu.Unlock()
 		var err error
-		if s, err = f.slot(s.name, s.kind); err != nil {
+		if s, err = f.slot(s.kind, s.name); err != nil {
 			return nil, err
 		}
 	}
@@ -183,160 +190,6 @@ func (f *File) current(s *slot) (*mapping, uint64, error) {
 	return s.m, g, nil
 }
 
-// attach maps the open state file fd into a page for s. The caller holds
-// s.mu and s has no file.
-func (f *File) attach(s *slot, fd int) (*mapping, error) {
-	page, err := f.acquirePage(s)
-	if err != nil {
-		closeFD(fd)
-		return nil, err
-	}
-	m := &mapping{fd: fd, page: page}
-	m.w, err = f.region.mapFile(page, fd)
-	var grew bool
-	if err == nil {
-		grew, err = m.ensureSize()
-	}
-	if err != nil {
-		f.mu.Lock()
-		f.region.blank(page)
-		f.pages[page] = nil
-		f.mu.Unlock()
-		closeFD(fd)
-		return nil, fmt.Errorf("breaker: open state file %s: %w", s.path, err)
-	}
-	if grew {
-		f.warnDamaged(s, "cut short")
-	}
-	s.m = m
-	return m, nil
-}
-
-// acquirePage returns a free page of the region, reserved for s, closing
-// the file least recently used if every page is taken.
-func (f *File) acquirePage(s *slot) (int, error) {
-	deadline := time.Now().Add(pageWait)
-	for {
-		f.mu.Lock()
-		if f.closed.Load() {
-			f.mu.Unlock()
-			return 0, errFileClosed
-		}
-		if i, ok := f.freePage(); ok {
-			f.pages[i] = s
-			f.mu.Unlock()
-			return i, nil
-		}
-		f.mu.Unlock()
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("breaker: all %d state files this process may hold open stayed busy for %v: raise MaxOpen", len(f.pages), pageWait)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// freePage finds a free page, closing a file to free one: the clock
-// algorithm, where a file used since the hand last passed is spared once.
-// A file being read or changed (its slot locked) is skipped. The caller
-// holds f.mu.
-func (f *File) freePage() (int, bool) {
-	n := len(f.pages)
-	for range 2 * n {
-		i := f.hand
-		f.hand = (f.hand + 1) % n
-		v := f.pages[i]
-		if v == nil {
-			return i, true
-		}
-		if v.used.Load() {
-			v.used.Store(false)
-			continue
-		}
-		if !v.mu.TryLock() {
-			continue
-		}
-		f.detachLocked(v, false) // the page is mapped over at once
-		v.mu.Unlock()
-		return i, true
-	}
-	return 0, false
-}
-
-// detach closes s's file and frees its page. The caller holds s.mu.
-func (f *File) detach(s *slot, blank bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.detachLocked(s, blank)
-}
-
-// detachLocked closes s's file: its view is cleared first, so that a
-// reader racing the close finds it stale; the page is mapped to anonymous
-// memory if blank is set. The caller holds f.mu and s.mu.
-func (f *File) detachLocked(s *slot, blank bool) {
-	m := s.m
-	if m == nil {
-		return
-	}
-	s.view.Store(nil)
-	if blank {
-		f.region.blank(m.page)
-	}
-	m.closeFile()
-	f.pages[m.page] = nil
-	s.m, s.checked = nil, false
-}
-
-// reopen maps the file now at s's path over s's page, in place of the one
-// removed or replaced there, and closes the old one. The caller holds s.mu.
-func (f *File) reopen(s *slot) error {
-	init := initialPayload(s.kind)
-	fd, _, created, err := openState(s.path, &init, true)
-	if err != nil {
-		return err
-	}
-	if created {
-		f.gens.bump(s.gi)
-	}
-	old := s.m
-	s.view.Store(nil)
-	nm := &mapping{fd: fd, page: old.page}
-	nm.w, err = f.region.mapFile(old.page, fd)
-	if err == nil {
-		_, err = nm.ensureSize()
-	}
-	if err != nil {
-		closeFD(fd)
-		f.detach(s, true)
-		return err
-	}
-	old.closeFile()
-	s.m, s.checked = nm, false
-	return nil
-}
-
-// create creates s's state file (if no other process just did) and opens
-// it. The caller holds s.mu and s has no file.
-func (f *File) create(s *slot) (*mapping, error) {
-	init := initialPayload(s.kind)
-	fd, _, created, err := openState(s.path, &init, true)
-	if err != nil {
-		return nil, err
-	}
-	if created {
-		f.gens.bump(s.gi)
-	}
-	s.checked = false
-	return f.attach(s, fd)
-}
-
-func initialPayload(k slotKind) payload {
-	var p payload
-	if k == kindBreaker {
-		encodeRecord(&p, Record{})
-	}
-	return p
-}
-
 // update is the one locked read-modify-write of a state file.
 func (f *File) update(s *slot, fn func(p *payload, st readStatus) (action, error)) error {
 	s, err := f.lockSlot(s)
@@ -351,8 +204,11 @@ func (f *File) update(s *slot, fn func(p *payload, st readStatus) (action, error
 // writes it, or removes the file, if fn says so. A name with no file is
 // shown fn as empty first, and gets a file only if fn writes. A file that
 // was removed or replaced is reopened, one cut short is extended first.
-// The caller holds s.mu.
+// If fn left s.pending, a view holding the decoded value of what it
+// writes, that view becomes the slot's once the write is in. The caller
+// holds s.mu.
 func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, error)) error {
+	defer func() { s.pending = nil }()
 	if f.closed.Load() {
 		return errFileClosed
 	}
@@ -371,7 +227,7 @@ func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, e
 	}
 	m, err = f.lockMapping(s)
 	if err != nil {
-		return fmt.Errorf("breaker: lock state file %s: %w", s.path, err)
+		return fmt.Errorf("state: lock state file %s: %w", s.path, err)
 	}
 	var p payload
 	st, gen := readHeld(m.w, &p)
@@ -387,10 +243,14 @@ func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, e
 		gen = rand.Uint64() | 1
 		s.warned.Store(false)
 	}
-	res := writeWords(m.w, &p, gen)
+	res, seq := writeWords(m.w, &p, gen)
+	if v := s.pending; v != nil && res == readOK {
+		v.m, v.dirGen, v.seq, v.gen = m, f.gens.current(s.gi), seq, gen
+		s.view.Store(v)
+	}
 	m.unlock()
 	if res == readFault {
-		return fmt.Errorf("breaker: write state file %s: the file was cut short while written", s.path)
+		return fmt.Errorf("state: write state file %s: the file was cut short while written", s.path)
 	}
 	return nil
 }
@@ -408,30 +268,37 @@ func (f *File) removeHeld(s *slot, m *mapping) error {
 	m.unlock()
 	f.detach(s, true)
 	if err != nil {
-		return fmt.Errorf("breaker: %w", err)
+		return fmt.Errorf("state: %w", err)
 	}
 	return nil
 }
+
+// maxReopen bounds how often lockMapping maps again a file that others
+// keep removing or replacing before it could lock it.
+const maxReopen = 100
 
 // lockMapping takes the file lock of s's file, reopening the file first if
 // it was removed or replaced since it was mapped. The caller holds s.mu
 // and s has a file.
 func (f *File) lockMapping(s *slot) (*mapping, error) {
 	m := s.m
-	if err := m.lock(); err != nil {
-		return nil, err
-	}
-	size, replaced := m.check(s.path)
-	if replaced {
+	var size int64
+	for try := 0; ; try++ {
+		if err := m.lock(); err != nil {
+			return nil, err
+		}
+		var replaced bool
+		if size, replaced = m.check(s.path); !replaced {
+			break
+		}
 		m.unlock()
+		if try == maxReopen {
+			return nil, fmt.Errorf("state file %s was replaced %d times while it was being locked", s.path, maxReopen)
+		}
 		if err := f.reopen(s); err != nil {
 			return nil, err
 		}
 		m = s.m
-		if err := m.lock(); err != nil {
-			return nil, err
-		}
-		size, _ = m.check(s.path)
 	}
 	if size < fileSize {
 		f.warnDamaged(s, "cut short")

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package breaker
+package state
 
 import "errors"
 
@@ -17,7 +17,7 @@ type mapping struct {
 // region stands in for the store's reserved pages.
 type region struct{}
 
-var errNoFileStore = errors.New("breaker: the file store is not supported on this system")
+var errNoFileStore = errors.New("state: the file store is not supported on this system")
 
 func reserveRegion(int) (region, error)         { return region{}, errNoFileStore }
 func (region) mapFile(int, int) (*words, error) { return nil, errNoFileStore }

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package breaker
+package state
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ const protRW = unix.PROT_READ | unix.PROT_WRITE
 func reserveRegion(pages int) (region, error) {
 	p, err := unix.MmapPtr(-1, 0, nil, uintptr(pages*pageSize), protRW, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
-		return region{}, fmt.Errorf("breaker: reserve memory for %d state files: %w", pages, err)
+		return region{}, fmt.Errorf("state: reserve memory for %d state files: %w", pages, err)
 	}
 	return region{base: p, pages: pages}, nil
 }
@@ -91,7 +91,7 @@ func openState(path string, init *payload, create bool) (fd int, exists, created
 		}
 	}
 	if err != nil {
-		return -1, false, false, fmt.Errorf("breaker: open state file: %w", err)
+		return -1, false, false, fmt.Errorf("state: open state file: %w", err)
 	}
 	return fd, true, created, nil
 }
@@ -164,7 +164,7 @@ func (m *mapping) ensureSize() (grew bool, err error) {
 }
 
 // grow extends the file to fileSize and clears it, so that what was left
-// of it reads as a closed breaker; the caller holds the file lock and saw
+// of it reads as no record; the caller holds the file lock and saw
 // it shorter.
 func (m *mapping) grow() error {
 	fileSyscalls.Add(1)
@@ -266,7 +266,7 @@ func openGenerations(path string) (*genPage, error) {
 	fileSyscalls.Add(1)
 	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("breaker: open %s: %w", path, err)
+		return nil, fmt.Errorf("state: open %s: %w", path, err)
 	}
 	defer syscall.Close(fd)
 	m := &mapping{fd: fd}
@@ -275,11 +275,11 @@ func openGenerations(path string) (*genPage, error) {
 		err = extendGenerations(m)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("breaker: prepare %s: %w", path, err)
+		return nil, fmt.Errorf("state: prepare %s: %w", path, err)
 	}
 	mem, err := syscall.Mmap(fd, 0, genSize, protRW, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("breaker: map %s: %w", path, err)
+		return nil, fmt.Errorf("state: map %s: %w", path, err)
 	}
 	return &genPage{path: path, mem: mem, w: (*[genWords]uint64)(unsafe.Pointer(&mem[0]))}, nil
 }

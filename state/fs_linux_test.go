@@ -1,6 +1,6 @@
 //go:build linux
 
-package breaker
+package state
 
 import "testing"
 

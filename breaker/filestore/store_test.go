@@ -1,10 +1,9 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package breaker
+package filestore
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // logBuffer is a slog handler target safe for concurrent writers.
@@ -33,10 +35,27 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func openTestFile(t *testing.T, dir string) (*File, *logBuffer) {
+// The header words of a state file (see package state) that the damaged
+// files below spoil, and the default of Options.MaxOpen.
+const (
+	wSeq           = 1
+	wLen           = 3
+	defaultMaxOpen = 64
+)
+
+func stateOf(t *testing.T, b *breaker.Breaker) breaker.State {
+	t.Helper()
+	r, err := b.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.State
+}
+
+func openTestFile(t *testing.T, dir string) (*Store, *logBuffer) {
 	t.Helper()
 	var lb logBuffer
-	f, err := OpenFile(dir, FileOptions{Logger: slog.New(slog.NewTextHandler(&lb, nil))})
+	f, err := Open(dir, Options{Logger: slog.New(slog.NewTextHandler(&lb, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +67,10 @@ func TestFileSharesRecordsBetweenStores(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := openTestFile(t, dir)
 	b, _ := openTestFile(t, dir)
-	s := Settings{Failures: 2, Cool: time.Hour}
+	s := breaker.Settings{Failures: 2, Cool: time.Hour}
 	name := "openai/gpt-4o"
 	for i := range 2 {
-		rec, err := a.Apply(name, s, Event{Kind: EventFailure})
+		rec, err := a.Apply(name, s, breaker.Event{Kind: breaker.EventFailure})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +80,7 @@ func TestFileSharesRecordsBetweenStores(t *testing.T) {
 		}
 	}
 	got, _ := b.Load(name)
-	if got.State != Open || got.Reason != "failures" || got.Transitions != 1 {
+	if got.State != breaker.Open || got.Reason != "failures" || got.Transitions != 1 {
 		t.Fatalf("record %+v, want open for failures after one transition", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "openai%2Fgpt-4o.breaker")); err != nil {
@@ -70,16 +89,16 @@ func TestFileSharesRecordsBetweenStores(t *testing.T) {
 }
 
 func TestFileAgreesWithMemory(t *testing.T) {
-	s := Settings{Failures: 3, Cool: time.Hour, Lease: time.Hour,
-		Slow: Slow{Threshold: time.Second, Count: 2, Window: time.Hour}}
-	events := []Event{
-		{Kind: EventFailure}, {Kind: EventSuccess}, {Kind: EventFailure}, {Kind: EventIgnored},
-		{Kind: EventSuccess, Slow: true}, {Kind: EventSuccess, Slow: true},
-		{Kind: Acquire, Token: 5}, {Kind: EventFailure}, {Kind: EventReset},
-		{Kind: EventTrip}, {Kind: EventSuccess}, {Kind: EventReset}, {Kind: EventFailure},
+	s := breaker.Settings{Failures: 3, Cool: time.Hour, Lease: time.Hour,
+		Slow: breaker.Slow{Threshold: time.Second, Count: 2, Window: time.Hour}}
+	events := []breaker.Event{
+		{Kind: breaker.EventFailure}, {Kind: breaker.EventSuccess}, {Kind: breaker.EventFailure}, {Kind: breaker.EventIgnored},
+		{Kind: breaker.EventSuccess, Slow: true}, {Kind: breaker.EventSuccess, Slow: true},
+		{Kind: breaker.Acquire, Token: 5}, {Kind: breaker.EventFailure}, {Kind: breaker.EventReset},
+		{Kind: breaker.EventTrip}, {Kind: breaker.EventSuccess}, {Kind: breaker.EventReset}, {Kind: breaker.EventFailure},
 	}
 	f, _ := openTestFile(t, t.TempDir())
-	m := NewMemory()
+	m := breaker.NewMemory()
 	for i, e := range events {
 		want, _ := m.Apply("p", s, e)
 		got, err := f.Apply("p", s, e)
@@ -95,24 +114,24 @@ func TestFileAgreesWithMemory(t *testing.T) {
 
 func TestFileCapsSlowCount(t *testing.T) {
 	f, _ := openTestFile(t, t.TempDir())
-	s := Settings{Slow: Slow{Threshold: time.Second, Count: 40, Window: time.Hour}}
-	b := New("p", s, f)
-	for i := range MaxStoredSlow {
-		if got := state(t, b); got != Closed {
+	s := breaker.Settings{Slow: breaker.Slow{Threshold: time.Second, Count: 40, Window: time.Hour}}
+	b := breaker.New("p", s, f)
+	for i := range breaker.MaxStoredSlow {
+		if got := stateOf(t, b); got != breaker.Closed {
 			t.Fatalf("after %d slow successes: %v, want closed", i, got)
 		}
 		p, _ := b.Allow()
-		p.Done(Success, 2*time.Second)
+		p.Done(breaker.Success, 2*time.Second)
 	}
-	if got := state(t, b); got != Open {
-		t.Fatalf("after %d slow successes with Count 40: %v, want open (Count capped)", MaxStoredSlow, got)
+	if got := stateOf(t, b); got != breaker.Open {
+		t.Fatalf("after %d slow successes with Count 40: %v, want open (Count capped)", breaker.MaxStoredSlow, got)
 	}
 }
 
 func TestFilePermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	f, _ := openTestFile(t, dir)
-	if _, err := f.Apply("openai/x", Settings{}, Event{Kind: EventFailure}); err != nil {
+	if _, err := f.Apply("openai/x", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(dir)
@@ -123,8 +142,8 @@ func TestFilePermissions(t *testing.T) {
 	if got := st.Mode().Perm(); got != 0o600 {
 		t.Errorf("file mode %v, want 0600", got)
 	}
-	if got := st.Size(); got != fileSize {
-		t.Errorf("file size %d, want %d", got, fileSize)
+	if got := st.Size(); got != state.FileSize {
+		t.Errorf("file size %d, want %d", got, state.FileSize)
 	}
 
 	open := t.TempDir()
@@ -135,25 +154,12 @@ func TestFilePermissions(t *testing.T) {
 	}
 }
 
-func TestOpenFileRefusesBadDirs(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "plain")
-	os.WriteFile(file, nil, 0o600)
-	for _, dir := range []string{"", file} {
-		if f, err := OpenFile(dir, FileOptions{}); err == nil {
-			f.Close()
-			t.Errorf("OpenFile(%q): no error", dir)
-		} else if !strings.HasPrefix(err.Error(), "breaker: ") {
-			t.Errorf("OpenFile(%q): %v, want a breaker: error", dir, err)
-		}
-	}
-}
-
 func TestFileList(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := openTestFile(t, dir)
 	names := []string{"openai", "openai/gpt-4o", "Anthropic", ".dot"}
 	for _, n := range names {
-		if _, err := f.Apply(n, Settings{Failures: 1}, Event{Kind: EventFailure}); err != nil {
+		if _, err := f.Apply(n, breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,11 +172,11 @@ func TestFileList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{".dot", "Anthropic", "openai", "openai/gpt-4o"}
-	if got := Names(list); !reflect.DeepEqual(got, want) {
+	if got := breaker.Names(list); !reflect.DeepEqual(got, want) {
 		t.Fatalf("List names %q, want %q", got, want)
 	}
 	for n, r := range list {
-		if r.State != Open {
+		if r.State != breaker.Open {
 			t.Errorf("%s: %v, want open", n, r.State)
 		}
 	}
@@ -180,12 +186,12 @@ func TestFileDamagedReadsClosedAndIsRewritten(t *testing.T) {
 	valid := func() []byte {
 		dir := t.TempDir()
 		f, _ := openTestFile(t, dir)
-		f.Apply("p", Settings{Failures: 9}, Event{Kind: EventFailure})
+		f.Apply("p", breaker.Settings{Failures: 9}, breaker.Event{Kind: breaker.EventFailure})
 		f.Close()
 		b, _ := os.ReadFile(filepath.Join(dir, "p.breaker"))
 		return b
 	}()
-	garbage := bytes.Repeat([]byte{0xA5}, fileSize)
+	garbage := bytes.Repeat([]byte{0xA5}, state.FileSize)
 	wrongMagic := bytes.Clone(valid)
 	wrongMagic[0] ^= 0xFF
 	badLength := bytes.Clone(valid)
@@ -211,14 +217,14 @@ func TestFileDamagedReadsClosedAndIsRewritten(t *testing.T) {
 			f, lb := openTestFile(t, dir)
 			for range 3 {
 				rec, err := f.Load("p")
-				if err != nil || !reflect.DeepEqual(rec, Record{}) {
+				if err != nil || !reflect.DeepEqual(rec, breaker.Record{}) {
 					t.Fatalf("Load = %+v, %v; want the closed zero record", rec, err)
 				}
 			}
 			if n := strings.Count(lb.String(), "damaged state file"); n != 1 {
 				t.Fatalf("%d warnings, want 1; log:\n%s", n, lb)
 			}
-			rec, err := f.Apply("p", Settings{Failures: 9}, Event{Kind: EventFailure})
+			rec, err := f.Apply("p", breaker.Settings{Failures: 9}, breaker.Event{Kind: breaker.EventFailure})
 			if err != nil || rec.Failures != 1 {
 				t.Fatalf("Apply = %+v, %v; want 1 failure", rec, err)
 			}
@@ -226,8 +232,8 @@ func TestFileDamagedReadsClosedAndIsRewritten(t *testing.T) {
 			if got, _ := other.Load("p"); got.Failures != 1 {
 				t.Fatalf("after rewrite another store loads %+v, want 1 failure", got)
 			}
-			if st, _ := os.Stat(path); st.Size() != fileSize {
-				t.Fatalf("rewritten file is %d bytes, want %d", st.Size(), fileSize)
+			if st, _ := os.Stat(path); st.Size() != state.FileSize {
+				t.Fatalf("rewritten file is %d bytes, want %d", st.Size(), state.FileSize)
 			}
 		})
 	}
@@ -236,21 +242,21 @@ func TestFileDamagedReadsClosedAndIsRewritten(t *testing.T) {
 func TestFileTruncatedWhileMapped(t *testing.T) {
 	dir := t.TempDir()
 	f, lb := openTestFile(t, dir)
-	s := Settings{Failures: 1, Cool: time.Hour}
-	if _, err := f.Apply("p", s, Event{Kind: EventFailure}); err != nil {
+	s := breaker.Settings{Failures: 1, Cool: time.Hour}
+	if _, err := f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Truncate(filepath.Join(dir, "p.breaker"), 0); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := f.Load("p")
-	if err != nil || rec.State != Closed {
+	if err != nil || rec.State != breaker.Closed {
 		t.Fatalf("Load after truncation = %+v, %v; want closed", rec, err)
 	}
 	if !strings.Contains(lb.String(), "cut short") {
 		t.Fatalf("no warning about the cut file; log:\n%s", lb)
 	}
-	if rec, err = f.Apply("p", s, Event{Kind: EventFailure}); err != nil || rec.State != Open {
+	if rec, err = f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure}); err != nil || rec.State != breaker.Open {
 		t.Fatalf("Apply after truncation = %+v, %v; want open", rec, err)
 	}
 }
@@ -258,77 +264,30 @@ func TestFileTruncatedWhileMapped(t *testing.T) {
 func TestFileRemovedIsRecreated(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := openTestFile(t, dir)
-	s := Settings{Failures: 1, Cool: time.Hour}
-	a.Apply("p", s, Event{Kind: EventFailure})
+	s := breaker.Settings{Failures: 1, Cool: time.Hour}
+	a.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
 	os.Remove(filepath.Join(dir, "p.breaker"))
-	if _, err := a.Apply("p", s, Event{Kind: EventReset}); err != nil {
+	if _, err := a.Apply("p", s, breaker.Event{Kind: breaker.EventReset}); err != nil {
 		t.Fatal(err)
 	}
-	a.Apply("p", s, Event{Kind: EventTrip})
+	a.Apply("p", s, breaker.Event{Kind: breaker.EventTrip})
 	b, _ := openTestFile(t, dir)
-	if got, _ := b.Load("p"); got.State != Open || got.Reason != "manual" {
+	if got, _ := b.Load("p"); got.State != breaker.Open || got.Reason != "manual" {
 		t.Fatalf("a new store loads %+v, want the trip made after the file was removed", got)
-	}
-}
-
-func TestFileTransform(t *testing.T) {
-	dir := t.TempDir()
-	stores := []*File{}
-	for range 2 {
-		f, _ := openTestFile(t, dir)
-		stores = append(stores, f)
-	}
-	incr := func(old []byte) ([]byte, error) {
-		n := 0
-		if len(old) == 8 {
-			n = int(le64(old))
-		}
-		out := make([]byte, 8)
-		putLE64(out, uint64(n+1))
-		return out, nil
-	}
-	var wg sync.WaitGroup
-	for i := range 100 {
-		wg.Go(func() {
-			if err := stores[i%2].Transform("spend/day", incr); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	got, err := stores[0].Snapshot("spend/day")
-	if err != nil || len(got) != 8 || le64(got) != 100 {
-		t.Fatalf("Snapshot = %v, %v; want the counter at 100", got, err)
-	}
-	refuse := errors.New("over the cap")
-	if err := stores[1].Transform("spend/day", func([]byte) ([]byte, error) { return nil, refuse }); err != refuse {
-		t.Fatalf("Transform returned %v, want fn's error", err)
-	}
-	if err := stores[1].Transform("spend/day", func([]byte) ([]byte, error) { return make([]byte, payloadMax+1), nil }); err == nil {
-		t.Fatal("an oversized record was accepted")
-	}
-	if got, _ := stores[1].Snapshot("spend/day"); le64(got) != 100 {
-		t.Fatalf("a refused Transform changed the record to %v", got)
-	}
-	if got, err := stores[1].Snapshot("never"); got != nil || err != nil {
-		t.Fatalf("Snapshot of a new record = %v, %v; want nil, nil", got, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "spend%2Fday.record")); err != nil {
-		t.Fatal(err)
 	}
 }
 
 func TestFileConcurrentFailuresNoLostUpdate(t *testing.T) {
 	dir := t.TempDir()
-	s := Settings{Failures: 1000}
+	s := breaker.Settings{Failures: 1000}
 	var wg sync.WaitGroup
 	for range 4 {
 		f, _ := openTestFile(t, dir)
-		b := New("p", s, f)
+		b := breaker.New("p", s, f)
 		for range 25 {
 			wg.Go(func() {
 				p, _ := b.Allow()
-				p.Done(Failure, 0)
+				p.Done(breaker.Failure, 0)
 			})
 		}
 	}
@@ -344,31 +303,31 @@ func TestFileClosedFastPathNoSyscallNoWriteNoAlloc(t *testing.T) {
 		t.Run(map[bool]string{false: "no file", true: "with a file"}[withFile], func(t *testing.T) {
 			dir := t.TempDir()
 			f, _ := openTestFile(t, dir)
-			b := New("openai", Settings{Slow: Slow{Threshold: time.Minute}}, f)
+			b := breaker.New("openai", breaker.Settings{Slow: breaker.Slow{Threshold: time.Minute}}, f)
 			if withFile { // a breaker that opened once keeps its file, closed
-				b.store.Apply(b.name, b.settings, Event{Kind: EventTrip})
+				f.Apply(b.Name(), b.Settings(), breaker.Event{Kind: breaker.EventTrip})
 				b.Reset()
 			}
 			p, _ := b.Allow() // reads the file, or finds there is none
-			p.Done(Success, time.Millisecond)
+			p.Done(breaker.Success, time.Millisecond)
 			path := filepath.Join(dir, "openai.breaker")
 			before, _ := os.ReadFile(path)
 			stBefore, errBefore := os.Stat(path)
 			if (errBefore == nil) != withFile {
 				t.Fatalf("state file present = %v, want %v", errBefore == nil, withFile)
 			}
-			calls := fileSyscalls.Load()
+			calls := state.Syscalls()
 			allocs := testing.AllocsPerRun(10000, func() {
 				p, err := b.Allow()
 				if err != nil {
 					t.Fatal(err)
 				}
-				p.Done(Success, time.Millisecond)
+				p.Done(breaker.Success, time.Millisecond)
 			})
 			if allocs != 0 {
 				t.Errorf("%v allocations per closed Allow+Done, want 0", allocs)
 			}
-			if n := fileSyscalls.Load() - calls; n != 0 {
+			if n := state.Syscalls() - calls; n != 0 {
 				t.Errorf("%d system calls over 10000 closed Allow+Done, want 0", n)
 			}
 			after, _ := os.ReadFile(path)
@@ -385,14 +344,14 @@ func TestFileClosedFastPathNoSyscallNoWriteNoAlloc(t *testing.T) {
 
 func TestFileClosedStore(t *testing.T) {
 	f, _ := openTestFile(t, t.TempDir())
-	f.Apply("p", Settings{}, Event{Kind: EventFailure})
+	f.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure})
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Load("p"); err == nil {
 		t.Error("Load after Close: no error")
 	}
-	if _, err := f.Apply("p", Settings{}, Event{Kind: EventFailure}); err == nil {
+	if _, err := f.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err == nil {
 		t.Error("Apply after Close: no error")
 	}
 	if err := f.Close(); err != nil {
@@ -401,12 +360,12 @@ func TestFileClosedStore(t *testing.T) {
 }
 
 func BenchmarkFileClosedAllowDone(b *testing.B) {
-	f, err := OpenFile(b.TempDir(), FileOptions{})
+	f, err := Open(b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	br := New("openai", Settings{Slow: Slow{Threshold: 15 * time.Second}}, f)
+	br := breaker.New("openai", breaker.Settings{Slow: breaker.Slow{Threshold: 15 * time.Second}}, f)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -414,39 +373,58 @@ func BenchmarkFileClosedAllowDone(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p.Done(Success, time.Millisecond)
+			p.Done(breaker.Success, time.Millisecond)
 		}
 	})
 }
 
 func BenchmarkFileClosedAllowDoneSerial(b *testing.B) {
-	f, err := OpenFile(b.TempDir(), FileOptions{})
+	f, err := Open(b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	br := New("openai", Settings{Slow: Slow{Threshold: 15 * time.Second}}, f)
+	br := breaker.New("openai", breaker.Settings{Slow: breaker.Slow{Threshold: 15 * time.Second}}, f)
 	b.ReportAllocs()
 	for b.Loop() {
 		p, err := br.Allow()
 		if err != nil {
 			b.Fatal(err)
 		}
-		p.Done(Success, time.Millisecond)
+		p.Done(breaker.Success, time.Millisecond)
 	}
 }
 
 func BenchmarkFileFailure(b *testing.B) {
-	f, err := OpenFile(b.TempDir(), FileOptions{})
+	f, err := Open(b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	s := Settings{Failures: 1 << 30}
+	s := breaker.Settings{Failures: 1 << 30}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := f.Apply("openai", s, Event{Kind: EventFailure}); err != nil {
+		if _, err := f.Apply("openai", s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFileAllowFailure is a failure as a breaker sees one: Allow
+// loads the record, Done applies the failure.
+func BenchmarkFileAllowFailure(b *testing.B) {
+	f, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	br := breaker.New("openai", breaker.Settings{Failures: 1 << 30}, f)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := br.Allow()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Done(breaker.Failure, time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package breaker
+package state
 
 import (
 	"runtime"
@@ -79,12 +79,12 @@ func readHeld(w *words, p *payload) (st readStatus, gen uint64) {
 // writeWords stores p in w under the sequence lock. The caller holds the
 // file lock, so writers never interleave; a sequence left odd by a writer
 // that died mid-write is moved on to the next even value. A fresh gen is
-// drawn when the header was not valid.
-func writeWords(w *words, p *payload, gen uint64) (st readStatus) {
+// drawn when the header was not valid. seq is the sequence the write
+// leaves.
+func writeWords(w *words, p *payload, gen uint64) (st readStatus, seq uint64) {
 	defer recoverFault(&st)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	seq := atomic.LoadUint64(&w[wSeq])
-	base := (seq + 1) &^ 1
+	base := (atomic.LoadUint64(&w[wSeq]) + 1) &^ 1
 	atomic.StoreUint64(&w[wSeq], base+1)
 	atomic.StoreUint64(&w[wMagic], fileMagic)
 	atomic.StoreUint64(&w[wGen], gen)
@@ -93,7 +93,7 @@ func writeWords(w *words, p *payload, gen uint64) (st readStatus) {
 		atomic.StoreUint64(&w[headerWords+i], p.w[i])
 	}
 	atomic.StoreUint64(&w[wSeq], base+2)
-	return readOK
+	return readOK, base + 2
 }
 
 // clearWords zeroes w under the sequence lock, so that it reads as

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package breaker
+package state
 
 // checkLocalFS accepts every directory: the network file system check
 // needs Linux's statfs.

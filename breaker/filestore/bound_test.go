@@ -1,6 +1,6 @@
 //go:build linux
 
-package breaker
+package filestore
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // openFDs counts this process's open descriptors.
@@ -34,7 +37,7 @@ func mappingsOf(t testing.TB, dir string) int {
 	}
 	n := 0
 	for line := range bytes.Lines(b) {
-		if bytes.Contains(line, []byte(dir+"/")) && !bytes.Contains(line, []byte(genFileName)) {
+		if bytes.Contains(line, []byte(dir+"/")) && !bytes.Contains(line, []byte(".generations")) {
 			n++
 		}
 	}
@@ -65,34 +68,34 @@ func exists(path string) bool {
 func TestFileIdleBreakerHasNoFile(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := openTestFile(t, dir)
-	b := New("p", Settings{Failures: 3, Cool: time.Hour}, f)
+	b := breaker.New("p", breaker.Settings{Failures: 3, Cool: time.Hour}, f)
 	path := filepath.Join(dir, "p.breaker")
 	for range 100 {
 		p, _ := b.Allow()
-		p.Done(Success, 0)
+		p.Done(breaker.Success, 0)
 	}
 	if exists(path) {
 		t.Fatal("a breaker that only saw successes has a state file")
 	}
 	p, _ := b.Allow()
-	p.Done(Failure, 0)
+	p.Done(breaker.Failure, 0)
 	if got, _ := b.Record(); got.Failures != 1 || !exists(path) {
 		t.Fatalf("after a failure: %+v, file %v; want 1 failure in a file", got, exists(path))
 	}
 	p, _ = b.Allow()
-	p.Done(Success, 0)
+	p.Done(breaker.Success, 0)
 	if got, _ := b.Record(); got.Failures != 0 || exists(path) {
 		t.Fatalf("after the success that cleared the count: %+v, file %v; want idle and no file", got, exists(path))
 	}
 	for range 3 {
 		p, _ := b.Allow()
-		p.Done(Failure, 0)
+		p.Done(breaker.Failure, 0)
 	}
-	if got, _ := b.Record(); got.State != Open || !exists(path) {
+	if got, _ := b.Record(); got.State != breaker.Open || !exists(path) {
 		t.Fatalf("after 3 failures: %+v, file %v; want open in a file", got, exists(path))
 	}
 	b.Reset()
-	if got, _ := b.Record(); got.State != Closed || got.Transitions != 2 || !exists(path) {
+	if got, _ := b.Record(); got.State != breaker.Closed || got.Transitions != 2 || !exists(path) {
 		t.Fatalf("after Reset: %+v, file %v; want closed after 2 transitions, kept in its file", got, exists(path))
 	}
 }
@@ -103,23 +106,23 @@ func TestFileCreationAndRemovalSeenByOtherStore(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := openTestFile(t, dir)
 	b, _ := openTestFile(t, dir)
-	s := Settings{Failures: 2, Cool: time.Hour}
+	s := breaker.Settings{Failures: 2, Cool: time.Hour}
 	for round := range 3 {
-		if got, _ := b.Load("p"); got.State != Closed || got.Failures != 0 {
+		if got, _ := b.Load("p"); got.State != breaker.Closed || got.Failures != 0 {
 			t.Fatalf("round %d: fresh breaker loads %+v", round, got)
 		}
-		calls := fileSyscalls.Load()
+		calls := state.Syscalls()
 		for range 100 {
 			b.Load("p")
 		}
-		if n := fileSyscalls.Load() - calls; n != 0 {
+		if n := state.Syscalls() - calls; n != 0 {
 			t.Fatalf("round %d: %d system calls over 100 Loads of a breaker with no file, want 0", round, n)
 		}
-		a.Apply("p", s, Event{Kind: EventFailure})
+		a.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
 		if got, _ := b.Load("p"); got.Failures != 1 {
 			t.Fatalf("round %d: the other store's next Load after the file was created sees %+v, want 1 failure", round, got)
 		}
-		a.Apply("p", s, Event{Kind: EventSuccess}) // idle again: the file goes
+		a.Apply("p", s, breaker.Event{Kind: breaker.EventSuccess}) // idle again: the file goes
 		if exists(filepath.Join(dir, "p.breaker")) {
 			t.Fatalf("round %d: idle breaker's file not removed", round)
 		}
@@ -130,8 +133,8 @@ func TestFileCreationAndRemovalSeenByOtherStore(t *testing.T) {
 			t.Fatalf("round %d: %d mappings of state files left after removal, want 0", round, n)
 		}
 	}
-	a.Apply("p", s, Event{Kind: EventTrip})
-	if got, _ := b.Load("p"); got.State != Open {
+	a.Apply("p", s, breaker.Event{Kind: breaker.EventTrip})
+	if got, _ := b.Load("p"); got.State != breaker.Open {
 		t.Fatalf("after a trip in the other store: %+v, want open", got)
 	}
 }
@@ -140,25 +143,25 @@ func TestFileTenThousandBreakerNamesStayBounded(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := openTestFile(t, dir)
 	other, _ := openTestFile(t, dir) // a second process watching the same names
-	s := Settings{Failures: 3, Cool: time.Hour}
+	s := breaker.Settings{Failures: 3, Cool: time.Hour}
 	start := openFDs(t)
 	peak := 0
 	const names = 10000
 	opened := 0
 	for i := range names {
-		b := New(fmt.Sprintf("openai/model-%d", i), s, f)
+		b := breaker.New(fmt.Sprintf("openai/model-%d", i), s, f)
 		p, _ := b.Allow()
-		p.Done(Success, 0)
+		p.Done(breaker.Success, 0)
 		other.Load(b.Name())
 		switch {
 		case i%100 == 0: // a few failures, then a success clears them
 			p, _ = b.Allow()
-			p.Done(Failure, 0)
+			p.Done(breaker.Failure, 0)
 			other.Load(b.Name())
 			p, _ = b.Allow()
-			p.Done(Success, 0)
+			p.Done(breaker.Success, 0)
 		case i%1000 == 1: // a few open for good
-			b.store.Apply(b.Name(), s, Event{Kind: EventTrip})
+			f.Apply(b.Name(), s, breaker.Event{Kind: breaker.EventTrip})
 			opened++
 		}
 		if i%500 == 0 {
@@ -167,8 +170,8 @@ func TestFileTenThousandBreakerNamesStayBounded(t *testing.T) {
 	}
 	peak = max(peak, openFDs(t)-start)
 	bound := 2 * defaultMaxOpen // two stores
-	t.Logf("%d names: peak %d descriptors above the start (bound %d), %d state files, %d mappings, %d names in the table",
-		names, peak, bound, stateFiles(t, dir), mappingsOf(t, dir), f.nslots.Load())
+	t.Logf("%d names: peak %d descriptors above the start (bound %d), %d state files, %d mappings",
+		names, peak, bound, stateFiles(t, dir), mappingsOf(t, dir))
 	if peak > bound {
 		t.Errorf("descriptors grew by %d over %d names, want at most %d", peak, names, bound)
 	}
@@ -178,11 +181,8 @@ func TestFileTenThousandBreakerNamesStayBounded(t *testing.T) {
 	if n := mappingsOf(t, dir); n > bound {
 		t.Errorf("%d mappings of state files, want at most %d", n, bound)
 	}
-	if n := f.nslots.Load(); n > 4*f.prunePoint(0) {
-		t.Errorf("%d names kept in the table, want at most %d", n, 4*f.prunePoint(0))
-	}
 	for i := 1; i < names; i += 1000 {
-		if got, _ := other.Load(fmt.Sprintf("openai/model-%d", i)); got.State != Open {
+		if got, _ := other.Load(fmt.Sprintf("openai/model-%d", i)); got.State != breaker.Open {
 			t.Errorf("model-%d: %v in the other store, want open", i, got.State)
 		}
 	}
@@ -190,16 +190,16 @@ func TestFileTenThousandBreakerNamesStayBounded(t *testing.T) {
 
 func TestFileMaxOpenCapsDescriptors(t *testing.T) {
 	dir := t.TempDir()
-	f, err := OpenFile(dir, FileOptions{MaxOpen: 4})
+	f, err := Open(dir, Options{MaxOpen: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	start := openFDs(t)
-	s := Settings{Failures: 1000}
+	s := breaker.Settings{Failures: 1000}
 	for round := range 3 {
 		for i := range 50 {
-			if _, err := f.Apply(fmt.Sprint("p", i), s, Event{Kind: EventFailure}); err != nil {
+			if _, err := f.Apply(fmt.Sprint("p", i), s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 				t.Fatal(err)
 			}
 			if n := openFDs(t) - start; n > 4 {
@@ -212,7 +212,7 @@ func TestFileMaxOpenCapsDescriptors(t *testing.T) {
 			t.Fatalf("p%d: %d failures after closing and reopening, want 3", i, got.Failures)
 		}
 	}
-	if _, err := OpenFile(dir, FileOptions{MaxOpen: -1}); err == nil || !strings.Contains(err.Error(), "MaxOpen") {
+	if _, err := Open(dir, Options{MaxOpen: -1}); err == nil || !strings.Contains(err.Error(), "MaxOpen") {
 		t.Errorf("OpenFile with MaxOpen -1: %v, want an error naming MaxOpen", err)
 	}
 }
@@ -220,8 +220,8 @@ func TestFileMaxOpenCapsDescriptors(t *testing.T) {
 func TestFileReplacedFilesReleased(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := openTestFile(t, dir)
-	s := Settings{Failures: 1000}
-	f.Apply("p", s, Event{Kind: EventFailure})
+	s := breaker.Settings{Failures: 1000}
+	f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
 	fds, maps := openFDs(t), mappingsOf(t, dir)
 	path := filepath.Join(dir, "p.breaker")
 	for i := range 10 {
@@ -231,7 +231,7 @@ func TestFileReplacedFilesReleased(t *testing.T) {
 		if err := os.Rename(tmp, path); err != nil { // a new file in its place
 			t.Fatal(err)
 		}
-		rec, err := f.Apply("p", s, Event{Kind: EventFailure})
+		rec, err := f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
 		if err != nil || rec.Failures != i+2 {
 			t.Fatalf("replacement %d: Apply = %+v, %v; want %d failures", i, rec, err, i+2)
 		}
@@ -250,16 +250,16 @@ func TestFileReplacedFilesReleased(t *testing.T) {
 // nor a count that went back.
 func TestFileEvictionRacingReadersStress(t *testing.T) {
 	dir := t.TempDir()
-	f, err := OpenFile(dir, FileOptions{MaxOpen: 1})
+	f, err := Open(dir, Options{MaxOpen: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	writer, _ := openTestFile(t, dir)
-	s := Settings{Failures: 1 << 30}
+	s := breaker.Settings{Failures: 1 << 30}
 	names := []string{"a", "b", "c"}
 	for _, n := range names {
-		writer.Apply(n, s, Event{Kind: EventFailure})
+		writer.Apply(n, s, breaker.Event{Kind: breaker.EventFailure})
 	}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -274,7 +274,7 @@ func TestFileEvictionRacingReadersStress(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if rec.State != Closed || rec.Failures < last[n] || rec.Failures == 0 {
+				if rec.State != breaker.Closed || rec.Failures < last[n] || rec.Failures == 0 {
 					t.Errorf("%s: read %+v after %d failures", n, rec, last[n])
 					return
 				}
@@ -286,9 +286,9 @@ func TestFileEvictionRacingReadersStress(t *testing.T) {
 	wg.Go(func() {
 		for i := 0; !stop.Load(); i++ {
 			if i%2 == 0 {
-				writer.Apply(names[i%3], s, Event{Kind: EventFailure})
+				writer.Apply(names[i%3], s, breaker.Event{Kind: breaker.EventFailure})
 			} else {
-				f.Apply(names[i%3], s, Event{Kind: EventFailure})
+				f.Apply(names[i%3], s, breaker.Event{Kind: breaker.EventFailure})
 			}
 		}
 	})
@@ -298,40 +298,15 @@ func TestFileEvictionRacingReadersStress(t *testing.T) {
 	t.Logf("%d reads through one page shared by 3 names", reads.Load())
 }
 
-func TestFileTransformToNothingRemovesRecord(t *testing.T) {
-	dir := t.TempDir()
-	a, _ := openTestFile(t, dir)
-	b, _ := openTestFile(t, dir)
-	path := filepath.Join(dir, "k.record")
-	a.Transform("k", func([]byte) ([]byte, error) { return []byte("spent"), nil })
-	if got, _ := b.Snapshot("k"); string(got) != "spent" {
-		t.Fatalf("other store reads %q", got)
-	}
-	a.Transform("k", func([]byte) ([]byte, error) { return nil, nil })
-	if exists(path) {
-		t.Fatal("a record transformed to nothing kept its file")
-	}
-	if got, err := b.Snapshot("k"); got != nil || err != nil {
-		t.Fatalf("after removal the other store reads %q, %v; want nothing", got, err)
-	}
-	b.Transform("k", func(old []byte) ([]byte, error) { return append(old, "again"...), nil })
-	if got, _ := a.Snapshot("k"); string(got) != "again" {
-		t.Fatalf("a record made again reads %q in the store that removed it, want \"again\"", got)
-	}
-	if n := mappingsOf(t, dir); n > 2 {
-		t.Fatalf("%d mappings of state files, want at most 2 (one per store)", n)
-	}
-}
-
 func TestFileRemoveRecords(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := openTestFile(t, dir)
 	b, _ := openTestFile(t, dir)
 	for i := range 10 {
-		a.Transform(fmt.Sprint("k", i), func([]byte) ([]byte, error) { return []byte{byte(i)}, nil })
+		a.Records().Transform(fmt.Sprint("k", i), func([]byte) ([]byte, error) { return []byte{byte(i)}, nil })
 	}
-	a.Apply("breaker", Settings{}, Event{Kind: EventFailure})
-	n, err := b.RemoveRecords(func(name string, rec []byte) bool { return rec[0]%2 == 0 })
+	a.Apply("breaker", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure})
+	n, err := b.Records().RemoveRecords(func(name string, rec []byte) bool { return rec[0]%2 == 0 })
 	if err != nil || n != 5 {
 		t.Fatalf("RemoveRecords = %d, %v; want 5 removed", n, err)
 	}
@@ -339,42 +314,9 @@ func TestFileRemoveRecords(t *testing.T) {
 		t.Fatalf("%d state files left, want 5 records and 1 breaker", got)
 	}
 	for i := range 10 {
-		got, _ := a.Snapshot(fmt.Sprint("k", i))
+		got, _ := a.Records().Snapshot(fmt.Sprint("k", i))
 		if want := i%2 == 1; (got != nil) != want {
 			t.Errorf("k%d reads %v after the sweep, want kept = %v", i, got, want)
 		}
-	}
-}
-
-// A reader may still hold the address of a file the store just closed:
-// that address must stay readable (zeros) and the reader's view stale.
-func TestFileClosedPageStaysReadable(t *testing.T) {
-	dir := t.TempDir()
-	f, err := OpenFile(dir, FileOptions{MaxOpen: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := Settings{Failures: 1000}
-	f.Apply("a", s, Event{Kind: EventFailure})
-	f.Load("a")
-	sa, _ := f.slot("a", kindBreaker)
-	stale := sa.view.Load()
-	if stale == nil || stale.m == nil {
-		t.Fatal("no view of a mapped file")
-	}
-	f.Apply("a", s, Event{Kind: EventSuccess}) // idle: the file is removed and its page let go
-	if got := atomic.LoadUint64(&stale.m.w[wMagic]); got != 0 {
-		t.Fatalf("the page of a closed file reads magic %#x, want 0 (anonymous memory)", got)
-	}
-	if f.fresh(sa, stale) {
-		t.Fatal("a view of a closed file still reads as fresh")
-	}
-	f.Apply("b", s, Event{Kind: EventFailure}) // the page now holds another file
-	if f.fresh(sa, stale) {
-		t.Fatal("a view of a closed file reads as fresh once its page holds another file")
-	}
-	if got, _ := f.Load("a"); got.Failures != 0 {
-		t.Fatalf("a reads %+v, want idle", got)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package breaker
+package state
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 func checkLocalFS(dir string) error {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return fmt.Errorf("breaker: state directory %s: %w", dir, err)
+		return fmt.Errorf("state: state directory %s: %w", dir, err)
 	}
 	if fs := networkFS(uint32(st.Type)); fs != "" {
-		return fmt.Errorf("breaker: state directory %s is on %s, where file locks do not hold between hosts: choose a local directory (state.dir), or share state with the redis backend", dir, fs)
+		return fmt.Errorf("state: state directory %s is on %s, where file locks do not hold between hosts: choose a local directory (state.dir), or share state with the redis backend", dir, fs)
 	}
 	return nil
 }
