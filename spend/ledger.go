@@ -39,11 +39,14 @@ type Hold struct {
 	// Ends is when the period the hold counts against ends, in the
 	// ledger's clock (Unix nanoseconds); 0 if the ledger was not told.
 	Ends int64
+
+	group int   // a file ledger's group of holds the hold joined, plus one; 0 for other ledgers
+	gen   int64 // that group's generation when it joined
 }
 
 // PeriodLedger is a Ledger told when the period a key counts ends, so that
-// it can forget the key's record once that period is over. Spend uses it
-// when its Ledger has it; NewLedger's ledgers do.
+// it can forget the key's record once that period is over. A Meter uses it
+// when its Ledger has it; NewLedger's and NewFileLedger's ledgers do.
 type PeriodLedger interface {
 	Ledger
 	// ReserveUntil is Reserve for a key that counts a period ending at

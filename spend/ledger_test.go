@@ -63,15 +63,38 @@ func TestLedgerRollsOverAndReclaims(t *testing.T) {
 	}
 }
 
+// ledgerKinds are the ledgers kept in a state directory: NewLedger over its
+// records, and NewFileLedger over its counters.
+var ledgerKinds = []string{"records", "counters"}
+
+// openLedger returns a ledger of kind over st.
+func openLedger(t testing.TB, st *state.File, kind string) Ledger {
+	t.Helper()
+	if kind == "records" {
+		return NewLedger(st)
+	}
+	l, err := NewFileLedger(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // TestFileLedgerAcrossProcesses runs 8 processes × 8 goroutines holding
 // $0.10 each under a $1.00 cap on one file store.
 func TestFileLedgerAcrossProcesses(t *testing.T) {
+	for _, kind := range ledgerKinds {
+		t.Run(kind, func(t *testing.T) { testFileLedgerAcrossProcesses(t, kind) })
+	}
+}
+
+func testFileLedgerAcrossProcesses(t *testing.T, kind string) {
 	dir := t.TempDir()
 	var procs []*exec.Cmd
 	var outs []*strings.Builder
 	for range 8 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLedgerChild$")
-		cmd.Env = append(os.Environ(), "SLUICE_LEDGER_CHILD=reserve", "SLUICE_LEDGER_DIR="+dir)
+		cmd.Env = append(os.Environ(), "SLUICE_LEDGER_CHILD=reserve", "SLUICE_LEDGER_DIR="+dir, "SLUICE_LEDGER_KIND="+kind)
 		out := &strings.Builder{}
 		cmd.Stdout = out
 		if err := cmd.Start(); err != nil {
@@ -98,16 +121,22 @@ func TestFileLedgerAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	spent, held, _ := NewLedger(st).Read("budget:test")
+	spent, held, _ := openLedger(t, st, kind).Read("budget:test")
 	if math.Abs(spent-1.00) > 1e-9 || held != 0 {
 		t.Errorf("ledger spent %v held %v, want 1.00 and 0", spent, held)
 	}
 }
 
 func TestFileLedgerReclaimsAfterKill(t *testing.T) {
+	for _, kind := range ledgerKinds {
+		t.Run(kind, func(t *testing.T) { testFileLedgerReclaimsAfterKill(t, kind) })
+	}
+}
+
+func testFileLedgerReclaimsAfterKill(t *testing.T, kind string) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLedgerChild$")
-	cmd.Env = append(os.Environ(), "SLUICE_LEDGER_CHILD=hold", "SLUICE_LEDGER_DIR="+dir)
+	cmd.Env = append(os.Environ(), "SLUICE_LEDGER_CHILD=hold", "SLUICE_LEDGER_DIR="+dir, "SLUICE_LEDGER_KIND="+kind)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -125,7 +154,7 @@ func TestFileLedgerReclaimsAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l := NewLedger(st)
+	l := openLedger(t, st, kind)
 	if _, _, ok, _ := l.Reserve("budget:test", 0.5, 1.0, time.Second); ok && time.Since(killed) < 500*time.Millisecond {
 		t.Fatal("the dead holder's reservation was reclaimed before its ttl")
 	}
@@ -151,7 +180,7 @@ func TestLedgerChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewLedger(st)
+	l := openLedger(t, st, os.Getenv("SLUICE_LEDGER_KIND"))
 	switch role {
 	case "reserve":
 		var admitted atomic.Int32

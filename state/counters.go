@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 )
 
@@ -264,42 +265,81 @@ func (f *File) prepareCounters(s *slot, m *mapping) (st readStatus) {
 // reports whether it removed it. A record with no file is not shown. It
 // takes the file lock: call it at a bounded rate.
 func (c *Counters) Remove(name string, drop func(counts []int64) bool) (bool, error) {
-	f := c.k.f
-	s, err := f.slot(c.k, name)
-	if err != nil {
-		return false, err
-	}
-	s, err = f.lockSlot(s)
-	if err != nil {
-		return false, err
-	}
-	defer s.mu.Unlock()
-	m, _, err := f.current(s)
-	if err != nil || m == nil {
-		return false, err
-	}
-	if m, err = f.lockMapping(s); err != nil {
-		return false, fmt.Errorf("state: lock state file %s: %w", s.path, err)
-	}
-	if st := f.prepareCounters(s, m); st == readFault {
-		m.unlock()
-		return false, fmt.Errorf("state: state file %s was cut short while read", s.path)
-	}
-	counts, st := sealCounters(m)
-	if st == readOK && drop(counts) {
+	removed := false
+	err := c.sealed(name, func(s *slot, m *mapping, counts []int64) error {
+		if !drop(counts) {
+			unsealCounters(m)
+			return nil
+		}
 		// The counters stay sealed in the unlinked file: a change racing
 		// the removal fails there and goes to the slow path.
 		err := removeState(s.path)
 		if err == nil {
-			f.gens.bump(s.gi)
+			c.k.f.gens.bump(s.gi)
+			removed = true
 		}
 		m.unlock()
-		f.detach(s, true)
-		return err == nil, err
+		c.k.f.detach(s, true)
+		return err
+	})
+	return removed, err
+}
+
+// Update shows fn the counters of the record called name, sealed so that
+// none changes meanwhile, and when fn returns true, writes back what it
+// left in them. A value out of range (below zero) writes nothing and is an
+// ErrCountRange. A record with no file is not shown. Update is the
+// maintenance a lock-free user does now and then (a ledger reclaiming the
+// holds of holders that died): it takes the file lock, so call it at a
+// bounded rate.
+func (c *Counters) Update(name string, fn func(counts []int64) bool) error {
+	return c.sealed(name, func(_ *slot, m *mapping, counts []int64) error {
+		var err error
+		if fn(counts) {
+			if slices.ContainsFunc(counts, func(v int64) bool { return v < 0 }) {
+				err = ErrCountRange
+			} else if storeCounters(m, counts) == readFault {
+				err = errors.New("state: a state file was cut short while written")
+			}
+		}
+		unsealCounters(m) // after a store, a no-op but for a fault
+		m.unlock()
+		return err
+	})
+}
+
+// sealed runs fn under the file lock of name's record with its counters
+// sealed and shown to fn. fn must unseal them (or remove the file) and
+// unlock m. A record with no file is not shown.
+func (c *Counters) sealed(name string, fn func(s *slot, m *mapping, counts []int64) error) error {
+	f := c.k.f
+	s, err := f.slot(c.k, name)
+	if err != nil {
+		return err
 	}
-	unsealCounters(m)
-	m.unlock()
-	return false, nil
+	s, err = f.lockSlot(s)
+	if err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	m, _, err := f.current(s)
+	if err != nil || m == nil {
+		return err
+	}
+	if m, err = f.lockMapping(s); err != nil {
+		return fmt.Errorf("state: lock state file %s: %w", s.path, err)
+	}
+	if st := f.prepareCounters(s, m); st == readFault {
+		m.unlock()
+		return fmt.Errorf("state: state file %s was cut short while read", s.path)
+	}
+	counts, st := sealCounters(m)
+	if st != readOK {
+		unsealCounters(m)
+		m.unlock()
+		return fmt.Errorf("state: state file %s was cut short while read", s.path)
+	}
+	return fn(s, m, counts)
 }
 
 // Names returns the name of every record of the kind that has a file in
@@ -349,6 +389,17 @@ func sealCounters(m *mapping) (counts []int64, st readStatus) {
 
 // unsealCounters clears the seal of every counter of m; the caller holds
 // the file lock and sealed them.
+// storeCounters writes counts, unsealed, into the counters of m. The
+// caller holds the file lock and the seals.
+func storeCounters(m *mapping, counts []int64) (st readStatus) {
+	defer recoverFault(&st)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for j, v := range counts {
+		atomic.StoreUint64(&m.w[headerWords+j], uint64(v))
+	}
+	return readOK
+}
+
 func unsealCounters(m *mapping) (st readStatus) {
 	defer recoverFault(&st)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))

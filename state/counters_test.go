@@ -216,6 +216,43 @@ func TestCountersSealedByDeadMaintainerUnsealed(t *testing.T) {
 //	           total stays at most STATE_N; prints how many it took
 //	remove     removes "k" again and again until stdin closes; prints
 //	           the sum of counter 0 over the records it removed
+func TestCountersUpdate(t *testing.T) {
+	dir := t.TempDir()
+	f, _ := openTestFile(t, dir)
+	c := f.Counters(".count")
+	if err := c.Update("k", func([]int64) bool { t.Fatal("shown a record with no file"); return false }); err != nil {
+		t.Fatal(err)
+	}
+	c.Add("k", 0, 10)
+	c.Add("k", 1, 4)
+	err := c.Update("k", func(n []int64) bool {
+		n[0] -= n[1]
+		n[1] = 0
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v0, _ := c.Load("k", 0); v0 != 6 {
+		t.Errorf("counter 0 = %d after the update, want 6", v0)
+	}
+	if v1, _ := c.Load("k", 1); v1 != 0 {
+		t.Errorf("counter 1 = %d after the update, want 0", v1)
+	}
+	// A value below zero writes nothing; the counters stay usable.
+	if err := c.Update("k", func(n []int64) bool { n[0], n[2] = 99, -1; return true }); !errors.Is(err, ErrCountRange) {
+		t.Fatalf("update below zero: %v, want ErrCountRange", err)
+	}
+	if v0, err := c.Add("k", 0, 1); v0 != 7 || err != nil {
+		t.Errorf("Add after a refused update = %d, %v; want 7", v0, err)
+	}
+	// Another File on the directory (another process's view) sees it.
+	g, _ := openTestFile(t, dir)
+	if v0, _ := g.Counters(".count").Load("k", 0); v0 != 7 {
+		t.Errorf("another File reads %d, want 7", v0)
+	}
+}
+
 func TestMain(m *testing.M) {
 	if role := os.Getenv("STATE_CHILD"); role != "" {
 		os.Exit(runChild(role))

@@ -79,5 +79,10 @@ func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, spend.Le
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, spend.NewLedger(st.Records()), nil
+	ledger, err := spend.NewFileLedger(st.Records())
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, ledger, nil
 }

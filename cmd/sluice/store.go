@@ -40,7 +40,12 @@ func openStore(cfg *config.Config, logger *slog.Logger) (breaker.Store, spend.Le
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("state.dir: %v", err)
 	}
-	return st, spend.NewLedger(st.Records()), st, nil
+	ledger, err := spend.NewFileLedger(st.Records())
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("state.dir: %v", err)
+	}
+	return st, ledger, st, nil
 }
 
 // redisLog sends go-redis's own messages (dial failures during an outage,
