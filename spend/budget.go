@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,17 +63,45 @@ func (b *Budget) Window(now time.Time) (id string, resets time.Time) {
 // key's format is written: "budget:<name>:<scope>:<period id>", where
 // scope is "all", "key=<client>", "model=<model>" or "provider=<provider>".
 func (b *Budget) Key(now time.Time, client, model, provider string) (key string, resets time.Time) {
-	scope := "all"
+	win, resets := b.Window(now)
+	return b.keyIn(win, client, model, provider), resets
+}
+
+// keyIn is Key in the period whose id is win.
+func (b *Budget) keyIn(win, client, model, provider string) string {
 	switch b.Scope {
 	case "key":
-		scope = "key=" + client
+		return "budget:" + b.Name + ":key=" + client + ":" + win
 	case "model":
-		scope = "model=" + model
+		return "budget:" + b.Name + ":model=" + model + ":" + win
 	case "provider":
-		scope = "provider=" + provider
+		return "budget:" + b.Name + ":provider=" + provider + ":" + win
 	}
-	win, resets := b.Window(now)
-	return "budget:" + b.Name + ":" + scope + ":" + win, resets
+	return "budget:" + b.Name + ":all:" + win
+}
+
+// window is a budget's period as a Meter last worked it out, and its key
+// when the budget is scoped "all", so that neither is made again on every
+// call of the period.
+type window struct {
+	from, to int64 // Unix ns: times known to be in the period, [from, to)
+	id       string
+	resets   time.Time
+	allKey   string
+}
+
+// windowAt returns b's period containing now, from cache when it holds.
+func (b *Budget) windowAt(cache *atomic.Pointer[window], now time.Time) *window {
+	t := now.UnixNano()
+	if w := cache.Load(); w != nil && w.from <= t && t < w.to {
+		return w
+	}
+	id, resets := b.Window(now)
+	// Any time from now to resets is in the same period: from is now, not
+	// the period's start, which is not needed.
+	w := &window{from: t, to: resets.UnixNano(), id: id, resets: resets, allKey: b.keyIn(id, "", "", "")}
+	cache.Store(w)
+	return w
 }
 
 // ErrExhausted is the error, matched with errors.Is, of a call refused

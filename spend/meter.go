@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/state"
@@ -35,12 +36,14 @@ type Meter struct {
 	// request that does not say its max_tokens. If zero, 4096.
 	DefaultMaxTokens int
 
-	once   sync.Once
-	ledger Ledger
+	once    sync.Once
+	ledger  Ledger
+	windows []atomic.Pointer[window] // per budget, its current period
 }
 
 func (m *Meter) init() {
 	m.once.Do(func() {
+		m.windows = make([]atomic.Pointer[window], len(m.Budgets))
 		m.ledger = m.Ledger
 		if m.ledger == nil {
 			m.ledger = NewLedger(state.NewMemory())
@@ -81,7 +84,11 @@ func (m *Meter) Reserve(req *http.Request, provider string, models []string, bod
 			r.settle(0)
 			return 0, nil, &BudgetError{Budget: b.Name, Err: fmt.Errorf("%w: %q (add it to prices, or allow unpriced models in budget %s)", ErrUnpriced, model, b.Name)}
 		}
-		key, resets := b.Key(now, id, model, provider)
+		w := b.windowAt(&m.windows[i], now)
+		key, resets := w.allKey, w.resets
+		if b.Scope != "" && b.Scope != "all" {
+			key = b.keyIn(w.id, id, model, provider)
+		}
 		h, left, ok, err := reserveIn(m.ledger, key, amount, b.LimitUSD, ttl, resets)
 		switch {
 		case err != nil && b.AllowOnLedgerError:

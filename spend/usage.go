@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 
+	"github.com/sluice-llm/sluice/internal/request"
 	"github.com/sluice-llm/sluice/internal/sse"
 )
 
@@ -84,12 +86,100 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 	if !hasUsageObject(body) {
 		return Usage{}, false
 	}
-	var b usageHolder
-	if err := json.Unmarshal(body, &b); isSyntaxError(err) || b.Usage == nil {
+	if !json.Valid(body) {
 		return Usage{}, false
 	}
-	return b.Usage.usage(), true
+	// Only the usage members are decoded, into one object as encoding/json
+	// decodes a repeated key: null drops what came before.
+	var w *usageWire
+	request.Walk(body, func(k, v []byte) bool {
+		if request.KeyIs(k, "usage") {
+			switch v[0] {
+			case 'n':
+				w = nil
+			case '{':
+				if w == nil {
+					w = new(usageWire)
+				}
+				w.decode(v)
+			}
+		}
+		return true
+	})
+	if w == nil {
+		return Usage{}, false
+	}
+	return w.usage(), true
 }
+
+// decode reads the usage object v, valid JSON, into w as encoding/json
+// decodes it into w's tagged fields, without its reflection: keys matched
+// case-folded, a later member over an earlier one, numbers of any form; a
+// member of another type leaves its field as it was (a type error), and
+// null sets a pointer field to nil.
+func (w *usageWire) decode(v []byte) {
+	request.Walk(v, func(k, v []byte) bool {
+		switch {
+		case request.KeyIs(k, "prompt_tokens"):
+			decodeNumber(v, &w.PromptTokens)
+		case request.KeyIs(k, "completion_tokens"):
+			decodeNumber(v, &w.CompletionTokens)
+		case request.KeyIs(k, "input_tokens"):
+			decodeNumber(v, &w.InputTokens)
+		case request.KeyIs(k, "cache_read_input_tokens"):
+			decodeNumber(v, &w.CacheRead)
+		case request.KeyIs(k, "cache_creation_input_tokens"):
+			decodeNumber(v, &w.CacheWrite)
+		case request.KeyIs(k, "output_tokens"):
+			switch {
+			case v[0] == 'n':
+				w.OutputTokens = nil
+			case isNumber(v):
+				if w.OutputTokens == nil {
+					w.OutputTokens = new(float64)
+				}
+				decodeNumber(v, w.OutputTokens)
+			}
+		case request.KeyIs(k, "prompt_tokens_details"):
+			decodeCached(v, &w.PromptDetails)
+		case request.KeyIs(k, "input_tokens_details"):
+			decodeCached(v, &w.InputDetails)
+		}
+		return true
+	})
+}
+
+// decodeCached reads a prompt_tokens_details or input_tokens_details
+// value into *c, as decode does.
+func decodeCached(v []byte, c **cachedCount) {
+	switch v[0] {
+	case 'n':
+		*c = nil
+	case '{':
+		if *c == nil {
+			*c = new(cachedCount)
+		}
+		request.Walk(v, func(k, v []byte) bool {
+			if request.KeyIs(k, "cached_tokens") {
+				decodeNumber(v, &(*c).CachedTokens)
+			}
+			return true
+		})
+	}
+}
+
+// decodeNumber sets *f to the JSON number v; any other value, or a number
+// out of float64's range, leaves *f as it was.
+func decodeNumber(v []byte, f *float64) {
+	if !isNumber(v) {
+		return
+	}
+	if n, err := strconv.ParseFloat(string(v), 64); err == nil {
+		*f = n
+	}
+}
+
+func isNumber(v []byte) bool { return v[0] == '-' || v[0] >= '0' && v[0] <= '9' }
 
 // maxUsageEvent bounds the bytes a UsageMeter buffers for one event. The
 // Responses API's response.completed event repeats the whole answer, so the

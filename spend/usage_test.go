@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -356,4 +357,34 @@ func ExampleUsageMeter() {
 	// Output:
 	// 472 87 10240 true
 	// $0.005793
+}
+
+// usageByDecoding is UsageFromJSON as a whole-body decode: the reference
+// that UsageFromJSON, which decodes only the usage member, must agree with.
+func usageByDecoding(body []byte) (Usage, bool) {
+	if !hasUsageObject(body) {
+		return Usage{}, false
+	}
+	var b usageHolder
+	if err := json.Unmarshal(body, &b); isSyntaxError(err) || b.Usage == nil {
+		return Usage{}, false
+	}
+	return b.Usage.usage(), true
+}
+
+func FuzzUsageFromJSONAgreesWithDecoding(f *testing.F) {
+	for _, name := range []string{"openai_chat.json", "openai_chat_plain.json", "openai_responses.json", "anthropic_message.json", "openai_error.json"} {
+		f.Add(usageFixture(f, name))
+	}
+	f.Add([]byte(`{"usage":{"prompt_tokens":1},"USAGE":null}`))
+	f.Add([]byte(`{"Usage":{"prompt_tokens":1},"usage":{"prompt_tokens":2}}`))
+	f.Add([]byte(`{"u\u0073age":{"prompt_tokens":3}} `))
+	f.Add([]byte(`{"usage":{"prompt_tokens":"1"},"x":[1,{"usage":{}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := UsageFromJSON(body)
+		want, wantOK := usageByDecoding(body)
+		if got != want || ok != wantOK {
+			t.Fatalf("UsageFromJSON(%q) = %+v, %v; decoding the whole body gives %+v, %v", body, got, ok, want, wantOK)
+		}
+	})
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/breaker/filestore"
+	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // BenchmarkFastFail measures the gateway's answer to a call whose
@@ -40,5 +43,53 @@ func BenchmarkFastFail(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		call()
+	}
+}
+
+// BenchmarkForward is one chat call through the gateway to the fake
+// provider, the ledger on the file store, without a budget and with one
+// daily budget on all traffic: what money costs on the hot path.
+func BenchmarkForward(b *testing.B) {
+	srv := fake.NewServer("200")
+	defer srv.Close()
+	srv.Provider.MaxRequests = 100
+	for _, budget := range []bool{false, true} {
+		name := "nobudget"
+		if budget {
+			name = "budget"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := config.Default()
+			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+			if budget {
+				cfg.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 1e9, Period: "day", Scope: "all"}}
+				cfg.Prices = map[string]spend.Price{"*": {Input: 0.15, Output: 0.6}}
+			}
+			st, err := filestore.Open(b.TempDir(), filestore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ledger, err := spend.NewFileLedger(st.Records())
+			if err != nil {
+				b.Fatal(err)
+			}
+			gw, err := New(cfg, Options{Store: st, Ledger: ledger, AttemptLog: io.Discard})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer gw.Close()
+			body := `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(body))
+				req.RemoteAddr = "127.0.0.1:1"
+				w := httptest.NewRecorder()
+				gw.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }

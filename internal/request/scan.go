@@ -254,3 +254,24 @@ func hex4(s []byte) (rune, bool) {
 	n, err := strconv.ParseUint(string(s[2:6]), 16, 32)
 	return rune(n), err == nil
 }
+
+// Walk calls fn with the key (as written: no quotes, escapes kept) and the
+// value of each top-level member of the JSON object b, in order, until fn
+// returns false. It reads b without allocating and stops at anything that
+// is not a well-formed object. It serves any JSON object, an answer's as
+// well as a request's: spend reads an answer's usage with it without
+// decoding the rest.
+func Walk(b []byte, fn func(key, value []byte) bool) {
+	o := members(b)
+	for {
+		k, vs, ve, ok := o.next()
+		if !ok || !fn(k, b[vs:ve]) {
+			return
+		}
+	}
+}
+
+// KeyIs reports whether key, as Walk gives it, names name as encoding/json
+// matches keys to a struct's fields: escapes decoded, case folded. name is
+// ASCII.
+func KeyIs(key []byte, name string) bool { return jsonName(key, name) }

@@ -1,0 +1,68 @@
+package spend
+
+import (
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/state"
+)
+
+// chatAnswer is a small chat completion, as the fake provider answers.
+const chatAnswer = `{"id":"chatcmpl-1","object":"chat.completion","created":1764547200,"model":"gpt-4o-mini",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, friend."},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`
+
+// BenchmarkMeterCall is what a Meter adds to one call under one daily
+// budget: reserve, price the answer, settle, on the file ledger.
+func BenchmarkMeterCall(b *testing.B) {
+	st, err := state.OpenFile(b.TempDir(), state.FileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	l, err := NewFileLedger(st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 1e9}}, Ledger: l,
+		Prices: func(string) (Price, bool) { return Price{Input: 0.15, Output: 0.6}, true }}
+	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	answer := []byte(chatAnswer)
+	models := []string{"gpt-4o-mini"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, settle, err := m.Reserve(req, "openai", models, 120, 0, 30*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		count, cost := m.Count("gpt-4o-mini", false, 120)
+		count(answer)
+		settle(cost())
+	}
+}
+
+// TestWindowCacheRollsOver: a Meter works a budget's period out once, and
+// again when the period is over (or the clock went back before it).
+func TestWindowCacheRollsOver(t *testing.T) {
+	b := Budget{Name: "daily", Scope: "all"}
+	var cache atomic.Pointer[window]
+	at := time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC)
+	w1 := b.windowAt(&cache, at)
+	if w1.allKey != "budget:daily:all:2026-11-30" || !w1.resets.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("window %+v", w1)
+	}
+	if w := b.windowAt(&cache, at.Add(999*time.Millisecond)); w != w1 {
+		t.Error("the period was worked out again within it")
+	}
+	if w := b.windowAt(&cache, at.Add(time.Second)); w.allKey != "budget:daily:all:2026-12-01" {
+		t.Errorf("at midnight the key is %s, want the new day's", w.allKey)
+	}
+	if w := b.windowAt(&cache, at.Add(-24*time.Hour)); w.allKey != "budget:daily:all:2026-11-29" {
+		t.Errorf("a clock gone back gives %s, want the day before's", w.allKey)
+	}
+	if k, _ := b.Key(at, "", "", ""); k != w1.allKey {
+		t.Errorf("Key gives %s, the cache %s: one format", k, w1.allKey)
+	}
+}
