@@ -11,9 +11,11 @@
 // reservation settles itself to the attempts' cost.
 //
 // The Ledger keeps what was spent and what is held, per key (Budget.Key
-// writes the one key format). NewLedger keeps it in any store of small
-// records with an atomic read-modify-write (memory, or a state directory
-// shared by a host's processes); package spend/redisledger keeps it in
-// Redis, for many hosts. Amounts are whole nano-dollars, so that concurrent
-// holds never overshoot a cap.
+// writes the one key format). NewFileLedger keeps it in a state directory
+// (package state) shared by a host's processes, on counters changed by
+// atomic operations, so that a call takes no file lock for its money;
+// NewLedger keeps it in any store of small records with an atomic
+// read-modify-write (state.Memory, the default); package spend/redisledger
+// keeps it in Redis, for many hosts. Amounts are whole nano-dollars, so
+// that concurrent holds never overshoot a cap.
 package spend
