@@ -166,6 +166,8 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		r.Body = io.NopCloser(bytes.NewReader(c.body))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
 		r.ContentLength = int64(len(c.body))
+	} else { // no body, whatever req.Body holds (Send ignores it)
+		r.Body, r.GetBody, r.ContentLength = nil, nil, 0
 	}
 	resp, err := c.t.base.RoundTrip(r)
 	a.answer()

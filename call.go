@@ -19,8 +19,7 @@ type call struct {
 	policy   *Policy
 	req      *http.Request // the caller's request
 	header   http.Header   // its header, with the request id
-	reqBody  []byte        // its body
-	reqModel string        // its body's "model"
+	in       Body          // its body, and what the Transport reads from it
 	id       string
 	target   int // 0: the primary; i: Fallbacks[i-1]
 	tries    int // attempts on the current target
@@ -47,16 +46,8 @@ type call struct {
 	totalErr   TimeoutError
 }
 
-func (t *Transport) newCall(req *http.Request) (*call, error) {
-	c := &call{t: t, policy: &t.policy, req: req, remaining: -1}
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := readBody(req)
-		req.Body.Close()
-		if err != nil {
-			return nil, errors.Join(errors.New("sluice: reading request body"), err)
-		}
-		c.reqBody = b
-	}
+func (t *Transport) newCall(req *http.Request, b Body) *call {
+	c := &call{t: t, policy: &t.policy, req: req, in: b, remaining: -1}
 	c.header = req.Header
 	c.id = requestID(req.Header)
 	if c.id == "" {
@@ -71,7 +62,6 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 		c.header["X-Request-Id"] = ids
 		c.header["X-Client-Request-Id"] = ids
 	}
-	c.reqModel = request.Model(c.reqBody)
 	c.aim(0)
 	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
 	if !c.idempotent {
@@ -84,7 +74,7 @@ func (t *Transport) newCall(req *http.Request) (*call, error) {
 	c.totalErr = TimeoutError{Phase: PhaseTotal, Limit: t.policy.Timeout.Total}
 	c.deadline = time.Now().Add(t.policy.Timeout.Total)
 	c.ctx, c.cancel = context.WithDeadlineCause(req.Context(), c.deadline, &c.totalErr)
-	return c, nil
+	return c
 }
 
 func isIdempotent(r *http.Request) bool {
@@ -148,8 +138,8 @@ func (c *call) record(a *Attempt) {
 func (c *call) aim(i int) {
 	t := c.t
 	c.target, c.tries = i, 0
-	c.model = c.reqModel
-	c.body = c.reqBody
+	c.model = c.in.Model
+	c.body = c.in.Bytes
 	c.provider = t.Provider
 	if c.provider == "" {
 		c.provider = c.req.URL.Host
@@ -173,7 +163,7 @@ func (c *call) aim(i int) {
 			c.provider = tg.Provider
 		}
 		if tg.Model != "" {
-			if b, ok := request.WithModel(c.reqBody, tg.Model); ok {
+			if b, ok := request.WithModel(c.in.Bytes, tg.Model); ok {
 				c.body, c.model = b, tg.Model
 			}
 		}

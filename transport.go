@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Transport is an http.RoundTripper that makes a call to an LLM provider
@@ -187,13 +189,55 @@ func (t *Transport) BreakerName(provider, model string) string {
 	return provider
 }
 
-// RoundTrip makes the call, retrying as the policy allows.
+// RoundTrip makes the call, retrying as the policy allows. It reads the
+// request's body whole and closes it (a body made by NewBody is used in
+// place), then goes on as Send.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	c, err := t.newCall(req)
-	if err != nil {
-		return nil, err
+	var b Body
+	if req.Body != nil && req.Body != http.NoBody {
+		buf, err := readBody(req)
+		req.Body.Close()
+		if err != nil {
+			return nil, errors.Join(errors.New("sluice: reading request body"), err)
+		}
+		b.Bytes, b.Model = buf, request.Model(buf)
+		if t.Meter != nil {
+			b.MaxTokens = maxTokens(buf)
+		}
 	}
+	return t.Send(req, b)
+}
+
+// Body is a request body handed to Transport.Send whole, with what the
+// Transport reads from it, so that a caller that has already parsed the
+// body (a gateway checking it) saves the Transport a copy and a scan.
+type Body struct {
+	// Bytes is the body, sent as it is without a copy: it must not change
+	// until the call ends, when the response body returned has been read
+	// to its end or closed, or Send returned an error. If nil, the request
+	// has no body.
+	Bytes []byte
+
+	// Model is the body's top-level "model": it names the breaker under
+	// ScopeModel, the attempt log's model and the Meter's. If empty, the
+	// body names no model.
+	Model string
+
+	// MaxTokens is the first positive of the body's max_tokens,
+	// max_completion_tokens and max_output_tokens, which the Meter
+	// reserves for. If zero, the body names none.
+	MaxTokens int64
+}
+
+// Send makes the call req describes with body b, retrying as the policy
+// allows, as RoundTrip does. req.Body is ignored: neither read nor
+// closed. The Transport trusts b's Model and MaxTokens and does not parse
+// b.Bytes for them; a fallback Target's Model is still written into a copy
+// of the body. Like RoundTrip, Send does not change req.
+func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
+	t.init()
+	c := t.newCall(req, b)
 	if t.Meter != nil {
 		if err := c.reserve(); err != nil {
 			c.logMeterRefusal(err)
