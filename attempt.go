@@ -7,9 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
@@ -29,92 +27,40 @@ type attempt struct {
 	call    *call
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
-	timer   *time.Timer
-	trace   httptrace.ClientTrace
 	permit  breaker.Permit
 	start   time.Time
 	ttfb    time.Duration
 	rec     Attempt
-	err     error  // what ended a failed attempt
-	errBody []byte // the body of a ≥400 response
-
-	mu       sync.Mutex    // guards the timer's meaning
-	armed    *TimeoutError // what the timer means when it fires; nil when stopped
-	answered bool          // the response headers arrived
+	err     error   // what ended a failed attempt
+	errBody []byte  // the body of a ≥400 response
+	sending reqBody // the request body it sends
+	out     body    // the response body handed to the caller
 
 	firstByte, idle TimeoutError
 }
 
 // newAttempt starts attempt n (its log line's number) on the current
 // target, under the permit its breaker gave: the connect and first-byte
-// timer runs from here.
+// timeout runs from here.
 func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 	c.tries++
 	c.sent++
 	pol := c.policy
-	a := &attempt{
-		call:      c,
-		permit:    permit,
-		start:     time.Now(),
-		firstByte: TimeoutError{Phase: PhaseFirstByte, Limit: pol.Timeout.FirstByte},
-		idle:      TimeoutError{Phase: PhaseIdle, Limit: pol.Timeout.Idle},
+	a := &c.first
+	if c.sent > 1 {
+		a = new(attempt)
 	}
+	a.call, a.permit, a.start = c, permit, time.Now()
+	a.firstByte = TimeoutError{Phase: PhaseFirstByte, Limit: pol.Timeout.FirstByte}
+	a.idle = TimeoutError{Phase: PhaseIdle, Limit: pol.Timeout.Idle}
 	a.ctx, a.cancel = context.WithCancelCause(c.ctx)
 	a.rec = Attempt{
 		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
 	}
-	// Until the request is written, connect and first_byte together bound
-	// the attempt; wroteRequest then restarts the clock at first_byte.
-	a.armed = &a.firstByte
-	a.timer = time.AfterFunc(pol.Timeout.Connect+pol.Timeout.FirstByte, a.fire)
-	a.trace.WroteRequest = a.wroteRequest
-	a.ctx = httptrace.WithClientTrace(a.ctx, &a.trace)
+	c.begin(a)
 	return a
-}
-
-func (a *attempt) fire() {
-	a.mu.Lock()
-	te := a.armed
-	a.mu.Unlock()
-	if te != nil {
-		a.cancel(te)
-	}
-}
-
-// arm (re)starts the attempt's timer for te.
-func (a *attempt) arm(te *TimeoutError) {
-	a.mu.Lock()
-	a.armed = te
-	a.timer.Reset(te.Limit)
-	a.mu.Unlock()
-}
-
-// disarm stops the attempt's timer.
-func (a *attempt) disarm() {
-	a.mu.Lock()
-	a.armed = nil
-	a.timer.Stop()
-	a.mu.Unlock()
-}
-
-// wroteRequest starts the first-byte timeout when the request has been
-// written, unless the answer already began. It is an httptrace hook.
-func (a *attempt) wroteRequest(httptrace.WroteRequestInfo) {
-	a.mu.Lock()
-	if a.armed == &a.firstByte && !a.answered {
-		a.timer.Reset(a.firstByte.Limit)
-	}
-	a.mu.Unlock()
-}
-
-// answer notes that the response headers arrived: a late wroteRequest
-// must not restart the first-byte timeout.
-func (a *attempt) answer() {
-	a.mu.Lock()
-	a.answered = true
-	a.mu.Unlock()
 }
 
 // cause maps an error of the attempt to what ended it: one of our
@@ -163,9 +109,8 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		r.Header = c.header
 	}
 	if c.body != nil {
-		r.Body = io.NopCloser(bytes.NewReader(c.body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(c.body)), nil }
-		r.ContentLength = int64(len(c.body))
+		a.sending.Reset(c.body)
+		r.Body, r.GetBody, r.ContentLength = &a.sending, c.getBody, int64(len(c.body))
 	} else { // no body, whatever req.Body holds (Send ignores it)
 		r.Body, r.GetBody, r.ContentLength = nil, nil, 0
 	}
@@ -182,7 +127,8 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	}
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
-	b := &body{a: a, rc: resp.Body, stream: stream}
+	b := &a.out
+	b.a, b.rc, b.stream = a, resp.Body, stream
 	if c.t.Meter != nil {
 		b.count, b.cost = c.t.Meter.Count(c.model, stream, len(c.body))
 	}
@@ -285,3 +231,9 @@ func upstreamID(h http.Header) string {
 	}
 	return h.Get("Request-Id")
 }
+
+// reqBody is a request body over bytes used in place.
+type reqBody struct{ bytes.Reader }
+
+// Close does nothing: the bytes are the call's.
+func (*reqBody) Close() error { return nil }

@@ -3,9 +3,12 @@ package sluice
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,9 +20,11 @@ import (
 type call struct {
 	t        *Transport
 	policy   *Policy
-	req      *http.Request // the caller's request
-	header   http.Header   // its header, with the request id
-	in       Body          // its body, and what the Transport reads from it
+	req      *http.Request                 // the caller's request
+	header   http.Header                   // its header, with the request id
+	ids      [1]string                     // the request id, as header values
+	getBody  func() (io.ReadCloser, error) // rewind, for every attempt's request
+	in       Body                          // its body, and what the Transport reads from it
 	id       string
 	target   int // 0: the primary; i: Fallbacks[i-1]
 	tries    int // attempts on the current target
@@ -34,9 +39,19 @@ type call struct {
 	cost      float64               // USD spent by the attempts so far
 	remaining float64               // USD left under the tightest budget; -1 when none
 
-	ctx        context.Context
-	cancel     context.CancelFunc
-	deadline   time.Time
+	ctx      context.Context // the caller's, with the trace
+	trace    httptrace.ClientTrace
+	deadline time.Time // when the total timeout ends the call
+	timer    *time.Timer
+	expired  atomic.Bool // the total timeout fired
+
+	mu       sync.Mutex    // guards what follows, the meaning of the timer
+	phase    *TimeoutError // the current attempt's phase; nil between phases
+	due      time.Time     // when the timer is due to fire
+	cur      *attempt      // the attempt it bounds
+	answered bool          // cur's response headers arrived
+	stopped  bool          // the call ended
+
 	idempotent bool
 	budget     *RetryBudget   // the budget the call counts in: its provider's
 	last       *http.Response // the last failed response, body buffered
@@ -44,6 +59,7 @@ type call struct {
 	retrying   bool           // holds a token of budget
 	ended      atomic.Bool
 	totalErr   TimeoutError
+	first      attempt // the first attempt, in the call's allocation
 }
 
 func (t *Transport) newCall(req *http.Request, b Body) *call {
@@ -54,13 +70,18 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 		c.id = NewRequestID()
 	}
 	if req.Header.Get("X-Request-Id") != c.id || req.Header.Get("X-Client-Request-Id") != c.id {
-		c.header = req.Header.Clone()
-		if c.header == nil {
-			c.header = http.Header{}
+		// A copy of the map only, sized once: the values are the caller's,
+		// which nothing downstream changes.
+		c.header = make(http.Header, len(req.Header)+2)
+		for k, v := range req.Header {
+			c.header[k] = v
 		}
-		ids := []string{c.id}
-		c.header["X-Request-Id"] = ids
-		c.header["X-Client-Request-Id"] = ids
+		c.ids[0] = c.id
+		c.header["X-Request-Id"] = c.ids[:]
+		c.header["X-Client-Request-Id"] = c.ids[:]
+	}
+	if b.Bytes != nil {
+		c.getBody = c.rewind
 	}
 	c.aim(0)
 	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
@@ -71,10 +92,15 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 			c.idempotent = isLLMPath(req.URL.Path)
 		}
 	}
-	c.totalErr = TimeoutError{Phase: PhaseTotal, Limit: t.policy.Timeout.Total}
-	c.deadline = time.Now().Add(t.policy.Timeout.Total)
-	c.ctx, c.cancel = context.WithDeadlineCause(req.Context(), c.deadline, &c.totalErr)
+	c.startClock(req.Context())
 	return c
+}
+
+// rewind returns the body of the current target's request anew.
+func (c *call) rewind() (io.ReadCloser, error) {
+	r := &reqBody{}
+	r.Reset(c.body)
+	return r, nil
 }
 
 func isIdempotent(r *http.Request) bool {
@@ -99,7 +125,7 @@ func (c *call) end() {
 	if c.ended.Swap(true) {
 		return
 	}
-	c.cancel()
+	c.stopClock()
 	if c.settleFn != nil {
 		c.settleFn(c.cost)
 	}
@@ -180,7 +206,7 @@ func (c *call) hasNext() bool { return c.target < len(c.t.Fallbacks) }
 // a caller error that another model may not share. Never an auth, quota
 // or content-policy error, never once the call's time is up.
 func (c *call) shouldFallBack(v verdict, errBody []byte, err error) bool {
-	if c.ctx.Err() != nil || errors.Is(err, context.Canceled) {
+	if c.timedOut() != nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	if v.retryable {
@@ -208,7 +234,7 @@ func (c *call) give() (*http.Response, error) {
 // when the call must end, err its error if no attempt failed before.
 func (c *call) refused(line int, err error) bool {
 	c.logRefusal(line, err)
-	if c.hasNext() && c.ctx.Err() == nil {
+	if c.hasNext() && c.timedOut() == nil {
 		c.aim(c.target + 1)
 		return true
 	}
@@ -272,25 +298,17 @@ func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 	return stepStop, 0
 }
 
-// backOff waits d before a retry; false when the call's context ended
-// first, which is then its error if no response failed before.
+// backOff waits d before a retry; false when the caller cancelled or the
+// call's time ran out first, which is then its error if no response failed
+// before.
 func (c *call) backOff(d time.Duration) bool {
-	if sleep(c.ctx, d) {
+	if sleep(c.ctx, d) && c.timedOut() == nil {
 		return true
 	}
 	if c.last == nil {
-		c.lastErr = c.ctxErr()
+		c.lastErr = c.timedOut()
 	}
 	return false
-}
-
-// ctxErr is the error of the call's context: the total timeout, or the
-// caller's cancellation.
-func (c *call) ctxErr() error {
-	if err := context.Cause(c.ctx); err != nil {
-		return err
-	}
-	return c.ctx.Err()
 }
 
 // stamp sets the response headers that describe the call: its id

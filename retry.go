@@ -164,7 +164,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration, bool) {
 	p := &c.policy.Retry
 	n := c.tries
-	if !v.retryable || n >= p.MaxAttempts || c.ctx.Err() != nil {
+	if !v.retryable || n >= p.MaxAttempts || c.timedOut() != nil {
 		return 0, false
 	}
 	var te *TimeoutError

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/sse"
@@ -96,6 +97,11 @@ func errorEventStatus(data []byte) int {
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
 	if ct == "" {
+		return false
+	}
+	// ParseMediaType allocates; only a type that may be a stream needs it.
+	base, _, _ := strings.Cut(ct, ";")
+	if !strings.EqualFold(strings.TrimSpace(base), "text/event-stream") {
 		return false
 	}
 	mt, _, err := mime.ParseMediaType(ct)
