@@ -31,10 +31,10 @@ type attempt struct {
 	start   time.Time
 	ttfb    time.Duration
 	rec     Attempt
-	err     error   // what ended a failed attempt
-	errBody []byte  // the body of a ≥400 response
-	sending reqBody // the request body it sends
-	out     body    // the response body handed to the caller
+	err     error        // what ended a failed attempt
+	errBody []byte       // the body of a ≥400 response
+	sending bytes.Reader // the request body it sends
+	out     body         // the response body handed to the caller
 
 	firstByte, idle TimeoutError
 }
@@ -109,8 +109,10 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		r.Header = c.header
 	}
 	if c.body != nil {
+		// A NopCloser over a bytes.Reader, which net/http knows to be in
+		// memory: it writes the headers and the body in one go.
 		a.sending.Reset(c.body)
-		r.Body, r.GetBody, r.ContentLength = &a.sending, c.getBody, int64(len(c.body))
+		r.Body, r.GetBody, r.ContentLength = io.NopCloser(&a.sending), c.getBody, int64(len(c.body))
 	} else { // no body, whatever req.Body holds (Send ignores it)
 		r.Body, r.GetBody, r.ContentLength = nil, nil, 0
 	}
@@ -231,9 +233,3 @@ func upstreamID(h http.Header) string {
 	}
 	return h.Get("Request-Id")
 }
-
-// reqBody is a request body over bytes used in place.
-type reqBody struct{ bytes.Reader }
-
-// Close does nothing: the bytes are the call's.
-func (*reqBody) Close() error { return nil }

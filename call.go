@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,6 +24,7 @@ type call struct {
 	req      *http.Request                 // the caller's request
 	header   http.Header                   // its header, with the request id
 	ids      [1]string                     // the request id, as header values
+	stamped  [6]string                     // the values of the headers stamp sets
 	getBody  func() (io.ReadCloser, error) // rewind, for every attempt's request
 	in       Body                          // its body, and what the Transport reads from it
 	id       string
@@ -98,9 +100,7 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 
 // rewind returns the body of the current target's request anew.
 func (c *call) rewind() (io.ReadCloser, error) {
-	r := &reqBody{}
-	r.Reset(c.body)
-	return r, nil
+	return io.NopCloser(bytes.NewReader(c.body)), nil
 }
 
 func isIdempotent(r *http.Request) bool {
@@ -322,8 +322,9 @@ func (c *call) stamp(resp *http.Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
-	v := [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false"} // one allocation for all
-	vals := v[:]
+	// The values live in the call, which the response's body holds anyway.
+	c.stamped = [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false"}
+	vals := c.stamped[:]
 	resp.Header["Sluice-Request-Id"] = vals[0:1:1]
 	resp.Header["Sluice-Attempts"] = vals[1:2:2]
 	resp.Header["Sluice-Provider"] = vals[2:3:3]
