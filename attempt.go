@@ -228,8 +228,8 @@ func (c *call) settle(a *attempt, v verdict, bytesIn int64) {
 }
 
 func upstreamID(h http.Header) string {
-	if v := h.Get("X-Request-Id"); v != "" {
+	if v := get(h, "X-Request-Id"); v != "" {
 		return v
 	}
-	return h.Get("Request-Id")
+	return get(h, "Request-Id")
 }

@@ -71,7 +71,7 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 	if c.id == "" {
 		c.id = NewRequestID()
 	}
-	if req.Header.Get("X-Request-Id") != c.id || req.Header.Get("X-Client-Request-Id") != c.id {
+	if get(req.Header, "X-Request-Id") != c.id || get(req.Header, "X-Client-Request-Id") != c.id {
 		// A copy of the map only, sized once: the values are the caller's,
 		// which nothing downstream changes.
 		c.header = make(http.Header, len(req.Header)+2)
@@ -86,7 +86,7 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 		c.getBody = c.rewind
 	}
 	c.aim(0)
-	c.idempotent = isIdempotent(req) || req.Header.Get("Idempotency-Key") != ""
+	c.idempotent = isIdempotent(req) || get(req.Header, "Idempotency-Key") != ""
 	if !c.idempotent {
 		if t.RetrySafe != nil {
 			c.idempotent = t.RetrySafe(req)

@@ -152,7 +152,7 @@ func (l *AttemptLog) write(a *Attempt) error {
 // AppendJSON appends a as one JSON object, without a newline, to dst.
 func (a *Attempt) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"ts":"`...)
-	dst = a.TS.UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+	dst = appendTS(dst, a.TS)
 	dst = append(dst, `","request_id":`...)
 	dst = appendString(dst, a.RequestID)
 	dst = append(dst, `,"attempt":`...)
@@ -202,17 +202,81 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// tsLayout is the layout of the attempt log's ts: RFC 3339 with
+// milliseconds, in UTC.
+const tsLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// appendTS appends t in UTC as tsLayout formats it, without parsing the
+// layout for years 0 to 9999 (AppendFormat for the others).
+func appendTS(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, tsLayout)
+	}
+	hour, min, sec := t.Clock()
+	dst = appendDigits(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, day, 2)
+	dst = append(dst, 'T')
+	dst = appendDigits(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, min, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, sec, 2)
+	dst = append(dst, '.')
+	dst = appendDigits(dst, t.Nanosecond()/1e6, 3)
+	return append(dst, 'Z')
+}
+
+// appendDigits appends n, 0 ≤ n < 10^width, in width decimal digits.
+func appendDigits(dst []byte, n, width int) []byte {
+	var b [4]byte
+	for i := width - 1; i >= 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(dst, b[:width]...)
+}
+
 // appendFloat appends f rounded to microseconds, as JSON (no NaN or Inf).
 func appendFloat(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		f = 0
 	}
-	return strconv.AppendFloat(dst, math.Round(f*1000)/1000, 'f', -1, 64)
+	n := math.Round(f * 1000)
+	if math.Signbit(n) || n >= 1e12 {
+		return strconv.AppendFloat(dst, n/1000, 'f', -1, 64)
+	}
+	// Thousandths below 10^12 print exactly as the shortest float does.
+	k := int64(n)
+	dst = strconv.AppendInt(dst, k/1000, 10)
+	frac := k % 1000
+	if frac == 0 {
+		return dst
+	}
+	width := 3
+	for frac%10 == 0 {
+		frac /= 10
+		width--
+	}
+	return appendDigits(append(dst, '.'), int(frac), width)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 const hexDigits = "0123456789abcdef"
+
+// plainASCII reports the ASCII bytes a JSON string carries as they are:
+// neither a control character, nor '"' or '\\', nor HTML's '<', '>', '&'.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
 func appendString(dst []byte, s string) []byte {
@@ -221,7 +285,7 @@ func appendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
 				continue
 			}

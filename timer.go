@@ -21,6 +21,8 @@ func (c *call) startClock(parent context.Context) {
 	c.totalErr = TimeoutError{Phase: PhaseTotal, Limit: total}
 	c.deadline = time.Now().Add(total)
 	c.due = c.deadline
+	// One timer per call, made here: a pool of timers would cross
+	// testing/synctest bubbles, which a timer must not.
 	c.timer = time.AfterFunc(total, c.fire)
 	c.trace.WroteRequest = c.wroteRequest
 	c.ctx = httptrace.WithClientTrace(parent, &c.trace)
