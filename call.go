@@ -49,7 +49,8 @@ type call struct {
 
 	mu       sync.Mutex    // guards what follows, the meaning of the timer
 	phase    *TimeoutError // the current attempt's phase; nil between phases
-	due      time.Time     // when the timer is due to fire
+	due      time.Time     // when the current phase, or the call, is due to end
+	at       time.Time     // when the timer is set to fire; zero when not set
 	cur      *attempt      // the attempt it bounds
 	answered bool          // cur's response headers arrived
 	stopped  bool          // the call ended

@@ -20,7 +20,7 @@ func (c *call) startClock(parent context.Context) {
 	total := c.policy.Timeout.Total
 	c.totalErr = TimeoutError{Phase: PhaseTotal, Limit: total}
 	c.deadline = time.Now().Add(total)
-	c.due = c.deadline
+	c.due, c.at = c.deadline, c.deadline
 	// One timer per call, made here: a pool of timers would cross
 	// testing/synctest bubbles, which a timer must not.
 	c.timer = time.AfterFunc(total, c.fire)
@@ -29,30 +29,46 @@ func (c *call) startClock(parent context.Context) {
 }
 
 // setTimer starts phase te of the current attempt, d from now (nil: no
-// phase): the timer fires at its end, or at the total deadline when that
-// comes first. The caller holds c.mu.
+// phase): the call is due to be cancelled at its end, or at the total
+// deadline when that comes first. The timer is moved only when it would
+// fire too late: one that fires early finds the due time not yet come and
+// waits again (see fire), so a body read, which starts and ends the idle
+// phase, costs no timer operation. The caller holds c.mu.
 func (c *call) setTimer(te *TimeoutError, d time.Duration) {
 	if c.stopped || c.expired.Load() {
 		return // the call has ended, or its time is up
 	}
-	c.phase = te
-	now := time.Now()
-	due := c.deadline
-	if te != nil && now.Add(d).Before(due) {
-		due = now.Add(d)
-	} else if c.due.Equal(due) {
-		return // already waiting for the deadline
+	c.phase, c.due = te, c.deadline
+	var now time.Time
+	if te != nil {
+		now = time.Now()
+		if end := now.Add(d); end.Before(c.deadline) {
+			c.due = end
+		}
 	}
-	c.due = due
-	c.timer.Reset(due.Sub(now))
+	if !c.at.IsZero() && !c.at.After(c.due) {
+		return // it fires in time, early or not
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	c.at = c.due
+	c.timer.Reset(c.due.Sub(now))
 }
 
 // fire cancels the current attempt with the phase that ran out, or with
-// the total timeout. A firing that a later arming overtook finds its due
-// time not yet come and does nothing: the timer fires again when it is.
+// the total timeout. Fired before the due time (the phase it was set for
+// ended, or a later arming overtook it), it sets the timer for that time.
 func (c *call) fire() {
 	c.mu.Lock()
-	if c.stopped || c.expired.Load() || time.Now().Before(c.due) {
+	if c.stopped || c.expired.Load() {
+		c.mu.Unlock()
+		return
+	}
+	c.at = time.Time{} // not set
+	if now := time.Now(); now.Before(c.due) {
+		c.at = c.due
+		c.timer.Reset(c.due.Sub(now))
 		c.mu.Unlock()
 		return
 	}
