@@ -19,15 +19,18 @@ import (
 
 // call is one RoundTrip in progress.
 type call struct {
-	t        *Transport
-	policy   *Policy
-	req      *http.Request                 // the caller's request
-	header   http.Header                   // its header, with the request id
-	ids      [1]string                     // the request id, as header values
-	stamped  [6]string                     // the values of the headers stamp sets
-	getBody  func() (io.ReadCloser, error) // rewind, for every attempt's request
-	in       Body                          // its body, and what the Transport reads from it
-	id       string
+	t      *Transport
+	policy *Policy
+
+	// The caller's request, as the call sends it.
+	req     *http.Request                 // the caller's request, never changed
+	in      Body                          // its body, and what the Transport reads from it
+	id      string                        // the request id
+	ids     [1]string                     // the request id, as header values
+	header  http.Header                   // req's header, with the request id
+	getBody func() (io.ReadCloser, error) // rewind, for every attempt's request
+
+	// The current target.
 	target   int // 0: the primary; i: Fallbacks[i-1]
 	tries    int // attempts on the current target
 	sent     int // upstream attempts made, across targets
@@ -37,13 +40,26 @@ type call struct {
 	provider string
 	brk      *breaker.Breaker
 
+	// The retry loop.
+	idempotent bool
+	budget     *RetryBudget   // the budget the call counts in: its provider's
+	retrying   bool           // holds a token of budget
+	last       *http.Response // the last failed response, body buffered
+	lastErr    error          // else the last attempt's error
+	first      attempt        // the first attempt, in the call's allocation
+	stamped    [6]string      // the values of the headers stamp sets
+	ended      atomic.Bool
+
+	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds
 	cost      float64               // USD spent by the attempts so far
 	remaining float64               // USD left under the tightest budget; -1 when none
 
+	// Time (timer.go).
 	ctx      context.Context // the caller's, with the trace
 	trace    httptrace.ClientTrace
 	deadline time.Time // when the total timeout ends the call
+	totalErr TimeoutError
 	timer    *time.Timer
 	expired  atomic.Bool // the total timeout fired
 
@@ -54,15 +70,6 @@ type call struct {
 	cur      *attempt      // the attempt it bounds
 	answered bool          // cur's response headers arrived
 	stopped  bool          // the call ended
-
-	idempotent bool
-	budget     *RetryBudget   // the budget the call counts in: its provider's
-	last       *http.Response // the last failed response, body buffered
-	lastErr    error          // else the last attempt's error
-	retrying   bool           // holds a token of budget
-	ended      atomic.Bool
-	totalErr   TimeoutError
-	first      attempt // the first attempt, in the call's allocation
 }
 
 func (t *Transport) newCall(req *http.Request, b Body) *call {
