@@ -95,7 +95,7 @@ func errorEventStatus(data []byte) int {
 }
 
 func isEventStream(h http.Header) bool {
-	ct := h.Get("Content-Type")
+	ct := get(h, "Content-Type")
 	if ct == "" {
 		return false
 	}
