@@ -1,260 +1,235 @@
 package sluice
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
-	"math"
+	"net"
+	"net/http"
 	"strconv"
-	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/sluice-llm/sluice/internal/request"
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/sse"
 )
 
-// Attempt is one upstream attempt: one line of the attempt log. The JSON
-// names are a contract that operators' tools read.
-//
-// Calls refused without an upstream attempt (outcome circuit_open or
-// budget_exhausted) are each passed to Transport.Observe, but the log
-// writes at most one line a second for each breaker and each budget: the
-// first refusal in a quiet period at once with Refused 1, later ones
-// counted and written as one line, carrying their count in Refused, with
-// the next refusal after the second (or the next line of the log after it,
-// or AttemptLog.Flush).
-type Attempt struct {
-	TS                time.Time `json:"ts"`
-	RequestID         string    `json:"request_id"`
-	Attempt           int       `json:"attempt"`
-	Policy            string    `json:"policy"`
-	Provider          string    `json:"provider"`
-	Model             string    `json:"model"`
-	Method            string    `json:"method"`
-	Path              string    `json:"path"`
-	Status            int       `json:"status"`
-	Outcome           Outcome   `json:"outcome"`
-	Error             string    `json:"error"`
-	LatencyMS         float64   `json:"latency_ms"`
-	TTFBMS            float64   `json:"ttfb_ms"`
-	BytesOut          int64     `json:"bytes_out"`
-	BytesIn           int64     `json:"bytes_in"`
-	Breaker           string    `json:"breaker"`
-	RetryInMS         float64   `json:"retry_in_ms"`
-	UpstreamRequestID string    `json:"upstream_request_id,omitempty"`
-	CostUSD           float64   `json:"cost_usd,omitempty"`
-	Stream            bool      `json:"stream"`
+// maxErrorBody bounds how much of an error response is held in memory to
+// judge it and to hand it back after the retry decision.
+const maxErrorBody = 1 << 20
 
-	// Refused is, on the line of a refused call, how many refused calls
-	// that line stands for (see above); 0, and omitted, on other lines.
-	Refused int `json:"refused,omitempty"`
+// maxBufferedBody bounds how much of an answer that is not a stream
+// Transport.BufferBody reads inside the attempt.
+const maxBufferedBody = 8 << 20
 
-	// RetryBudgetExhausted reports that the attempt would have been
-	// retried but the retry budget refused it: its Outcome is its final
-	// one, not retry. It is not written to the log.
-	RetryBudgetExhausted bool `json:"-"`
+// attempt is one upstream attempt in progress.
+type attempt struct {
+	call    *call
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	permit  breaker.Permit
+	start   time.Time
+	ttfb    time.Duration
+	rec     Attempt
+	err     error        // what ended a failed attempt
+	errBody []byte       // the body of a ≥400 response
+	sending bytes.Reader // the request body it sends
+	out     body         // the response body handed to the caller
+
+	firstByte, idle TimeoutError
 }
 
-// Outcome is how an attempt ended, as written in the attempt log.
-type Outcome string
-
-// The outcomes of an attempt.
-const (
-	OutcomeOK              Outcome = "ok"
-	OutcomeRetry           Outcome = "retry"
-	OutcomeFail            Outcome = "fail"
-	OutcomeTimeout         Outcome = "timeout"
-	OutcomeCircuitOpen     Outcome = "circuit_open"
-	OutcomeBudgetExhausted Outcome = "budget_exhausted"
-	OutcomeClientCancel    Outcome = "client_cancel"
-	OutcomeStreamStalled   Outcome = "stream_stalled"
-)
-
-// AttemptLog writes attempts as JSON lines. Each line reaches the writer in
-// a single Write call, so concurrent writers appending to one file opened
-// with O_APPEND (goroutines or processes) never interleave. It is safe for
-// concurrent use.
-type AttemptLog struct {
-	w       io.Writer
-	mu      sync.Mutex // serialises writes to w; appendJSON runs outside it
-	pool    sync.Pool
-	refused refusals // shared by every Transport writing here
+// newAttempt starts attempt n (its log line's number) on the current
+// target, under the permit its breaker gave: the connect and first-byte
+// timeout runs from here.
+func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
+	c.tries++
+	c.sent++
+	pol := c.policy
+	a := &c.first
+	if c.sent > 1 {
+		a = new(attempt)
+	}
+	a.call, a.permit, a.start = c, permit, time.Now()
+	a.firstByte = TimeoutError{Phase: PhaseFirstByte, Limit: pol.Timeout.FirstByte}
+	a.idle = TimeoutError{Phase: PhaseIdle, Limit: pol.Timeout.Idle}
+	a.ctx, a.cancel = context.WithCancelCause(c.ctx)
+	a.rec = Attempt{
+		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
+		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
+		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
+	}
+	c.begin(a)
+	return a
 }
 
-// NewAttemptLog returns a log that writes to w. A nil w discards.
-func NewAttemptLog(w io.Writer) *AttemptLog {
-	return &AttemptLog{w: w}
+// cause maps an error of the attempt to what ended it: one of our
+// *TimeoutErrors, the caller's cancellation, or err itself.
+func (a *attempt) cause(err error) error {
+	c := context.Cause(a.ctx)
+	if c == nil {
+		return err
+	}
+	var te *TimeoutError
+	if errors.As(c, &te) {
+		return te
+	}
+	return c
 }
 
-// Write encodes a as one line and writes it with one call to the writer.
-// Before it, it writes the folded refusals whose second ended by a.TS.
-func (l *AttemptLog) Write(a *Attempt) error {
-	if l == nil || l.w == nil {
-		return nil
-	}
-	for _, r := range l.refused.overdue(a.TS) {
-		l.write(&r)
-	}
-	return l.write(a)
+// readAll reads a response body under the idle timer, at most limit bytes.
+func (a *attempt) readAll(rc io.Reader, limit int) ([]byte, error) {
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(&idleReader{a: a, r: io.LimitReader(rc, int64(limit))})
+	return buf.Bytes(), err
 }
 
-// WriteRefused logs a call refused without an upstream attempt, under key
-// (the refusing breaker's or budget's name): at once when it is the first
-// refusal under key in a second, else folded into the key's next line (see
-// Attempt). It is safe for concurrent use by every Transport sharing l.
-func (l *AttemptLog) WriteRefused(key string, a *Attempt) error {
-	if l == nil || l.w == nil {
-		return nil
-	}
-	n := l.refused.admit(key, a) // first: a joins its key's pending count
-	for _, r := range l.refused.overdue(a.TS) {
-		l.write(&r)
-	}
-	if n == 0 {
-		return nil
-	}
-	line := *a
-	line.Refused = n
-	return l.write(&line)
+// idleReader bounds each Read by the idle timeout.
+type idleReader struct {
+	a *attempt
+	r io.Reader
 }
 
-// Flush writes the refusals folded and not yet written, one line per
-// breaker or budget. Call it before closing the log's writer.
-func (l *AttemptLog) Flush() error {
-	if l == nil || l.w == nil {
-		return nil
+func (r *idleReader) Read(p []byte) (int, error) {
+	r.a.arm(&r.a.idle)
+	n, err := r.r.Read(p)
+	r.a.disarm()
+	if err != nil && err != io.EOF {
+		err = r.a.cause(err)
 	}
-	var err error
-	for _, r := range l.refused.all() {
-		if werr := l.write(&r); err == nil {
-			err = werr
+	return n, err
+}
+
+// try makes one attempt. It returns the response for the caller (verdict
+// with no class and not retryable), or a judged failure: a response whose
+// body is buffered, or an error.
+func (c *call) try(a *attempt) (*http.Response, verdict, error) {
+	r := c.treq.WithContext(a.ctx)
+	if c.target == 0 {
+		r.Header = c.header
+	}
+	if c.body != nil {
+		// A NopCloser over a bytes.Reader, which net/http knows to be in
+		// memory: it writes the headers and the body in one go.
+		a.sending.Reset(c.body)
+		r.Body, r.GetBody, r.ContentLength = io.NopCloser(&a.sending), c.getBody, int64(len(c.body))
+	} else { // no body, whatever req.Body holds (Send ignores it)
+		r.Body, r.GetBody, r.ContentLength = nil, nil, 0
+	}
+	resp, err := c.t.base.RoundTrip(r)
+	a.answer()
+	if err != nil {
+		return nil, c.failed(a, err), a.err
+	}
+	a.ttfb = time.Since(a.start)
+	a.rec.Status = resp.StatusCode
+	a.rec.UpstreamRequestID = upstreamID(resp.Header)
+	if resp.StatusCode >= 400 {
+		return c.judgeError(a, resp)
+	}
+	stream := isEventStream(resp.Header)
+	a.rec.Stream = stream
+	b := &a.out
+	b.a, b.rc, b.stream = a, resp.Body, stream
+	if c.t.Meter != nil {
+		b.count, b.cost = c.t.Meter.Count(c.model, stream, len(c.body))
+	}
+	if stream {
+		head, errEvent, err := a.peek(resp.Body)
+		b.head, b.n = head, int64(len(head))
+		if err != nil {
+			resp.Body.Close()
+			a.rec.BytesIn = b.n
+			return nil, c.failed(a, err), a.err
 		}
-	}
-	return err
-}
-
-func (l *AttemptLog) write(a *Attempt) error {
-	bp, _ := l.pool.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, 0, 512)
-		bp = &b
-	}
-	line := a.AppendJSON((*bp)[:0])
-	line = append(line, '\n')
-	l.mu.Lock()
-	_, err := l.w.Write(line)
-	l.mu.Unlock()
-	*bp = line
-	l.pool.Put(bp)
-	return err
-}
-
-// AppendJSON appends a as one JSON object, without a newline, to dst.
-func (a *Attempt) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"ts":"`...)
-	dst = a.TS.UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
-	dst = append(dst, `","request_id":`...)
-	dst = appendString(dst, a.RequestID)
-	dst = append(dst, `,"attempt":`...)
-	dst = strconv.AppendInt(dst, int64(a.Attempt), 10)
-	dst = append(dst, `,"policy":`...)
-	dst = appendString(dst, a.Policy)
-	dst = append(dst, `,"provider":`...)
-	dst = appendString(dst, a.Provider)
-	dst = append(dst, `,"model":`...)
-	dst = appendString(dst, request.Loggable(a.Model))
-	dst = append(dst, `,"method":`...)
-	dst = appendString(dst, a.Method)
-	dst = append(dst, `,"path":`...)
-	dst = appendString(dst, a.Path)
-	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(a.Status), 10)
-	dst = append(dst, `,"outcome":`...)
-	dst = appendString(dst, string(a.Outcome))
-	dst = append(dst, `,"error":`...)
-	dst = appendString(dst, a.Error)
-	dst = append(dst, `,"latency_ms":`...)
-	dst = appendFloat(dst, a.LatencyMS)
-	dst = append(dst, `,"ttfb_ms":`...)
-	dst = appendFloat(dst, a.TTFBMS)
-	dst = append(dst, `,"bytes_out":`...)
-	dst = strconv.AppendInt(dst, a.BytesOut, 10)
-	dst = append(dst, `,"bytes_in":`...)
-	dst = strconv.AppendInt(dst, a.BytesIn, 10)
-	dst = append(dst, `,"breaker":`...)
-	dst = appendString(dst, a.Breaker)
-	dst = append(dst, `,"retry_in_ms":`...)
-	dst = appendFloat(dst, a.RetryInMS)
-	if a.UpstreamRequestID != "" {
-		dst = append(dst, `,"upstream_request_id":`...)
-		dst = appendString(dst, a.UpstreamRequestID)
-	}
-	if a.CostUSD != 0 {
-		dst = append(dst, `,"cost_usd":`...)
-		dst = strconv.AppendFloat(dst, a.CostUSD, 'f', -1, 64)
-	}
-	dst = append(dst, `,"stream":`...)
-	dst = strconv.AppendBool(dst, a.Stream)
-	if a.Refused != 0 {
-		dst = append(dst, `,"refused":`...)
-		dst = strconv.AppendInt(dst, int64(a.Refused), 10)
-	}
-	return append(dst, '}')
-}
-
-// appendFloat appends f rounded to microseconds, as JSON (no NaN or Inf).
-func appendFloat(dst []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		f = 0
-	}
-	return strconv.AppendFloat(dst, math.Round(f*1000)/1000, 'f', -1, 64)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
+		if errEvent != nil {
+			status := errorEventStatus(errEvent)
+			v := c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
+			if v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext()) {
+				resp.Body.Close()
+				c.settle(a, v, int64(len(head)))
+				return nil, v, &statusError{status: status}
 			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			b.errStat, b.errV = status, v
+		}
+		b.events = &sse.Parser{}
+	} else {
+		a.disarm()
+		if c.t.BufferBody {
+			head, err := a.readAll(resp.Body, maxBufferedBody)
+			b.head, b.n = head, int64(len(head))
+			if err != nil {
+				resp.Body.Close()
+				a.rec.BytesIn = b.n
+				return nil, c.failed(a, err), a.err
 			}
-			i++
-			start = i
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	resp.Body = b
+	c.stamp(resp)
+	return resp, verdict{}, nil
+}
+
+// statusError is the error of an attempt that failed on a provider error
+// event inside a stream.
+type statusError struct{ status int }
+
+func (e *statusError) Error() string {
+	return "sluice: provider error event (status " + strconv.Itoa(e.status) + ")"
+}
+
+// failed judges an attempt that ended in an error, and settles it.
+func (c *call) failed(a *attempt, err error) verdict {
+	a.disarm()
+	err = a.cause(err)
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Timeout() {
+		err = &TimeoutError{Phase: PhaseConnect, Limit: c.policy.Timeout.Connect}
+	}
+	v, sent := judgeError(err)
+	if sent && !c.idempotent {
+		v.retryable = false
+	}
+	a.err = err
+	c.settle(a, v, a.rec.BytesIn)
+	return v
+}
+
+// judgeError reads a ≥400 response's body and judges it. The response,
+// with its body in memory, is what the caller gets if no retry follows.
+func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verdict, error) {
+	buf, err := a.readAll(resp.Body, maxErrorBody)
+	resp.Body.Close()
+	if err != nil {
+		v := c.failed(a, err)
+		return nil, v, a.err
+	}
+	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
+	a.errBody = buf
+	resp.Body = io.NopCloser(bytes.NewReader(buf))
+	resp.ContentLength = int64(len(buf))
+	resp.Header.Del("Content-Length")
+	resp.Header["Content-Length"] = []string{strconv.Itoa(len(buf))}
+	c.settle(a, v, int64(len(buf)))
+	return resp, v, nil
+}
+
+// settle reports a judged attempt to the breaker and fills its log line;
+// the caller writes the line once the retry decision is known.
+func (c *call) settle(a *attempt, v verdict, bytesIn int64) {
+	a.disarm()
+	latency := time.Since(a.start)
+	a.permit.Done(v.breaker, latency)
+	a.cancel(nil)
+	a.rec.Error = v.class
+	a.rec.BytesIn = bytesIn
+	a.rec.LatencyMS = ms(latency)
+	a.rec.TTFBMS = ms(a.ttfb)
+}
+
+func upstreamID(h http.Header) string {
+	if v := get(h, "X-Request-Id"); v != "" {
+		return v
+	}
+	return get(h, "Request-Id")
 }

@@ -1,221 +1,15 @@
 package sluice
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
-	"net/http/httptrace"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/sse"
 )
-
-// maxErrorBody bounds how much of an error response is held in memory to
-// judge it and to hand it back after the retry decision.
-const maxErrorBody = 1 << 20
-
-// maxBufferedBody bounds how much of an answer that is not a stream
-// Transport.BufferBody reads inside the attempt.
-const maxBufferedBody = 8 << 20
-
-// maxPeek bounds how much of a stream is read, before its first event is
-// complete, to judge that event.
-const maxPeek = 64 << 10
-
-// attempt is one upstream attempt in progress.
-type attempt struct {
-	call    *call
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	timer   *time.Timer
-	trace   httptrace.ClientTrace
-	permit  breaker.Permit
-	start   time.Time
-	ttfb    time.Duration
-	rec     Attempt
-	err     error  // what ended a failed attempt
-	errBody []byte // the body of a ≥400 response
-
-	mu       sync.Mutex    // guards the timer's meaning
-	armed    *TimeoutError // what the timer means when it fires; nil when stopped
-	answered bool          // the response headers arrived
-
-	firstByte, idle TimeoutError
-}
-
-func (a *attempt) fire() {
-	a.mu.Lock()
-	te := a.armed
-	a.mu.Unlock()
-	if te != nil {
-		a.cancel(te)
-	}
-}
-
-// arm (re)starts the attempt's timer for te.
-func (a *attempt) arm(te *TimeoutError) {
-	a.mu.Lock()
-	a.armed = te
-	a.timer.Reset(te.Limit)
-	a.mu.Unlock()
-}
-
-// disarm stops the attempt's timer.
-func (a *attempt) disarm() {
-	a.mu.Lock()
-	a.armed = nil
-	a.timer.Stop()
-	a.mu.Unlock()
-}
-
-// wroteRequest starts the first-byte timeout when the request has been
-// written, unless the answer already began. It is an httptrace hook.
-func (a *attempt) wroteRequest(httptrace.WroteRequestInfo) {
-	a.mu.Lock()
-	if a.armed == &a.firstByte && !a.answered {
-		a.timer.Reset(a.firstByte.Limit)
-	}
-	a.mu.Unlock()
-}
-
-// answer notes that the response headers arrived: a late wroteRequest
-// must not restart the first-byte timeout.
-func (a *attempt) answer() {
-	a.mu.Lock()
-	a.answered = true
-	a.mu.Unlock()
-}
-
-// cause maps an error of the attempt to what ended it: one of our
-// *TimeoutErrors, the caller's cancellation, or err itself.
-func (a *attempt) cause(err error) error {
-	c := context.Cause(a.ctx)
-	if c == nil {
-		return err
-	}
-	var te *TimeoutError
-	if errors.As(c, &te) {
-		return te
-	}
-	return c
-}
-
-// readAll reads a response body under the idle timer, at most limit bytes.
-func (a *attempt) readAll(rc io.Reader, limit int) ([]byte, error) {
-	var buf bytes.Buffer
-	_, err := buf.ReadFrom(&idleReader{a: a, r: io.LimitReader(rc, int64(limit))})
-	return buf.Bytes(), err
-}
-
-// idleReader bounds each Read by the idle timeout.
-type idleReader struct {
-	a *attempt
-	r io.Reader
-}
-
-func (r *idleReader) Read(p []byte) (int, error) {
-	r.a.arm(&r.a.idle)
-	n, err := r.r.Read(p)
-	r.a.disarm()
-	if err != nil && err != io.EOF {
-		err = r.a.cause(err)
-	}
-	return n, err
-}
-
-// peek reads a stream until its first event is complete, under the
-// first-byte timer and then the idle timer. It returns the bytes read and
-// the first event's data when that event is a provider error. The bytes
-// are read straight into the buffer returned, which grows only for a
-// first event larger than peekChunk.
-func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
-	var p sse.Parser
-	done := false
-	buf = make([]byte, 0, peekChunk)
-	for !done && len(buf) < maxPeek {
-		if len(buf) > 0 {
-			a.arm(&a.idle)
-		}
-		if cap(buf)-len(buf) < peekChunk/2 {
-			buf = slices.Grow(buf, peekChunk)
-		}
-		n, rerr := rc.Read(buf[len(buf):cap(buf)])
-		if n > 0 {
-			if len(buf) == 0 {
-				a.ttfb = time.Since(a.start)
-			}
-			chunk := buf[len(buf) : len(buf)+n]
-			buf = buf[:len(buf)+n]
-			p.Feed(chunk, func(ev sse.Event) bool {
-				if isErrorEvent(ev) {
-					errEvent = bytes.Clone(ev.Data)
-				}
-				done = true
-				return false
-			})
-		}
-		if rerr != nil {
-			if rerr == io.EOF && len(buf) > 0 {
-				break
-			}
-			if rerr == io.EOF {
-				rerr = io.ErrUnexpectedEOF
-			}
-			a.disarm()
-			return buf, nil, a.cause(rerr)
-		}
-	}
-	a.disarm()
-	return buf, errEvent, nil
-}
-
-// peekChunk is the least room peek offers each Read.
-const peekChunk = 4096
-
-// isErrorEvent reports whether an SSE event is a provider's error: an
-// Anthropic "event: error", or an OpenAI-style {"error": …} data object.
-func isErrorEvent(ev sse.Event) bool {
-	if ev.Type == "error" {
-		return true
-	}
-	d := bytes.TrimLeft(ev.Data, " \t\r\n")
-	return len(d) > 0 && d[0] == '{' && bytes.HasPrefix(bytes.TrimLeft(d[1:], " \t\r\n"), []byte(`"error"`))
-}
-
-// errorEventStatus maps a provider error event to the HTTP status it
-// stands for: overloaded → 529, rate limit → 429, server error → 500, a
-// quota error → 429 (whose body then carries the quota marker), anything
-// else → 400.
-func errorEventStatus(data []byte) int {
-	var ev struct {
-		Error struct {
-			Type string `json:"type"`
-			Code any    `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &ev) != nil {
-		return http.StatusInternalServerError
-	}
-	code, _ := ev.Error.Code.(string)
-	for _, s := range []string{ev.Error.Type, code} {
-		switch s {
-		case "overloaded_error", "overloaded":
-			return 529
-		case "rate_limit_error", "rate_limit_exceeded", "insufficient_quota":
-			return http.StatusTooManyRequests
-		case "api_error", "server_error", "internal_error", "service_unavailable":
-			return http.StatusInternalServerError
-		}
-	}
-	return http.StatusBadRequest
-}
 
 // body is the response body handed to the caller. It replays the bytes
 // read while judging the response, bounds every Read by the idle timeout,
@@ -249,34 +43,6 @@ func (b *body) watch(p []byte) {
 		}
 		return true
 	})
-}
-
-// isTerminalEvent reports whether ev ends a complete answer: OpenAI's
-// data: [DONE], Anthropic's message_stop, the Responses API's
-// response.completed or response.incomplete, whether named in the event
-// line or only in the data's "type".
-func isTerminalEvent(ev sse.Event) bool {
-	switch ev.Type {
-	case "message_stop", "response.completed", "response.incomplete":
-		return true
-	case "", "message":
-		d := bytes.TrimSpace(ev.Data)
-		if bytes.Equal(d, []byte("[DONE]")) {
-			return true
-		}
-		for _, t := range terminalTypes {
-			if bytes.HasPrefix(d, t) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-var terminalTypes = [][]byte{
-	[]byte(`{"type":"message_stop"`),
-	[]byte(`{"type":"response.completed"`),
-	[]byte(`{"type":"response.incomplete"`),
 }
 
 // Read reads from the replay buffer, then from the upstream body.
@@ -392,5 +158,3 @@ func (b *body) judge(err error) (Outcome, breaker.Outcome) {
 	}
 	return OutcomeFail, breaker.Failure
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

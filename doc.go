@@ -4,6 +4,8 @@
 // outage worse by retrying in a tight loop.
 //
 // Transport is an http.RoundTripper; NewClient wraps it in an *http.Client.
+// A caller that holds a request's body whole (a server relaying it) hands
+// it to Transport.Send as a Body instead, used in place without a copy.
 // Inside one RoundTrip, every attempt goes through these layers in order:
 //
 //  1. the retry budget (only for retries): at most Retry.Budget of the calls

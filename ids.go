@@ -61,8 +61,17 @@ func errorClass(err error) string {
 // requestID returns the id a caller gave its request: X-Request-Id, else
 // X-Client-Request-Id (the header the OpenAI SDKs set); "" when neither.
 func requestID(h http.Header) string {
-	if id := h.Get("X-Request-Id"); id != "" {
+	if id := get(h, "X-Request-Id"); id != "" {
 		return id
 	}
-	return h.Get("X-Client-Request-Id")
+	return get(h, "X-Client-Request-Id")
+}
+
+// get is h.Get for a key already in canonical form, as every key written
+// here is: it skips canonicalizing the key.
+func get(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

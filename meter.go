@@ -55,13 +55,13 @@ func maxTokens(body []byte) int64 {
 func (c *call) reserve() error {
 	t := c.t
 	models := make([]string, 1, 1+len(t.Fallbacks))
-	models[0] = c.reqModel
+	models[0] = c.in.Model
 	for _, tg := range t.Fallbacks {
 		if tg.Model != "" {
 			models = append(models, tg.Model)
 		}
 	}
-	remaining, settle, err := t.Meter.Reserve(c.req, c.provider, models, len(c.reqBody), maxTokens(c.reqBody), c.policy.Timeout.Total)
+	remaining, settle, err := t.Meter.Reserve(c.req, c.provider, models, len(c.in.Bytes), c.in.MaxTokens, c.policy.Timeout.Total)
 	if err != nil {
 		return err
 	}

@@ -159,3 +159,46 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// decide says whether to retry the current target, and after how long.
+func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration, bool) {
+	p := &c.policy.Retry
+	n := c.tries
+	if !v.retryable || n >= p.MaxAttempts || c.timedOut() != nil {
+		return 0, false
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) && te.Phase == PhaseTotal {
+		return 0, false
+	}
+	wait := p.backoff(n - 1)
+	if resp != nil {
+		if hint, ok := retryAfter(resp.Header, time.Now()); ok && hint > 0 {
+			if hint > p.MaxRetryAfter {
+				return 0, false
+			}
+			wait = jitter(hint)
+		}
+	}
+	if time.Now().Add(wait).After(c.deadline) {
+		return 0, false
+	}
+	return wait, true
+}
+
+func isFirstByteTimeout(err error) bool {
+	var te *TimeoutError
+	return errors.As(err, &te) && te.Phase == PhaseFirstByte
+}
+
+func finalOutcome(err error, resp *http.Response) Outcome {
+	switch {
+	case resp != nil:
+		return OutcomeFail
+	case errors.Is(err, context.Canceled):
+		return OutcomeClientCancel
+	case errors.Is(err, ErrTimeout):
+		return OutcomeTimeout
+	}
+	return OutcomeFail
+}

@@ -215,3 +215,83 @@ func TestRetryBudgetCapsAmplification(t *testing.T) {
 		}
 	})
 }
+
+// The idle timeout ends a body exactly one idle gap after its last chunk,
+// however many chunks came before (each read re-arms the call's one
+// timer, lazily), and the total timeout still ends a body read slowly
+// but steadily.
+func TestIdleGapAfterManyChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		chunks int
+		every  time.Duration
+		want   Phase
+	}{
+		{"stall", 8, 900 * time.Millisecond, PhaseIdle},
+		{"total", 1000, 900 * time.Millisecond, PhaseTotal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := Interactive()
+				p.Timeout = Timeouts{Connect: time.Second, FirstByte: time.Second, Idle: time.Second, Total: 10 * time.Second}
+				pr, pw := io.Pipe()
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					ctx := r.Context() // as net/http does, the attempt's end ends its body
+					context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
+					return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: pr}, nil
+				})
+				tr := &Transport{Base: base, Provider: "p", Policy: p}
+				start := time.Now()
+				req, _ := http.NewRequest("GET", "http://p.test/v1/models", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				defer wg.Wait()
+				defer close(stop)
+				wg.Go(func() {
+					for range tc.chunks {
+						select { // the upstream's pace, in the bubble's time
+						case <-stop:
+							return
+						case <-time.After(tc.every):
+						}
+						if _, err := pw.Write([]byte("x")); err != nil {
+							return
+						}
+					}
+				})
+				var last time.Time
+				buf := make([]byte, 16)
+				for {
+					n, err := resp.Body.Read(buf)
+					if n > 0 {
+						last = time.Now()
+					}
+					if err == nil {
+						continue
+					}
+					var te *TimeoutError
+					if !errors.As(err, &te) || te.Phase != tc.want {
+						t.Fatalf("read ended with %v, want a %s timeout", err, tc.want)
+					}
+					break
+				}
+				pw.Close()
+				switch tc.want {
+				case PhaseIdle:
+					if got := time.Since(last); got != time.Second {
+						t.Errorf("idle timeout %v after the last chunk, want 1s", got)
+					}
+				case PhaseTotal:
+					if got := time.Since(start); got != 10*time.Second {
+						t.Errorf("total timeout after %v, want 10s", got)
+					}
+				}
+			})
+		})
+	}
+}
