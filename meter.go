@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Meter caps and prices the calls of a Transport. Package spend provides
@@ -34,21 +33,6 @@ type Meter interface {
 	// the attempt's cost in USD, which the attempt's log line carries and
 	// settle is told. Both nil: the attempt is not priced.
 	Count(model string, stream bool, bodyBytes int) (count func(p []byte), cost func() float64)
-}
-
-// maxTokensKeys are the request fields that bound an answer's output, in
-// the order they are read.
-var maxTokensKeys = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
-
-// maxTokens returns the first positive output bound a request body names,
-// 0 if none.
-func maxTokens(body []byte) int64 {
-	for _, k := range maxTokensKeys {
-		if n, ok := request.Int(body, k); ok && n > 0 {
-			return n
-		}
-	}
-	return 0
 }
 
 // reserve asks the Meter to hold the call's worst case.

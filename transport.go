@@ -1,7 +1,6 @@
 package sluice
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -190,8 +189,8 @@ func (t *Transport) BreakerName(provider, model string) string {
 }
 
 // RoundTrip makes the call, retrying as the policy allows. It reads the
-// request's body whole and closes it (a body made by NewBody is used in
-// place), then goes on as Send.
+// request's body whole and closes it, reads its model and output limit in
+// one pass, then goes on as Send.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	var b Body
@@ -201,10 +200,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, errors.Join(errors.New("sluice: reading request body"), err)
 		}
-		b.Bytes, b.Model = buf, request.Model(buf)
-		if t.Meter != nil {
-			b.MaxTokens = maxTokens(buf)
-		}
+		f, _ := request.Scan(buf) // an invalid model is never stamped or logged raw
+		b = Body{Bytes: buf, Model: f.Model, MaxTokens: f.MaxTokens}
 	}
 	return t.Send(req, b)
 }
@@ -248,23 +245,9 @@ func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 	return c.run()
 }
 
-// NewBody returns a request body over b that a Transport uses in place,
-// without copying it. b must not change while the request is in flight.
-func NewBody(b []byte) io.ReadCloser { return &bytesBody{Reader: bytes.NewReader(b), b: b} }
-
-type bytesBody struct {
-	*bytes.Reader
-	b []byte
-}
-
-func (*bytesBody) Close() error { return nil }
-
-// readBody returns a request's body whole: in place for a NewBody not yet
-// read, else read in one allocation when its length is known.
+// readBody returns a request's body whole, read in one allocation when
+// its length is known.
 func readBody(req *http.Request) ([]byte, error) {
-	if bb, ok := req.Body.(*bytesBody); ok && bb.Len() == len(bb.b) {
-		return bb.b, nil
-	}
 	if n := req.ContentLength; n > 0 && n <= 64<<20 {
 		b := make([]byte, n)
 		if _, err := io.ReadFull(req.Body, b); err != nil {

@@ -124,8 +124,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
 
-	out := g.outgoing(ctx, r, rt, rest, id, body, len(g.authKeys) > 0 && fromAuthHeader)
-	resp, err := rt.transports[policy].RoundTrip(out)
+	out := g.outgoing(ctx, r, rt, rest, id, len(g.authKeys) > 0 && fromAuthHeader)
+	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: fields.Model, MaxTokens: fields.MaxTokens})
 	if err != nil {
 		g.answerError(w, r, kind, id, err)
 		return
@@ -198,10 +198,11 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) 
 	return buf.Bytes(), true
 }
 
-// outgoing builds the upstream request: the provider's base URL and the
-// stripped path, the client's headers less hop-by-hop and Sluice ones,
-// the call's id, the injected key when configured.
-func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest, id string, body []byte, dropAuth bool) *http.Request {
+// outgoing builds the upstream request, without its body (Send is given
+// that): the provider's base URL and the stripped path, the client's
+// headers less hop-by-hop and Sluice ones, the call's id, the injected key
+// when configured.
+func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest, id string, dropAuth bool) *http.Request {
 	pv := rt.provider
 	u := *pv.base
 	u.Path = pv.base.Path + rest
@@ -224,18 +225,13 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	ids := []string{id} // sent upstream under both names, as the SDKs do
 	h["X-Request-Id"], h["X-Client-Request-Id"] = ids, ids
 	out := &http.Request{
-		Method:        r.Method,
-		URL:           &u,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Host:          u.Host,
-		ContentLength: int64(len(body)),
-	}
-	if body != nil {
-		out.Body = sluice.NewBody(body)
-		out.GetBody = func() (io.ReadCloser, error) { return sluice.NewBody(body), nil }
+		Method:     r.Method,
+		URL:        &u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     h,
+		Host:       u.Host,
 	}
 	return out.WithContext(ctx)
 }
