@@ -1,0 +1,71 @@
+package redisstore
+
+import "time"
+
+// The store's two modes: shared records in Redis, or local breakers while
+// Redis cannot be reached, and the refresher that moves between them.
+
+// degrade switches decisions to local breakers, once per outage.
+func (s *Store) degrade(err error) {
+	s.mode.Lock()
+	defer s.mode.Unlock()
+	if s.degraded.Load() {
+		return
+	}
+	s.local.Store(&fallback{seed: s.seed})
+	s.degraded.Store(true)
+	s.fallbacks.Add(1)
+	s.log.Warn("redisstore: redis unreachable, using local breakers", "err", err)
+}
+
+// restore switches decisions back to the shared records.
+func (s *Store) restore() {
+	s.mode.Lock()
+	defer s.mode.Unlock()
+	if s.degraded.Load() {
+		s.degraded.Store(false)
+		s.log.Info("redisstore: redis reachable again, using shared breakers")
+	}
+}
+
+// ping reads the Redis time once: the first clock sample, and the first
+// sign of an unreachable Redis.
+func (s *Store) ping() {
+	if err := s.read(nil, nil); err != nil {
+		s.degrade(err)
+	}
+}
+
+// run refreshes the cache every Refresh until Close.
+func (s *Store) run() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.refresh()
+		}
+	}
+}
+
+// refresh reads every cached record again in one round trip. While the
+// store is degraded it is also the probe that finds Redis back.
+func (s *Store) refresh() {
+	var names []string
+	var entries []*entry
+	s.cache.Range(func(k, v any) bool {
+		names, entries = append(names, k.(string)), append(entries, v.(*entry))
+		return true
+	})
+	if len(names) == 0 && !s.degraded.Load() {
+		return
+	}
+	if err := s.read(names, entries); err != nil {
+		s.degrade(err)
+		return
+	}
+	s.restore()
+}
