@@ -270,7 +270,7 @@ main() {
 	install_tools
 	build
 	mkdir -p "$OUT"
-	rm -f "$OUT"/*.json "$OUT"/summary.txt "$OUT"/*.log
+	rm -f "$OUT"/{latency,closed,open,sse,hung,timeout,breaker}-*.json "$OUT"/env.json "$OUT"/summary.txt "$OUT"/*.log # not the soak's
 	wait_for_quiet
 	LOADAVG_START=$(cat /proc/loadavg)
 	log "load average at start: $LOADAVG_START"
