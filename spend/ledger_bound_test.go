@@ -50,20 +50,7 @@ func fileLedger(t *testing.T, dir string, clock *fakeClock) (*recordLedger, *sta
 	return l, st
 }
 
-func recordFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".record") {
-			names = append(names, e.Name())
-		}
-	}
-	return names
-}
+func recordFiles(t *testing.T, dir string) []string { return filesEnding(t, dir, ".record") }
 
 func openFDCount(t *testing.T) int {
 	t.Helper()

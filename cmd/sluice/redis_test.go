@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,46 +13,12 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/fake"
+	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 // startRedis runs a private redis-server on a free loopback port, or
-// skips the test when none is installed.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not found: apt-get install -y redis-server")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(path, "--save", "", "--appendonly", "no", "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-				break
-			}
-		}
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		t.Fatal("redis-server did not start")
-	}
-	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-}
+// skips the test when none is installed, and returns its URL.
+func startRedis(t *testing.T) string { return redistest.Start(t).URL() }
 
 func TestTwoGatewaysOnRedisShareBreakersAndBudgets(t *testing.T) {
 	url := startRedis(t)
