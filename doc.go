@@ -21,6 +21,10 @@
 //     provider's Retry-After; a quota-exhausted 429, other 4xx and anything
 //     after the first body byte reached the caller are not.
 //
+// Before the first attempt, a Meter (package spend has one) may reserve the
+// call's worst-case cost or refuse the call; each answered attempt is
+// priced through it, and the reservation settled when the call ends.
+//
 // The whole call, backoffs and body included, is bounded by
 // Timeout.Total. Each attempt leaves one JSON line in the AttemptLog. See
 // ExampleNewClient.
