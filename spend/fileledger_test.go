@@ -240,3 +240,31 @@ func TestFileLedgerSweepsEndedPeriods(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFileLedgerLateSettleAfterGroupReused: a hold settled after its group
+// was reclaimed and taken by a new hold must not take the new hold's money
+// out of the group (the group's generation tells them apart).
+func TestFileLedgerLateSettleAfterGroupReused(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	l, _ := counterLedgerAt(t, t.TempDir(), clock)
+	old, _, ok, _ := l.Reserve("k", 0.3, 1.0, time.Minute)
+	if !ok {
+		t.Fatal("first hold refused")
+	}
+	clock.add(2 * time.Minute) // its holder died: the next reservation that does not fit reclaims it
+	h, _, ok, _ := l.Reserve("k", 0.9, 1.0, time.Minute)
+	if !ok {
+		t.Fatal("the dead holder's hold was not reclaimed")
+	}
+	if h.group != old.group {
+		t.Fatalf("the new hold took group %d, not the reclaimed %d: the test does not cover what it means to", h.group, old.group)
+	}
+	l.Settle("k", old, 0.3) // late: its money was spent all the same
+	spent, held, _ := l.Read("k")
+	if math.Abs(spent-0.3) > 1e-9 || math.Abs(held-0.9) > 1e-9 {
+		t.Fatalf("spent %v held %v, want 0.3 and 0.9", spent, held)
+	}
+	if _, _, ok, _ := l.Reserve("k", 0.01, 1.0, time.Minute); ok {
+		t.Fatal("a hold was admitted over the cap after a late settlement")
+	}
+}

@@ -37,11 +37,7 @@ type payload struct {
 var knownReasons = [...]string{"failures", "slow", "probe_failed", "manual"}
 
 // encode returns r's bytes.
-func encode(r breaker.Record) []byte {
-	var p payload
-	encodeRecord(&p, r)
-	return p.bytes()
-}
+func encode(r breaker.Record) []byte { return encodeTo(nil, r) }
 
 // encodeTo appends the bytes of v, a breaker.Record, to dst. It is the
 // Encode of the breakers' kind.
@@ -68,8 +64,10 @@ func decodeBytes(b []byte) (breaker.Record, bool) {
 	if len(b) != recordLen {
 		return breaker.Record{}, false
 	}
-	var p payload
-	p.setBytes(b)
+	p := payload{n: recordLen}
+	for i := range recordWords {
+		p.w[i] = binary.LittleEndian.Uint64(b[i*8:])
+	}
 	return decodeRecord(&p)
 }
 
@@ -93,7 +91,7 @@ func encodeRecord(p *payload, r breaker.Record) {
 	p.w[5] = r.Transitions
 	var rb [maxReason]byte
 	copy(rb[:], reason)
-	p.w[6], p.w[7] = le64(rb[:8]), le64(rb[8:])
+	p.w[6], p.w[7] = binary.LittleEndian.Uint64(rb[:8]), binary.LittleEndian.Uint64(rb[8:])
 	for i, t := range slow {
 		p.w[8+i] = uint64(t)
 	}
@@ -115,8 +113,8 @@ func decodeRecord(p *payload) (r breaker.Record, ok bool) {
 	}
 	if nreason > 0 {
 		var rb [maxReason]byte
-		putLE64(rb[:8], p.w[6])
-		putLE64(rb[8:], p.w[7])
+		binary.LittleEndian.PutUint64(rb[:8], p.w[6])
+		binary.LittleEndian.PutUint64(rb[8:], p.w[7])
 		r.Reason = reasonString(rb[:nreason])
 	}
 	if nslow > 0 {
@@ -136,35 +134,3 @@ func reasonString(b []byte) string {
 	}
 	return string(b)
 }
-
-// setBytes stores b, at most state.MaxRecord bytes, as p's words.
-func (p *payload) setBytes(b []byte) {
-	p.n = len(b)
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		p.w[i/8] = le64(b[i:])
-	}
-	if i < len(b) {
-		var w [8]byte
-		copy(w[:], b[i:])
-		p.w[i/8] = le64(w[:])
-		i += 8
-	}
-	clear(p.w[i/8:])
-}
-
-// bytes returns p's bytes in use, nil if there are none.
-func (p *payload) bytes() []byte {
-	if p.n == 0 {
-		return nil
-	}
-	out := make([]byte, (p.n+7)/8*8)
-	for i := 0; i < len(out); i += 8 {
-		putLE64(out[i:], p.w[i/8])
-	}
-	return out[:p.n]
-}
-
-func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
-
-func putLE64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }
