@@ -58,7 +58,9 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
+		QueuedMS: ms(c.queued),
 	}
+	c.queued = 0
 	c.begin(a)
 	return a
 }
@@ -127,6 +129,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if resp.StatusCode >= 400 {
 		return c.judgeError(a, resp)
 	}
+	c.learn(resp, verdict{})
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
 	b := &a.out
@@ -205,6 +208,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		return nil, v, a.err
 	}
 	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
+	c.learn(resp, v)
 	a.errBody = buf
 	resp.Body = io.NopCloser(bytes.NewReader(buf))
 	resp.ContentLength = int64(len(buf))
@@ -221,6 +225,7 @@ func (c *call) settle(a *attempt, v verdict, bytesIn int64) {
 	latency := time.Since(a.start)
 	a.permit.Done(v.breaker, latency)
 	a.cancel(nil)
+	c.limitEnd()
 	a.rec.Error = v.class
 	a.rec.BytesIn = bytesIn
 	a.rec.LatencyMS = ms(latency)

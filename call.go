@@ -50,6 +50,10 @@ type call struct {
 	stamped    [6]string      // the values of the headers stamp sets
 	ended      atomic.Bool
 
+	// Rate limits (limiter.go).
+	queued    time.Duration          // how long the next attempt waited for its slot
+	limitDone func(usedTokens int64) // the Limiter's, for the current attempt
+
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds
 	cost      float64               // USD spent by the attempts so far
@@ -134,6 +138,7 @@ func (c *call) end() {
 		return
 	}
 	c.stopClock()
+	c.limitEnd()
 	if c.settleFn != nil {
 		c.settleFn(c.cost)
 	}

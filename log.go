@@ -41,6 +41,7 @@ type Attempt struct {
 	BytesIn           int64     `json:"bytes_in"`
 	Breaker           string    `json:"breaker"`
 	RetryInMS         float64   `json:"retry_in_ms"`
+	QueuedMS          float64   `json:"queued_ms,omitempty"` // waited for a rate-limit slot
 	UpstreamRequestID string    `json:"upstream_request_id,omitempty"`
 	CostUSD           float64   `json:"cost_usd,omitempty"`
 	Stream            bool      `json:"stream"`
@@ -185,6 +186,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	dst = appendString(dst, a.Breaker)
 	dst = append(dst, `,"retry_in_ms":`...)
 	dst = appendFloat(dst, a.RetryInMS)
+	if a.QueuedMS != 0 {
+		dst = append(dst, `,"queued_ms":`...)
+		dst = appendFloat(dst, a.QueuedMS)
+	}
 	if a.UpstreamRequestID != "" {
 		dst = append(dst, `,"upstream_request_id":`...)
 		dst = appendString(dst, a.UpstreamRequestID)

@@ -24,6 +24,12 @@ type Policy struct {
 
 	// BreakerScope says what one breaker guards. If empty, ScopeProvider.
 	BreakerScope Scope
+
+	// MaxQueue bounds how long a call waits for a rate-limit slot before
+	// each attempt (see Transport.Limiter). If zero or longer, it is what is
+	// left of Timeout.Total minus one Timeout.FirstByte, so that a call
+	// admitted late still has time for its answer to begin.
+	MaxQueue time.Duration
 }
 
 // Scope says what one circuit breaker guards.

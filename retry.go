@@ -21,6 +21,10 @@ type verdict struct {
 	class     string          // short error class for the log, "" when none
 }
 
+// classQuota is the error class of a 429 whose body says the account's
+// quota is used up.
+const classQuota = "quota_exhausted"
+
 // judgeStatus judges a response by its status and, for a 429, its body.
 func (r *Retry) judgeStatus(status int, h http.Header, body []byte) verdict {
 	v := verdict{breaker: breaker.Success}
@@ -29,12 +33,14 @@ func (r *Retry) judgeStatus(status int, h http.Header, body []byte) verdict {
 	}
 	v.class = "status_" + statusText(status)
 	if status == http.StatusTooManyRequests && r.isQuota(body) {
-		v.class = "quota_exhausted"
+		v.class = classQuota
 		v.breaker = breaker.Ignored
 		return v
 	}
+	// A rate-limit 429 is not an outage: the provider asks for a pause,
+	// which the Limiter keeps, and the breaker is not told.
 	switch {
-	case status >= 500, status == http.StatusTooManyRequests, status == http.StatusRequestTimeout:
+	case status >= 500, status == http.StatusRequestTimeout:
 		v.breaker = breaker.Failure
 	default:
 		v.breaker = breaker.Ignored

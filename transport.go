@@ -62,6 +62,11 @@ type Transport struct {
 	// nil, calls are neither capped nor priced.
 	Meter Meter
 
+	// Limiter keeps calls under rate limits by making each attempt wait
+	// for its turn (limit.Limiter), and learns from each answer when the
+	// provider says to hold off. If nil, attempts never wait for a slot.
+	Limiter Limiter
+
 	// BufferBody makes each attempt read a successful answer that is not a
 	// stream whole, up to 8 MiB, before RoundTrip returns it, each read
 	// bounded by Policy.Timeout.Idle. A body that stalls or is cut on the
@@ -235,6 +240,12 @@ type Body struct {
 func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 	t.init()
 	c := t.newCall(req, b)
+	if t.Limiter != nil { // the wait comes before the money is held
+		if err := c.admit(); err != nil {
+			c.end()
+			return nil, err
+		}
+	}
 	if t.Meter != nil {
 		if err := c.reserve(); err != nil {
 			c.logMeterRefusal(err)
@@ -264,6 +275,14 @@ func readBody(req *http.Request) ([]byte, error) {
 // the next target, or it ends with its last failure.
 func (c *call) run() (*http.Response, error) {
 	for line := 1; ; line++ {
+		if c.t.Limiter != nil && line > 1 {
+			if err := c.admit(); err != nil {
+				if c.last == nil && c.lastErr == nil {
+					c.lastErr = err
+				}
+				return c.give()
+			}
+		}
 		permit, err := c.brk.Allow()
 		if err != nil {
 			if c.refused(line, err) {

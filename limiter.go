@@ -1,0 +1,100 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// Limiter keeps the attempts of a Transport under rate limits by making
+// each wait for its turn, and learns from each answer when the provider
+// says to hold off. Package limit provides one, limit.Limiter; the engine
+// knows it only through these two methods, in standard types, so that
+// neither depends on the other.
+type Limiter interface {
+	// Wait is called before each attempt, before the breaker is asked,
+	// with the attempt's context, the caller's request, the provider and
+	// model of the current target, the size of the body, the max_tokens it
+	// names (0 if none) and the longest the attempt may wait. It returns
+	// once the attempt may go, with how long it waited and done, which the
+	// Transport calls once when the attempt ends (nil: nothing to call).
+	// The Transport passes done 0 tokens: the estimate stands.
+	//
+	// An error refuses the attempt: a refused first attempt ends the call
+	// with that error and one log line of outcome rate_limited; a refused
+	// retry ends the call with the failure before it. If the error has a
+	// method Class() string, that names the refusal in the line's error
+	// field (else "rate_limited"); the context's own error is returned as
+	// it is.
+	Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error)
+
+	// Learn is told the answer of every attempt that got one: its status,
+	// its header, whether it is a 429 for a used-up quota (not a rate
+	// limit), and the wait its Retry-After asks for (0 if none).
+	Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration)
+}
+
+// OutcomeRateLimited is the outcome of a call the Limiter refused: it
+// would have waited longer than the policy's MaxQueue for a slot.
+const OutcomeRateLimited Outcome = "rate_limited"
+
+// admit waits for the Limiter to let the next attempt go. The time waited
+// goes on the attempt's log line; what Wait returns to call at its end is
+// kept until then.
+func (c *call) admit() error {
+	maxWait := c.queueLimit()
+	waited, done, err := c.t.Limiter.Wait(c.ctx, c.req, c.provider, c.model, len(c.body), c.in.MaxTokens, maxWait)
+	c.queued, c.limitDone = waited, done
+	if err == nil {
+		return nil
+	}
+	if ctxErr := c.timedOut(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	class := "rate_limited"
+	var cl interface{ Class() string }
+	if errors.As(err, &cl) {
+		class = cl.Class()
+	}
+	c.logUnsent("limit:"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, breaker.Closed)
+	return err
+}
+
+// queueLimit is the longest the next attempt may wait for a slot: the
+// policy's MaxQueue, at most what is left of the call's time minus one
+// first-byte timeout, never less than zero.
+func (c *call) queueLimit() time.Duration {
+	left := time.Until(c.deadline) - c.policy.Timeout.FirstByte
+	if q := c.policy.MaxQueue; q > 0 && q < left {
+		left = q
+	}
+	return max(left, 0)
+}
+
+// limitEnd tells the Limiter that the current attempt ended, once.
+func (c *call) limitEnd() {
+	if done := c.limitDone; done != nil {
+		c.limitDone = nil
+		done(0)
+	}
+}
+
+// learn tells the Limiter an attempt's answer.
+func (c *call) learn(resp *http.Response, v verdict) {
+	if c.t.Limiter == nil {
+		return
+	}
+	var wait time.Duration
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		if hint, ok := retryAfter(resp.Header, time.Now()); ok {
+			wait = hint
+		}
+	}
+	c.t.Limiter.Learn(c.provider, c.model, resp.StatusCode, v.class == classQuota, resp.Header, wait)
+}
