@@ -534,3 +534,17 @@ func TestCachePricesDecoded(t *testing.T) {
 		t.Errorf("a million cache reads cost $%v, want $0.3", cost)
 	}
 }
+
+func TestMaxQueueDecoded(t *testing.T) {
+	c, err := Parse([]byte("policies:\n  interactive:\n    max_queue: 7s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Policies["interactive"].MaxQueue; got != 7*time.Second {
+		t.Errorf("max_queue = %v, want 7s", got)
+	}
+	_, err = Parse([]byte("policies:\n  interactive:\n    max_queue: -1s\n"))
+	if err == nil || !strings.Contains(err.Error(), "policies.interactive.max_queue") || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("a negative max_queue: %v, want an error naming the key", err)
+	}
+}

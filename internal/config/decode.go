@@ -168,6 +168,7 @@ func (d *decoder) policy(n *yaml.Node, path string, p *sluice.Policy) error {
 			"fallback_markers": d.strs(&r.FallbackMarkers),
 			"budget":           retryBudget(&r.Budget),
 		}),
+		"max_queue": duration(&p.MaxQueue),
 		"breaker": d.section(map[string]field{
 			"failures": integer(&b.Failures),
 			"cool":     duration(&b.Cool),

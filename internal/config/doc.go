@@ -87,6 +87,9 @@
 //	timeout.idle            [15s / 30s] longest silence between two body chunks
 //	timeout.total           [30s / 600s] the whole call, every attempt and wait; at least
 //	                        connect + first_byte. It also bounds a half-open probe's lease
+//	max_queue               [total − first_byte] longest an attempt waits for a rate-limit
+//	                        slot (see limits) before the call gets 429 rate_limited; never
+//	                        more than what total leaves after one first_byte
 //	retry.max_attempts      [3 / 5] tries, the first included; 1 never retries
 //	retry.base, retry.cap   [400ms, 16s / 1s, 60s] full-jitter backoff: before retry n, a wait
 //	                        uniform in [0, min(cap, base·2^(n-1))); cap at least base

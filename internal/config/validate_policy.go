@@ -63,6 +63,9 @@ func checkTimeouts(path string, p sluice.Policy) error {
 		return errf(key(sec, "total"), "%v is shorter than connect + first_byte (%v + %v = %v); raise total to at least %v or lower first_byte",
 			t.Total, t.Connect, t.FirstByte, need, need)
 	}
+	if p.MaxQueue < 0 {
+		return errf(key(path, "max_queue"), "%v is negative; write a duration such as 10s, or leave it out for what total leaves after first_byte", p.MaxQueue)
+	}
 	return nil
 }
 
