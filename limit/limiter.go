@@ -175,7 +175,7 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 			return time.Since(start), nop, err
 		}
 		at := maxTime(now, until)
-		if at.After(deadline) {
+		if until.After(deadline) {
 			return l.refuse(bs, &Error{Key: pause, Limit: "pause", Wait: at.Sub(now)}, start)
 		}
 		at, err = reserveAll(st, bs, at, deadline)
