@@ -1,0 +1,47 @@
+// Package limit keeps the calls of every process sharing a state directory
+// (or every host sharing Redis) under a provider's rate limits by giving
+// each call a slot in time and making it wait for it, instead of letting
+// calls run into the provider's 429.
+//
+// # Algorithm
+//
+// Each bucket is the generic cell rate algorithm (GCRA, from ATM networks;
+// the throttled and redis-cell libraries use it, and x/time/rate's
+// Reservation is the same idea) with zero burst tolerance. A bucket is one
+// value, its theoretical arrival time TAT. A Rate of Limit units per Per
+// gives each unit an emission interval of Per/Limit. A reservation of cost
+// units not before notBefore takes the slot at = max(TAT, now, notBefore)
+// and moves the TAT to at + cost·Per/Limit; if at is more than the call's
+// maximum wait away it is refused and takes nothing (Step, a pure
+// function; Store runs it atomically).
+//
+// With zero tolerance, slots never overlap: the units started in any
+// window of length Per are at most Limit (Limit+1 when a start falls on
+// each closed end of the window, and a single call dearer than Limit runs
+// alone). So a provider is never exceeded whatever it counts with: a fixed
+// window (any window of length Per holds at most Limit), a sliding window
+// (the same statement), or a token bucket refilling Limit per Per (each
+// slot comes after the units the one before it spent were refilled, so a
+// bucket that holds one call's cost never runs dry). The price is that idle time is
+// never banked: after a quiet minute calls are still spaced Per/Limit
+// apart, they do not burst.
+//
+// Slots are handed out in the order of the Store's atomic steps, so calls
+// are served first come, first served across processes and hosts.
+//
+// # Keys
+//
+// A limit's buckets are "limit:<name>:<scope value>:requests" and
+// ":tokens" (scope value: the provider, "<provider>/<model>", the client
+// id, or "all"); a model's pause is "pause:<provider>/<model>". A call
+// falls under every bucket of every Limit that covers its provider, and
+// under its model's pause; it takes the same instant in all of them.
+//
+// # Stores
+//
+// Memory keeps buckets in one process; File in a state directory, one
+// record of counters per key, a reservation being one CompareAndSwap loop
+// with no file lock. Records idle for a minute (TAT and pause both that far
+// in the past) limit nothing, and are swept, so that thousands of client
+// ids or models do not grow memory or the directory without bound.
+package limit

@@ -1,0 +1,161 @@
+package limit
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-llm/sluice/state"
+)
+
+// fileExt is the extension of the limiter's records in a state directory.
+const fileExt = ".limit"
+
+// The counters of one record: the bucket's TAT and until when the key is
+// paused, both Unix nanoseconds.
+const (
+	cTAT = iota
+	cPaused
+)
+
+// fileSweepEvery is how often a File sweeps its idle records, at most.
+const fileSweepEvery = 10 * time.Minute
+
+// File is a Store kept in a state directory shared by the processes of a
+// host, on state.Counters (records of kind ".limit", one per key, file
+// names escaped by package state). A reservation is one CompareAndSwap
+// loop on the key's TAT in the record's shared mapping: no file lock and,
+// once the record exists and is mapped, no system call. Its order across
+// processes is the order of the successful swaps: first come, first
+// served. The clock is each process's wall clock, which the processes of
+// one host share.
+//
+// Records idle for a minute (TAT and pause both that far in the past) are
+// removed by a sweep that Reserve starts in the background at most every
+// ten minutes; it takes each record's file lock. Close waits for a sweep
+// that is running.
+type File struct {
+	c         *state.Counters
+	now       func() time.Time
+	nextSweep atomic.Int64
+	sweeping  atomic.Bool
+	sweeps    sync.WaitGroup
+}
+
+// NewFile returns a File on the state directory f.
+func NewFile(f *state.File) (*File, error) {
+	if f == nil {
+		return nil, errors.New("limit: NewFile needs an open state.File; open one with state.OpenFile")
+	}
+	return &File{c: f.Counters(fileExt), now: time.Now}, nil
+}
+
+// Close waits for a background sweep to end. It does not close the
+// state.File.
+func (f *File) Close() error {
+	f.sweeps.Wait()
+	return nil
+}
+
+// Reserve implements Store.
+func (f *File) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
+	now := f.now().UnixNano()
+	nb := unixNano(notBefore)
+	for {
+		tat, err := f.c.Load(key, cTAT)
+		if err != nil {
+			return time.Time{}, false, err
+		}
+		next, at, ok := Step(tat, now, nb, r, cost, maxWait)
+		if !ok || next == tat {
+			return time.Unix(0, at), ok, nil
+		}
+		swapped, err := f.c.CompareAndSwap(key, cTAT, tat, next)
+		if err != nil {
+			return time.Time{}, false, err
+		}
+		if swapped {
+			f.maybeSweep(now)
+			return time.Unix(0, at), true, nil
+		}
+	}
+}
+
+// Cancel implements Store.
+func (f *File) Cancel(key string, r Rate, at time.Time, cost int64) error {
+	return f.change(key, func(tat, _ int64) int64 { return cancelled(tat, r, at.UnixNano(), cost) })
+}
+
+// Settle implements Store.
+func (f *File) Settle(key string, r Rate, delta int64) error {
+	return f.change(key, func(tat, now int64) int64 { return settled(tat, now, r, delta) })
+}
+
+// change swaps the key's TAT for fn's value, in a CompareAndSwap loop.
+func (f *File) change(key string, fn func(tat, now int64) int64) error {
+	now := f.now().UnixNano()
+	for {
+		tat, err := f.c.Load(key, cTAT)
+		if err != nil {
+			return err
+		}
+		next := max(fn(tat, now), 0)
+		if next == tat {
+			return nil
+		}
+		if ok, err := f.c.CompareAndSwap(key, cTAT, tat, next); ok || err != nil {
+			return err
+		}
+	}
+}
+
+// Pause implements Store.
+func (f *File) Pause(key string, until time.Time) error {
+	u := unixNano(until)
+	for {
+		cur, err := f.c.Load(key, cPaused)
+		if err != nil || cur >= u {
+			return err
+		}
+		if ok, err := f.c.CompareAndSwap(key, cPaused, cur, u); ok || err != nil {
+			return err
+		}
+	}
+}
+
+// PausedUntil implements Store.
+func (f *File) PausedUntil(key string) (time.Time, error) {
+	return f.load(key, cPaused)
+}
+
+// FreeAt implements Store.
+func (f *File) FreeAt(key string) (time.Time, error) {
+	return f.load(key, cTAT)
+}
+
+func (f *File) load(key string, i int) (time.Time, error) {
+	v, err := f.c.Load(key, i)
+	if err != nil || v == 0 {
+		return time.Time{}, err
+	}
+	return time.Unix(0, v), nil
+}
+
+// maybeSweep starts, in the background, a sweep of the idle records, if
+// one is due and none is running.
+func (f *File) maybeSweep(now int64) {
+	if now < f.nextSweep.Load() || !f.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	f.nextSweep.Store(now + int64(fileSweepEvery))
+	f.sweeps.Go(func() {
+		defer f.sweeping.Store(false)
+		f.sweep(now)
+	})
+}
+
+// sweep removes the records idle at now and returns how many it removed.
+func (f *File) sweep(now int64) (int, error) {
+	return f.c.RemoveRecords(func(_ string, c []int64) bool { return idle(c[cTAT], c[cPaused], now) })
+}

@@ -1,0 +1,76 @@
+package limit
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestPauseFor(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	tests := []struct {
+		name   string
+		status int
+		quota  bool
+		h      http.Header
+		ra     time.Duration
+		want   time.Duration
+	}{
+		{"rate-limit 429", 429, false, nil, 2 * time.Second, 2 * time.Second},
+		{"quota 429", 429, true, nil, 2 * time.Second, 0},
+		{"429 without Retry-After", 429, false, nil, 0, 0},
+		{"503 with Retry-After is not ours", 503, false, nil, 5 * time.Second, 0},
+		{"Retry-After over an hour is cut", 429, false, nil, 3 * time.Hour, time.Hour},
+		{"openai 250ms", 200, false, hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "250ms"), 0, 250 * time.Millisecond},
+		{"openai 6m0s", 200, false, hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "6m0s"), 0, 6 * time.Minute},
+		{"openai 1m30.5s tokens", 200, false, hdr("x-ratelimit-remaining-tokens", " 0 ", "x-ratelimit-reset-tokens", "1m30.5s"), 0, 90500 * time.Millisecond},
+		{"openai the later of two", 200, false, hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "2s",
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "7s"), 0, 7 * time.Second},
+		{"openai the later of header and Retry-After", 429, false, hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "2s"), 9 * time.Second, 9 * time.Second},
+		{"openai remaining left", 200, false, hdr("x-ratelimit-remaining-requests", "1", "x-ratelimit-reset-requests", "6m0s"), 0, 0},
+		{"openai remaining malformed", 200, false, hdr("x-ratelimit-remaining-requests", "zero", "x-ratelimit-reset-requests", "1s"), 0, 0},
+		{"openai remaining negative", 200, false, hdr("x-ratelimit-remaining-requests", "-1", "x-ratelimit-reset-requests", "1s"), 0, 0},
+		{"openai reset malformed", 200, false, hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "soon"), 0, 0},
+		{"openai reset negative", 200, false, hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "-5s"), 0, 0},
+		{"openai reset missing", 200, false, hdr("x-ratelimit-remaining-requests", "0"), 0, 0},
+		{"openai reset of days is cut", 200, false, hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "100h"), 0, time.Hour},
+		{"anthropic requests", 200, false, hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2026-11-30T12:00:05Z"), 0, 5 * time.Second},
+		{"anthropic tokens, offset zone", 200, false, hdr("anthropic-ratelimit-tokens-remaining", "0", "anthropic-ratelimit-tokens-reset", "2026-11-30T13:00:02+01:00"), 0, 2 * time.Second},
+		{"anthropic output tokens, fraction", 200, false, hdr("anthropic-ratelimit-output-tokens-remaining", "0", "anthropic-ratelimit-output-tokens-reset", "2026-11-30T12:00:01.5Z"), 0, 1500 * time.Millisecond},
+		{"anthropic reset in the past", 200, false, hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2026-11-30T11:59:00Z"), 0, 0},
+		{"anthropic reset malformed", 200, false, hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "tomorrow"), 0, 0},
+		{"anthropic reset next year is cut", 200, false, hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2027-11-30T12:00:00Z"), 0, time.Hour},
+		{"anthropic tokens left", 200, false, hdr("anthropic-ratelimit-input-tokens-remaining", "10", "anthropic-ratelimit-input-tokens-reset", "2026-11-30T12:00:05Z"), 0, 0},
+	}
+	for _, tt := range tests {
+		if got := PauseFor(now, tt.status, tt.quota, tt.h, tt.ra); got != tt.want {
+			t.Errorf("%s: PauseFor = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// FuzzPauseFor: no header value makes PauseFor panic or pause beyond
+// MaxPause or before now.
+func FuzzPauseFor(f *testing.F) {
+	f.Add("0", "1m30.5s", "0", "2026-11-30T12:00:05Z", int64(0))
+	f.Add("0", "9223372036854775807ns", "0", "9999-12-31T23:59:59Z", int64(-1))
+	f.Add("", "", "x", "2026-02-30T25:00:00Z", int64(1<<62))
+	f.Fuzz(func(t *testing.T, rem, reset, arem, areset string, ra int64) {
+		h := http.Header{}
+		h.Set("x-ratelimit-remaining-requests", rem)
+		h.Set("x-ratelimit-reset-requests", reset)
+		h.Set("anthropic-ratelimit-tokens-remaining", arem)
+		h.Set("anthropic-ratelimit-tokens-reset", areset)
+		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		if d := PauseFor(now, 429, false, h, time.Duration(ra)); d < 0 || d > MaxPause {
+			t.Fatalf("PauseFor = %v, outside [0, %v]", d, MaxPause)
+		}
+	})
+}

@@ -1,0 +1,303 @@
+package limit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limit is one configured limit: a budget of requests and one of tokens per
+// bucket, a bucket for each value of its Scope.
+type Limit struct {
+	// Name names the limit in keys, errors and metrics. It is required
+	// and holds no ':'.
+	Name string
+
+	// Provider is the provider whose calls the limit covers. If "", it
+	// covers every provider.
+	Provider string
+
+	// Scope says which calls share a bucket: "provider" (the calls to one
+	// provider), "model" (to one provider's model), "key" (of one client,
+	// as Limiter.Client names it) or "all" (every call the limit covers).
+	// If "", "provider" is used.
+	Scope string
+
+	// Requests is how many calls may start per window. If its Limit is
+	// zero, calls are not counted.
+	Requests Rate
+
+	// Tokens is how many tokens calls may use per window, a call's
+	// estimate being bodyBytes/4 + maxTokens until it settles with what
+	// it used. If its Limit is zero, tokens are not counted.
+	Tokens Rate
+}
+
+// Check returns an error naming what is wrong with l, nil if nothing is.
+func (l Limit) Check() error {
+	switch {
+	case l.Name == "" || strings.Contains(l.Name, ":"):
+		return fmt.Errorf("limit: limit name %q: give each limit a name without ':'", l.Name)
+	case l.Scope != "" && l.Scope != "provider" && l.Scope != "model" && l.Scope != "key" && l.Scope != "all":
+		return fmt.Errorf("limit: limit %s: scope %q: use provider, model, key or all", l.Name, l.Scope)
+	}
+	for _, r := range []struct {
+		what string
+		r    Rate
+	}{{"requests", l.Requests}, {"tokens", l.Tokens}} {
+		if r.r.Limit < 0 || r.r.Per < 0 || (r.r.Limit > 0 && r.r.Per == 0) {
+			return fmt.Errorf("limit: limit %s: %s %d per %v: give a limit ≥ 0 and a period > 0", l.Name, r.what, r.r.Limit, r.r.Per)
+		}
+	}
+	return nil
+}
+
+// PauseKey returns the key of the pause of provider's model.
+func PauseKey(provider, model string) string { return "pause:" + provider + "/" + model }
+
+// Limiter admits calls under Limits, and under the pauses it learns from
+// providers' answers, through Store: each call is given a slot in time in
+// every bucket it falls under and waits for it, first come, first served
+// across everything sharing the Store. The zero value admits every call.
+// A Limiter is safe for concurrent use; do not change its fields once it
+// is in use.
+type Limiter struct {
+	// Store holds the buckets and pauses. If nil, a Memory is used.
+	Store Store
+
+	// Limits are the limits calls are admitted under.
+	Limits []Limit
+
+	// Client returns the caller's id, for limits of Scope "key". If nil,
+	// or when it returns "", the caller is "-": calls with no id share one
+	// bucket.
+	Client func(*http.Request) string
+
+	once   sync.Once
+	memory *Memory
+	stats  stats
+}
+
+// store returns l.Store, or the Memory that stands in for it.
+func (l *Limiter) store() Store {
+	if l.Store != nil {
+		return l.Store
+	}
+	l.once.Do(func() { l.memory = NewMemory() })
+	return l.memory
+}
+
+// bucket is one bucket a call falls under, with the call's cost in it.
+type bucket struct {
+	key    string
+	limit  string
+	rate   Rate
+	cost   int64
+	tokens bool
+}
+
+// buckets returns the buckets of the call.
+func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int64) ([]bucket, error) {
+	var bs []bucket
+	for _, lim := range l.Limits {
+		if lim.Provider != "" && lim.Provider != provider {
+			continue
+		}
+		if err := lim.Check(); err != nil {
+			return nil, err
+		}
+		var scope string
+		switch lim.Scope {
+		case "", "provider":
+			scope = provider
+		case "model":
+			scope = provider + "/" + model
+		case "key":
+			scope = "-"
+			if l.Client != nil && req != nil {
+				if id := l.Client(req); id != "" {
+					scope = id
+				}
+			}
+		case "all":
+			scope = "all"
+		}
+		key := "limit:" + lim.Name + ":" + scope
+		if !lim.Requests.IsZero() {
+			bs = append(bs, bucket{key: key + ":requests", limit: lim.Name, rate: lim.Requests, cost: 1})
+		}
+		if !lim.Tokens.IsZero() {
+			bs = append(bs, bucket{key: key + ":tokens", limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
+		}
+	}
+	return bs, nil
+}
+
+// Wait is called before each attempt of a call to provider's model. It
+// takes a slot in every bucket the call falls under, not before the
+// model's pause ends, and waits until the slot (the same instant in every
+// bucket); then it returns how long it waited and done, which the caller
+// calls once, when the attempt ends, with the tokens it used (0: unknown,
+// the estimate stands), to settle the token buckets. A call's tokens are
+// estimated as bodyBytes/4 + maxTokens.
+//
+// A call whose slot would be more than maxWait away is refused at once
+// with an *Error (nothing is taken): its RetryAfter is when the slot would
+// be, its Key the bucket or pause that refused it. When ctx ends while the
+// call waits, Wait returns context.Cause(ctx) at once and cancels its
+// reservations (given back where they are still their bucket's last). A
+// pause set while the call waits is honoured when its wait ends: it gives
+// its slots back and waits again, within maxWait of the call's start.
+func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
+	start := time.Now()
+	if err := context.Cause(ctx); err != nil {
+		return 0, nop, err
+	}
+	tokens := int64(max(bodyBytes, 0))/4 + max(maxTokens, 0)
+	bs, err := l.buckets(req, provider, model, tokens)
+	if err != nil {
+		return 0, nop, err
+	}
+	st := l.store()
+	pause := PauseKey(provider, model)
+	deadline := start.Add(max(maxWait, 0))
+	l.stats.enter(bs, pause, start)
+	defer l.stats.leave(bs, pause)
+	for {
+		now := time.Now()
+		until, err := st.PausedUntil(pause)
+		if err != nil {
+			return time.Since(start), nop, err
+		}
+		at := maxTime(now, until)
+		if until.After(deadline) {
+			return l.refuse(bs, &Error{Key: pause, Limit: "pause", Wait: at.Sub(now)}, start)
+		}
+		at, err = reserveAll(st, bs, at, deadline)
+		if err != nil {
+			return l.refuse(bs, err, start)
+		}
+		if err := sleep(ctx, at); err != nil {
+			cancelAll(st, bs, at)
+			return time.Since(start), nop, err
+		}
+		until, err = st.PausedUntil(pause)
+		if err != nil {
+			cancelAll(st, bs, at)
+			return time.Since(start), nop, err
+		}
+		if !until.After(time.Now()) {
+			l.stats.admitted(bs)
+			return time.Since(start), settler(st, bs), nil
+		}
+		cancelAll(st, bs, at) // paused meanwhile: queue again
+	}
+}
+
+// refuse counts a refusal and returns it.
+func (l *Limiter) refuse(bs []bucket, err error, start time.Time) (time.Duration, func(int64), error) {
+	var e *Error
+	if errors.As(err, &e) {
+		l.stats.refused(e.Limit)
+	}
+	return time.Since(start), nop, err
+}
+
+// reserveAll takes a slot at the same instant, not before at, in every
+// bucket of bs, and returns it; a bucket whose slot is later moves the
+// instant and the others are taken again. Refused, it takes nothing and
+// returns an *Error.
+func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error) {
+	for _, b := range bs { // look first, so that one pass mostly does
+		free, err := st.FreeAt(b.key)
+		if err != nil {
+			return at, err
+		}
+		if free.After(at) && !free.After(deadline) {
+			at = free
+		}
+	}
+	for {
+		next, err := reserveAt(st, bs, at, deadline)
+		if err != nil || next.Equal(at) {
+			return at, err
+		}
+		at = next // a bucket was behind the others: start again from its slot
+	}
+}
+
+// reserveAt takes a slot at at in every bucket of bs, and returns at. When
+// a bucket's slot is later, it gives back what it took and returns that
+// slot instead. Refused, it takes nothing and returns an *Error.
+func reserveAt(st Store, bs []bucket, at, deadline time.Time) (time.Time, error) {
+	for i, b := range bs {
+		now := time.Now()
+		got, ok, err := st.Reserve(b.key, b.rate, b.cost, at, deadline.Sub(now))
+		if err != nil {
+			cancelAll(st, bs[:i], at)
+			return at, err
+		}
+		if !ok {
+			cancelAll(st, bs[:i], at)
+			return at, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
+		}
+		if got.After(at) {
+			cancelAll(st, bs[:i], at)
+			st.Cancel(b.key, b.rate, got, b.cost)
+			return got, nil
+		}
+	}
+	return at, nil
+}
+
+// cancelAll cancels the reservations of bs at at.
+func cancelAll(st Store, bs []bucket, at time.Time) {
+	for _, b := range bs {
+		st.Cancel(b.key, b.rate, at, b.cost)
+	}
+}
+
+// settler returns the done of an admitted call.
+func settler(st Store, bs []bucket) func(int64) {
+	var once atomic.Bool
+	return func(used int64) {
+		if !once.CompareAndSwap(false, true) || used <= 0 {
+			return
+		}
+		for _, b := range bs {
+			if b.tokens && used != b.cost {
+				st.Settle(b.key, b.rate, used-b.cost)
+			}
+		}
+	}
+}
+
+func nop(int64) {}
+
+// sleep waits until at, or until ctx ends (its cause is returned).
+func sleep(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,321 @@
+package limit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// outcome is one call's Wait as a test sees it: when it was admitted, or
+// how it was refused, in the bubble's time since the test began.
+type outcome struct {
+	admitted time.Duration
+	waited   time.Duration
+	done     func(int64)
+	err      error
+}
+
+// waitAll starts n calls at once and returns their outcomes, admitted ones
+// first in the order of their admission.
+func waitAll(l *Limiter, n int, maxTokens int64, maxWait time.Duration) []outcome {
+	start := time.Now()
+	out := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			waited, done, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, maxTokens, maxWait)
+			out[i] = outcome{admitted: time.Since(start), waited: waited, done: done, err: err}
+		})
+	}
+	wg.Wait()
+	slices.SortStableFunc(out, func(a, b outcome) int {
+		if (a.err == nil) != (b.err == nil) {
+			if a.err == nil {
+				return -1
+			}
+			return 1
+		}
+		return int(a.admitted - b.admitted)
+	})
+	return out
+}
+
+func admitted(out []outcome) int {
+	n := 0
+	for _, o := range out {
+		if o.err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWait120PerMinute: 300 calls at once under 120 requests a minute, each
+// willing to wait 60 s. Slots are 500 ms apart from the first call's
+// instant: slot k is at k·500 ms, and k·500 ms ≤ 60 s for k = 0…120, so
+// exactly 121 are admitted, at exactly k·500 ms; the 179 others are
+// refused at once with the slot they would have had: 60.5 s.
+func TestWait120PerMinute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{120, time.Minute}}}}
+		out := waitAll(l, 300, 0, time.Minute)
+		if got := admitted(out); got != 121 {
+			t.Fatalf("%d calls admitted, want exactly 121", got)
+		}
+		for k, o := range out[:121] {
+			if want := time.Duration(k) * 500 * time.Millisecond; o.admitted != want || o.waited != want {
+				t.Fatalf("call %d admitted at %v (waited %v), want exactly %v", k, o.admitted, o.waited, want)
+			}
+		}
+		for _, o := range out[121:] {
+			var e *Error
+			if !errors.As(o.err, &e) || !errors.Is(o.err, ErrLimited) {
+				t.Fatalf("refusal %v is not an *Error", o.err)
+			}
+			if e.Wait != 60500*time.Millisecond || e.RetryAfter() != e.Wait || o.admitted != 0 || e.Key != "limit:rpm:openai:requests" || e.Class() != "rate_limited" {
+				t.Fatalf("refusal %+v after %v, want at once with 60.5s from limit:rpm:openai:requests", e, o.admitted)
+			}
+		}
+		st := l.Stats()["rpm"]
+		if st.Admitted != 121 || st.Refused != 179 || st.Queued != 0 || l.Queued() != 0 {
+			t.Fatalf("stats %+v, queued %d; want 121 admitted, 179 refused, none queued", st, l.Queued())
+		}
+	})
+}
+
+// TestWaitQueueDepth: while calls wait, Queued and Buckets count them.
+func TestWaitQueueDepth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{120, time.Minute}}}}
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() { l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute) })
+		}
+		synctest.Wait()
+		if q := l.Queued(); q != 9 {
+			t.Errorf("%d calls queued, want 9 (the first went at once)", q)
+		}
+		bs, err := l.Buckets()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		want := []Bucket{
+			{Key: "limit:rpm:openai:requests", FreeAt: start.Add(5 * time.Second), Queued: 9},
+			{Key: "pause:openai/gpt-4o", Queued: 9},
+		}
+		if fmt.Sprint(bs) != fmt.Sprint(want) {
+			t.Errorf("Buckets() = %v, want %v", bs, want)
+		}
+		wg.Wait()
+		if q := l.Queued(); q != 0 {
+			t.Errorf("%d calls queued after all were admitted", q)
+		}
+	})
+}
+
+// TestWaitTokensPerMinute: 10,000 tokens a minute, calls of 1,000 tokens:
+// one call every 6 s, so exactly 10 start in each minute.
+func TestWaitTokensPerMinute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}}}
+		out := waitAll(l, 35, 1_000, 3*time.Minute)
+		perMinute := make([]int, 4)
+		for k, o := range out {
+			if o.err != nil {
+				continue
+			}
+			if want := time.Duration(k) * 6 * time.Second; o.admitted != want {
+				t.Fatalf("call %d admitted at %v, want %v", k, o.admitted, want)
+			}
+			perMinute[o.admitted/time.Minute]++
+		}
+		if want := []int{10, 10, 10, 1}; !slices.Equal(perMinute, want) { // the last at exactly 180 s
+			t.Fatalf("admitted per minute %v, want %v", perMinute, want)
+		}
+	})
+}
+
+// TestWaitSettleGivesBack: a call that reserved 5,000 tokens and used 1,000
+// gives 4,000 back (24 s at 10,000 a minute): the next call of 1,000 goes
+// at 6 s instead of 30 s; a call that used more than it reserved pushes the
+// next one back by the difference.
+func TestWaitSettleGivesBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}}}
+		ctx := context.Background()
+		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		done(1_000)
+		done(9_000) // a second call of done changes nothing
+		waited, done, err := l.Wait(ctx, nil, "openai", "m", 0, 1_000, time.Minute)
+		if err != nil || waited != 5*time.Second {
+			t.Fatalf("after giving back: waited %v (%v), want exactly 5s (slot at 6s)", waited, err)
+		}
+		done(3_000) // 2,000 more than reserved: 12 s more
+		waited, _, err = l.Wait(ctx, nil, "openai", "m", 400, 900, time.Minute) // 400/4 + 900 = 1,000
+		if err != nil || waited != 18*time.Second {
+			t.Fatalf("after using more: waited %v (%v), want exactly 18s (slot at 6+6+12 = 24s)", waited, err)
+		}
+	})
+}
+
+// TestWaitCancelQueued: a queued call whose context ends returns at once
+// with the context's cause; its slot goes back when it was the bucket's
+// last, and is lost (never handed out twice) when it was not.
+func TestWaitCancelQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{120, time.Minute}}}}
+		start := time.Now()
+		bg := context.Background()
+		l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute) // slot 0
+		cause := errors.New("client left")
+		ctx, cancel := context.WithCancelCause(bg)
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			cancel(cause)
+		}()
+		waited, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute) // slot 500 ms
+		if !errors.Is(err, cause) || waited != 100*time.Millisecond {
+			t.Fatalf("cancelled call: waited %v, err %v; want 100ms and the cause", waited, err)
+		}
+		key := "limit:rpm:openai:requests"
+		if free, _ := l.store().FreeAt(key); !free.Equal(start.Add(500 * time.Millisecond)) {
+			t.Fatalf("TAT after the last call's cancel: %v, want 500ms (given back)", free.Sub(start))
+		}
+		// Not the last: B at 500 ms, C at 1 s; cancelling B leaves the TAT at 1.5 s.
+		ctxB, cancelB := context.WithCancelCause(bg)
+		var wg sync.WaitGroup
+		wg.Go(func() { l.Wait(ctxB, nil, "openai", "m", 0, 0, time.Minute) })
+		synctest.Wait()
+		wg.Go(func() {
+			if w, _, _ := l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute); w != 900*time.Millisecond {
+				t.Errorf("C waited %v, want 900ms", w)
+			}
+		})
+		synctest.Wait()
+		cancelB(cause)
+		synctest.Wait()
+		if free, _ := l.store().FreeAt(key); !free.Equal(start.Add(1500 * time.Millisecond)) {
+			t.Fatalf("TAT after cancelling a call not last: %v, want 1.5s (its slot lost)", free.Sub(start))
+		}
+		wg.Wait()
+	})
+}
+
+// TestWaitLearnPauses: an answer that says the window is spent pauses the
+// model for everyone, exactly as long as it says; a quota 429 does not.
+func TestWaitLearnPauses(t *testing.T) {
+	h := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	tests := []struct {
+		name   string
+		status int
+		quota  bool
+		header func(now time.Time) http.Header
+		ra     time.Duration
+		want   time.Duration
+	}{
+		{"429 with Retry-After 2s", 429, false, func(time.Time) http.Header { return nil }, 2 * time.Second, 2 * time.Second},
+		{"quota 429 pauses nothing", 429, true, func(time.Time) http.Header { return nil }, 2 * time.Second, 0},
+		{"OpenAI requests spent, reset 1s", 200, false, func(time.Time) http.Header {
+			return h("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1s")
+		}, 0, time.Second},
+		{"OpenAI tokens spent, reset 1m30.5s", 200, false, func(time.Time) http.Header {
+			return h("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "1m30.5s", "x-ratelimit-remaining-requests", "3", "x-ratelimit-reset-requests", "6m0s")
+		}, 0, 90500 * time.Millisecond},
+		{"Anthropic input tokens spent", 200, false, func(now time.Time) http.Header {
+			return h("anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset", now.Add(3*time.Second).UTC().Format(time.RFC3339))
+		}, 0, 3 * time.Second},
+		{"Anthropic requests left", 200, false, func(now time.Time) http.Header {
+			return h("anthropic-ratelimit-requests-remaining", "4", "anthropic-ratelimit-requests-reset", now.Add(3*time.Second).UTC().Format(time.RFC3339))
+		}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := &Limiter{}
+				if err := l.Learn("openai", "gpt-4o", tt.status, tt.quota, tt.header(time.Now()), tt.ra); err != nil {
+					t.Fatal(err)
+				}
+				waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, 5*time.Minute)
+				if err != nil || waited != tt.want {
+					t.Fatalf("next call waited %v (%v), want exactly %v", waited, err, tt.want)
+				}
+				if w, _, _ := l.Wait(context.Background(), nil, "openai", "gpt-5", 0, 0, 0); w != 0 {
+					t.Fatalf("another model waited %v, want 0", w)
+				}
+			})
+		})
+	}
+}
+
+// TestWaitPauseWhileQueued: a pause learned while a call waits is honoured
+// when its wait ends: it queues again, within its maximum wait of its start.
+func TestWaitPauseWhileQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{60, time.Minute}}}}
+		bg := context.Background()
+		l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute) // slot 0; next at 1 s
+		var wg sync.WaitGroup
+		var long, short outcome
+		wg.Go(func() {
+			w, _, err := l.Wait(bg, nil, "openai", "m", 0, 0, 5*time.Second)
+			long = outcome{waited: w, err: err}
+		})
+		synctest.Wait()
+		wg.Go(func() {
+			w, _, err := l.Wait(bg, nil, "openai", "m", 0, 0, 2500*time.Millisecond) // slot 2 s
+			short = outcome{waited: w, err: err}
+		})
+		time.Sleep(500 * time.Millisecond)
+		l.Learn("openai", "m", 429, false, nil, 2*time.Second) // paused until 2.5 s
+		wg.Wait()
+		// The long call woke at 1 s, found the pause, and gave its slot
+		// back (lost: the short call's at 2 s came after it); its new slot
+		// is the bucket's next, 3 s, after the pause's end.
+		if long.err != nil || long.waited != 3*time.Second {
+			t.Errorf("call queued for 1 s: waited %v (%v), want exactly 3s", long.waited, long.err)
+		}
+		// The short call woke at 2 s, found the pause, and its new slot,
+		// 4 s, is 2 s away: past its 2.5 s from its start.
+		var e *Error
+		if !errors.As(short.err, &e) || e.Key != "limit:rpm:openai:requests" {
+			t.Fatalf("call that may wait 2.5s: %v, want refused by the bucket", short.err)
+		}
+		if short.waited != 2*time.Second || e.Wait != 2*time.Second {
+			t.Errorf("refused after %v with %v to wait, want after 2s with 2s", short.waited, e.Wait)
+		}
+	})
+}
+
+// TestWaitPausedBeyondMaxWait: a call whose model is paused past its
+// maximum wait is refused at once by the pause.
+func TestWaitPausedBeyondMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{}
+		l.Learn("openai", "m", 429, false, nil, 90*time.Minute) // cut to an hour
+		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+		var e *Error
+		if !errors.As(err, &e) || e.Key != "pause:openai/m" || e.Wait != MaxPause || w != 0 {
+			t.Fatalf("paused call: %v after %v, want refused at once by pause:openai/m with 1h", err, w)
+		}
+		if st := l.Stats()["pause"]; st.Refused != 1 || st.Paused != 1 {
+			t.Fatalf("pause stats %+v, want 1 refused, 1 pause", st)
+		}
+	})
+}

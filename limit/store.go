@@ -1,0 +1,204 @@
+package limit
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Store holds buckets (each a theoretical arrival time, TAT) and pauses,
+// named by key, and changes each atomically. Memory keeps them in one
+// process, File in a state directory shared by the processes of a host.
+// A Store is safe for concurrent use.
+type Store interface {
+	// Reserve runs Step on the bucket key at the store's clock: it takes
+	// a slot for cost units of r, not before notBefore and at most
+	// maxWait from now, and returns when the slot starts. When ok is
+	// false nothing was taken and at is when the slot would be.
+	Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (at time.Time, ok bool, err error)
+
+	// Cancel gives back a reservation made at at for cost units, if it is
+	// still the bucket's last (TAT == at + r.Interval(cost): the TAT goes
+	// back to at). Otherwise it does nothing: the slot is lost, never
+	// handed out twice.
+	Cancel(key string, r Rate, at time.Time, cost int64) error
+
+	// Settle corrects the bucket by delta units of r, what a call used
+	// minus what it reserved. A positive delta moves the TAT later by
+	// r.Interval(delta), as if the reservation had been that much larger.
+	// A negative delta moves a TAT that is in the future earlier by
+	// r.Interval(-delta) rounded down, never below now: a bucket never
+	// banks idle time (that would be a burst), and what a call did not
+	// use goes to the next reservation.
+	Settle(key string, r Rate, delta int64) error
+
+	// Pause holds key until until, keeping the later of the pause it has
+	// and until.
+	Pause(key string, until time.Time) error
+
+	// PausedUntil returns until when key is paused (a time in the past,
+	// or the zero Time, when it is not).
+	PausedUntil(key string) (time.Time, error)
+
+	// FreeAt returns the bucket's TAT: when its next slot is free, if it
+	// is in the future (the zero Time for a bucket never used).
+	FreeAt(key string) (time.Time, error)
+}
+
+// idleMargin is how long both a record's TAT and its pause must have been
+// in the past before a sweep may remove it. A record in the past limits
+// nothing (a slot is never earlier than now), so removing it changes no
+// reservation; the margin leaves Cancel and Settle of calls that just
+// ended their record to act on.
+const idleMargin = time.Minute
+
+// memorySweepEvery is how often a Memory sweeps its idle records, at most.
+const memorySweepEvery = time.Minute
+
+// Memory is a Store for one process. The zero value is usable. Records
+// idle for idleMargin (one minute: TAT and pause both that far in the
+// past) are removed by a sweep that runs at most once a minute, from
+// Reserve.
+type Memory struct {
+	mu        sync.Mutex
+	recs      map[string]*memRecord
+	nextSweep int64
+}
+
+type memRecord struct{ tat, paused int64 }
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory { return &Memory{} }
+
+// rec returns key's record, made if there is none. m.mu is held.
+func (m *Memory) rec(key string) *memRecord {
+	if m.recs == nil {
+		m.recs = make(map[string]*memRecord)
+	}
+	r := m.recs[key]
+	if r == nil {
+		r = &memRecord{}
+		m.recs[key] = r
+	}
+	return r
+}
+
+// Reserve implements Store.
+func (m *Memory) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
+	now := time.Now().UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(now)
+	rec := m.rec(key)
+	tat, at, ok := Step(rec.tat, now, unixNano(notBefore), r, cost, maxWait)
+	rec.tat = tat
+	return time.Unix(0, at), ok, nil
+}
+
+// Cancel implements Store.
+func (m *Memory) Cancel(key string, r Rate, at time.Time, cost int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rec := m.recs[key]; rec != nil {
+		rec.tat = cancelled(rec.tat, r, at.UnixNano(), cost)
+	}
+	return nil
+}
+
+// Settle implements Store.
+func (m *Memory) Settle(key string, r Rate, delta int64) error {
+	now := time.Now().UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.rec(key)
+	rec.tat = settled(rec.tat, now, r, delta)
+	return nil
+}
+
+// Pause implements Store.
+func (m *Memory) Pause(key string, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.rec(key)
+	rec.paused = max(rec.paused, unixNano(until))
+	return nil
+}
+
+// PausedUntil implements Store.
+func (m *Memory) PausedUntil(key string) (time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rec := m.recs[key]; rec != nil && rec.paused > 0 {
+		return time.Unix(0, rec.paused), nil
+	}
+	return time.Time{}, nil
+}
+
+// FreeAt implements Store.
+func (m *Memory) FreeAt(key string) (time.Time, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rec := m.recs[key]; rec != nil && rec.tat > 0 {
+		return time.Unix(0, rec.tat), nil
+	}
+	return time.Time{}, nil
+}
+
+// Len returns how many records m holds.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.recs)
+}
+
+// sweep removes the idle records, if a sweep is due. m.mu is held.
+func (m *Memory) sweep(now int64) {
+	if now < m.nextSweep {
+		return
+	}
+	m.nextSweep = now + int64(memorySweepEvery)
+	for k, r := range m.recs {
+		if idle(r.tat, r.paused, now) {
+			delete(m.recs, k)
+		}
+	}
+}
+
+// idle reports whether a record with this TAT and pause may be removed at
+// now.
+func idle(tat, paused, now int64) bool {
+	edge := now - int64(idleMargin)
+	return tat <= edge && paused <= edge
+}
+
+// cancelled returns the TAT after cancelling a reservation at at of cost
+// units: at if the reservation is the bucket's last, else tat.
+func cancelled(tat int64, r Rate, at, cost int64) int64 {
+	if r.IsZero() || tat != addSat(at, r.Interval(cost)) {
+		return tat
+	}
+	return at
+}
+
+// settled returns the TAT after a settlement of delta units at now; see
+// Store.Settle.
+func settled(tat, now int64, r Rate, delta int64) int64 {
+	delta = max(delta, -math.MaxInt64)
+	switch {
+	case r.IsZero() || delta == 0:
+		return tat
+	case delta > 0:
+		return addSat(tat, r.Interval(delta))
+	case tat <= now:
+		return tat
+	}
+	return max(tat-r.span(-delta, false), now) // rounded down: never more than was held
+}
+
+// unixNano returns t in Unix nanoseconds, 0 for the zero Time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
