@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -50,6 +51,10 @@ type Config struct {
 
 	// Budgets are the spend caps. Parse sets an empty Scope to "all".
 	Budgets []spend.Budget
+
+	// Rates are the rate limits calls queue under (limits.rates), per
+	// minute. Parse sets an empty Scope to "provider".
+	Rates []limit.Limit
 
 	// Prices are USD per million tokens, by model. A key ending in '*'
 	// matches every model that starts with the rest of the key.
@@ -197,6 +202,7 @@ func Default() *Config {
 			"nightly":     sluice.Nightly(),
 		},
 		Budgets: []spend.Budget{},
+		Rates:   []limit.Limit{},
 		Prices:  map[string]spend.Price{},
 		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
 	}

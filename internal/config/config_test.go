@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -185,6 +186,7 @@ limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 			{Name: "daily", LimitUSD: 20, Period: "day", Scope: "all"},
 			{Name: "per-key", LimitUSD: 2.5, Period: "6h", Scope: "key", AllowOnLedgerError: true},
 		},
+		Rates: []limit.Limit{},
 		Prices: map[string]spend.Price{
 			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
 			"gpt-4.1*":    {Input: 2, Output: 8},
@@ -546,5 +548,36 @@ func TestMaxQueueDecoded(t *testing.T) {
 	_, err = Parse([]byte("policies:\n  interactive:\n    max_queue: -1s\n"))
 	if err == nil || !strings.Contains(err.Error(), "policies.interactive.max_queue") || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("a negative max_queue: %v, want an error naming the key", err)
+	}
+}
+
+func TestRatesDecoded(t *testing.T) {
+	c, err := Parse([]byte(`limits:
+  rates:
+    - {name: openai-rpm, provider: openai, requests_per_minute: 120, tokens_per_minute: 30000}
+    - {name: per-client, scope: key, requests_per_minute: 10}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []limit.Limit{
+		{Name: "openai-rpm", Provider: "openai", Scope: "provider",
+			Requests: limit.Rate{Limit: 120, Per: time.Minute}, Tokens: limit.Rate{Limit: 30000, Per: time.Minute}},
+		{Name: "per-client", Scope: "key", Requests: limit.Rate{Limit: 10, Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute}},
+	}
+	if !reflect.DeepEqual(c.Rates, want) {
+		t.Errorf("rates %+v\nwant %+v", c.Rates, want)
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"limits:\n  rates:\n    - {requests_per_minute: 1}\n", "limits.rates[0].name: missing"},
+		{"limits:\n  rates:\n    - {name: a, provider: nope, requests_per_minute: 1}\n", "limits.rates[0].provider"},
+		{"limits:\n  rates:\n    - {name: a, scope: client, requests_per_minute: 1}\n", "limits.rates[0].scope"},
+		{"limits:\n  rates:\n    - {name: a}\n", "limits nothing"},
+		{"limits:\n  rates:\n    - {name: a, requests_per_minute: 0}\n", "at least 1"},
+		{"limits:\n  rates:\n    - {name: a, requests_per_minute: 1}\n    - {name: a, tokens_per_minute: 1}\n", "also the name of limits.rates[0]"},
+	} {
+		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want an error containing %q", tt.yaml, err, tt.want)
+		}
 	}
 }

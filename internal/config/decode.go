@@ -3,10 +3,12 @@ package config
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -69,6 +71,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 			"max_body":            size(&c.Limits.MaxBodyBytes),
 			"read_header_timeout": duration(&c.Limits.ReadHeaderTimeout),
 			"max_header_bytes":    size(&c.Limits.MaxHeaderBytes),
+			"rates":               d.rates(c),
 		}),
 	})
 }
@@ -231,6 +234,25 @@ func (d *decoder) budgets(c *Config) field {
 				"on_store_error": allowOrRefuse(&b.AllowOnLedgerError),
 			})
 			c.Budgets = append(c.Budgets, b)
+			return err
+		})
+	}
+}
+
+// rates decodes limits.rates, the rate limits calls queue under.
+func (d *decoder) rates(c *Config) field {
+	return func(n *yaml.Node, path string) error {
+		c.Rates = []limit.Limit{}
+		return d.list(n, path, func(_ int, n *yaml.Node, p string) error {
+			l := limit.Limit{Scope: "provider", Requests: limit.Rate{Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute}}
+			err := d.fields(n, p, map[string]field{
+				"name":                str(&l.Name),
+				"provider":            str(&l.Provider),
+				"scope":               str(&l.Scope),
+				"requests_per_minute": count(&l.Requests.Limit),
+				"tokens_per_minute":   count(&l.Tokens.Limit),
+			})
+			c.Rates = append(c.Rates, l)
 			return err
 		})
 	}

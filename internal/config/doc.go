@@ -55,6 +55,12 @@
 //	limits.max_body             [20MiB] largest request body; a larger one gets 413
 //	limits.read_header_timeout  [10s] time allowed to read a request's headers
 //	limits.max_header_bytes     [64KiB] largest request headers; larger ones get 431
+//	limits.rates                [none] rate limits every process sharing the state stays
+//	                            under, a list of {name, provider, scope, requests_per_minute,
+//	                            tokens_per_minute}: provider "" covers every provider; scope
+//	                            provider (default), model, key (each client) or all; a call over
+//	                            a limit waits for its slot (at most its policy's max_queue), then
+//	                            gets 429 rate_limited
 //
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:

@@ -46,6 +46,22 @@ func integer(dst *int) field {
 	}
 }
 
+// count decodes a whole number of at least 1, as a limit's size.
+func count(dst *int64) field {
+	return func(n *yaml.Node, path string) error {
+		s, err := scalar(n, path)
+		if err != nil {
+			return err
+		}
+		var v int64
+		if n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 1 {
+			return errAt(n.Line, path, "%s is not a whole number of at least 1 (write e.g. 120)", quote(s))
+		}
+		*dst = v
+		return nil
+	}
+}
+
 func number(dst *float64) field {
 	return func(n *yaml.Node, path string) error {
 		s, err := scalar(n, path)

@@ -21,7 +21,7 @@ import (
 func (c *Config) Validate() error {
 	checks := []func() error{
 		c.checkListen, c.checkState, c.checkAuth, c.checkProviders,
-		c.checkPolicies, c.checkRoutes, c.checkBudgets, c.checkPrices,
+		c.checkPolicies, c.checkRoutes, c.checkBudgets, c.checkRates, c.checkPrices,
 		c.checkLimits, c.checkInjectedKeys,
 	}
 	for _, check := range checks {
@@ -287,6 +287,37 @@ func (c *Config) checkBudgets() error {
 		names[b.Name] = i
 		if err := checkBudget(p, b); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkRates() error {
+	names := map[string]int{}
+	for i, l := range c.Rates {
+		p := index("limits.rates", i)
+		switch j, dup := names[l.Name]; {
+		case l.Name == "":
+			return errf(key(p, "name"), "missing; name the limit (the name shows in logs, errors and metrics)")
+		case !nameRE.MatchString(l.Name):
+			return errf(key(p, "name"), "%s may hold only letters, digits, '_', '-' and '.'", quote(l.Name))
+		case dup:
+			return errf(key(p, "name"), "%s is also the name of limits.rates[%d]; give each limit its own name", quote(l.Name), j)
+		}
+		names[l.Name] = i
+		if _, ok := c.Providers[l.Provider]; l.Provider != "" && !ok {
+			return errf(key(p, "provider"), "%s is not a configured provider; name one of providers, or leave it out for every provider", quote(l.Provider))
+		}
+		switch l.Scope {
+		case "provider", "model", "key", "all":
+		default:
+			return errf(key(p, "scope"), "%s: use provider, model, key or all", quote(l.Scope))
+		}
+		if l.Requests.Limit == 0 && l.Tokens.Limit == 0 {
+			return errf(p, "limits nothing; give requests_per_minute, tokens_per_minute or both")
+		}
+		if err := l.Check(); err != nil {
+			return errf(p, "%v", err)
 		}
 	}
 	return nil
