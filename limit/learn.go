@@ -26,15 +26,18 @@ const MaxPause = time.Hour
 //     tokens, input-tokens and output-tokens.
 //
 // Malformed, negative or past values are ignored; a pause further away
-// than MaxPause is cut to MaxPause. It returns the Store's error, if any.
-func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) error {
+// than MaxPause is cut to MaxPause. A Store error goes to OnError: Learn
+// is told after the fact and has no caller to hand it to.
+func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
 	now := time.Now()
 	d := PauseFor(now, status, quota, h, retryAfter)
 	if d <= 0 {
-		return nil
+		return
 	}
 	l.stats.paused()
-	return l.store().Pause(PauseKey(provider, model), now.Add(d))
+	if err := l.store().Pause(PauseKey(provider, model), now.Add(d)); err != nil && l.OnError != nil {
+		l.OnError(err)
+	}
 }
 
 // PauseFor returns how long from now an answer pauses its model (0: not at

@@ -78,6 +78,10 @@ type Limiter struct {
 	// bucket.
 	Client func(*http.Request) string
 
+	// OnError, if set, is told the Store errors Learn meets, which it
+	// cannot return: a pause that could not be kept.
+	OnError func(error)
+
 	once   sync.Once
 	memory *Memory
 	stats  stats

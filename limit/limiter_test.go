@@ -249,8 +249,10 @@ func TestWaitLearnPauses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := &Limiter{}
-				if err := l.Learn("openai", "gpt-4o", tt.status, tt.quota, tt.header(time.Now()), tt.ra); err != nil {
-					t.Fatal(err)
+				var learnErr error
+				l.OnError = func(err error) { learnErr = err }
+				if l.Learn("openai", "gpt-4o", tt.status, tt.quota, tt.header(time.Now()), tt.ra); learnErr != nil {
+					t.Fatal(learnErr)
 				}
 				waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, 5*time.Minute)
 				if err != nil || waited != tt.want {
