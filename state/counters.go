@@ -269,6 +269,7 @@ func (c *Counters) Remove(name string, drop func(counts []int64) bool) (bool, er
 	err := c.sealed(name, func(s *slot, m *mapping, counts []int64) error {
 		if !drop(counts) {
 			unsealCounters(m)
+			m.unlock()
 			return nil
 		}
 		// The counters stay sealed in the unlinked file: a change racing

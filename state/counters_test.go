@@ -193,6 +193,34 @@ func TestCountersRemoveRecordsAndKeep(t *testing.T) {
 	}
 }
 
+// A record Remove keeps is left unlocked: another File that has not mapped
+// it yet takes the lock to map it, and must not wait forever.
+func TestCountersRemoveKeptLeavesUnlocked(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := openTestFile(t, dir)
+	b, _ := openTestFile(t, dir)
+	ca, cb := a.Counters(".count"), b.Counters(".count")
+	if _, err := ca.Add("k", 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := ca.Remove("k", func([]int64) bool { return false }); removed || err != nil {
+		t.Fatalf("Remove = %v, %v; want kept", removed, err)
+	}
+	done := make(chan int64, 1)
+	go func() {
+		v, _ := cb.Add("k", 0, 1)
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		if v != 6 {
+			t.Errorf("the kept record adds to %d, want 6", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second File's first Add on a kept record waited 10 s for the lock")
+	}
+}
+
 // A maintainer that died holding counters sealed leaves them to the next
 // change under the lock, which unseals them.
 func TestCountersSealedByDeadMaintainerUnsealed(t *testing.T) {
