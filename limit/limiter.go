@@ -103,6 +103,7 @@ type bucket struct {
 	rate   Rate
 	cost   int64
 	tokens bool
+	slot   time.Time // the slot taken in it, while the call holds one
 }
 
 // buckets returns the buckets of the call.
@@ -187,19 +188,19 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 			return l.refuse(bs, err, start)
 		}
 		if err := sleep(ctx, at); err != nil {
-			cancelAll(st, bs, at)
+			cancelAll(st, bs)
 			return time.Since(start), nop, err
 		}
 		until, err = st.PausedUntil(pause)
 		if err != nil {
-			cancelAll(st, bs, at)
+			cancelAll(st, bs)
 			return time.Since(start), nop, err
 		}
 		if !until.After(time.Now()) {
 			l.stats.admitted(bs)
 			return time.Since(start), settler(st, bs), nil
 		}
-		cancelAll(st, bs, at) // paused meanwhile: queue again
+		cancelAll(st, bs) // paused meanwhile: queue again
 	}
 }
 
@@ -212,10 +213,19 @@ func (l *Limiter) refuse(bs []bucket, err error, start time.Time) (time.Duration
 	return time.Since(start), nop, err
 }
 
+// slotTolerance is how much later than asked a bucket may hand out a slot
+// and still count as giving the same instant: the time that passes between
+// two reservations of one call, or the skew between this host's clock and
+// the Store's (Redis's), which would otherwise move the instant on at
+// every pass without end.
+const slotTolerance = time.Millisecond
+
 // reserveAll takes a slot at the same instant, not before at, in every
 // bucket of bs, and returns it; a bucket whose slot is later moves the
 // instant and the others are taken again. Refused, it takes nothing and
-// returns an *Error.
+// returns an *Error. Each pass either ends or moves the instant on by
+// more than slotTolerance, so the passes end at the latest when the
+// instant passes the deadline, where a bucket refuses.
 func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error) {
 	for _, b := range bs { // look first, so that one pass mostly does
 		free, err := st.FreeAt(b.key)
@@ -227,42 +237,46 @@ func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error
 		}
 	}
 	for {
-		next, err := reserveAt(st, bs, at, deadline)
-		if err != nil || next.Equal(at) {
-			return at, err
+		next, behind, err := reserveAt(st, bs, at, deadline)
+		if err != nil || !behind {
+			return next, err
 		}
 		at = next // a bucket was behind the others: start again from its slot
 	}
 }
 
-// reserveAt takes a slot at at in every bucket of bs, and returns at. When
-// a bucket's slot is later, it gives back what it took and returns that
-// slot instead. Refused, it takes nothing and returns an *Error.
-func reserveAt(st Store, bs []bucket, at, deadline time.Time) (time.Time, error) {
+// reserveAt takes a slot at at in every bucket of bs, and returns the
+// latest slot taken, at most slotTolerance after at. When a bucket's slot
+// is later than that, it gives back what it took and returns that slot,
+// behind. Refused, it takes nothing and returns an *Error.
+func reserveAt(st Store, bs []bucket, at, deadline time.Time) (latest time.Time, behind bool, err error) {
+	latest = at
 	for i, b := range bs {
 		now := time.Now()
 		got, ok, err := st.Reserve(b.key, b.rate, b.cost, at, deadline.Sub(now))
 		if err != nil {
-			cancelAll(st, bs[:i], at)
-			return at, err
+			cancelAll(st, bs[:i])
+			return at, false, err
 		}
 		if !ok {
-			cancelAll(st, bs[:i], at)
-			return at, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
+			cancelAll(st, bs[:i])
+			return at, false, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
 		}
-		if got.After(at) {
-			cancelAll(st, bs[:i], at)
+		if got.After(at.Add(slotTolerance)) {
+			cancelAll(st, bs[:i])
 			st.Cancel(b.key, b.rate, got, b.cost)
-			return got, nil
+			return got, true, nil
 		}
+		bs[i].slot = got
+		latest = maxTime(latest, got)
 	}
-	return at, nil
+	return latest, false, nil
 }
 
-// cancelAll cancels the reservations of bs at at.
-func cancelAll(st Store, bs []bucket, at time.Time) {
+// cancelAll gives back the slots taken in bs.
+func cancelAll(st Store, bs []bucket) {
 	for _, b := range bs {
-		st.Cancel(b.key, b.rate, at, b.cost)
+		st.Cancel(b.key, b.rate, b.slot, b.cost)
 	}
 }
 
