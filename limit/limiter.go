@@ -223,36 +223,41 @@ func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error
 		}
 	}
 	for {
-		next, err := reserveAt(st, bs, at, deadline)
-		if err != nil || next.Equal(at) {
-			return at, err
+		start, again, err := reserveAt(st, bs, at, deadline)
+		if err != nil || !again {
+			return start, err
 		}
-		at = next // a bucket was behind the others: start again from its slot
+		at = start // a bucket was behind the others: start again from its slot
 	}
 }
 
-// reserveAt takes a slot at at in every bucket of bs, and returns at. When
-// a bucket's slot is later, it gives back what it took and returns that
-// slot instead. Refused, it takes nothing and returns an *Error.
-func reserveAt(st Store, bs []bucket, at, deadline time.Time) (time.Time, error) {
+// reserveAt takes a slot at at in every bucket of bs. When a bucket's slot
+// is later and still to come, it gives back what it took and returns that
+// slot with again set. A slot later than at but already due (the bucket
+// was free, and its clock read later than at) is kept: every slot is then
+// due, and the call starts at the latest. Refused, it takes nothing and
+// returns an *Error.
+func reserveAt(st Store, bs []bucket, at, deadline time.Time) (start time.Time, again bool, err error) {
+	start = at
 	for i, b := range bs {
 		now := time.Now()
 		got, ok, err := st.Reserve(b.key, b.rate, b.cost, at, deadline.Sub(now))
 		if err != nil {
 			cancelAll(st, bs[:i], at)
-			return at, err
+			return at, false, err
 		}
 		if !ok {
 			cancelAll(st, bs[:i], at)
-			return at, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
+			return at, false, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
 		}
-		if got.After(at) {
+		if got.After(at) && got.After(time.Now()) {
 			cancelAll(st, bs[:i], at)
 			st.Cancel(b.key, b.rate, got, b.cost)
-			return got, nil
+			return got, true, nil
 		}
+		start = maxTime(start, got)
 	}
-	return at, nil
+	return start, false, nil
 }
 
 // cancelAll cancels the reservations of bs at at.
