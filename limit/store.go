@@ -200,7 +200,7 @@ func settled(tat, now int64, r Rate, delta int64) int64 {
 	case tat <= now:
 		return tat
 	}
-	return max(tat-r.span(-delta, false), now) // rounded down: never more than was held
+	return max(tat-r.IntervalDown(-delta), now) // never more than was held
 }
 
 // unixNano returns t in Unix nanoseconds, 0 for the zero Time.
