@@ -37,6 +37,16 @@ func (c *fakeClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// openStateB opens a state directory for a benchmark.
+func openStateB(b *testing.B) *state.File {
+	st, err := state.OpenFile(b.TempDir(), state.FileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
 // openState opens the state directory dir, closed when the test ends.
 func openState(t *testing.T, dir string) *state.File {
 	t.Helper()
