@@ -37,11 +37,21 @@
 // falls under every bucket of every Limit that covers its provider, and
 // under its model's pause; it takes the same instant in all of them.
 //
+// # Use
+//
+// Limiter.Wait is called before each attempt: it takes the call's slots,
+// waits for them (or refuses at once with an *Error when they are further
+// than the call may wait) and returns done, which settles the token
+// buckets with what the call used. Limiter.Learn is told each answer: a
+// rate-limit 429's Retry-After, or headers saying a window is spent,
+// pause the model for everything sharing the Store.
+//
 // # Stores
 //
 // Memory keeps buckets in one process; File in a state directory, one
 // record of counters per key, a reservation being one CompareAndSwap loop
-// with no file lock. Records idle for a minute (TAT and pause both that far
+// with no file lock; package redislimit in Redis, one Lua script per
+// reservation on Redis's clock. Records idle for a minute (TAT and pause both that far
 // in the past) limit nothing, and are swept, so that thousands of client
 // ids or models do not grow memory or the directory without bound.
 package limit

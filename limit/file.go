@@ -156,6 +156,34 @@ func (f *File) maybeSweep(now int64) {
 }
 
 // sweep removes the records idle at now and returns how many it removed.
+// It looks at each record lock-free first and asks state to remove only
+// those that look idle (Remove checks again, sealed): state's
+// Counters.Remove keeps the file lock of a record it is told to keep, so
+// a busy record is never handed to it.
 func (f *File) sweep(now int64) (int, error) {
-	return f.c.RemoveRecords(func(_ string, c []int64) bool { return idle(c[cTAT], c[cPaused], now) })
+	names, err := f.c.Names()
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	var errs []error
+	for _, name := range names {
+		tat, err1 := f.c.Load(name, cTAT)
+		paused, err2 := f.c.Load(name, cPaused)
+		if err := errors.Join(err1, err2); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !idle(tat, paused, now) {
+			continue
+		}
+		ok, err := f.c.Remove(name, func(c []int64) bool { return idle(c[cTAT], c[cPaused], now) })
+		if ok {
+			removed++
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
 }

@@ -198,6 +198,9 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 		}
 		if !until.After(time.Now()) {
 			l.stats.admitted(bs)
+			if !at.After(start) {
+				return 0, settler(st, bs), nil // its slot was free: no wait
+			}
 			return time.Since(start), settler(st, bs), nil
 		}
 		cancelAll(st, bs) // paused meanwhile: queue again

@@ -161,7 +161,7 @@ func TestWaitSettleGivesBack(t *testing.T) {
 		if err != nil || waited != 5*time.Second {
 			t.Fatalf("after giving back: waited %v (%v), want exactly 5s (slot at 6s)", waited, err)
 		}
-		done(3_000) // 2,000 more than reserved: 12 s more
+		done(3_000)                                                             // 2,000 more than reserved: 12 s more
 		waited, _, err = l.Wait(ctx, nil, "openai", "m", 400, 900, time.Minute) // 400/4 + 900 = 1,000
 		if err != nil || waited != 18*time.Second {
 			t.Fatalf("after using more: waited %v (%v), want exactly 18s (slot at 6+6+12 = 24s)", waited, err)

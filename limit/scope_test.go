@@ -2,6 +2,7 @@ package limit
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,21 +14,52 @@ import (
 // TestWaitSameInstantInEveryBucket: a call under a request limit and a
 // token limit takes the same instant in both; the dearer one spaces the
 // calls and no request slot is wasted between them.
+// Without the look ahead (a Store whose FreeAt tells nothing, as when
+// another call reserves between the look and the reservation), a bucket
+// found behind the others makes the call give back and take again.
 func TestWaitSameInstantInEveryBucket(t *testing.T) {
+	for _, blind := range []bool{false, true} {
+		t.Run(fmt.Sprint("blind=", blind), func(t *testing.T) { sameInstant(t, blind) })
+	}
+}
+
+// blindStore is a Memory whose FreeAt tells nothing.
+type blindStore struct{ *Memory }
+
+func (blindStore) FreeAt(string) (time.Time, error) { return time.Time{}, nil }
+
+func sameInstant(t *testing.T, blind bool) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{
+		var st Store = NewMemory()
+		if blind {
+			st = blindStore{NewMemory()}
+		}
+		l := &Limiter{Store: st, Limits: []Limit{
 			{Name: "rpm", Requests: Rate{120, time.Minute}},
 			{Name: "tpm", Tokens: Rate{10_000, time.Minute}},
 		}}
 		start := time.Now()
-		out := waitAll(l, 5, 1_000, time.Minute)
+		out := make([]outcome, 5)
+		var wg sync.WaitGroup
+		for k := range out { // one after the other: each reserves, then sleeps
+			wg.Go(func() {
+				_, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 1_000, time.Minute)
+				out[k] = outcome{admitted: time.Since(start), err: err}
+			})
+			synctest.Wait()
+		}
+		wg.Wait()
 		for k, o := range out {
 			if want := time.Duration(k) * 6 * time.Second; o.err != nil || o.admitted != want {
 				t.Fatalf("call %d admitted at %v (%v), want %v", k, o.admitted, o.err, want)
 			}
 		}
-		req, _ := l.store().FreeAt("limit:rpm:openai:requests")
-		tok, _ := l.store().FreeAt("limit:tpm:openai:tokens")
+		mem, _ := st.(*Memory)
+		if blind {
+			mem = st.(blindStore).Memory
+		}
+		req, _ := mem.FreeAt("limit:rpm:openai:requests")
+		tok, _ := mem.FreeAt("limit:tpm:openai:tokens")
 		if req.Sub(start) != 24500*time.Millisecond || tok.Sub(start) != 30*time.Second {
 			t.Fatalf("TATs %v and %v, want 24.5s (last slot + 500ms) and 30s", req.Sub(start), tok.Sub(start))
 		}

@@ -26,6 +26,10 @@ func (r Rate) IsZero() bool { return r.Limit <= 0 || r.Per <= 0 }
 // limits nothing, holds nothing.
 func (r Rate) Interval(cost int64) int64 { return r.span(cost, true) }
 
+// IntervalDown returns cost·Per/Limit rounded down: what a settlement of
+// cost units fewer than reserved gives back (never more than was taken).
+func (r Rate) IntervalDown(cost int64) int64 { return r.span(cost, false) }
+
 // span returns cost·Per/Limit in nanoseconds, rounded up or down.
 func (r Rate) span(cost int64, up bool) int64 {
 	if r.IsZero() || cost <= 0 {

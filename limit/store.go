@@ -63,12 +63,20 @@ type Memory struct {
 	mu        sync.Mutex
 	recs      map[string]*memRecord
 	nextSweep int64
+	now       func() time.Time // if nil, time.Now; tests set it
 }
 
 type memRecord struct{ tat, paused int64 }
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory { return &Memory{} }
+
+func (m *Memory) clock() int64 {
+	if m.now != nil {
+		return m.now().UnixNano()
+	}
+	return time.Now().UnixNano()
+}
 
 // rec returns key's record, made if there is none. m.mu is held.
 func (m *Memory) rec(key string) *memRecord {
@@ -85,7 +93,7 @@ func (m *Memory) rec(key string) *memRecord {
 
 // Reserve implements Store.
 func (m *Memory) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
-	now := time.Now().UnixNano()
+	now := m.clock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(now)
@@ -107,7 +115,7 @@ func (m *Memory) Cancel(key string, r Rate, at time.Time, cost int64) error {
 
 // Settle implements Store.
 func (m *Memory) Settle(key string, r Rate, delta int64) error {
-	now := time.Now().UnixNano()
+	now := m.clock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.rec(key)
@@ -192,7 +200,7 @@ func settled(tat, now int64, r Rate, delta int64) int64 {
 	case tat <= now:
 		return tat
 	}
-	return max(tat-r.span(-delta, false), now) // rounded down: never more than was held
+	return max(tat-r.IntervalDown(-delta), now) // never more than was held
 }
 
 // unixNano returns t in Unix nanoseconds, 0 for the zero Time.

@@ -64,6 +64,12 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"breakers": views})
+	case p == "/sluice/limits":
+		if r.Method != http.MethodGet {
+			writeError(w, config0, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: use GET")
+			return
+		}
+		g.serveLimits(w, config0)
 	case strings.HasPrefix(p, "/sluice/breakers/") && strings.HasSuffix(p, "/reset"):
 		if r.Method != http.MethodPost {
 			writeError(w, config0, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: use POST")
@@ -81,7 +87,7 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"name": name, "state": "closed"})
 	default:
-		writeError(w, config0, http.StatusNotFound, codeNotFound, "sluice: unknown admin endpoint (try /sluice/breakers)")
+		writeError(w, config0, http.StatusNotFound, codeNotFound, "sluice: unknown admin endpoint (try /sluice/breakers or /sluice/limits)")
 	}
 }
 

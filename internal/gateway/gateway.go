@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -47,6 +48,11 @@ type Options struct {
 	// If nil, a ledger in memory.
 	Ledger spend.Ledger
 
+	// Limits keeps the rate-limit buckets and the pauses providers ask
+	// for; give the one kept beside Store, so that processes sharing
+	// breakers share limits too. If nil, a store in memory.
+	Limits limit.Store
+
 	// Getenv reads the environment (injected keys, the admin token).
 	// If nil, os.Getenv.
 	Getenv func(string) string
@@ -67,6 +73,8 @@ type Gateway struct {
 	providers  map[string]*provider
 	policies   map[string]bool
 	spend      *spend.Meter // nil when there are no budgets
+	limiter    *limit.Limiter
+	limitByKey bool // a limit is scoped per client key
 	authKeys   [][sha256.Size]byte
 	secrets    *secrets // the injected keys, scrubbed from answers
 	adminToken string
@@ -82,11 +90,16 @@ type shared struct {
 
 	store   breaker.Store
 	ledger  spend.Ledger
+	limits  limit.Store
 	log     *sluice.AttemptLog
 	logger  *slog.Logger
 	metrics *metrics
-	getenv  func(string) string
-	base    http.RoundTripper // Options.Base
+	// limitMetrics count the rate limiter's waits and refusals.
+	limitMetrics *limitMetrics
+	// limitErrors counts the pauses the limits store failed to keep.
+	limitErrors atomic.Uint64
+	getenv      func(string) string
+	base        http.RoundTripper // Options.Base
 
 	mu        sync.Mutex
 	upstreams map[time.Duration]*http.Transport // by connect timeout
@@ -126,6 +139,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh := &shared{
 		store:     opt.Store,
 		ledger:    opt.Ledger,
+		limits:    opt.Limits,
 		log:       sluice.NewAttemptLog(opt.AttemptLog),
 		logger:    opt.Logger,
 		getenv:    opt.Getenv,
@@ -146,8 +160,17 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if sh.ledger == nil {
 		sh.ledger = spend.NewLedger(state.NewMemory())
 	}
+	if sh.limits == nil {
+		sh.limits = limit.NewMemory()
+	}
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.metrics = newMetrics(sh.store, opt.AttemptLog)
+	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() int {
+		if g := sh.current.Load(); g != nil {
+			return g.limiter.Queued()
+		}
+		return 0
+	})
 	g, err := sh.build(cfg)
 	if err != nil {
 		return nil, err
@@ -161,12 +184,15 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 // names what the environment does not hold (an empty key variable, say).
 func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 	g := &Gateway{
-		shared:    sh,
-		cfg:       cfg,
-		providers: make(map[string]*provider),
-		policies:  make(map[string]bool),
-		spend:     newSpend(cfg, sh.ledger),
+		shared:     sh,
+		cfg:        cfg,
+		providers:  make(map[string]*provider),
+		policies:   make(map[string]bool),
+		spend:      newSpend(cfg, sh.ledger),
+		limiter:    newLimiter(cfg, sh.limits),
+		limitByKey: hasKeyScope(cfg),
 	}
+	g.limiter.OnError = sh.limitStoreError
 	for name := range cfg.Policies {
 		g.policies[name] = true
 	}
@@ -339,6 +365,7 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	if g.spend != nil {
 		t.Meter = g.spend
 	}
+	t.Limiter = g.limiter
 	if rt.retrySafe {
 		t.RetrySafe = func(*http.Request) bool { return true }
 	}
@@ -352,6 +379,7 @@ func (g *Gateway) observer(rt *route) func(*sluice.Attempt) {
 	primary, prefix := rt.provider.name, rt.prefix
 	return func(a *sluice.Attempt) {
 		g.metrics.observe(a)
+		g.limitMetrics.observe(a)
 		if a.Provider != primary && a.Outcome != sluice.OutcomeRetry && a.Status != 0 {
 			g.metrics.fallback(prefix, a.Provider)
 		}

@@ -119,6 +119,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if g.spend != nil { // the client is named for budgets only
 		ctx = spend.WithClient(ctx, clientID(token))
 	}
+	if g.limitByKey { // the client is named for limits per key only
+		ctx = withLimitClient(ctx, clientID(token))
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
@@ -278,7 +281,9 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 	var open *sluice.OpenError
 	var te *sluice.TimeoutError
 	var be *spend.BudgetError
-	switch {
+	switch le := rateLimitErr(err); {
+	case le != nil:
+		answerRateLimited(w, kind, le)
 	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, spend.ErrUnpriced):
 		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))

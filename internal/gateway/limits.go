@@ -1,0 +1,193 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+// codeRateLimited is the error of a call a rate limit refused: its slot
+// was further away than its policy's max_queue. 429.
+const codeRateLimited = "rate_limited"
+
+// newLimiter returns the Limiter of a config snapshot: its limits.rates
+// over the Store every snapshot shares, so that a reload keeps every
+// bucket's place and every pause. It is there even with no rates, to
+// learn the pauses providers ask for.
+func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
+	return &limit.Limiter{Store: store, Limits: cfg.Rates, Client: limitClient}
+}
+
+// limitClientKey holds the client's id in a request's context, for limits
+// scoped per key.
+type limitClientKey struct{}
+
+// withLimitClient names the client of a call for the Limiter.
+func withLimitClient(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, limitClientKey{}, id)
+}
+
+// limitClient is the Limiter's Client: the id withLimitClient set.
+func limitClient(r *http.Request) string {
+	id, _ := r.Context().Value(limitClientKey{}).(string)
+	return id
+}
+
+// hasKeyScope reports whether a limit of cfg is scoped per client.
+func hasKeyScope(cfg *config.Config) bool {
+	for _, l := range cfg.Rates {
+		if l.Scope == "key" {
+			return true
+		}
+	}
+	return false
+}
+
+// answerRateLimited answers a call a rate limit refused, in the
+// provider's shape, with when to try again.
+func answerRateLimited(w http.ResponseWriter, kind string, le *limit.Error) {
+	w.Header().Set("Retry-After", retryAfterSeconds(time.Now().Add(le.Wait), time.Now()))
+	what := "rate limit " + le.Limit
+	if le.Limit == "pause" {
+		what = "the provider's own rate limit"
+	}
+	writeError(w, kind, http.StatusTooManyRequests, codeRateLimited,
+		fmt.Sprintf("sluice: %s is reached; this call's turn was %s away, longer than it may wait", what, le.Wait.Round(time.Millisecond)))
+}
+
+// rateLimitErr returns err's *limit.Error, nil when it has none.
+func rateLimitErr(err error) *limit.Error {
+	var le *limit.Error
+	if errors.As(err, &le) {
+		return le
+	}
+	return nil
+}
+
+// limitsView is what GET /sluice/limits answers.
+type limitsView struct {
+	Limits  []limitView         `json:"limits"`
+	Buckets []bucketView        `json:"buckets"`
+	Queued  int                 `json:"queued"`
+	Stats   map[string]statView `json:"stats"`
+}
+
+type limitView struct {
+	Name              string `json:"name"`
+	Provider          string `json:"provider,omitempty"`
+	Scope             string `json:"scope"`
+	RequestsPerMinute int64  `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64  `json:"tokens_per_minute,omitempty"`
+}
+
+type bucketView struct {
+	Key         string     `json:"key"`
+	FreeAt      *time.Time `json:"free_at,omitempty"`
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
+	Queued      int        `json:"queued"`
+}
+
+type statView struct {
+	Queued   int    `json:"queued"`
+	Admitted uint64 `json:"admitted"`
+	Refused  uint64 `json:"refused"`
+	Paused   uint64 `json:"paused,omitempty"`
+}
+
+// serveLimits answers GET /sluice/limits: the configured limits, the
+// buckets and pauses in the store with when each is next free, and this
+// process's queue and counts.
+func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
+	buckets, err := g.limiter.Buckets()
+	if err != nil {
+		writeError(w, kind, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the limits cannot be read: "+err.Error())
+		return
+	}
+	v := limitsView{Limits: []limitView{}, Buckets: []bucketView{}, Queued: g.limiter.Queued(), Stats: map[string]statView{}}
+	for _, l := range g.cfg.Rates {
+		v.Limits = append(v.Limits, limitView{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
+			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens)})
+	}
+	for _, b := range buckets {
+		bv := bucketView{Key: b.Key, Queued: b.Queued}
+		if !b.FreeAt.IsZero() {
+			t := b.FreeAt.UTC()
+			bv.FreeAt = &t
+		}
+		if !b.PausedUntil.IsZero() {
+			t := b.PausedUntil.UTC()
+			bv.PausedUntil = &t
+		}
+		v.Buckets = append(v.Buckets, bv)
+	}
+	for name, s := range g.limiter.Stats() {
+		v.Stats[name] = statView{Queued: s.Queued, Admitted: s.Admitted, Refused: s.Refused, Paused: s.Paused}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// perMinute is a rate in units per minute, 0 when it limits nothing.
+func perMinute(r limit.Rate) int64 {
+	if r.Limit == 0 || r.Per <= 0 {
+		return 0
+	}
+	return int64(float64(r.Limit) * float64(time.Minute) / float64(r.Per))
+}
+
+// limitMetrics are the rate limiter's metrics: the wait of each attempt
+// that waited, refusals, and the calls waiting now.
+type limitMetrics struct {
+	wait     *prometheus.HistogramVec
+	admitted *prometheus.CounterVec
+	refused  *prometheus.CounterVec
+}
+
+func newLimitMetrics(reg *prometheus.Registry, queued func() int) *limitMetrics {
+	m := &limitMetrics{
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sluice_ratelimit_wait_seconds",
+			Help:    "Time attempts waited for a rate-limit slot, of those that waited, by provider.",
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+		}, []string{"provider"}),
+		admitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_ratelimit_admitted_total", Help: "Attempts that waited for a rate-limit slot and were let go, by provider.",
+		}, []string{"provider"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_ratelimit_refused_total", Help: "Calls refused with 429 rate_limited: their slot was beyond max_queue, by provider.",
+		}, []string{"provider"}),
+	}
+	reg.MustRegister(m.wait, m.admitted, m.refused, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sluice_ratelimit_queued", Help: "Calls waiting for a rate-limit slot now, in this process.",
+	}, func() float64 { return float64(queued()) }))
+	return m
+}
+
+// observe counts an attempt's wait, or its refusal.
+func (m *limitMetrics) observe(a *sluice.Attempt) {
+	switch {
+	case a.Outcome == sluice.OutcomeRateLimited:
+		m.refused.WithLabelValues(a.Provider).Add(float64(max(a.Refused, 1)))
+	case a.QueuedMS > 0:
+		m.admitted.WithLabelValues(a.Provider).Inc()
+		m.wait.WithLabelValues(a.Provider).Observe(a.QueuedMS / 1000)
+	}
+}
+
+// limitStoreError logs a pause the limits store failed to keep: the first,
+// then one in a thousand, so that an outage of the store does not flood
+// the log.
+func (sh *shared) limitStoreError(err error) {
+	if n := sh.limitErrors.Add(1); n == 1 || n%1000 == 0 {
+		sh.logger.Warn("rate limits: a provider's pause could not be kept", "err", err, "errors", n)
+	}
+}

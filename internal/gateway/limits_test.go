@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+// withRate adds a requests-per-minute limit on provider p.
+func withRate(name, p string, rpm int64) func(*config.Config) {
+	return func(c *config.Config) {
+		c.Rates = append(c.Rates, limit.Limit{Name: name, Provider: p, Scope: "provider",
+			Requests: limit.Rate{Limit: rpm, Per: time.Minute}})
+	}
+}
+
+// Calls over a limit wait for their turn instead of failing: ten calls at
+// once under 600 a minute all succeed, spread over at least nine slots of
+// 100 ms, and each wait is in the log.
+func TestRateLimitQueuesCalls(t *testing.T) {
+	e := newEnv(t, "200", withRate("openai-rpm", "openai", 600))
+	start := time.Now()
+	var wg sync.WaitGroup
+	statuses := make([]int, 10)
+	for i := range statuses {
+		wg.Go(func() {
+			resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+			body(t, resp)
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for i, s := range statuses {
+		if s != 200 {
+			t.Errorf("call %d: status %d, want 200", i, s)
+		}
+	}
+	if e.up.Calls() != 10 {
+		t.Errorf("upstream calls %d, want 10", e.up.Calls())
+	}
+	if elapsed < 850*time.Millisecond {
+		t.Errorf("ten calls took %v; at 600/min they need at least 900 ms", elapsed)
+	}
+	var queued int
+	var most float64
+	for _, l := range e.logLines() {
+		if q, ok := l["queued_ms"].(float64); ok {
+			queued++
+			most = max(most, q)
+		}
+	}
+	if queued < 8 || most < 800 {
+		t.Errorf("%d lines with queued_ms, the longest %v ms; want at least 8, one ≥ 800", queued, most)
+	}
+	m := body(t, e.do("GET", "/metrics", ""))
+	if !strings.Contains(m, `sluice_ratelimit_admitted_total{provider="openai"}`) {
+		t.Errorf("no admitted count in the metrics")
+	}
+}
+
+// A call whose turn is further than max_queue is refused at once with 429
+// rate_limited in the provider's shape, with when to come back, and
+// nothing goes upstream for it.
+func TestRateLimitRefusesBeyondMaxQueue(t *testing.T) {
+	e := newEnv(t, "200", func(c *config.Config) {
+		withRate("slow", "", 60)(c) // one call a second, every provider together
+		c.Rates[0].Scope = "all"
+		for _, name := range []string{"interactive", "nightly"} {
+			p := c.Policies[name]
+			p.MaxQueue = 300 * time.Millisecond
+			c.Policies[name] = p
+		}
+	})
+	if resp := e.do("POST", "/openai/v1/chat/completions", chatBody); resp.StatusCode != 200 {
+		t.Fatalf("first call: %d", resp.StatusCode)
+	} else {
+		body(t, resp)
+	}
+	for _, tt := range []struct{ path, body, kind string }{
+		{"/openai/v1/chat/completions", chatBody, config.KindOpenAI},
+		{"/anthropic/v1/messages", msgStream, config.KindAnthropic},
+	} {
+		start := time.Now()
+		resp := e.do("POST", tt.path, tt.body)
+		if resp.StatusCode != 429 {
+			t.Fatalf("%s: status %d, want 429", tt.path, resp.StatusCode)
+		}
+		if d := time.Since(start); d > 250*time.Millisecond {
+			t.Errorf("%s: refused after %v, want at once", tt.path, d)
+		}
+		if typ := gatewayError(t, resp, tt.kind); typ != "rate_limited" {
+			t.Errorf("%s: type %q, want rate_limited", tt.path, typ)
+		}
+		if ra := resp.Header.Get("Retry-After"); ra != "1" && ra != "2" {
+			t.Errorf("%s: Retry-After %q, want 1 or 2 (s)", tt.path, ra)
+		}
+	}
+	if e.up.Calls() != 1 {
+		t.Errorf("upstream calls %d, want 1", e.up.Calls())
+	}
+	var refused int
+	for _, l := range e.logLines() {
+		if l["outcome"] == "rate_limited" {
+			refused++
+			if l["status"] != 0.0 || l["error"] != "rate_limited" {
+				t.Errorf("refusal line %v", l)
+			}
+		}
+	}
+	if refused == 0 {
+		t.Error("no rate_limited line in the attempt log")
+	}
+	if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_ratelimit_refused_total{provider="anthropic"} 1`) ||
+		!strings.Contains(m, `sluice_ratelimit_refused_total{provider="openai"} 1`) {
+		t.Errorf("refusals not counted per provider:\n%s", grepLines(m, "sluice_ratelimit_refused"))
+	}
+}
+
+// A rate-limit 429 with Retry-After pauses the model for every call: one
+// that arrives during the pause waits it out instead of spending an
+// attempt on a second 429; the breaker is not told.
+func TestProviderPauseHoldsOtherCalls(t *testing.T) {
+	e := newEnv(t, "429:retry-after=1,200", func(c *config.Config) {
+		p := c.Policies["interactive"]
+		p.Timeout.Total = 5 * time.Second
+		p.Breaker.Failures = 1
+		c.Policies["interactive"] = p
+	})
+	first := make(chan *http.Response, 1)
+	go func() { first <- e.do("POST", "/openai/v1/chat/completions", chatBody) }()
+	// Once the 429's line is written, the pause it asks for is kept.
+	waitFor(t, "the first 429", func() bool { return strings.Contains(e.logs.String(), `"status":429`) })
+	second := e.do("POST", "/openai/v1/chat/completions", chatBody)
+	body(t, second)
+	r1 := <-first
+	body(t, r1)
+	if r1.StatusCode != 200 || second.StatusCode != 200 {
+		t.Fatalf("statuses %d and %d, want 200 and 200", r1.StatusCode, second.StatusCode)
+	}
+	if e.up.Calls() != 3 {
+		t.Errorf("upstream calls %d, want 3 (one 429, then one 200 each)", e.up.Calls())
+	}
+	var waitedLong bool
+	for _, l := range e.logLines() {
+		if q, _ := l["queued_ms"].(float64); q >= 500 {
+			waitedLong = true
+		}
+	}
+	if !waitedLong {
+		t.Errorf("no attempt waited out the pause: %v", e.logLines())
+	}
+}
+
+// GET /sluice/limits lists the limits, the buckets and pauses in the store
+// and this process's counts.
+func TestLimitsEndpoint(t *testing.T) {
+	e := newEnv(t, "200", withRate("openai-rpm", "openai", 600))
+	body(t, e.do("POST", "/openai/v1/chat/completions", chatBody))
+	resp := e.do("GET", "/sluice/limits", "")
+	raw := body(t, resp)
+	var v struct {
+		Limits []struct {
+			Name              string `json:"name"`
+			RequestsPerMinute int64  `json:"requests_per_minute"`
+		} `json:"limits"`
+		Buckets []struct {
+			Key    string     `json:"key"`
+			FreeAt *time.Time `json:"free_at"`
+		} `json:"buckets"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(raw), &v) != nil {
+		t.Fatalf("%d %s", resp.StatusCode, raw)
+	}
+	if len(v.Limits) != 1 || v.Limits[0].Name != "openai-rpm" || v.Limits[0].RequestsPerMinute != 600 {
+		t.Errorf("limits %+v", v.Limits)
+	}
+	var found bool
+	for _, b := range v.Buckets {
+		if strings.HasPrefix(b.Key, "limit:openai-rpm:") && b.FreeAt != nil {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no bucket of openai-rpm in %s", raw)
+	}
+	if resp := e.do("POST", "/sluice/limits", ""); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d", resp.StatusCode)
+	} else {
+		body(t, resp)
+	}
+}

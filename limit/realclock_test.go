@@ -1,0 +1,58 @@
+package limit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/state"
+)
+
+// On a real clock, which moves between a call's reservations, calls under
+// one bucket or two are admitted in their turn and none spins: 20 calls
+// at 6,000 a minute take at least 19 slots of 10 ms and end well within a
+// second or two, on each store.
+func TestWaitRealClock(t *testing.T) {
+	st, err := state.OpenFile(t.TempDir(), state.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fs, err := NewFile(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	for _, store := range []struct {
+		name string
+		s    Store
+	}{{"memory", NewMemory()}, {"file", fs}} {
+		for _, lims := range [][]Limit{
+			{{Name: "rpm", Requests: Rate{Limit: 6000, Per: time.Minute}}},
+			{{Name: "rpm", Requests: Rate{Limit: 6000, Per: time.Minute}, Tokens: Rate{Limit: 6_000_000, Per: time.Minute}},
+				{Name: "all", Scope: "all", Requests: Rate{Limit: 60_000, Per: time.Minute}}},
+		} {
+			l := &Limiter{Store: store.s, Limits: lims}
+			start := time.Now()
+			done := make(chan struct{})
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Go(func() {
+					if _, _, err := l.Wait(context.Background(), nil, "openai", "m-"+store.name+lims[0].Name, 400, 900, 5*time.Second); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s, %d limits: 20 calls not admitted within 20 s", store.name, len(lims))
+			}
+			if d := time.Since(start); d < 180*time.Millisecond {
+				t.Errorf("%s, %d limits: 20 calls at 10 ms apart admitted within %v", store.name, len(lims), d)
+			}
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package redislimit
+
+import "github.com/redis/go-redis/v9"
+
+// Times travel between Go and Lua as two integers, seconds and
+// nanoseconds: Lua's numbers are doubles, which hold a Unix time in
+// nanoseconds (about 1.8e18) only to 2^53, but hold each part exactly. Sums
+// carry and saturate at math.MaxInt64 (9223372036 s 854775807 ns), as
+// limit.Step's do. Intervals (cost·Per/Limit, a 128-bit product in Go) are
+// worked out in Go and passed in.
+const lib = `
+local MAXS, MAXN, G = 9223372036, 854775807, 1000000000
+local function add(as, an, bs, bn)
+  local s, n = as + bs, an + bn
+  if n >= G then s, n = s + 1, n - G end
+  if s > MAXS or (s == MAXS and n > MAXN) then return MAXS, MAXN end
+  return s, n
+end
+local function sub(as, an, bs, bn)
+  local s, n = as - bs, an - bn
+  if n < 0 then s, n = s - 1, n + G end
+  return s, n
+end
+local function less(as, an, bs, bn) return as < bs or (as == bs and an < bn) end
+local function later(as, an, bs, bn)
+  if less(as, an, bs, bn) then return bs, bn end
+  return as, an
+end
+local function clock(s, n)
+  if s ~= '' then return tonumber(s), tonumber(n) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]), tonumber(t[2]) * 1000
+end
+local function expire(key, s, n, margin)
+  redis.call('PEXPIREAT', key, s * 1000 + math.floor(n / 1000000) + margin)
+end
+local function load(key, f1, f2)
+  local h = redis.call('HMGET', key, f1, f2)
+  return tonumber(h[1]) or 0, tonumber(h[2]) or 0
+end
+`
+
+// reserve is limit.Step on the bucket's TAT (fields ts, tn), written back
+// when the reservation is made, with the key set to expire idleMargin
+// after the later of its TAT and its pause.
+//
+// ARGV: limits (0|1), interval s n, notBefore s n, maxWait s n, now s n
+// ("" "" for Redis TIME), idle margin ms. It returns ok (0|1), at s n,
+// TAT s n.
+var reserveScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local limits = ARGV[1] == '1'
+local is, inn = tonumber(ARGV[2]), tonumber(ARGV[3])
+local bs, bn = tonumber(ARGV[4]), tonumber(ARGV[5])
+local ws, wn = tonumber(ARGV[6]), tonumber(ARGV[7])
+local ns, nn = clock(ARGV[8], ARGV[9])
+local margin = tonumber(ARGV[10])
+local ts, tn = load(key, 'ts', 'tn')
+if not limits then
+  local as, an = later(ns, nn, bs, bn)
+  return {1, as, an, ts, tn}
+end
+local as, an = later(ts, tn, ns, nn)
+as, an = later(as, an, bs, bn)
+local es, en = add(ns, nn, ws, wn)
+if less(es, en, as, an) then return {0, as, an, ts, tn} end
+ts, tn = add(as, an, is, inn)
+redis.call('HSET', key, 'ts', ts, 'tn', tn)
+local ps, pn = load(key, 'ps', 'pn')
+local xs, xn = later(ts, tn, ps, pn)
+expire(key, xs, xn, margin)
+return {1, as, an, ts, tn}
+`)
+
+// cancel sets the TAT back to at when it is at + interval.
+//
+// ARGV: at s n, interval s n.
+var cancelScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local ts, tn = load(key, 'ts', 'tn')
+local ws, wn = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+if ts == ws and tn == wn and redis.call('EXISTS', key) == 1 then
+  redis.call('HSET', key, 'ts', ARGV[1], 'tn', ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// settle moves the TAT later by an interval (ARGV[1] '+') or earlier
+// (ARGV[1] '-', a TAT in the future only, never below now).
+//
+// ARGV: sign, interval s n, now s n ("" "" for Redis TIME), idle margin ms.
+var settleScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local ds, dn = tonumber(ARGV[2]), tonumber(ARGV[3])
+local ns, nn = clock(ARGV[4], ARGV[5])
+local ts, tn = load(key, 'ts', 'tn')
+if ARGV[1] == '+' then
+  ts, tn = add(ts, tn, ds, dn)
+else
+  if not less(ns, nn, ts, tn) then return 0 end
+  local bs, bn = sub(ts, tn, ds, dn)
+  ts, tn = later(bs, bn, ns, nn)
+end
+redis.call('HSET', key, 'ts', ts, 'tn', tn)
+local ps, pn = load(key, 'ps', 'pn')
+local xs, xn = later(ts, tn, ps, pn)
+expire(key, xs, xn, tonumber(ARGV[6]))
+return 1
+`)
+
+// pause keeps the later of the key's pause and until.
+//
+// ARGV: until s n, idle margin ms.
+var pauseScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local us, un = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ps, pn = load(key, 'ps', 'pn')
+if not less(ps, pn, us, un) then return 0 end
+redis.call('HSET', key, 'ps', us, 'pn', un)
+local ts, tn = load(key, 'ts', 'tn')
+local xs, xn = later(ts, tn, us, un)
+expire(key, xs, xn, tonumber(ARGV[3]))
+return 1
+`)

@@ -1,0 +1,182 @@
+// Package redislimit is a limit.Store in Redis, for limits shared by many
+// hosts: each reservation is one EVALSHA of a Lua twin of limit.Step on
+// Redis's clock (TIME), so calls are served first come, first served in
+// the order Redis runs them. A key expires a minute after the later of its
+// TAT and its pause: idle buckets and pauses sweep themselves.
+//
+// Slots are Redis times; a Limiter waits for them on its host's clock, so
+// the hosts' clocks should agree (NTP) to well under a slot's interval.
+package redislimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+// idleMarginMS is how long, in milliseconds, a key outlives the later of
+// its TAT and its pause: limit's idle margin.
+const idleMarginMS = 60_000
+
+// scripter is what the Store needs of a Redis client.
+type scripter interface {
+	redis.Scripter
+	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
+}
+
+// Store is a limit.Store in Redis. It is safe for concurrent use.
+type Store struct {
+	client  scripter
+	prefix  string
+	timeout time.Duration
+	now     func() time.Time // if nil, Redis TIME; tests set it
+}
+
+// Options configures a Store. The zero value of each field takes the
+// default written in its doc.
+type Options struct {
+	// Prefix is put before every key. If "", "sluice:" is used.
+	Prefix string
+
+	// Timeout bounds each Redis call. If zero, 2s is used.
+	Timeout time.Duration
+}
+
+// New returns a Store on client, a *redis.Client (or a ClusterClient:
+// each script touches one key).
+func New(client scripter, opts Options) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("limit: redislimit.New needs a Redis client; make one with redis.NewClient")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "sluice:"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Second
+	}
+	return &Store{client: client, prefix: opts.Prefix, timeout: opts.Timeout}, nil
+}
+
+// parts returns ns as seconds and nanoseconds, both ≥ 0 for ns ≥ 0.
+func parts(ns int64) (string, string) {
+	return strconv.FormatInt(ns/1e9, 10), strconv.FormatInt(ns%1e9, 10)
+}
+
+// join returns the time whose seconds and nanoseconds are s and n.
+func join(s, n int64) int64 { return s*1e9 + n }
+
+// clock returns the now arguments: "" "" for Redis TIME.
+func (s *Store) clock() (string, string) {
+	if s.now == nil {
+		return "", ""
+	}
+	return parts(s.now().UnixNano())
+}
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// Reserve implements limit.Store.
+func (s *Store) Reserve(key string, r limit.Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
+	ok, at, _, err := s.step(key, r, cost, unixNano(notBefore), int64(max(maxWait, 0)))
+	return time.Unix(0, at), ok, err
+}
+
+// step runs the reserve script and returns ok, at and the TAT.
+func (s *Store) step(key string, r limit.Rate, cost, notBefore, maxWait int64) (ok bool, at, tat int64, err error) {
+	limits := "0"
+	if !r.IsZero() {
+		limits = "1"
+	}
+	is, in := parts(r.Interval(cost))
+	bs, bn := parts(max(notBefore, 0))
+	ws, wn := parts(maxWait)
+	ns, nn := s.clock()
+	v, err := s.run(reserveScript, key, limits, is, in, bs, bn, ws, wn, ns, nn, idleMarginMS).Int64Slice()
+	if err != nil {
+		return false, 0, 0, err
+	}
+	if len(v) != 5 {
+		return false, 0, 0, errors.New("limit: redislimit: the reserve script answered badly")
+	}
+	return v[0] == 1, join(v[1], v[2]), join(v[3], v[4]), nil
+}
+
+// Cancel implements limit.Store.
+func (s *Store) Cancel(key string, r limit.Rate, at time.Time, cost int64) error {
+	if r.IsZero() {
+		return nil
+	}
+	as, an := parts(at.UnixNano())
+	is, in := parts(r.Interval(cost))
+	return s.run(cancelScript, key, as, an, is, in).Err()
+}
+
+// Settle implements limit.Store.
+func (s *Store) Settle(key string, r limit.Rate, delta int64) error {
+	if r.IsZero() || delta == 0 {
+		return nil
+	}
+	sign, d := "+", r.Interval(delta)
+	if delta < 0 {
+		sign, d = "-", r.IntervalDown(-max(delta, -math.MaxInt64))
+	}
+	ds, dn := parts(d)
+	ns, nn := s.clock()
+	return s.run(settleScript, key, sign, ds, dn, ns, nn, idleMarginMS).Err()
+}
+
+// Pause implements limit.Store.
+func (s *Store) Pause(key string, until time.Time) error {
+	if until.IsZero() {
+		return nil
+	}
+	us, un := parts(until.UnixNano())
+	return s.run(pauseScript, key, us, un, idleMarginMS).Err()
+}
+
+// PausedUntil implements limit.Store.
+func (s *Store) PausedUntil(key string) (time.Time, error) { return s.load(key, "ps", "pn") }
+
+// FreeAt implements limit.Store.
+func (s *Store) FreeAt(key string) (time.Time, error) { return s.load(key, "ts", "tn") }
+
+func (s *Store) load(key, fs, fn string) (time.Time, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	v, err := s.client.HMGet(ctx, s.prefix+key, fs, fn).Result()
+	if err != nil || len(v) != 2 || v[0] == nil {
+		return time.Time{}, err
+	}
+	sec, err1 := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	ns, err2 := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("limit: redislimit: key %s holds %v: not a time", key, v)
+	}
+	if t := join(sec, ns); t > 0 {
+		return time.Unix(0, t), nil
+	}
+	return time.Time{}, nil
+}
+
+// run runs script on key with args, within the Store's timeout.
+func (s *Store) run(script *redis.Script, key string, args ...any) *redis.Cmd {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return script.Run(ctx, s.client, []string{s.prefix + key}, args...)
+}
+
+// unixNano returns t in Unix nanoseconds, 0 for the zero Time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}

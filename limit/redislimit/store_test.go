@@ -1,0 +1,214 @@
+package redislimit
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/internal/leaktest"
+	"github.com/sluice-llm/sluice/internal/redistest"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+func newStore(t *testing.T, srv *redistest.Server) *Store {
+	t.Helper()
+	s, err := New(srv.Client(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestScriptMatchesStep runs the reserve script and limit.Step on the same
+// random inputs (TATs, clocks and deadlines up to the end of int64, rates
+// up to a day, costs up to 1e9) and wants the same answer from both.
+func TestScriptMatchesStep(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv)
+	rc := srv.Client()
+	rng := rand.New(rand.NewPCG(1, 2))
+	anyTime := func() int64 {
+		switch rng.IntN(4) {
+		case 0:
+			return 0
+		case 1:
+			return math.MaxInt64 - rng.Int64N(int64(48*time.Hour))
+		}
+		return int64(1.7e18) + rng.Int64N(int64(time.Hour))
+	}
+	type input struct {
+		tat, now, nb int64
+		r            limit.Rate
+		cost, wait   int64
+	}
+	const sec = int64(time.Second)
+	edges := []input{ // carries to the exact second, maxWait met exactly, the end of int64
+		{1_700_000_000*sec + 600_000_000, 1_700_000_000 * sec, 0, limit.Rate{Limit: 5, Per: 2 * time.Second}, 1, sec},
+		{1_700_000_000*sec + 999_999_999, 1_700_000_000 * sec, 0, limit.Rate{Limit: 1, Per: 1}, 1, sec},
+		{1_700_000_005 * sec, 1_700_000_000 * sec, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, 5 * sec},
+		{1_700_000_005*sec + 1, 1_700_000_000 * sec, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, 5 * sec},
+		{0, 1_700_000_000*sec + 500_000_000, 1_700_000_003*sec + 500_000_000, limit.Rate{Limit: 2, Per: time.Second}, 1, 3 * sec},
+		{math.MaxInt64 - 1, math.MaxInt64 - 1, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, 0},
+		{0, math.MaxInt64 - 5, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, math.MaxInt64},
+		{0, 1_700_000_000 * sec, 0, limit.Rate{Limit: 1, Per: 24 * time.Hour}, 1_000_000_000, 0},
+	}
+	const cases = 3000
+	for i := range cases + len(edges) {
+		in := input{tat: anyTime(), now: anyTime(), nb: anyTime(), cost: rng.Int64N(1_000_000_001), wait: rng.Int64N(int64(2 * time.Minute))}
+		if rng.IntN(3) == 0 {
+			in.nb = 0
+		}
+		in.r = limit.Rate{Limit: rng.Int64N(1_000_001), Per: time.Duration(rng.Int64N(int64(24*time.Hour) + 1))}
+		if rng.IntN(10) == 0 {
+			in.r = limit.Rate{}
+		}
+		if rng.IntN(10) == 0 {
+			in.wait = math.MaxInt64
+		}
+		if i < len(edges) {
+			in = edges[i]
+		}
+		tat, now, nb, r, cost, wait := in.tat, in.now, in.nb, in.r, in.cost, in.wait
+		key := "parity"
+		ts, tn := parts(tat)
+		if err := rc.HSet(context.Background(), s.prefix+key, "ts", ts, "tn", tn).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.now = func() time.Time { return time.Unix(0, now) }
+		ok, at, got, err := s.step(key, r, cost, nb, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTAT, wantAt, wantOK := limit.Step(tat, now, nb, r, cost, time.Duration(wait))
+		if ok != wantOK || at != wantAt || got != wantTAT {
+			t.Fatalf("case %d: Step(tat %d, now %d, notBefore %d, %v, cost %d, wait %d):\n Lua (%d, %d, %v)\n Go  (%d, %d, %v)",
+				i, tat, now, nb, r, cost, wait, got, at, ok, wantTAT, wantAt, wantOK)
+		}
+	}
+}
+
+// TestStore: cancel, settle and pause through Redis, on a clock the test
+// sets; every key expires a minute after the later of its TAT and pause.
+func TestStore(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv)
+	t0 := time.Now().Add(time.Hour).Truncate(time.Second) // ahead of Redis's clock, so that nothing expires under the test
+	now := t0
+	s.now = func() time.Time { return now }
+	r := limit.Rate{Limit: 120, Per: time.Minute}
+	free := func() time.Duration {
+		t.Helper()
+		f, err := s.FreeAt("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Sub(t0)
+	}
+	for k := range 3 {
+		at, ok, err := s.Reserve("k", r, 1, time.Time{}, time.Minute)
+		if !ok || err != nil || at.Sub(t0) != time.Duration(k)*500*time.Millisecond {
+			t.Fatalf("reservation %d: %v %v %v", k, at.Sub(t0), ok, err)
+		}
+	}
+	s.Cancel("k", r, t0.Add(500*time.Millisecond), 1) // not the last
+	if got := free(); got != 1500*time.Millisecond {
+		t.Fatalf("TAT %v after cancelling a slot not last, want 1.5s", got)
+	}
+	s.Cancel("k", r, t0.Add(time.Second), 1)
+	if got := free(); got != time.Second {
+		t.Fatalf("TAT %v after cancelling the last slot, want 1s", got)
+	}
+	s.Settle("k", r, 4)
+	if got := free(); got != 3*time.Second {
+		t.Fatalf("TAT %v after settling 4 more, want 3s", got)
+	}
+	s.Settle("k", r, -100)
+	if got := free(); got != 0 {
+		t.Fatalf("TAT %v after giving back 100, want now (0)", got)
+	}
+	s.Pause("pause:p/m", t0.Add(time.Hour))
+	s.Pause("pause:p/m", t0.Add(time.Minute))
+	if p, _ := s.PausedUntil("pause:p/m"); !p.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("paused until %v, want 1h", p.Sub(t0))
+	}
+	if p, _ := s.PausedUntil("none"); !p.IsZero() {
+		t.Fatalf("never paused: %v", p)
+	}
+	ctx := context.Background()
+	exp, err := srv.Client().PExpireTime(ctx, s.prefix+"pause:p/m").Result()
+	if err != nil || exp != time.Duration(t0.Add(time.Hour+time.Minute).UnixMilli())*time.Millisecond {
+		t.Fatalf("pause expires at %v (%v), want its end + 1m", exp, err)
+	}
+	// A clock past the margin: the key is gone, and a new reservation starts afresh.
+	s.Reserve("idle", r, 1, time.Time{}, 0)
+	if exp, _ := srv.Client().PExpireTime(ctx, s.prefix+"idle").Result(); exp != time.Duration(t0.Add(500*time.Millisecond+time.Minute).UnixMilli())*time.Millisecond {
+		t.Fatalf("bucket expires at %v, want its TAT + 1m", exp)
+	}
+}
+
+// TestExactAcrossClients: two Stores (two hosts, as it were) on one Redis,
+// 16 goroutines reserving at once on Redis's clock: every slot distinct
+// and exactly one interval after the one before.
+func TestExactAcrossClients(t *testing.T) {
+	leaktest.Check(t)
+	srv := redistest.Start(t)
+	a, b := newStore(t, srv), newStore(t, srv)
+	r := limit.Rate{Limit: 1, Per: time.Second}
+	var mu sync.Mutex
+	var ats []int64
+	var wg sync.WaitGroup
+	for g := range 16 {
+		st := []*Store{a, b}[g%2]
+		wg.Go(func() {
+			for range 25 {
+				at, ok, err := st.Reserve("limit:rps:all:requests", r, 1, time.Time{}, 24*time.Hour)
+				if !ok || err != nil {
+					t.Error(ok, err)
+					return
+				}
+				mu.Lock()
+				ats = append(ats, at.UnixNano())
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(ats)
+	if len(ats) != 400 {
+		t.Fatalf("%d slots, want 400", len(ats))
+	}
+	for i := 1; i < len(ats); i++ {
+		if d := ats[i] - ats[i-1]; d != int64(time.Second) {
+			t.Fatalf("slots %d and %d are %v apart, want exactly 1s", i-1, i, time.Duration(d))
+		}
+	}
+	if d := time.Until(time.Unix(0, ats[0])); d > time.Second || d < -5*time.Second {
+		t.Fatalf("the first slot is %v from this host's clock: Redis TIME not used?", d)
+	}
+}
+
+// TestLimiterOnRedis: the Limiter on this Store admits 3 calls at 10 a
+// second 100 ms apart (generous bounds: a real clock and socket).
+func TestLimiterOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	l := &limit.Limiter{Store: newStore(t, srv), Limits: []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 10, Per: time.Second}}}}
+	var waits []time.Duration
+	for range 3 {
+		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, w)
+	}
+	if waits[0] > 50*time.Millisecond || waits[1] < 50*time.Millisecond || waits[1] > 150*time.Millisecond || waits[2] < 50*time.Millisecond || waits[2] > 150*time.Millisecond {
+		t.Fatalf("waits %v, want about 0, 100ms, 100ms", waits)
+	}
+	if _, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0); err == nil {
+		// the next slot is ~100 ms away: refused with no wait allowed
+		t.Fatal("a call that may not wait was admitted while the bucket is busy")
+	}
+}
