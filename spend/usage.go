@@ -86,27 +86,26 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 	if !hasUsageObject(body) {
 		return Usage{}, false
 	}
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return Usage{}, false
 	}
 	// Only the usage members are decoded, into one object as encoding/json
 	// decodes a repeated key: null drops what came before.
-	var w *usageWire
+	var w usageWire
+	seen := false
 	request.Walk(body, func(k, v []byte) bool {
 		if request.KeyIs(k, "usage") {
 			switch v[0] {
 			case 'n':
-				w = nil
+				w, seen = usageWire{}, false
 			case '{':
-				if w == nil {
-					w = new(usageWire)
-				}
+				seen = true
 				w.decode(v)
 			}
 		}
 		return true
 	})
-	if w == nil {
+	if !seen {
 		return Usage{}, false
 	}
 	return w.usage(), true
