@@ -58,10 +58,14 @@ func TestValidJSONAllocatesNothing(t *testing.T) {
 	}
 }
 
-// FuzzValidJSON: on any bytes, validJSON agrees with json.Valid.
+// FuzzValidJSON: on any bytes, validJSON agrees with json.Valid. The
+// table's deep nestings, tens of KiB, are left to the table test: the
+// fuzzer would spend its time minimizing them.
 func FuzzValidJSON(f *testing.F) {
 	for _, c := range validCases {
-		f.Add([]byte(c))
+		if len(c) <= 1024 {
+			f.Add([]byte(c))
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if got, want := validJSON(data), json.Valid(data); got != want {
