@@ -67,6 +67,7 @@ type Gateway struct {
 	providers  map[string]*provider
 	policies   map[string]bool
 	spend      *spend.Meter // nil when there are no budgets
+	spendByKey bool         // a budget is scoped per client key: calls name their client
 	authKeys   [][sha256.Size]byte
 	secrets    *secrets // the injected keys, scrubbed from answers
 	adminToken string
@@ -167,6 +168,7 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		policies:  make(map[string]bool),
 		spend:     newSpend(cfg, sh.ledger),
 	}
+	g.spendByKey = g.spend != nil && scopedByKey(cfg.Budgets)
 	for name := range cfg.Policies {
 		g.policies[name] = true
 	}

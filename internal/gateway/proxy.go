@@ -116,7 +116,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	defer g.inflight.Add(-1)
 
 	ctx := r.Context()
-	if g.spend != nil { // the client is named for budgets only
+	if g.spendByKey { // the client is named for budgets per key only
 		ctx = spend.WithClient(ctx, clientID(token))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
