@@ -193,7 +193,6 @@ func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []
 		return t.write, t.cost
 	}
 	t := &tap{price: p, bodyBytes: bodyBytes}
-	t.json = t.first[:0]
 	return t.write, t.cost
 }
 
@@ -202,14 +201,9 @@ func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []
 type tap struct {
 	price     Price
 	bodyBytes int
-	json      []byte // the answer, up to maxUsageBody
+	json      []byte // the answer, up to maxUsageBody; apart from the tap, as memory the collector need not scan
 	n         int64  // bytes seen
-	first     [firstBuf]byte
 }
-
-// firstBuf is the room for an answer in a tap's own allocation: a usual
-// chat completion fits, and is copied once, with no buffer of its own.
-const firstBuf = 1024
 
 const maxUsageBody = 8 << 20
 
