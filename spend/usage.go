@@ -86,14 +86,12 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 	if !hasUsageObject(body) {
 		return Usage{}, false
 	}
-	if !validJSON(body) {
-		return Usage{}, false
-	}
-	// Only the usage members are decoded, into one object as encoding/json
+	// One pass validates the body and reads its top-level members; only
+	// the usage members are decoded, into one object as encoding/json
 	// decodes a repeated key: null drops what came before.
 	var w usageWire
 	seen := false
-	request.Walk(body, func(k, v []byte) bool {
+	valid := walkValid(body, func(k, v []byte) {
 		if request.KeyIs(k, "usage") {
 			switch v[0] {
 			case 'n':
@@ -103,9 +101,8 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 				w.decode(v)
 			}
 		}
-		return true
 	})
-	if !seen {
+	if !valid || !seen {
 		return Usage{}, false
 	}
 	return w.usage(), true

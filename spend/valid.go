@@ -17,7 +17,15 @@ var strPlain = func() (t [256]bool) {
 // validJSON reports whether data is one JSON value, white space around it
 // allowed, exactly as json.Valid does (nesting up to maxDepth levels), in
 // one pass that allocates nothing for up to 256 levels.
-func validJSON(data []byte) bool {
+func validJSON(data []byte) bool { return walkValid(data, nil) }
+
+// walkValid is validJSON that also shows member, if not nil, each member
+// of data when data is an object, as request.Walk does (the key without its
+// quotes, the value without the white space around it), as the pass reads
+// them: a member shown before the pass fails is of a text that is not
+// valid, for the caller to drop.
+func walkValid(data []byte, member func(key, value []byte)) bool {
+	keyAt, keyEnd, valAt := 0, 0, 0 // the current top-level member's
 	var small [4]uint64
 	objects := small[:] // a bit per open level: set for an object
 	depth := 0
@@ -53,8 +61,13 @@ value: // a value starts at i
 				depth--
 				break
 			}
-			if i = member(data, i); i < 0 {
+			at := i
+			end := 0
+			if end, i = readKey(data, i); i < 0 {
 				return false
+			}
+			if depth == 1 {
+				keyAt, keyEnd, valAt = at, end, i
 			}
 			continue value
 		case c == '"':
@@ -82,6 +95,9 @@ value: // a value starts at i
 		}
 		// A value ended at i: what may follow it in its container.
 		for {
+			if depth == 1 && member != nil && objects[0]&1 != 0 {
+				member(data[keyAt+1:keyEnd-1], data[valAt:i])
+			}
 			i = skipSpace(data, i)
 			if depth == 0 {
 				return i == len(data)
@@ -94,8 +110,13 @@ value: // a value starts at i
 			case c == ',':
 				i = skipSpace(data, i+1)
 				if inObject {
-					if i = member(data, i); i < 0 {
+					at := i
+					end := 0
+					if end, i = readKey(data, i); i < 0 {
 						return false
+					}
+					if depth == 1 {
+						keyAt, keyEnd, valAt = at, end, i
 					}
 				}
 				continue value
@@ -109,16 +130,18 @@ value: // a value starts at i
 	}
 }
 
-// member reads an object member's key and colon at i, and returns where
-// its value may start (after white space), or -1.
-func member(data []byte, i int) int {
+// readKey reads an object member's key and colon at i, and returns where
+// the key ends (after its closing quote) and where its value may start
+// (after white space), or -1.
+func readKey(data []byte, i int) (keyEnd, value int) {
 	if i >= len(data) || data[i] != '"' {
-		return -1
+		return 0, -1
 	}
-	if i = skipSpace(data, skipString(data, i)); i < 0 || i >= len(data) || data[i] != ':' {
-		return -1
+	keyEnd = skipString(data, i)
+	if i = skipSpace(data, keyEnd); i < 0 || i >= len(data) || data[i] != ':' {
+		return 0, -1
 	}
-	return skipSpace(data, i+1)
+	return keyEnd, skipSpace(data, i+1)
 }
 
 // skipSpace returns the index of the first byte from i that is not JSON

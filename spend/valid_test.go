@@ -2,8 +2,11 @@ package spend
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // validCases are texts json.Valid is tricky about: escapes, bytes that are
@@ -20,6 +23,7 @@ var validCases = []string{
 	`0`, `-`, `-0`, `01`, `-01`, `00`, `1.`, `1.5`, `.5`, `-.5`, `1e`, `1e+`, `1e-`, `1e5`, `1E+05`,
 	`1.5e-3`, `1.e3`, `+1`, `1x`, `0x10`, `1ee2`, `1e2.5`, `-a`, `123456789012345678901234567890`,
 	`Infinity`, `NaN`, `[-]`, `{"a":-}`, `[1.]`, `[01]`, `[1e]`,
+	`{"a":{"b":{"c":1}},"d":[{"e":2}],"f":{}}`, `{ "a" : [ ] , "b" : { } , "c" : "x" }`, `{"a":{}}`,
 	`true`, `false`, `null`, `tru`, `nul`, `True`, `nulll`, `[true,false,null]`, `truefalse`,
 	strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth),
 	strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
@@ -42,6 +46,7 @@ func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
 		}
 		if want {
 			valid++
+			checkMembers(t, []byte(c))
 		}
 	}
 	if valid == 0 || valid == len(validCases) {
@@ -68,10 +73,32 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := validJSON(data), json.Valid(data); got != want {
+		want := json.Valid(data)
+		if got := validJSON(data); got != want {
 			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, got, want)
 		}
+		if got := walkValid(data, nil); got != want {
+			t.Fatalf("walkValid(%q) = %v, json.Valid says %v", data, got, want)
+		}
+		if want {
+			checkMembers(t, data)
+		}
 	})
+}
+
+// checkMembers: on valid JSON, walkValid shows the members request.Walk
+// shows, in order.
+func checkMembers(t *testing.T, data []byte) {
+	t.Helper()
+	var got, want []string
+	walkValid(data, func(k, v []byte) { got = append(got, string(k)+"\x00"+string(v)) })
+	request.Walk(data, func(k, v []byte) bool {
+		want = append(want, string(k)+"\x00"+string(v))
+		return true
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("walkValid(%q) shows members %q, request.Walk %q", data, got, want)
+	}
 }
 
 func BenchmarkValidJSON(b *testing.B) {
