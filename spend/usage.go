@@ -93,12 +93,16 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 	seen := false
 	valid := walkValid(body, func(k, v []byte) {
 		if request.KeyIs(k, "usage") {
+			// As encoding/json does with a pointer: null sets it to nil;
+			// any other value allocates it, and only an object fills it.
 			switch v[0] {
 			case 'n':
 				w, seen = usageWire{}, false
 			case '{':
 				seen = true
 				w.decode(v)
+			default:
+				seen = true
 			}
 		}
 	})
@@ -111,8 +115,9 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 // decode reads the usage object v, valid JSON, into w as encoding/json
 // decodes it into w's tagged fields, without its reflection: keys matched
 // case-folded, a later member over an earlier one, numbers of any form; a
-// member of another type leaves its field as it was (a type error), and
-// null sets a pointer field to nil.
+// member of another type leaves its field as it was (a type error), but
+// allocates a pointer field that was nil, and null sets a pointer field to
+// nil.
 func (w *usageWire) decode(v []byte) {
 	request.Walk(v, func(k, v []byte) bool {
 		switch {
@@ -127,15 +132,14 @@ func (w *usageWire) decode(v []byte) {
 		case request.KeyIs(k, "cache_creation_input_tokens"):
 			decodeNumber(v, &w.CacheWrite)
 		case request.KeyIs(k, "output_tokens"):
-			switch {
-			case v[0] == 'n':
+			if v[0] == 'n' {
 				w.OutputTokens = nil
-			case isNumber(v):
-				if w.OutputTokens == nil {
-					w.OutputTokens = new(float64)
-				}
-				decodeNumber(v, w.OutputTokens)
+				break
 			}
+			if w.OutputTokens == nil {
+				w.OutputTokens = new(float64)
+			}
+			decodeNumber(v, w.OutputTokens)
 		case request.KeyIs(k, "prompt_tokens_details"):
 			decodeCached(v, &w.PromptDetails)
 		case request.KeyIs(k, "input_tokens_details"):
@@ -148,13 +152,14 @@ func (w *usageWire) decode(v []byte) {
 // decodeCached reads a prompt_tokens_details or input_tokens_details
 // value into *c, as decode does.
 func decodeCached(v []byte, c **cachedCount) {
-	switch v[0] {
-	case 'n':
+	if v[0] == 'n' {
 		*c = nil
-	case '{':
-		if *c == nil {
-			*c = new(cachedCount)
-		}
+		return
+	}
+	if *c == nil {
+		*c = new(cachedCount)
+	}
+	if v[0] == '{' {
 		request.Walk(v, func(k, v []byte) bool {
 			if request.KeyIs(k, "cached_tokens") {
 				decodeNumber(v, &(*c).CachedTokens)
