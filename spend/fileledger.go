@@ -66,6 +66,8 @@ func NewFileLedger(f *state.File) (Ledger, error) {
 
 type counterLedger struct {
 	c         *state.Counters
+	recs      sync.Map     // key → *state.Record, the records in recent use
+	nrecs     atomic.Int64 // about how many recs holds
 	now       func() time.Time
 	nextSweep atomic.Int64 // in the ledger's clock, Unix nanoseconds
 	sweeping  atomic.Bool
@@ -83,25 +85,29 @@ func (l *counterLedger) ReserveUntil(key string, amount, limit float64, ttl time
 	now := l.now().UnixNano()
 	amt, lim := nanoUSD(amount), nanoUSD(limit)
 	h := Hold{NanoUSD: amt}
+	rec, err := l.record(key)
+	if err != nil {
+		return h, 0, false, err
+	}
 	if !ends.IsZero() {
 		h.Ends = ends.UnixNano()
-		if err := l.setEnds(key, h.Ends); err != nil {
+		if err := l.setEnds(rec, h.Ends); err != nil {
 			return h, 0, false, err
 		}
 	}
-	used, ok, err := l.admit(key, amt, lim, now)
+	used, ok, err := l.admit(rec, amt, lim, now)
 	if err != nil || !ok {
 		return h, usd(lim - used), false, err
 	}
-	g, until, gen, err := l.group(key, now, ttl)
+	g, until, gen, err := l.group(rec, now, ttl)
 	if err == nil {
-		_, err = l.c.Add(key, cHeld(g), amt)
+		_, err = rec.Add(cHeld(g), amt)
 	}
 	if err != nil {
-		l.c.Add(key, cUsed, -amt)
+		rec.Add(cUsed, -amt)
 		return h, 0, false, err
 	}
-	h.Until, h.group, h.gen = until, g+1, gen
+	h.Until, h.group, h.gen, h.rec = until, g+1, gen, rec
 	l.maybeSweep(now)
 	return h, usd(lim - used - amt), true, nil
 }
@@ -109,10 +115,10 @@ func (l *counterLedger) ReserveUntil(key string, amount, limit float64, ttl time
 // admit adds amt to what key uses unless that would go over lim, after
 // reclaiming the holds whose time has come if it would. It returns what
 // was used before.
-func (l *counterLedger) admit(key string, amt, lim, now int64) (used int64, ok bool, err error) {
+func (l *counterLedger) admit(rec *state.Record, amt, lim, now int64) (used int64, ok bool, err error) {
 	reclaimed := false
 	for {
-		if used, err = l.c.Load(key, cUsed); err != nil {
+		if used, err = rec.Load(cUsed); err != nil {
 			return 0, false, err
 		}
 		if used+amt > lim {
@@ -120,24 +126,24 @@ func (l *counterLedger) admit(key string, amt, lim, now int64) (used int64, ok b
 				return used, false, nil
 			}
 			reclaimed = true
-			if err := l.reclaim(key, now); err != nil {
+			if err := l.reclaim(rec.Name(), now); err != nil {
 				return used, false, err
 			}
 			continue
 		}
-		if ok, err = l.c.CompareAndSwap(key, cUsed, used, used+amt); ok || err != nil {
+		if ok, err = rec.CompareAndSwap(cUsed, used, used+amt); ok || err != nil {
 			return used, ok, err
 		}
 	}
 }
 
 // setEnds records when the key's period ends, once.
-func (l *counterLedger) setEnds(key string, ends int64) error {
-	cur, err := l.c.Load(key, cEnds)
+func (l *counterLedger) setEnds(rec *state.Record, ends int64) error {
+	cur, err := rec.Load(cEnds)
 	if err != nil || cur >= ends {
 		return err
 	}
-	_, err = l.c.CompareAndSwap(key, cEnds, cur, ends)
+	_, err = rec.CompareAndSwap(cEnds, cur, ends)
 	return err
 }
 
@@ -146,23 +152,23 @@ func (l *counterLedger) setEnds(key string, ends int64) error {
 // eighth of ttl later; else a free group, or one whose time passed with
 // nothing left in it, set to that latest time; else the latest group,
 // pushed back to now+ttl if it is earlier.
-func (l *counterLedger) group(key string, now int64, ttl time.Duration) (g int, until, gen int64, err error) {
+func (l *counterLedger) group(rec *state.Record, now int64, ttl time.Duration) (g int, until, gen int64, err error) {
 	lo := now + int64(ttl)
 	hi := lo + int64(ttl)/8
 	for {
 		free, latest := -1, -1
 		var freeUntil, latestUntil int64
 		for i := range numGroups {
-			u, err := l.c.Load(key, cUntil(i))
+			u, err := rec.Load(cUntil(i))
 			if err != nil {
 				return 0, 0, 0, err
 			}
 			switch {
 			case u >= lo && u <= hi:
-				gen, err := l.c.Load(key, cGen(i))
+				gen, err := rec.Load(cGen(i))
 				return i, u, gen, err
 			case free < 0 && u <= now:
-				if n, err := l.c.Load(key, cHeld(i)); err != nil {
+				if n, err := rec.Load(cHeld(i)); err != nil {
 					return 0, 0, 0, err
 				} else if u == 0 || n == 0 {
 					free, freeUntil = i, u
@@ -176,12 +182,12 @@ func (l *counterLedger) group(key string, now int64, ttl time.Duration) (g int, 
 		if free < 0 {
 			i, from, to = latest, latestUntil, max(latestUntil, lo)
 		}
-		ok, err := l.c.CompareAndSwap(key, cUntil(i), from, to)
+		ok, err := rec.CompareAndSwap(cUntil(i), from, to)
 		if err != nil {
 			return 0, 0, 0, err
 		}
 		if ok {
-			gen, err := l.c.Load(key, cGen(i))
+			gen, err := rec.Load(cGen(i))
 			return i, to, gen, err
 		}
 	}
@@ -192,22 +198,29 @@ func (l *counterLedger) group(key string, now int64, ttl time.Duration) (g int, 
 // cost is added.
 func (l *counterLedger) Settle(key string, h Hold, cost float64) error {
 	c := nanoUSD(cost)
-	if h.Ends != 0 {
-		if err := l.setEnds(key, h.Ends); err != nil {
+	rec := h.rec
+	if rec == nil || rec.Name() != key {
+		var err error
+		if rec, err = l.record(key); err != nil {
 			return err
 		}
 	}
-	back, err := l.release(key, h)
+	if h.Ends != 0 {
+		if err := l.setEnds(rec, h.Ends); err != nil {
+			return err
+		}
+	}
+	back, err := l.release(rec, h)
 	if err != nil {
 		return err
 	}
 	if c > 0 {
-		if _, err := l.c.Add(key, cSpent, c); err != nil {
+		if _, err := rec.Add(cSpent, c); err != nil {
 			return err
 		}
 	}
 	if d := c - back; d != 0 {
-		if _, err := l.c.Add(key, cUsed, d); err != nil {
+		if _, err := rec.Add(cUsed, d); err != nil {
 			return err
 		}
 	}
@@ -216,16 +229,16 @@ func (l *counterLedger) Settle(key string, h Hold, cost float64) error {
 
 // release takes a hold out of its group and returns what it held, or 0
 // when the group was reclaimed since the hold joined it.
-func (l *counterLedger) release(key string, h Hold) (int64, error) {
+func (l *counterLedger) release(rec *state.Record, h Hold) (int64, error) {
 	g := h.group - 1
 	if g < 0 || g >= numGroups || h.NanoUSD <= 0 {
 		return 0, nil
 	}
-	gen, err := l.c.Load(key, cGen(g))
+	gen, err := rec.Load(cGen(g))
 	if err != nil || gen != h.gen {
 		return 0, err
 	}
-	_, err = l.c.Add(key, cHeld(g), -h.NanoUSD)
+	_, err = rec.Add(cHeld(g), -h.NanoUSD)
 	switch {
 	case errors.Is(err, state.ErrCountRange): // reclaimed meanwhile
 		return 0, nil
@@ -239,18 +252,22 @@ func (l *counterLedger) release(key string, h Hold) (int64, error) {
 // Holds whose time has come are not counted.
 func (l *counterLedger) Read(key string) (spent, held float64, err error) {
 	now := l.now().UnixNano()
-	s, err := l.c.Load(key, cSpent)
+	rec, err := l.record(key)
+	if err != nil {
+		return 0, 0, err
+	}
+	s, err := rec.Load(cSpent)
 	if err != nil {
 		return 0, 0, err
 	}
 	var h int64
 	for g := range numGroups {
-		u, err := l.c.Load(key, cUntil(g))
+		u, err := rec.Load(cUntil(g))
 		if err != nil {
 			return 0, 0, err
 		}
 		if u > now {
-			n, err := l.c.Load(key, cHeld(g))
+			n, err := rec.Load(cHeld(g))
 			if err != nil {
 				return 0, 0, err
 			}
@@ -330,8 +347,12 @@ func (l *counterLedger) adopt(f *state.File) error {
 // its period ends, and its live holds as one group, reclaimed with the
 // latest of them.
 func (l *counterLedger) fold(key string, r *ledgerRecord, now int64) error {
+	rec, err := l.record(key)
+	if err != nil {
+		return err
+	}
 	if r.ends != 0 {
-		if err := l.setEnds(key, r.ends); err != nil {
+		if err := l.setEnds(rec, r.ends); err != nil {
 			return err
 		}
 	}
@@ -339,18 +360,39 @@ func (l *counterLedger) fold(key string, r *ledgerRecord, now int64) error {
 	for _, b := range r.buckets {
 		until = max(until, b.until)
 	}
-	if _, err := l.c.Add(key, cSpent, r.spent); err != nil {
+	if _, err := rec.Add(cSpent, r.spent); err != nil {
 		return err
 	}
-	if _, err := l.c.Add(key, cUsed, r.spent+held); err != nil {
+	if _, err := rec.Add(cUsed, r.spent+held); err != nil {
 		return err
 	}
 	if held == 0 {
 		return nil
 	}
-	g, _, _, err := l.group(key, now, time.Duration(until-now))
+	g, _, _, err := l.group(rec, now, time.Duration(until-now))
 	if err == nil {
-		_, err = l.c.Add(key, cHeld(g), held)
+		_, err = rec.Add(cHeld(g), held)
 	}
 	return err
+}
+
+// maxRecs bounds the records a file ledger keeps looked up: past it, the
+// table is emptied and fills again with the keys in use.
+const maxRecs = 4096
+
+// record returns key's record, looked up once while it is in use.
+func (l *counterLedger) record(key string) (*state.Record, error) {
+	if r, ok := l.recs.Load(key); ok {
+		return r.(*state.Record), nil
+	}
+	r, err := l.c.Record(key)
+	if err != nil {
+		return nil, err
+	}
+	if l.nrecs.Add(1) > maxRecs {
+		l.recs.Clear()
+		l.nrecs.Store(1)
+	}
+	v, _ := l.recs.LoadOrStore(key, r)
+	return v.(*state.Record), nil
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-llm/sluice/state"
 )
 
 // Ledger keeps what has been spent under each budget key, and what is held
@@ -40,8 +42,9 @@ type Hold struct {
 	// ledger's clock (Unix nanoseconds); 0 if the ledger was not told.
 	Ends int64
 
-	group int   // a file ledger's group of holds the hold joined, plus one; 0 for other ledgers
-	gen   int64 // that group's generation when it joined
+	group int           // a file ledger's group of holds the hold joined, plus one; 0 for other ledgers
+	gen   int64         // that group's generation when it joined
+	rec   *state.Record // and the key's record there, nil for other ledgers
 }
 
 // PeriodLedger is a Ledger told when the period a key counts ends, so that

@@ -76,6 +76,7 @@ func (m *Meter) Reserve(req *http.Request, provider string, models []string, bod
 		model = models[0]
 	}
 	r := &reservation{ledger: m.ledger, remaining: -1}
+	r.holds = r.one[:0]
 	now := time.Now()
 	id := client(req.Context())
 	for i := range m.Budgets {
@@ -156,6 +157,7 @@ type hold struct {
 type reservation struct {
 	ledger    Ledger
 	holds     []hold
+	one       [1]hold // holds' first, in the reservation's allocation
 	remaining float64
 	mu        sync.Mutex
 }
@@ -186,30 +188,28 @@ func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []
 	if !ok {
 		return nil, nil
 	}
-	t := &tap{price: p, bodyBytes: bodyBytes}
 	if stream {
-		t.meter = &UsageMeter{}
+		t := &streamTap{price: p, bodyBytes: bodyBytes}
+		return t.write, t.cost
 	}
+	t := &tap{price: p, bodyBytes: bodyBytes}
 	return t.write, t.cost
 }
 
-// tap reads the usage of an answer from the bytes handed to the caller: a
-// stream's events as they pass, a JSON body whole at its end.
+// tap reads the usage of a JSON answer from the bytes handed to the
+// caller, whole at its end.
 type tap struct {
 	price     Price
 	bodyBytes int
-	meter     *UsageMeter // a stream
-	json      []byte      // a JSON body, up to maxUsageBody
-	n         int64       // bytes seen
+	json      []byte // the answer, up to maxUsageBody; apart from the tap, as memory the collector need not scan
+	n         int64  // bytes seen
 }
 
 const maxUsageBody = 8 << 20
 
 func (t *tap) write(p []byte) {
 	t.n += int64(len(p))
-	if t.meter != nil {
-		t.meter.Write(p)
-	} else if len(t.json)+len(p) <= maxUsageBody {
+	if len(t.json)+len(p) <= maxUsageBody {
 		t.json = append(t.json, p...)
 	}
 }
@@ -217,18 +217,29 @@ func (t *tap) write(p []byte) {
 // cost prices the usage seen, or an estimate of it when the answer
 // reported none.
 func (t *tap) cost() float64 {
-	var u Usage
-	var seen bool
-	if t.meter != nil {
-		u, seen = t.meter.Usage()
-	} else {
-		u, seen = UsageFromJSON(t.json)
-	}
+	u, seen := UsageFromJSON(t.json)
 	if !seen {
 		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: (t.n + 3) / 4}
-		if t.meter != nil {
-			u.Output = int64(t.meter.Events())
-		}
+	}
+	return t.price.Cost(u)
+}
+
+// streamTap reads the usage of a streamed answer from its events as they
+// pass.
+type streamTap struct {
+	price     Price
+	bodyBytes int
+	meter     UsageMeter
+}
+
+func (t *streamTap) write(p []byte) { t.meter.Write(p) }
+
+// cost prices the usage seen, or an estimate of it when the stream
+// reported none: one output token per event.
+func (t *streamTap) cost() float64 {
+	u, seen := t.meter.Usage()
+	if !seen {
+		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: int64(t.meter.Events())}
 	}
 	return t.price.Cost(u)
 }

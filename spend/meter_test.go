@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"math"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
@@ -64,5 +65,48 @@ func TestWindowCacheRollsOver(t *testing.T) {
 	}
 	if k, _ := b.Key(at, "", "", ""); k != w1.allKey {
 		t.Errorf("Key gives %s, the cache %s: one format", k, w1.allKey)
+	}
+}
+
+// TestMeterCallAllocations: a call under one budget on the file ledger,
+// priced from a JSON answer, allocates what it holds and no more: the
+// reservation and its settle, the tap with its two funcs and the answer's
+// bytes. Reading the usage allocates nothing.
+func TestMeterCallAllocations(t *testing.T) {
+	st, err := state.OpenFile(t.TempDir(), state.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := NewFileLedger(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 1e9}}, Ledger: l,
+		Prices: func(string) (Price, bool) { return Price{Input: 0.15, Output: 0.6}, true }}
+	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	answer := []byte(chatAnswer)
+	models := []string{"gpt-4o-mini"}
+	var total float64
+	n := testing.AllocsPerRun(200, func() {
+		_, settle, err := m.Reserve(req, "openai", models, 120, 0, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count, cost := m.Count("gpt-4o-mini", false, 120)
+		count(answer)
+		c := cost()
+		total += c
+		settle(c)
+	})
+	if n > 6 {
+		t.Errorf("%v allocations a call, want at most 6", n)
+	}
+	want := (Price{Input: 0.15, Output: 0.6}).Cost(Usage{Input: 12, Output: 5})
+	if math.Abs(total-201*want) > 1e-12 { // AllocsPerRun calls once more to warm up
+		t.Errorf("the calls cost $%v in all, want $%v: the usage was not read", total, 201*want)
+	}
+	if u := testing.AllocsPerRun(100, func() { UsageFromJSON(answer) }); u != 0 {
+		t.Errorf("UsageFromJSON allocates %v times", u)
 	}
 }

@@ -86,27 +86,27 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 	if !hasUsageObject(body) {
 		return Usage{}, false
 	}
-	if !json.Valid(body) {
-		return Usage{}, false
-	}
-	// Only the usage members are decoded, into one object as encoding/json
+	// One pass validates the body and reads its top-level members; only
+	// the usage members are decoded, into one object as encoding/json
 	// decodes a repeated key: null drops what came before.
-	var w *usageWire
-	request.Walk(body, func(k, v []byte) bool {
+	var w usageWire
+	seen := false
+	valid := walkValid(body, func(k, v []byte) {
 		if request.KeyIs(k, "usage") {
+			// As encoding/json does with a pointer: null sets it to nil;
+			// any other value allocates it, and only an object fills it.
 			switch v[0] {
 			case 'n':
-				w = nil
+				w, seen = usageWire{}, false
 			case '{':
-				if w == nil {
-					w = new(usageWire)
-				}
+				seen = true
 				w.decode(v)
+			default:
+				seen = true
 			}
 		}
-		return true
 	})
-	if w == nil {
+	if !valid || !seen {
 		return Usage{}, false
 	}
 	return w.usage(), true
@@ -115,8 +115,9 @@ func UsageFromJSON(body []byte) (u Usage, ok bool) {
 // decode reads the usage object v, valid JSON, into w as encoding/json
 // decodes it into w's tagged fields, without its reflection: keys matched
 // case-folded, a later member over an earlier one, numbers of any form; a
-// member of another type leaves its field as it was (a type error), and
-// null sets a pointer field to nil.
+// member of another type leaves its field as it was (a type error), but
+// allocates a pointer field that was nil, and null sets a pointer field to
+// nil.
 func (w *usageWire) decode(v []byte) {
 	request.Walk(v, func(k, v []byte) bool {
 		switch {
@@ -131,15 +132,14 @@ func (w *usageWire) decode(v []byte) {
 		case request.KeyIs(k, "cache_creation_input_tokens"):
 			decodeNumber(v, &w.CacheWrite)
 		case request.KeyIs(k, "output_tokens"):
-			switch {
-			case v[0] == 'n':
+			if v[0] == 'n' {
 				w.OutputTokens = nil
-			case isNumber(v):
-				if w.OutputTokens == nil {
-					w.OutputTokens = new(float64)
-				}
-				decodeNumber(v, w.OutputTokens)
+				break
 			}
+			if w.OutputTokens == nil {
+				w.OutputTokens = new(float64)
+			}
+			decodeNumber(v, w.OutputTokens)
 		case request.KeyIs(k, "prompt_tokens_details"):
 			decodeCached(v, &w.PromptDetails)
 		case request.KeyIs(k, "input_tokens_details"):
@@ -152,13 +152,14 @@ func (w *usageWire) decode(v []byte) {
 // decodeCached reads a prompt_tokens_details or input_tokens_details
 // value into *c, as decode does.
 func decodeCached(v []byte, c **cachedCount) {
-	switch v[0] {
-	case 'n':
+	if v[0] == 'n' {
 		*c = nil
-	case '{':
-		if *c == nil {
-			*c = new(cachedCount)
-		}
+		return
+	}
+	if *c == nil {
+		*c = new(cachedCount)
+	}
+	if v[0] == '{' {
 		request.Walk(v, func(k, v []byte) bool {
 			if request.KeyIs(k, "cached_tokens") {
 				decodeNumber(v, &(*c).CachedTokens)

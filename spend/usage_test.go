@@ -380,6 +380,9 @@ func FuzzUsageFromJSONAgreesWithDecoding(f *testing.F) {
 	f.Add([]byte(`{"Usage":{"prompt_tokens":1},"usage":{"prompt_tokens":2}}`))
 	f.Add([]byte(`{"u\u0073age":{"prompt_tokens":3}} `))
 	f.Add([]byte(`{"usage":{"prompt_tokens":"1"},"x":[1,{"usage":{}}]}`))
+	f.Add([]byte(`{"x":{"usage":{}},"usage":5}`))
+	f.Add([]byte(`{"usage":{"output_tokens":"7","input_tokens_details":0}}`))
+	f.Add([]byte(`{"usage":{"prompt_tokens_details":[1],"output_tokens":true}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		got, ok := UsageFromJSON(body)
 		want, wantOK := usageByDecoding(body)

@@ -64,7 +64,7 @@ func (f *File) Counters(ext string) *Counters {
 
 // Load returns counter i of the record called name, 0 if there is none.
 func (c *Counters) Load(name string, i int) (int64, error) {
-	v, _, err := c.apply(name, i, false, func(old int64) (int64, bool, error) { return old, false, nil })
+	v, _, err := c.apply(name, i, false, loadOp)
 	return v, err
 }
 
@@ -73,13 +73,7 @@ func (c *Counters) Load(name string, i int) (int64, error) {
 // value. It returns ErrCountRange, and changes nothing, if the value would
 // go below zero or above MaxCount.
 func (c *Counters) Add(name string, i int, delta int64) (int64, error) {
-	_, v, err := c.apply(name, i, true, func(old int64) (int64, bool, error) {
-		n := old + delta
-		if (delta > 0 && n < old) || n < 0 {
-			return old, false, ErrCountRange
-		}
-		return n, true, nil
-	})
+	_, v, err := c.apply(name, i, true, addOp(delta))
 	return v, err
 }
 
@@ -106,11 +100,16 @@ func (c *Counters) apply(name string, i int, create bool, op func(old int64) (in
 	if i < 0 || i >= NumCounters {
 		return 0, 0, fmt.Errorf("state: counter %d of %q: a record has counters 0 to %d", i, name, NumCounters-1)
 	}
-	f := c.k.f
-	s, err := f.slot(c.k, name)
+	s, err := c.k.f.slot(c.k, name)
 	if err != nil {
 		return 0, 0, err
 	}
+	return c.applySlot(s, i, create, op)
+}
+
+// applySlot is apply on the slot of the record.
+func (c *Counters) applySlot(s *slot, i int, create bool, op func(old int64) (int64, bool, error)) (old, now int64, err error) {
+	f := c.k.f
 	s.touch()
 	if old, now, done, err := f.applyFast(s, i, op); done {
 		return old, now, err

@@ -26,8 +26,9 @@ type slot struct {
 	m          *mapping   // the open file, nil if none
 	checked    bool       // m, or the lack of a file, was seen at counter checkedGen
 	checkedGen uint64
-	dead       bool  // dropped from the store's table: look the name up again
-	pending    *view // what the write updateHeld is making holds, decoded (Update)
+	dead       bool        // dropped from the store's table: look the name up again
+	gone       atomic.Bool // dead, for a Record to see without s.mu
+	pending    *view       // what the write updateHeld is making holds, decoded (Update)
 }
 
 // view is what the fast path of Load trusts while the slot's generation
@@ -132,6 +133,7 @@ func (f *File) prune() {
 			}
 			if s.m == nil && !s.dead {
 				s.dead = true
+				s.gone.Store(true)
 				if k.slots.CompareAndDelete(key, s) {
 					f.nslots.Add(-1)
 				}

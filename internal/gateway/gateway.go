@@ -75,6 +75,7 @@ type Gateway struct {
 	spend      *spend.Meter // nil when there are no budgets
 	limiter    *limit.Limiter
 	limitByKey bool // a limit is scoped per client key
+	spendByKey bool // a budget is scoped per client key: calls name their client
 	authKeys   [][sha256.Size]byte
 	secrets    *secrets // the injected keys, scrubbed from answers
 	adminToken string
@@ -193,6 +194,7 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		limitByKey: hasKeyScope(cfg),
 	}
 	g.limiter.OnError = sh.limitStoreError
+	g.spendByKey = g.spend != nil && scopedByKey(cfg.Budgets)
 	for name := range cfg.Policies {
 		g.policies[name] = true
 	}

@@ -29,6 +29,7 @@ type metrics struct {
 	reloads        *prometheus.CounterVec
 	counters       sync.Map // attemptKey → prometheus.Counter
 	byProv         sync.Map // provider → *provMetrics
+	spentBy        sync.Map // spentKey → prometheus.Counter
 }
 
 type attemptKey struct {
@@ -106,7 +107,7 @@ func (m *metrics) observe(a *sluice.Attempt) {
 		return
 	}
 	if a.CostUSD > 0 {
-		m.spent.WithLabelValues(a.Provider, a.Model).Add(a.CostUSD)
+		m.spentCounter(a.Provider, a.Model).Add(a.CostUSD)
 	}
 	pm := m.provider(a.Provider)
 	if a.Outcome == sluice.OutcomeRetry {
@@ -117,6 +118,20 @@ func (m *metrics) observe(a *sluice.Attempt) {
 	}
 	pm.latency.Observe(a.LatencyMS / 1000)
 	pm.ttfbH.Observe(a.TTFBMS / 1000)
+}
+
+// spentKey names the spend counter of a provider and model.
+type spentKey struct{ provider, model string }
+
+// spentCounter returns the spend counter of provider and model, found in
+// the vector once.
+func (m *metrics) spentCounter(provider, model string) prometheus.Counter {
+	k := spentKey{provider, model}
+	if c, ok := m.spentBy.Load(k); ok {
+		return c.(prometheus.Counter)
+	}
+	c, _ := m.spentBy.LoadOrStore(k, m.spent.WithLabelValues(provider, model))
+	return c.(prometheus.Counter)
 }
 
 // fallback counts a call that a route's fallback answered.

@@ -116,11 +116,14 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	defer g.inflight.Add(-1)
 
 	ctx := r.Context()
-	if g.spend != nil { // the client is named for budgets only
-		ctx = spend.WithClient(ctx, clientID(token))
-	}
-	if g.limitByKey { // the client is named for limits per key only
-		ctx = withLimitClient(ctx, clientID(token))
+	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
+		id := clientID(token)
+		if g.spendByKey {
+			ctx = spend.WithClient(ctx, id)
+		}
+		if g.limitByKey {
+			ctx = withLimitClient(ctx, id)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

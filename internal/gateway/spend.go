@@ -22,6 +22,12 @@ func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
 	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.PriceOf}
 }
 
+// scopedByKey reports whether a budget is scoped per client key, the only
+// scope that needs the client named (a digest of its token, on every call).
+func scopedByKey(budgets []spend.Budget) bool {
+	return slices.ContainsFunc(budgets, func(b spend.Budget) bool { return b.Scope == "key" })
+}
+
 // clientID names a client for budgets scoped per key: a digest of its
 // token, never the token.
 func clientID(token string) string {

@@ -1,0 +1,103 @@
+package state
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Record is one record of a Counters kind, its name looked up once: Load,
+// Add and CompareAndSwap on a Record do what the Counters methods of the
+// same names do on its name, without looking the name up again. A Record
+// stays right for as long as it is kept, across removals and re-creations
+// of its file, by this process or others. It is safe for concurrent use.
+type Record struct {
+	c    *Counters
+	name string
+	s    atomic.Pointer[slot]
+}
+
+// Record returns the record called name, which need not exist yet.
+func (c *Counters) Record(name string) (*Record, error) {
+	s, err := c.k.f.slot(c.k, name)
+	if err != nil {
+		return nil, err
+	}
+	r := &Record{c: c, name: name}
+	r.s.Store(s)
+	return r, nil
+}
+
+// Name returns the record's name.
+func (r *Record) Name() string { return r.name }
+
+// slot returns the record's slot in the table, looking the name up again
+// only when the slot it had was dropped from it.
+func (r *Record) slot() (*slot, error) {
+	f := r.c.k.f
+	if f.closed.Load() {
+		return nil, errFileClosed
+	}
+	s := r.s.Load()
+	if !s.gone.Load() {
+		return s, nil
+	}
+	s, err := f.slot(r.c.k, r.name)
+	if err != nil {
+		return nil, err
+	}
+	r.s.Store(s)
+	return s, nil
+}
+
+func (r *Record) apply(i int, create bool, op func(old int64) (int64, bool, error)) (old, now int64, err error) {
+	if i < 0 || i >= NumCounters {
+		return 0, 0, fmt.Errorf("state: counter %d of %q: a record has counters 0 to %d", i, r.name, NumCounters-1)
+	}
+	s, err := r.slot()
+	if err != nil {
+		return 0, 0, err
+	}
+	return r.c.applySlot(s, i, create, op)
+}
+
+// Load returns counter i of the record, 0 if it has no file; see
+// Counters.Load.
+func (r *Record) Load(i int) (int64, error) {
+	v, _, err := r.apply(i, false, loadOp)
+	return v, err
+}
+
+// Add adds delta to counter i of the record, creating it if needed; see
+// Counters.Add.
+func (r *Record) Add(i int, delta int64) (int64, error) {
+	_, v, err := r.apply(i, true, addOp(delta))
+	return v, err
+}
+
+// CompareAndSwap sets counter i of the record to new if it holds old; see
+// Counters.CompareAndSwap.
+func (r *Record) CompareAndSwap(i int, old, new int64) (bool, error) {
+	if new < 0 {
+		return false, ErrCountRange
+	}
+	swapped := false
+	_, _, err := r.apply(i, true, func(cur int64) (int64, bool, error) {
+		swapped = cur == old
+		return new, swapped, nil
+	})
+	return swapped, err
+}
+
+// loadOp is the op of a Load: it shows the counter and stores nothing.
+func loadOp(old int64) (int64, bool, error) { return old, false, nil }
+
+// addOp is the op of an Add of delta.
+func addOp(delta int64) func(int64) (int64, bool, error) {
+	return func(old int64) (int64, bool, error) {
+		n := old + delta
+		if (delta > 0 && n < old) || n < 0 {
+			return old, false, ErrCountRange
+		}
+		return n, true, nil
+	}
+}

@@ -1,0 +1,107 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package state
+
+import (
+	"errors"
+	"testing"
+)
+
+// A Record does what the Counters methods do on its name, seen by another
+// File (another process), and follows its record when another process
+// removes the file and it is made again.
+func TestRecordLikeCountersAcrossRemoval(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := openTestFile(t, dir)
+	b, _ := openTestFile(t, dir)
+	ca, cb := a.Counters(".count"), b.Counters(".count")
+	r, err := ca.Record("spend/day")
+	if err != nil || r.Name() != "spend/day" {
+		t.Fatalf("Record = %v, %v", r, err)
+	}
+	if v, err := r.Load(2); v != 0 || err != nil {
+		t.Fatalf("Load of a record never written = %d, %v", v, err)
+	}
+	if v, err := r.Add(2, 7); v != 7 || err != nil {
+		t.Fatalf("Add = %d, %v; want 7", v, err)
+	}
+	if _, err := r.Add(2, -8); !errors.Is(err, ErrCountRange) {
+		t.Fatalf("Add below zero: %v, want ErrCountRange", err)
+	}
+	if ok, err := r.CompareAndSwap(2, 6, 1); ok || err != nil {
+		t.Fatalf("CompareAndSwap from a wrong old = %v, %v", ok, err)
+	}
+	if ok, err := r.CompareAndSwap(2, 7, 9); !ok || err != nil {
+		t.Fatalf("CompareAndSwap = %v, %v; want true", ok, err)
+	}
+	if _, err := r.CompareAndSwap(2, 9, -1); !errors.Is(err, ErrCountRange) {
+		t.Fatalf("CompareAndSwap to -1: %v, want ErrCountRange", err)
+	}
+	if _, err := r.Add(NumCounters, 1); err == nil {
+		t.Fatal("Add to a counter past the last: no error")
+	}
+	if v, _ := cb.Load("spend/day", 2); v != 9 {
+		t.Fatalf("another File loads %d, want 9", v)
+	}
+	if ok, err := cb.Remove("spend/day", func([]int64) bool { return true }); !ok || err != nil {
+		t.Fatalf("Remove = %v, %v", ok, err)
+	}
+	if v, _ := r.Load(2); v != 0 {
+		t.Fatalf("after the removal the Record loads %d, want 0", v)
+	}
+	if v, _ := r.Add(2, 4); v != 4 {
+		t.Fatalf("the Record adds to %d after the removal, want 4", v)
+	}
+	if v, _ := cb.Load("spend/day", 2); v != 4 {
+		t.Fatalf("the record made again holds %d for another File, want 4", v)
+	}
+}
+
+// A Record whose slot the table dropped looks its name up again, once,
+// and works through the table's slot from then on.
+func TestRecordFollowsDroppedSlot(t *testing.T) {
+	f, _ := openTestFile(t, t.TempDir())
+	c := f.Counters(".count")
+	r, _ := c.Record("idle")
+	old := r.s.Load()
+	f.prune() // clears the slot's use
+	f.prune() // drops it: it has no file
+	if !old.gone.Load() {
+		t.Fatal("the slot was not dropped; the test is moot")
+	}
+	if v, err := r.Add(0, 3); v != 3 || err != nil {
+		t.Fatalf("Add = %d, %v; want 3", v, err)
+	}
+	s, _ := f.slot(c.k, "idle")
+	if r.s.Load() != s || s == old {
+		t.Fatal("the Record still works through the dropped slot")
+	}
+	if v, _ := c.Load("idle", 0); v != 3 {
+		t.Fatalf("Counters.Load = %d, want 3", v)
+	}
+}
+
+// A Record's fast path makes no system call and allocates nothing; a
+// closed File refuses it.
+func TestRecordFastPathNoSyscallNoAlloc(t *testing.T) {
+	f, _ := openTestFile(t, t.TempDir())
+	r, _ := f.Counters(".count").Record("k")
+	r.Add(0, 1)
+	calls := Syscalls()
+	allocs := testing.AllocsPerRun(10000, func() {
+		r.Add(0, 1)
+		r.Add(0, -1)
+		r.Load(0)
+		r.CompareAndSwap(0, 1, 1)
+	})
+	if n := Syscalls() - calls; n != 0 {
+		t.Errorf("%d system calls over 10000 rounds, want 0", n)
+	}
+	if allocs != 0 {
+		t.Errorf("%v allocations a round, want 0", allocs)
+	}
+	f.Close()
+	if _, err := r.Add(0, 1); err == nil {
+		t.Fatal("Add on a closed File: no error")
+	}
+}
