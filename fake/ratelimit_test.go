@@ -132,6 +132,32 @@ func TestWindowAdmit(t *testing.T) {
 	}
 }
 
+// TestWindowLimitLowered: a window holding more calls than a lowered
+// limit waits for as many of them to leave as it takes; when both limits
+// refuse, the wait is the longer.
+func TestWindowLimitLowered(t *testing.T) {
+	var w window
+	for _, at := range []time.Duration{0, 10 * time.Second, 20 * time.Second} {
+		w.admit(t0.Add(at), 3, 0, 10)
+	}
+	for _, tt := range []struct {
+		rpm, tpm int
+		over     string
+		wait     time.Duration
+	}{
+		{1, 0, "requests", 50 * time.Second},  // all three must leave: the last at 80 s
+		{2, 0, "requests", 40 * time.Second},  // two must leave: the second at 70 s
+		{1, 25, "requests", 50 * time.Second}, // tokens alone would wait 40 s
+		{4, 25, "tokens", 40 * time.Second},   // 10+10 fits once two have left
+	} {
+		q := w.admit(t0.Add(30*time.Second), tt.rpm, tt.tpm, 10)
+		if q.admitted || q.over != tt.over || q.wait != tt.wait || q.requests != 3 {
+			t.Errorf("limits %d/%d: admitted %v over %q wait %v, %d in the window; want refused for %s, %v, 3",
+				tt.rpm, tt.tpm, q.admitted, q.over, q.wait, q.requests, tt.over, tt.wait)
+		}
+	}
+}
+
 // TestRetryAfterRoundsUp: Retry-After is the wait in whole seconds,
 // rounded up, at least 1.
 func TestRetryAfterRoundsUp(t *testing.T) {

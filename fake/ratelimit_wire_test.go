@@ -321,3 +321,15 @@ func TestRateLimitOverSocketWithSDKs(t *testing.T) {
 		t.Errorf("GET /fake/calls = %+v, want 3 calls, 2 rate limited, 1 × 200", calls)
 	}
 }
+
+// TestAnthropicResetRoundsUp: Anthropic's reset is an RFC 3339 time in
+// UTC, rounded up to the second, never before the window is empty.
+func TestAnthropicResetRoundsUp(t *testing.T) {
+	clk := newClock()
+	clk.set(500 * time.Millisecond)
+	p := &Provider{RequestsPerMinute: 5, Now: clk.Now}
+	r := serve(p, messagesPath, "", messagesBody)
+	if got, want := r.Header.Get("anthropic-ratelimit-requests-reset"), "2026-11-30T12:01:01Z"; got != want {
+		t.Errorf("reset %q after a call at 12:00:00.5, want %q", got, want)
+	}
+}
