@@ -279,3 +279,35 @@ func TestRequestsWindowSlides(t *testing.T) {
 		t.Errorf("calls %d, rate limited %d, played %v; want 292, 52, 240 × 200", p.Calls(), p.RateLimited(), p.Played())
 	}
 }
+
+// TestRequestsSpreadEvenly: one call every 250 ms for two minutes (240 a
+// minute) under a limit of 120: the first 30 s are admitted, the next 30 s
+// refused with Retry-After from 30 down to 1, then each slot freed at
+// t+60s is taken by the call that arrives at that instant, and the 30 s
+// after it are refused again: 240 of 480 admitted.
+func TestRequestsSpreadEvenly(t *testing.T) {
+	clk := newClock()
+	p := &Provider{RequestsPerMinute: 120, Now: clk.Now}
+	admitted := make(map[bool]int) // by whether the call came in the first half of its minute
+	var retry []string
+	for i := range 480 {
+		at := time.Duration(i) * 250 * time.Millisecond
+		clk.set(at)
+		r := serve(p, chatPath, "", chatBody)
+		firstHalf := at%time.Minute < 30*time.Second
+		if r.StatusCode == 200 {
+			admitted[firstHalf]++
+		} else if i < 240 {
+			retry = append(retry, r.Header.Get("Retry-After"))
+		}
+	}
+	if admitted[true] != 240 || admitted[false] != 0 || p.RateLimited() != 240 {
+		t.Errorf("admitted %d in first halves, %d in second halves, %d refused; want 240, 0, 240",
+			admitted[true], admitted[false], p.RateLimited())
+	}
+	// The first refusal, at 30 s, waits for the call of 0 s; the last of the
+	// first minute, at 59.75 s, for the call of 29.75 s: 0.25 s, rounded up.
+	if len(retry) != 120 || retry[0] != "30" || retry[3] != "30" || retry[4] != "29" || retry[119] != "1" {
+		t.Errorf("%d refusals in the first minute, Retry-After %v", len(retry), retry)
+	}
+}
