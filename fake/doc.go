@@ -28,11 +28,12 @@
 // tokens the number of pieces. The model is the request's, else gpt-4o-mini
 // (OpenAI) or claude-haiku-4-5 (Anthropic).
 //
-// GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…}}, the
-// calls by the step they played (a mix step counted as the step it
-// picked); POST /fake/reset calls Reset. Neither
-// counts as a call, nor does a request to any other path, which gets a 404
-// in OpenAI's error shape.
+// GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…},
+// "rate_limited":N}: the calls, the calls by the step they played (a mix
+// step counted as the step it picked) and the calls the rate limits
+// refused; POST /fake/reset calls Reset. Neither counts as a call, nor
+// does a request to any other path, which gets a 404 in OpenAI's error
+// shape.
 //
 // # Scripts
 //
@@ -105,4 +106,56 @@
 // repeated. Played and GET /fake/calls report what was picked. A mix may
 // stand among other steps ("503,mix:503=50%"); it then picks on every call
 // that reaches it, the last step repeating as usual.
+//
+// # Rate limits
+//
+// With Provider.RequestsPerMinute or Provider.TokensPerMinute set (`sluice
+// fake --rpm N --tpm N`), the fake behaves like a rate-limited provider.
+// The limits count over a sliding window of 60 seconds: the Provider keeps
+// the time and tokens of every call it admitted in the last minute, and a
+// call admitted at t leaves the window at t+60s exactly. A call is
+// admitted when the calls in the window, plus it, stay within
+// RequestsPerMinute, and their tokens, plus its own, within
+// TokensPerMinute; it then plays its script as usual. Otherwise it gets a
+// 429 at once: it takes no step of its script (the next admitted call
+// plays that step) and is not counted in the window. A call's tokens are
+// its prompt tokens as the fake counts them (body bytes / 4) plus its
+// output limit: the first positive of max_tokens, max_completion_tokens
+// and max_output_tokens, else the completion tokens of the answer its next
+// step would give (the step's events, else Provider.Events, else 5). A
+// call with more tokens than TokensPerMinute is never admitted.
+//
+// The 429 has the dialect's shape. OpenAI (chat completions and the
+// Responses API):
+//
+//	{"error":{"message":"Rate limit reached for requests per min (RPM): Limit 120, Used 120,
+//	 Requested 1. Please try again in 30s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}
+//
+// with "type":"tokens" and "Rate limit reached for tokens per min (TPM)"
+// for the token limit, and "Request too large for tokens per min (TPM)"
+// for a call larger than it. Anthropic:
+//
+//	{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed
+//	 the rate limit for your organization of 120 requests per minute. …"},"request_id":"req_…"}
+//
+// Its Retry-After is the time until enough of the oldest admitted calls
+// have left the window to make room for the call, in whole seconds
+// rounded up, at least 1; 60 for a call larger than the token limit. When
+// both limits refuse a call, the body names the request limit and
+// Retry-After is the longer wait.
+//
+// While a limit is set every answer, 200s and script errors too, carries
+// that limit's headers, counted after the call as the real APIs do, so
+// that a client can learn the limit from them. OpenAI:
+// x-ratelimit-limit-requests, x-ratelimit-remaining-requests,
+// x-ratelimit-reset-requests and the same three ending in -tokens, the
+// reset being the time until the window is empty again (its newest call
+// leaves) in OpenAI's format ("1m0s", "6m0s", "250ms", rounded up to the
+// millisecond). Anthropic: anthropic-ratelimit-requests-limit,
+// -requests-remaining, -requests-reset and the same for -tokens-, the
+// reset being that time as RFC 3339 in UTC, rounded up to the second. A
+// limit that is not set sends no headers. Reset empties the window.
+//
+// The limits count by Provider.Now (time.Now if nil), so that a test can
+// move a clock of its own and expect exact counts.
 package fake

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/sluice-llm/sluice/fake"
 )
@@ -60,4 +61,26 @@ func ExampleProvider() {
 	fmt.Println(resp.StatusCode, resp.Header.Get("Retry-After"), p.Requests()[0].Step)
 	// Output:
 	// 429 2 429:retry-after=2
+}
+
+// A Provider under a limit of 2 requests per minute, on a clock that
+// stands still: the third call is refused until the first leaves the
+// window, 60 s later.
+func ExampleProvider_rateLimits() {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	p := &fake.Provider{RequestsPerMinute: 2, Now: func() time.Time { return now }}
+	for range 3 {
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":[]}`)))
+		h := rec.Result().Header
+		fmt.Printf("%d remaining %s reset %s Retry-After %q\n", rec.Code, h.Get("x-ratelimit-remaining-requests"),
+			h.Get("x-ratelimit-reset-requests"), h.Get("Retry-After"))
+	}
+	fmt.Println("calls:", p.Calls(), "rate limited:", p.RateLimited(), "played:", p.Played())
+	// Output:
+	// 200 remaining 1 reset 1m0s Retry-After ""
+	// 200 remaining 0 reset 1m0s Retry-After ""
+	// 429 remaining 0 reset 1m0s Retry-After "60"
+	// calls: 3 rate limited: 1 played: map[200:2]
 }

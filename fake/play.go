@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/json"
 	"net"
 	"net/http"
 	"strconv"
@@ -26,6 +25,10 @@ type dialect interface {
 	events(r reply) []event
 	// failEvent is an overloaded error sent in a stream after seq events.
 	failEvent(r reply, seq int) event
+	// limitHeaders sets the rate-limit headers of an answer under the
+	// limits; limitError is the 429 body of a call they refused.
+	limitHeaders(h http.Header, q quota)
+	limitError(q quota, requestID string) []byte
 }
 
 // event is one server-sent event.
@@ -75,26 +78,14 @@ type call struct {
 	rep    reply
 }
 
-func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, step Step, body []byte) *call {
-	var in struct {
-		Model         string `json:"model"`
-		Stream        bool   `json:"stream"`
-		StreamOptions struct {
-			IncludeUsage bool `json:"include_usage"`
-		} `json:"stream_options"`
-	}
-	_ = json.Unmarshal(body, &in) // a body that does not parse gets the defaults
-	n := cmp.Or(step.Events, p.Events)
-	if n <= 0 {
-		n = 5
-	}
+func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, step Step, in requestFields, body []byte) *call {
 	c := &call{p: p, w: w, r: r, d: d, step: step, stream: in.Stream, id: "req_" + rand.Text()}
 	c.rep = reply{
 		id:      rand.Text(),
 		model:   cmp.Or(in.Model, d.defaultModel()),
-		created: time.Now().Unix(),
+		created: p.now().Unix(),
 		prompt:  len(body) / 4,
-		chunks:  pieces(max(n, step.After)), // a stream always outlasts its stall or cut
+		chunks:  pieces(answerEvents(step, p.Events)),
 		usage:   in.StreamOptions.IncludeUsage,
 	}
 	w.Header().Set(d.idHeader(), c.id)
@@ -165,7 +156,7 @@ func (c *call) partial() {
 
 // fail sends an error body with the step's hint headers.
 func (c *call) fail(status int, kind, message string) {
-	now := time.Now()
+	now := c.p.now()
 	for _, h := range c.step.Hints {
 		h.set(c.w.Header(), now)
 	}

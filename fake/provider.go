@@ -40,8 +40,28 @@ type Provider struct {
 	// that a long drill does not grow without bound. If zero, all are kept.
 	MaxRequests int
 
+	// RequestsPerMinute, if positive, is how many calls the Provider
+	// admits in any 60 seconds; a call over it gets a 429 at once and
+	// plays no step. If zero, no limit.
+	RequestsPerMinute int
+
+	// TokensPerMinute, if positive, is how many tokens the calls the
+	// Provider admits in any 60 seconds may have, a call's tokens being
+	// its prompt tokens (body bytes / 4) plus its max_tokens,
+	// max_completion_tokens or max_output_tokens (the first positive), else
+	// the completion tokens of the answer its step would give. A call over
+	// it gets a 429 at once and plays no step. If zero, no limit.
+	TokensPerMinute int
+
+	// Now tells the time the rate limits count by and answers are dated
+	// with. It is called with the Provider's lock held, so it must not
+	// call the Provider. If nil, time.Now.
+	Now func() time.Time
+
 	mu       sync.Mutex
 	calls    int
+	limited  int                  // calls refused by the rate limits
+	window   window               // the calls admitted under the rate limits
 	pos      map[string]int       // the next step of each script, by script text
 	pickers  map[mixAt]*rand.Rand // the random source of each mix step
 	played   map[string]int       // calls by the step they played, as Step.String gives it
@@ -63,15 +83,19 @@ type Request struct {
 	// header, else Provider.Script, else "200".
 	Script string
 	// Step is the step played, as Step.String gives it (for a Mix step,
-	// the step it picked); empty when the script did not parse.
+	// the step it picked); empty when the script did not parse or the
+	// call was rate limited.
 	Step string
+	// RateLimited tells that the rate limits refused the call with a 429:
+	// it played no step.
+	RateLimited bool
 }
 
-// ServeHTTP answers a call as its script's next step says. Paths ending in
-// /chat/completions or /responses speak OpenAI, paths ending in /messages
-// speak Anthropic; GET /fake/calls reports the call count and the counts
-// of Played, and POST
-// /fake/reset calls Reset. Any other path is a 404.
+// ServeHTTP answers a call as its script's next step says, or with a 429
+// when a rate limit refuses it. Paths ending in /chat/completions or
+// /responses speak OpenAI, paths ending in /messages speak Anthropic; GET
+// /fake/calls reports the call count, the counts of Played and
+// RateLimited, and POST /fake/reset calls Reset. Any other path is a 404.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/fake/calls":
@@ -91,10 +115,18 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
+	in := readRequest(body)
 	script := cmp.Or(r.Header.Get(ScriptHeader), p.Script, "200")
 	steps, err := ParseScript(script)
-	step := p.next(r, body, script, steps)
-	c := newCall(p, w, r, d, step, body)
+	step, q := p.next(r, body, in, script, steps)
+	c := newCall(p, w, r, d, step, in, body)
+	if q != nil {
+		d.limitHeaders(w.Header(), *q)
+		if !q.admitted {
+			c.refuse(*q)
+			return
+		}
+	}
 	if err != nil {
 		c.fail(http.StatusBadRequest, "", err.Error())
 		return
@@ -102,12 +134,33 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.play()
 }
 
-// next counts a call, records it and returns the step it plays.
-func (p *Provider) next(r *http.Request, body []byte, script string, steps []Step) Step {
+// next counts a call, records it and returns the step it plays; with a
+// rate limit set, it also returns the call's quota, and a call the limits
+// refuse plays no step.
+func (p *Provider) next(r *http.Request, body []byte, in requestFields, script string, steps []Step) (Step, *quota) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Script: script}
+	defer func() {
+		p.reqs = append(p.reqs, req)
+		if p.MaxRequests > 0 && len(p.reqs) > 2*p.MaxRequests {
+			p.reqs = append(p.reqs[:0], p.reqs[len(p.reqs)-p.MaxRequests:]...)
+		}
+	}()
+	var q *quota
+	if p.RequestsPerMinute > 0 || p.TokensPerMinute > 0 {
+		out := in.maxOutput()
+		if out == 0 {
+			out = answerEvents(p.peekLocked(script, steps), p.Events)
+		}
+		v := p.window.admit(p.now(), p.RequestsPerMinute, p.TokensPerMinute, len(body)/4+out)
+		if q = &v; !v.admitted {
+			p.limited++
+			req.RateLimited = true
+			return Step{}, q
+		}
+	}
 	var step Step
 	if len(steps) > 0 {
 		if p.pos == nil {
@@ -126,11 +179,25 @@ func (p *Provider) next(r *http.Request, body []byte, script string, steps []Ste
 		}
 		p.played[req.Step]++
 	}
-	p.reqs = append(p.reqs, req)
-	if p.MaxRequests > 0 && len(p.reqs) > 2*p.MaxRequests {
-		p.reqs = append(p.reqs[:0], p.reqs[len(p.reqs)-p.MaxRequests:]...)
+	return step, q
+}
+
+// peekLocked returns the step a script's next call would play, without
+// playing it; a Mix step as it stands, before its pick. A script that does
+// not parse gives the zero Step.
+func (p *Provider) peekLocked(script string, steps []Step) Step {
+	if len(steps) == 0 {
+		return Step{}
 	}
-	return step
+	return steps[min(p.pos[script], len(steps)-1)]
+}
+
+// now returns the time by the Provider's clock.
+func (p *Provider) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
 }
 
 // mixAt names one mix step: its script's text and its index there.
@@ -163,8 +230,18 @@ func (p *Provider) Played() map[string]int {
 	return maps.Clone(p.played)
 }
 
+// RateLimited returns how many calls the rate limits (RequestsPerMinute,
+// TokensPerMinute) refused with a 429, since the start or the last Reset.
+// They count in Calls, not in Played.
+func (p *Provider) RateLimited() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.limited
+}
+
 // Calls returns the number of calls received on the API endpoints, for
-// every script, since the start or the last Reset.
+// every script, rate-limited calls included, since the start or the last
+// Reset.
 func (p *Provider) Calls() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -189,12 +266,14 @@ func (p *Provider) Requests() []Request {
 }
 
 // Reset forgets the calls received: the count, the recorded requests, the
-// counts of Played and every script's position, so each script starts
-// again at its first step and each mix at its seed's first pick.
+// counts of Played and RateLimited, the rate limits' window and every
+// script's position, so each script starts again at its first step and
+// each mix at its seed's first pick.
 func (p *Provider) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls, p.pos, p.reqs, p.pickers, p.played = 0, nil, nil, nil, nil
+	p.limited, p.window = 0, window{}
 }
 
 // Close releases every call that hangs, stalls or waits, closing its
@@ -231,9 +310,10 @@ func (p *Provider) serveCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	v := struct {
-		Calls  int            `json:"calls"`
-		Played map[string]int `json:"played"`
-	}{p.calls, maps.Clone(p.played)}
+		Calls       int            `json:"calls"`
+		Played      map[string]int `json:"played"`
+		RateLimited int            `json:"rate_limited"`
+	}{p.calls, maps.Clone(p.played), p.limited}
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, marshal(v))
 }

@@ -36,6 +36,7 @@ func TestArgumentsEverySubcommand(t *testing.T) {
 		// misplaced flags are read, wherever they stand
 		{[]string{"serve", "--listen", "127.0.0.1:0", "--config", missing}, exitUsage, "sluice serve: config:"},
 		{[]string{"fake", "--script", "5o3", "--listen", "127.0.0.1:0"}, exitUsage, "--script"},
+		{[]string{"fake", "--listen", "127.0.0.1:0", "--tpm", "-5"}, exitUsage, "sluice fake: --tpm -5: a limit per minute is 0 or more"},
 		{[]string{"breakers", "--json", "--config", cfg}, exitOK, `{"breakers":`},
 		{[]string{"check", "--config", cfg}, exitOK, "config: " + cfg},
 		{[]string{"check", dir + "/nope.service", "--config", cfg}, exitUsage, "nope.service"},

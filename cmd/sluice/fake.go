@@ -16,39 +16,13 @@ import (
 	"github.com/sluice-llm/sluice/fake"
 )
 
+// runFake runs sluice fake: a Provider on --listen until SIGINT or SIGTERM.
 func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice fake", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:9090", "address to listen on")
-	script := fs.String("script", "200", "default script, e.g. 503,503,200 (a request's Sluice-Fake-Script header wins)")
-	events := fs.Int("events", 5, "text events in a streamed answer")
-	interval := fs.Duration("interval", 0, "pause between stream events")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS]\n\n"+
-			"Runs a fake OpenAI (/v1/chat/completions) and Anthropic (/v1/messages) API that follows a script,\n"+
-			"for drills against real agents. GET /fake/calls counts the calls and the steps they played.\n\n"+
-			"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
-			"stall (200, part of the answer, then silence), cut (the same, then the connection closes), and\n"+
-			"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+
-			"(see go doc github.com/sluice-llm/sluice/fake).\n\nFlags:\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nScript steps (comma-separated; each call plays the next step, the last repeats;\n"+
-			"a request's Sluice-Fake-Script header overrides --script; modifiers join with \";\"):\n")
-		tw := tabwriter.NewWriter(stderr, 0, 0, 2, ' ', 0)
-		for _, s := range fakeSteps {
-			fmt.Fprintf(tw, "  %s\t%s\te.g. %s\n", s.step, s.does, s.example)
-		}
-		tw.Flush()
-	}
-	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only; a script goes in --script"); !ok {
+	p, listen, code, ok := parseFake(args, stderr)
+	if !ok {
 		return code
 	}
-	if _, err := fake.ParseScript(*script); err != nil {
-		fmt.Fprintf(stderr, "sluice fake: --script: %v\n", err)
-		return exitUsage
-	}
-	p := &fake.Provider{Script: *script, Events: *events, Interval: *interval, MaxRequests: 1000}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice fake: %v (choose another --listen address)\n", err)
 		return exitUsage
@@ -63,10 +37,82 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		defer cancel()
 		srv.Shutdown(sctx)
 	}()
-	fmt.Fprintf(stdout, "sluice fake: listening on http://%s with script %q\n", ln.Addr(), *script)
+	fmt.Fprintf(stdout, "sluice fake: listening on http://%s with script %q%s\n", ln.Addr(), p.Script, limitsLine(p))
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "sluice fake: %v\n", err)
 		return 1
 	}
 	return exitOK
+}
+
+// parseFake reads the flags of sluice fake into a Provider and the address
+// to listen on; when ok is false the command ends with code, the problem
+// already written to stderr.
+func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen string, code int, ok bool) {
+	fs := flag.NewFlagSet("sluice fake", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("listen", "127.0.0.1:9090", "address to listen on")
+	script := fs.String("script", "200", "default script, e.g. 503,503,200 (a request's Sluice-Fake-Script header wins)")
+	events := fs.Int("events", 5, "text events in a streamed answer")
+	interval := fs.Duration("interval", 0, "pause between stream events")
+	rpm := fs.Int("rpm", 0, "requests per minute admitted over a sliding 60 s window, the rest 429 (0: no limit)")
+	tpm := fs.Int("tpm", 0, "tokens per minute admitted over the same window, a call's being body bytes/4 + max_tokens (0: no limit)")
+	fs.Usage = func() { fakeUsage(fs, stderr) }
+	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only; a script goes in --script"); !ok {
+		return nil, "", code, false
+	}
+	if _, err := fake.ParseScript(*script); err != nil {
+		fmt.Fprintf(stderr, "sluice fake: --script: %v\n", err)
+		return nil, "", exitUsage, false
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"--rpm", *rpm}, {"--tpm", *tpm}} {
+		if f.n < 0 {
+			fmt.Fprintf(stderr, "sluice fake: %s %d: a limit per minute is 0 or more (0 for none)\n", f.name, f.n)
+			return nil, "", exitUsage, false
+		}
+	}
+	p = &fake.Provider{Script: *script, Events: *events, Interval: *interval, MaxRequests: 1000,
+		RequestsPerMinute: *rpm, TokensPerMinute: *tpm}
+	return p, *addr, 0, true
+}
+
+// limitsLine describes a Provider's rate limits for the start line: empty
+// when none is set.
+func limitsLine(p *fake.Provider) string {
+	var s string
+	if p.RequestsPerMinute > 0 {
+		s += fmt.Sprintf(", %d requests/min", p.RequestsPerMinute)
+	}
+	if p.TokensPerMinute > 0 {
+		s += fmt.Sprintf(", %d tokens/min", p.TokensPerMinute)
+	}
+	return s
+}
+
+// fakeUsage writes the usage of sluice fake.
+func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
+	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N]\n\n"+
+		"Runs a fake OpenAI (/v1/chat/completions, /v1/responses) and Anthropic (/v1/messages) API that\n"+
+		"follows a script, for drills against real agents. GET /fake/calls counts the calls, the steps\n"+
+		"they played and the calls rate limited.\n\n"+
+		"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
+		"stall (200, part of the answer, then silence), cut (the same, then the connection closes), and\n"+
+		"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+
+		"(see go doc github.com/sluice-llm/sluice/fake).\n\n"+
+		"Rate limits: --rpm and --tpm make it a rate-limited provider. Over a sliding 60 s window of the\n"+
+		"calls it admitted, a call over a limit gets a 429 at once (plays no step) with Retry-After, in the\n"+
+		"API's shape; every answer carries the API's rate-limit headers (x-ratelimit-*-requests/-tokens,\n"+
+		"anthropic-ratelimit-requests/tokens-*). A call's tokens are its body bytes / 4 plus its\n"+
+		"max_tokens (max_completion_tokens, max_output_tokens), else the answer's text events.\n\nFlags:\n")
+	fs.PrintDefaults()
+	fmt.Fprintf(stderr, "\nScript steps (comma-separated; each call plays the next step, the last repeats;\n"+
+		"a request's Sluice-Fake-Script header overrides --script; modifiers join with \";\"):\n")
+	tw := tabwriter.NewWriter(stderr, 0, 0, 2, ' ', 0)
+	for _, s := range fakeSteps {
+		fmt.Fprintf(tw, "  %s\t%s\te.g. %s\n", s.step, s.does, s.example)
+	}
+	tw.Flush()
 }
