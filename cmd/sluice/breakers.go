@@ -47,12 +47,13 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sluice breakers: state.backend is memory: breakers live inside the serving process (GET /sluice/breakers there)")
 		return exitUsage
 	}
-	store, _, closer, err := openStore(cfg, slog.New(slog.NewTextHandler(stderr, nil)))
+	stores, err := openStore(cfg, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
 		return exitUsage
 	}
-	defer closer.Close()
+	defer stores.Close()
+	store := stores.breakers
 	if reset != "" {
 		list, err := store.List()
 		if err != nil {

@@ -80,28 +80,29 @@ type server struct {
 }
 
 func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
-	store, ledger, storeCloser, err := openStore(cfg, logger)
+	stores, err := openStore(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
 	logw, err := openAttemptLog(cfg, stdout, logger)
 	if err != nil {
-		storeCloser.Close()
+		stores.Close()
 		return nil, err
 	}
-	gw, err := gateway.New(cfg, gateway.Options{Store: store, Ledger: ledger, AttemptLog: logw, Logger: logger})
+	gw, err := gateway.New(cfg, gateway.Options{Store: stores.breakers, Ledger: stores.ledger, Limits: stores.limits,
+		AttemptLog: logw, Logger: logger})
 	if err != nil {
 		logw.Close()
-		storeCloser.Close()
+		stores.Close()
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		logw.Close()
-		storeCloser.Close()
+		stores.Close()
 		return nil, fmt.Errorf("listen %s: %v (choose another address with --listen)", cfg.Listen, err)
 	}
-	return &server{cfg: cfg, gw: gw, ln: ln, log: logw, store: storeCloser, logger: logger}, nil
+	return &server{cfg: cfg, gw: gw, ln: ln, log: logw, store: stores, logger: logger}, nil
 }
 
 // openAttemptLog opens the attempt log for appending: "-" is stdout.

@@ -24,15 +24,9 @@ import (
 // its TAT and its pause: limit's idle margin.
 const idleMarginMS = 60_000
 
-// scripter is what the Store needs of a Redis client.
-type scripter interface {
-	redis.Scripter
-	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
-}
-
 // Store is a limit.Store in Redis. It is safe for concurrent use.
 type Store struct {
-	client  scripter
+	client  redis.Cmdable
 	prefix  string
 	timeout time.Duration
 	now     func() time.Time // if nil, Redis TIME; tests set it
@@ -49,8 +43,10 @@ type Options struct {
 }
 
 // New returns a Store on client, a *redis.Client (or a ClusterClient:
-// each script touches one key).
-func New(client scripter, opts Options) (*Store, error) {
+// each script touches one key). Share the client with the breaker store
+// (redisstore.Store.Client) to use one pool of connections; closing the
+// client is the caller's.
+func New(client redis.Cmdable, opts Options) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("limit: redislimit.New needs a Redis client; make one with redis.NewClient")
 	}
