@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
@@ -20,6 +21,7 @@ type policyRow struct {
 	Unbounded     int64  `json:"unbounded_ms"`      // config.WorstCaseUnbounded
 	CutByTotal    bool   `json:"bounded_by_total"`  // total cuts the schedule short
 	WithFallbacks int64  `json:"with_fallbacks_ms"` // the longest route under it, fallbacks included
+	MaxQueue      int64  `json:"max_queue_ms"`      // the longest an attempt waits for a rate-limit slot
 	Judged        bool   `json:"units_judged,omitempty"`
 }
 
@@ -49,7 +51,43 @@ func policyRows(c *config.Config) []policyRow {
 			Unbounded:  config.WorstCaseUnbounded(c.Policies[name]).Milliseconds(),
 		}
 		row.CutByTotal = row.Unbounded > row.Total
+		row.MaxQueue = maxQueue(p).Milliseconds()
 		row.WithFallbacks = withFallbacks(c, name).Milliseconds()
+		out = append(out, row)
+	}
+	return out
+}
+
+// maxQueue is the longest an attempt of p waits for a rate-limit slot, as
+// the engine bounds it: max_queue, at most what total leaves after one
+// first_byte.
+func maxQueue(p sluice.Policy) time.Duration {
+	left := max(p.Timeout.Total-p.Timeout.FirstByte, 0)
+	if p.MaxQueue > 0 && p.MaxQueue < left {
+		return p.MaxQueue
+	}
+	return left
+}
+
+// rateRow is one line of the rate limits table.
+type rateRow struct {
+	Name              string `json:"name"`
+	Provider          string `json:"provider"` // "" for every provider
+	Scope             string `json:"scope"`
+	RequestsPerMinute int64  `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64  `json:"tokens_per_minute,omitempty"`
+	SpacingMS         int64  `json:"spacing_ms,omitempty"` // between two calls' starts, by requests
+}
+
+// rateRows returns the rate limits of c in the order written.
+func rateRows(c *config.Config) []rateRow {
+	out := []rateRow{}
+	for _, l := range c.Rates {
+		row := rateRow{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
+			RequestsPerMinute: l.Requests.Limit, TokensPerMinute: l.Tokens.Limit}
+		if l.Requests.Limit > 0 {
+			row.SpacingMS = (l.Requests.Per / time.Duration(l.Requests.Limit)).Milliseconds()
+		}
 		out = append(out, row)
 	}
 	return out

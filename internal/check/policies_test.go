@@ -13,10 +13,12 @@ func TestPolicyRowsBuiltIn(t *testing.T) {
 	want := []policyRow{
 		// 3·(5s+20s) + 2·max(backoff, 1.1·20s) = 119s, cut to total 30s.
 		{Name: "interactive", Attempts: 3, PerAttempt: 25000, Total: 30000,
-			WorstCase: 30000, Unbounded: 119000, CutByTotal: true, WithFallbacks: 30000},
+			WorstCase: 30000, Unbounded: 119000, CutByTotal: true, WithFallbacks: 30000,
+			MaxQueue: 10000}, // total 30s − first_byte 20s
 		// 5·(10s+120s) + 4·max(backoff, 1.1·120s) = 1178s, cut to total 600s.
 		{Name: "nightly", Attempts: 5, PerAttempt: 130000, Total: 600000,
-			WorstCase: 600000, Unbounded: 1178000, CutByTotal: true, WithFallbacks: 600000},
+			WorstCase: 600000, Unbounded: 1178000, CutByTotal: true, WithFallbacks: 600000,
+			MaxQueue: 480000}, // total 10m − first_byte 2m
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("policyRows(Default()):\n got %+v\nwant %+v", got, want)
@@ -38,11 +40,12 @@ func TestWorstCaseWithFallbacks(t *testing.T) {
 	want := []policyRow{
 		// 2·(5s+60s) + max(1s, 11s) = 141s, cut to 120s.
 		{Name: "batch", Attempts: 2, PerAttempt: 65000, Total: 120000,
-			WorstCase: 120000, Unbounded: 141000, CutByTotal: true, WithFallbacks: 120000},
+			WorstCase: 120000, Unbounded: 141000, CutByTotal: true, WithFallbacks: 120000,
+			MaxQueue: 60000},
 		// 2·(2s+10s) + max(500ms, 5.5s) = 29.5s, within total; with the
 		// fallback, twice that: 59s.
 		{Name: "chat", Attempts: 2, PerAttempt: 12000, Total: 60000,
-			WorstCase: 29500, Unbounded: 29500, WithFallbacks: 59000},
+			WorstCase: 29500, Unbounded: 29500, WithFallbacks: 59000, MaxQueue: 50000},
 	}
 	if !reflect.DeepEqual(rows, want) {
 		t.Errorf("policyRows:\n got %+v\nwant %+v", rows, want)
@@ -86,5 +89,32 @@ func TestChooseTarget(t *testing.T) {
 		if err != nil || got != tt.want || reason == "" {
 			t.Errorf("%s: chooseTarget = %q, %q, %v; want %q", tt.name, got, reason, err, tt.want)
 		}
+	}
+}
+
+// The rate limits table: each limit, and the spacing its requests per
+// minute give; a policy's max_queue is cut to what total leaves.
+func TestRateRowsAndMaxQueue(t *testing.T) {
+	c, err := config.Parse([]byte(`limits:
+  rates:
+    - {name: openai, provider: openai, requests_per_minute: 120, tokens_per_minute: 30000}
+    - {name: per-agent, scope: key, tokens_per_minute: 9000}
+policies:
+  interactive: {max_queue: 5s}
+  nightly: {max_queue: 1h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rateRow{
+		{Name: "openai", Provider: "openai", Scope: "provider", RequestsPerMinute: 120, TokensPerMinute: 30000, SpacingMS: 500},
+		{Name: "per-agent", Scope: "key", TokensPerMinute: 9000},
+	}
+	if got := rateRows(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("rateRows:\n got %+v\nwant %+v", got, want)
+	}
+	rows := policyRows(c)
+	if rows[0].MaxQueue != 5000 || rows[1].MaxQueue != 480000 {
+		t.Errorf("max queue %d and %d ms, want 5000 (as set) and 480000 (1h cut to total 10m − first_byte 2m)", rows[0].MaxQueue, rows[1].MaxQueue)
 	}
 }

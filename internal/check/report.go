@@ -17,6 +17,7 @@ type report struct {
 	Config   string      `json:"config"` // the file read; "" for the built-in defaults
 	Policies []policyRow `json:"policies"`
 	Routes   []routeRow  `json:"routes"`
+	Rates    []rateRow   `json:"rate_limits"`
 	Warnings []warning   `json:"warnings"`
 	Target   judgedBy    `json:"judged_against"`
 	Units    []string    `json:"units"`
@@ -76,6 +77,7 @@ func (r *report) writeText(w io.Writer) error {
 	fmt.Fprintf(ew, "config: %s\n\n", src)
 	r.policiesTable(ew)
 	r.routesTable(ew)
+	r.ratesTable(ew)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(ew, "\nWarnings\n")
 		for _, x := range r.Warnings {
@@ -90,14 +92,14 @@ func (r *report) writeText(w io.Writer) error {
 func (r *report) policiesTable(w io.Writer) {
 	fmt.Fprintln(w, "Policies: the longest one call can take to fail for good or start its answer")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  POLICY\tATTEMPTS\tPER ATTEMPT\tTOTAL\tUNBOUNDED\tWORST CASE\tWITH FALLBACKS\tNOTE")
+	fmt.Fprintln(tw, "  POLICY\tATTEMPTS\tPER ATTEMPT\tTOTAL\tUNBOUNDED\tWORST CASE\tWITH FALLBACKS\tMAX QUEUE\tNOTE")
 	for _, p := range r.Policies {
 		note := ""
 		if p.CutByTotal {
 			note = "total bounds it: the last attempts of a failing call never start"
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Attempts, ms(p.PerAttempt),
-			ms(p.Total), ms(p.Unbounded), ms(p.WorstCase), ms(p.WithFallbacks), note)
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Attempts, ms(p.PerAttempt),
+			ms(p.Total), ms(p.Unbounded), ms(p.WorstCase), ms(p.WithFallbacks), ms(p.MaxQueue), note)
 	}
 	tw.Flush()
 }
@@ -124,6 +126,27 @@ func (r *report) routesTable(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.Prefix, x.Provider, x.Policy,
 			cmp.Or(strings.Join(fb, ", "), "none"), ms(x.Unbounded), ms(x.WorstCase), note)
+	}
+	tw.Flush()
+}
+
+func (r *report) ratesTable(w io.Writer) {
+	fmt.Fprintln(w, "\nRate limits: a call over one waits for its slot, at most its policy's MAX QUEUE (within its total), then gets 429 rate_limited")
+	if len(r.Rates) == 0 {
+		fmt.Fprintln(w, "  none configured (pauses the providers ask for are still kept)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tPROVIDER\tSCOPE\tREQUESTS/MIN\tTOKENS/MIN\tSPACING")
+	for _, x := range r.Rates {
+		spacing, rpm, tpm := "-", "-", "-"
+		if x.RequestsPerMinute > 0 {
+			spacing, rpm = ms(x.SpacingMS), fmt.Sprint(x.RequestsPerMinute)
+		}
+		if x.TokensPerMinute > 0 {
+			tpm = fmt.Sprint(x.TokensPerMinute)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", x.Name, cmp.Or(x.Provider, "every"), x.Scope, rpm, tpm, spacing)
 	}
 	tw.Flush()
 }
