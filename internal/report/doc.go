@@ -37,10 +37,13 @@
 //     and model and overall, by the nearest-rank method (the value at rank
 //     ⌈p/100·n⌉ of the sorted values; always an observed value, never an
 //     interpolation). Latency counts the attempts that went upstream (every
-//     outcome but circuit_open and budget_exhausted); time to first byte
-//     counts those with ttfb_ms > 0.
+//     outcome but circuit_open, budget_exhausted and rate_limited); time to
+//     first byte counts those with ttfb_ms > 0.
 //   - Retries: attempts with outcome "retry", the sum, p50 and max of the
 //     retry_in_ms chosen after them, and what they were retried after.
+//   - Queued: attempts that waited for a rate-limit slot (queued_ms > 0),
+//     the sum, p50, p99 and max of the waits, and the calls refused with
+//     outcome rate_limited (a folded line counts the calls it stands for).
 //   - Breaker openings, per provider, from the breaker state each attempt
 //     saw when it started: the first attempt that saw "open" starts an
 //     opening, the first later one that saw "closed" ends it (an attempt

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // Summary holds every figure of a report. It is what --json prints.
@@ -43,6 +45,9 @@ type Summary struct {
 	Latency []Latency `json:"latency"`
 	// Retries is what the attempts with outcome "retry" waited.
 	Retries Retries `json:"retries"`
+	// Queued is what attempts waited for a rate-limit slot (queued_ms),
+	// and the calls rate limits refused.
+	Queued Queued `json:"queued"`
 	// Openings are the breaker openings seen in the log, by start time.
 	Openings []Opening `json:"breaker_openings"`
 	// SpendUSD is the sum of cost_usd; Spend splits it by provider and
@@ -72,8 +77,8 @@ type PerCall struct {
 
 // Latency is the latency and time-to-first-byte distribution of one
 // provider and model (both empty for the overall row). Latency counts the
-// attempts that went upstream (every outcome but circuit_open and
-// budget_exhausted); TTFB counts those with ttfb_ms > 0.
+// attempts that went upstream (every outcome but circuit_open,
+// budget_exhausted and rate_limited); TTFB counts those with ttfb_ms > 0.
 type Latency struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
@@ -91,6 +96,18 @@ type Retries struct {
 	// After counts retried attempts by why they failed: the error class
 	// (status_503, timeout_first_byte, error_event_529, …).
 	After []Count `json:"after"`
+}
+
+// Queued is the attempts that waited for a rate-limit slot, how long, and
+// the calls refused with outcome rate_limited (a folded line counts the
+// calls it stands for).
+type Queued struct {
+	Count     int     `json:"count"`
+	WaitSumMS float64 `json:"wait_sum_ms"`
+	WaitP50MS float64 `json:"wait_p50_ms"`
+	WaitP99MS float64 `json:"wait_p99_ms"`
+	WaitMaxMS float64 `json:"wait_max_ms"`
+	Refused   int     `json:"refused"`
 }
 
 // Spend is the settled cost of one provider and model.
@@ -117,6 +134,7 @@ func Summarize(lines []Line) Summary {
 	s.Statuses = counted(sorted, func(l Line) string { return strconv.Itoa(l.Status) }, byNumber)
 	s.Overall, s.Latency = latencies(sorted)
 	s.Retries = retries(sorted)
+	s.Queued = queued(sorted)
 	s.Openings = openings(sorted)
 	s.SpendUSD, s.Spend = spend(sorted)
 	s.RateLimited = rateLimited(sorted)
@@ -199,7 +217,7 @@ func byNumber(a, b Count) int {
 // wentUpstream reports whether an attempt reached the provider: every
 // outcome but the ones Sluice decides alone.
 func wentUpstream(l Line) bool {
-	return l.Outcome != "circuit_open" && l.Outcome != "budget_exhausted"
+	return l.Outcome != "circuit_open" && l.Outcome != "budget_exhausted" && l.Outcome != sluice.OutcomeRateLimited
 }
 
 type pm struct{ provider, model string }
@@ -255,6 +273,25 @@ func retries(lines []Line) Retries {
 	r.WaitP50MS, r.WaitMaxMS = d.P50, d.Max
 	r.After = sortedCounts(after, r.Count, byCount)
 	return r
+}
+
+// queued sums the waits for rate-limit slots and counts the refusals.
+func queued(lines []Line) Queued {
+	var q Queued
+	var waits []float64
+	for _, l := range lines {
+		switch {
+		case l.Outcome == sluice.OutcomeRateLimited:
+			q.Refused += max(l.Refused, 1)
+		case l.QueuedMS > 0:
+			q.Count++
+			q.WaitSumMS = addFinite(q.WaitSumMS, l.QueuedMS)
+			waits = append(waits, l.QueuedMS)
+		}
+	}
+	d := distOf(waits)
+	q.WaitP50MS, q.WaitP99MS, q.WaitMaxMS = d.P50, d.P99, d.Max
+	return q
 }
 
 // spend sums cost_usd, overall and per provider and model.

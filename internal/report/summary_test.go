@@ -103,3 +103,24 @@ func TestCallsAndStatuses(t *testing.T) {
 		t.Errorf("retries = %+v", s.Retries)
 	}
 }
+
+// Waits for rate-limit slots are summed, and refusals counted as the calls
+// a folded line stands for; refusals never went upstream.
+func TestQueued(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	lines := []Line{
+		{TS: t0, RequestID: "a", Outcome: "ok", Status: 200, LatencyMS: 10},
+		{TS: t0, RequestID: "b", Outcome: "ok", Status: 200, LatencyMS: 10, QueuedMS: 400},
+		{TS: t0, RequestID: "c", Outcome: "ok", Status: 200, LatencyMS: 10, QueuedMS: 1600},
+		{TS: t0, RequestID: "d", Outcome: sluice.OutcomeRateLimited, Error: "rate_limited", Refused: 1},
+		{TS: t0, RequestID: "e", Outcome: sluice.OutcomeRateLimited, Error: "rate_limited", Refused: 7},
+	}
+	s := Summarize(lines)
+	q := s.Queued
+	if q.Count != 2 || q.WaitSumMS != 2000 || q.WaitMaxMS != 1600 || q.Refused != 8 {
+		t.Errorf("queued %+v; want 2 attempts waiting 2000 ms (max 1600), 8 refused", q)
+	}
+	if s.Overall.Latency.N != 3 {
+		t.Errorf("latency counts %d attempts, want the 3 that went upstream", s.Overall.Latency.N)
+	}
+}

@@ -20,6 +20,7 @@ func WriteText(w io.Writer, s *Summary) error {
 		writeCalls(&b, s)
 		writeLatency(&b, s)
 		writeRetries(&b, s)
+		writeQueued(&b, s)
 		writeOpenings(&b, s)
 		writeSpend(&b, s)
 		writeMinutes(&b, &s.RateLimited)
@@ -149,6 +150,21 @@ func writeRetries(b *bytes.Buffer, s *Summary) {
 	fmt.Fprintf(b, "  %d attempts retried; waited %s in all (p50 %s, max %s)\n",
 		r.Count, fmtMS(r.WaitSumMS), fmtMS(r.WaitP50MS), fmtMS(r.WaitMaxMS))
 	writeCounts(b, "retried after", r.After, same)
+}
+
+func writeQueued(b *bytes.Buffer, s *Summary) {
+	q := s.Queued
+	if q.Count == 0 && q.Refused == 0 {
+		return // no rate limit held anything: no section
+	}
+	b.WriteString("\nQUEUED FOR A RATE-LIMIT SLOT\n")
+	if q.Count > 0 {
+		fmt.Fprintf(b, "  %d attempts waited %s in all (p50 %s, p99 %s, max %s)\n",
+			q.Count, fmtMS(q.WaitSumMS), fmtMS(q.WaitP50MS), fmtMS(q.WaitP99MS), fmtMS(q.WaitMaxMS))
+	}
+	if q.Refused > 0 {
+		fmt.Fprintf(b, "  %d calls refused: their turn was further than their max_queue (429 rate_limited)\n", q.Refused)
+	}
 }
 
 // why formats the attempts before an opening: "5× 503".
