@@ -35,8 +35,12 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 		return
 	}
 	l.stats.paused()
-	if err := l.store().Pause(PauseKey(provider, model), now.Add(d)); err != nil && l.OnError != nil {
-		l.OnError(err)
+	key := PauseKey(provider, model)
+	if err := l.store().Pause(key, now.Add(d)); err != nil {
+		l.local().Pause(key, now.Add(d)) // this process at least keeps it
+		if l.OnError != nil {
+			l.OnError(err)
+		}
 	}
 }
 

@@ -78,8 +78,10 @@ type Limiter struct {
 	// bucket.
 	Client func(*http.Request) string
 
-	// OnError, if set, is told the Store errors Learn meets, which it
-	// cannot return: a pause that could not be kept.
+	// OnError, if set, is told the Store's errors: a pause Learn could not
+	// keep, or a Wait that fell back on this process's own memory (where
+	// the limits then hold for this process alone) because the Store
+	// failed.
 	OnError func(error)
 
 	once   sync.Once
@@ -92,6 +94,12 @@ func (l *Limiter) store() Store {
 	if l.Store != nil {
 		return l.Store
 	}
+	return l.local()
+}
+
+// local returns the process's own Memory: the store when none is given,
+// and the one a call falls back on when the Store fails.
+func (l *Limiter) local() Store {
 	l.once.Do(func() { l.memory = NewMemory() })
 	return l.memory
 }
@@ -168,11 +176,28 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	if err != nil {
 		return 0, nop, err
 	}
-	st := l.store()
 	pause := PauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
 	l.stats.enter(bs, pause, start)
 	defer l.stats.leave(bs, pause)
+	waited, done, err = l.waitIn(ctx, l.store(), bs, pause, start, deadline)
+	var refusal *Error
+	if err != nil && l.Store != nil && ctx.Err() == nil && !errors.As(err, &refusal) {
+		// The shared store failed: the limits hold in this process alone
+		// until it answers again, rather than failing every call.
+		if l.OnError != nil {
+			l.OnError(err)
+		}
+		for i := range bs {
+			bs[i].slot = time.Time{}
+		}
+		return l.waitIn(ctx, l.local(), bs, pause, start, deadline)
+	}
+	return waited, done, err
+}
+
+// waitIn is Wait on the store st.
+func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time) (time.Duration, func(int64), error) {
 	for {
 		now := time.Now()
 		until, err := st.PausedUntil(pause)

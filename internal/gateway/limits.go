@@ -183,11 +183,12 @@ func (m *limitMetrics) observe(a *sluice.Attempt) {
 	}
 }
 
-// limitStoreError logs a pause the limits store failed to keep: the first,
+// limitStoreError logs a failure of the limits' store, after which a call
+// is admitted under this process's own buckets and pauses: the first,
 // then one in a thousand, so that an outage of the store does not flood
 // the log.
 func (sh *shared) limitStoreError(err error) {
 	if n := sh.limitErrors.Add(1); n == 1 || n%1000 == 0 {
-		sh.logger.Warn("rate limits: a provider's pause could not be kept", "err", err, "errors", n)
+		sh.logger.Warn("rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", "err", err, "errors", n)
 	}
 }
