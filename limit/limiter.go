@@ -212,6 +212,14 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 		if err != nil {
 			return l.refuse(bs, err, start)
 		}
+		if !at.After(time.Now()) {
+			// Nothing to wait for: the pause read above still holds.
+			l.stats.admitted(bs)
+			if !at.After(start) {
+				return 0, settler(st, bs), nil
+			}
+			return time.Since(start), settler(st, bs), nil
+		}
 		if err := sleep(ctx, at); err != nil {
 			cancelAll(st, bs)
 			return time.Since(start), nop, err
