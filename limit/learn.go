@@ -44,23 +44,39 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 	}
 }
 
+// The rate-limit headers Learn reads, in canonical form, each window's
+// remaining count with its reset.
+var (
+	openAIWindows = [...][2]string{
+		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
+		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
+	}
+	anthropicWindows = [...][2]string{
+		{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
+		{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
+		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
+		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
+	}
+)
+
 // PauseFor returns how long from now an answer pauses its model (0: not at
-// all), as Learn says.
+// all), as Learn says. An answer without rate-limit headers costs a few
+// map lookups and no allocation.
 func PauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) time.Duration {
 	var d time.Duration
 	if status == http.StatusTooManyRequests && !quota && retryAfter > 0 {
 		d = retryAfter
 	}
-	for _, w := range []string{"requests", "tokens"} {
-		if spent(h.Get("X-Ratelimit-Remaining-" + w)) {
-			if r, err := time.ParseDuration(strings.TrimSpace(h.Get("X-Ratelimit-Reset-" + w))); err == nil {
+	for _, w := range openAIWindows {
+		if spent(first(h, w[0])) {
+			if r, err := time.ParseDuration(strings.TrimSpace(first(h, w[1]))); err == nil {
 				d = max(d, r)
 			}
 		}
 	}
-	for _, w := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
-		if spent(h.Get("Anthropic-Ratelimit-" + w + "-Remaining")) {
-			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get("Anthropic-Ratelimit-"+w+"-Reset"))); err == nil {
+	for _, w := range anthropicWindows {
+		if spent(first(h, w[0])) {
+			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(first(h, w[1]))); err == nil {
 				d = max(d, t.Sub(now))
 			}
 		}
@@ -68,8 +84,19 @@ func PauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter t
 	return min(max(d, 0), MaxPause)
 }
 
+// first returns the first value of the canonical key k in h, "" if none.
+func first(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // spent reports whether a remaining-count header says nothing is left.
 func spent(v string) bool {
+	if v == "" {
+		return false
+	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	return err == nil && n == 0
 }

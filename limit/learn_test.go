@@ -74,3 +74,13 @@ func FuzzPauseFor(f *testing.F) {
 		}
 	})
 }
+
+// Reading an answer without rate-limit headers allocates nothing: Learn
+// runs on every answer.
+func TestPauseForPlainAnswerAllocatesNothing(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req_1"}}
+	now := time.Now()
+	if n := testing.AllocsPerRun(100, func() { PauseFor(now, 200, false, h, 0) }); n != 0 {
+		t.Errorf("PauseFor allocates %v times on a plain answer, want 0", n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,6 +319,9 @@ func cancelAll(st Store, bs []bucket) {
 
 // settler returns the done of an admitted call.
 func settler(st Store, bs []bucket) func(int64) {
+	if !slices.ContainsFunc(bs, func(b bucket) bool { return b.tokens }) {
+		return nop // nothing to settle
+	}
 	var once atomic.Bool
 	return func(used int64) {
 		if !once.CompareAndSwap(false, true) || used <= 0 {
