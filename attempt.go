@@ -135,7 +135,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	b := &a.out
 	b.a, b.rc, b.stream = a, resp.Body, stream
 	if c.t.Meter != nil {
-		b.count, b.cost = c.t.Meter.Count(c.model, stream, len(c.body))
+		b.count, b.meterEnd = c.t.Meter.Count(c.model, stream, len(c.body))
 	}
 	if stream {
 		head, errEvent, err := a.peek(resp.Body)

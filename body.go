@@ -15,17 +15,17 @@ import (
 // read while judging the response, bounds every Read by the idle timeout,
 // and reports the attempt's outcome once: at EOF, at an error, or at Close.
 type body struct {
-	a       *attempt
-	rc      io.ReadCloser
-	head    []byte // bytes already read from rc, replayed first
-	n       int64  // bytes read from rc
-	sent    int64  // bytes handed to the caller
-	stream  bool
-	errStat int            // for a stream whose first event is an error: its status
-	errV    verdict        // and its verdict, judged with the event's body
-	count   func([]byte)   // the Meter's, for the bytes handed to the caller
-	cost    func() float64 // and what the attempt cost, at its end
-	ended   atomic.Bool
+	a        *attempt
+	rc       io.ReadCloser
+	head     []byte // bytes already read from rc, replayed first
+	n        int64  // bytes read from rc
+	sent     int64  // bytes handed to the caller
+	stream   bool
+	errStat  int                     // for a stream whose first event is an error: its status
+	errV     verdict                 // and its verdict, judged with the event's body
+	count    func([]byte)            // the Meter's, for the bytes handed to the caller
+	meterEnd func() (float64, int64) // and what the attempt cost and used, at its end
+	ended    atomic.Bool
 
 	events   *sse.Parser // a stream's events as handed to the caller
 	terminal atomic.Bool // the stream's terminal event was handed to the caller
@@ -123,8 +123,8 @@ func (b *body) end(err error) {
 	}
 	a.permit.Done(bo, slowBy)
 	a.cancel(nil)
-	if b.cost != nil && b.errStat == 0 {
-		r.CostUSD = b.cost()
+	if b.meterEnd != nil && b.errStat == 0 {
+		r.CostUSD, a.call.usedTokens = b.meterEnd()
 		a.call.cost += r.CostUSD
 	}
 	a.call.record(r)

@@ -51,8 +51,9 @@ type call struct {
 	ended      atomic.Bool
 
 	// Rate limits (limiter.go).
-	queued    time.Duration          // how long the next attempt waited for its slot
-	limitDone func(usedTokens int64) // the Limiter's, for the current attempt
+	queued     time.Duration          // how long the next attempt waited for its slot
+	limitDone  func(usedTokens int64) // the Limiter's, for the current attempt
+	usedTokens int64                  // what the current attempt's answer used, as the Meter read it
 
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds

@@ -20,8 +20,9 @@ type Limiter interface {
 	// model of the current target, the size of the body, the max_tokens it
 	// names (0 if none) and the longest the attempt may wait. It returns
 	// once the attempt may go, with how long it waited and done, which the
-	// Transport calls once when the attempt ends (nil: nothing to call).
-	// The Transport passes done 0 tokens: the estimate stands.
+	// Transport calls once when the attempt ends (nil: nothing to call),
+	// with the tokens the Meter read from its answer (see Meter.Count), or
+	// 0 when none was read: the estimate stands.
 	//
 	// An error refuses the attempt: a refused first attempt ends the call
 	// with that error and one log line of outcome rate_limited; a refused
@@ -77,12 +78,14 @@ func (c *call) queueLimit() time.Duration {
 	return max(left, 0)
 }
 
-// limitEnd tells the Limiter that the current attempt ended, once.
+// limitEnd tells the Limiter that the current attempt ended, once, with
+// the tokens its answer used when the Meter read them.
 func (c *call) limitEnd() {
 	if done := c.limitDone; done != nil {
 		c.limitDone = nil
-		done(0)
+		done(c.usedTokens)
 	}
+	c.usedTokens = 0
 }
 
 // learn tells the Limiter an attempt's answer.

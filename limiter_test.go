@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // stubLimiter records what the engine tells a Limiter; its answers are
@@ -17,6 +18,7 @@ type stubLimiter struct {
 	mu      sync.Mutex
 	waits   []stubWait
 	dones   int
+	used    []int64 // what each done was told
 	learned []stubLearn
 	events  *[]string // shared with a stubMeter: the order of calls
 
@@ -60,6 +62,7 @@ func (l *stubLimiter) Wait(ctx context.Context, req *http.Request, provider, mod
 	return l.wait, func(used int64) {
 		l.mu.Lock()
 		l.dones++
+		l.used = append(l.used, used)
 		l.mu.Unlock()
 	}, nil
 }
@@ -288,4 +291,33 @@ func (m *stubMeter) Reserve(*http.Request, string, []string, int, int64, time.Du
 	return -1, nil, nil
 }
 
-func (m *stubMeter) Count(string, bool, int) (func([]byte), func() float64) { return nil, nil }
+func (m *stubMeter) Count(string, bool, int) (func([]byte), func() (float64, int64)) {
+	return nil, nil
+}
+
+// The tokens the Meter reads from an answer's usage are what the
+// Limiter's done is told: a tokens-per-minute limit settles on them. A
+// failed attempt settles nothing (0: the estimate stands).
+func TestLimiterToldTokensUsed(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		r := newRig(t, "503,200", fastPolicy())
+		lim := &stubLimiter{}
+		r.tr.Limiter = lim
+		r.tr.Meter = &spend.Meter{} // no budget, no price: tokens are still read
+		body := `{"model":"gpt-4o-mini","stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+		if stream {
+			body = `{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+		}
+		resp, err := r.tr.RoundTrip(r.request("/v1/chat/completions", body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		// The fake's usage: prompt tokens are the body's bytes / 4, completion
+		// tokens its 5 pieces of text.
+		want := int64(len(body)/4 + 5)
+		if len(lim.used) != 2 || lim.used[0] != 0 || lim.used[1] != want {
+			t.Errorf("stream %v: done told %v, want [0 %d]", stream, lim.used, want)
+		}
+	}
+}

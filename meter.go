@@ -29,10 +29,11 @@ type Meter interface {
 
 	// Count is called for each attempt whose answer is handed to the
 	// caller. The Transport writes count every byte of the answer the
-	// caller reads, in order, and calls cost once at the answer's end for
-	// the attempt's cost in USD, which the attempt's log line carries and
-	// settle is told. Both nil: the attempt is not priced.
-	Count(model string, stream bool, bodyBytes int) (count func(p []byte), cost func() float64)
+	// caller reads, in order, and calls end once at the answer's end for
+	// what the attempt cost in USD, which the attempt's log line carries
+	// and settle is told, and the tokens it used (0 if unknown), which the
+	// Limiter's done is told. Both nil: the attempt is not metered.
+	Count(model string, stream bool, bodyBytes int) (count func(p []byte), end func() (costUSD float64, tokens int64))
 }
 
 // reserve asks the Meter to hold the call's worst case.

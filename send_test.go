@@ -82,7 +82,9 @@ func (m *recordingMeter) Reserve(_ *http.Request, _ string, models []string, bod
 	return -1, nil, nil
 }
 
-func (m *recordingMeter) Count(string, bool, int) (func([]byte), func() float64) { return nil, nil }
+func (m *recordingMeter) Count(string, bool, int) (func([]byte), func() (float64, int64)) {
+	return nil, nil
+}
 
 func TestSendTrustsModelAndMaxTokens(t *testing.T) {
 	p := fastPolicy()

@@ -173,27 +173,26 @@ func (r *reservation) settle(costUSD float64) {
 	}
 }
 
-// Count returns how one answered attempt of model is priced: count is
-// written every byte of the answer handed to the caller, in order, and cost,
+// Count returns how one answered attempt of model is metered: count is
+// written every byte of the answer handed to the caller, in order, and end,
 // called once at the answer's end, says what the attempt cost at model's
-// price, from the usage the answer reported or else an estimate (the input
-// from bodyBytes, the request's size; the output at one token per stream
-// event, or the answer's bytes / 4). Both are nil when model has no price.
-// Count is the sluice.Meter method a Transport calls.
-func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []byte), cost func() float64) {
-	if m.Prices == nil {
-		return nil, nil
-	}
-	p, ok := m.Prices(model)
-	if !ok {
-		return nil, nil
+// price and how many tokens it used, from the usage the answer reported
+// or else an estimate (the input from bodyBytes, the request's size; the
+// output at one token per stream event, or the answer's bytes / 4). A
+// model with no price costs 0, and its tokens are still read: a rate limit
+// settles on them (see Usage.Tokens). Count is the sluice.Meter method a
+// Transport calls.
+func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []byte), end func() (costUSD float64, tokens int64)) {
+	var p Price
+	if m.Prices != nil {
+		p, _ = m.Prices(model)
 	}
 	if stream {
 		t := &streamTap{price: p, bodyBytes: bodyBytes}
-		return t.write, t.cost
+		return t.write, t.end
 	}
 	t := &tap{price: p, bodyBytes: bodyBytes}
-	return t.write, t.cost
+	return t.write, t.end
 }
 
 // tap reads the usage of a JSON answer from the bytes handed to the
@@ -214,14 +213,14 @@ func (t *tap) write(p []byte) {
 	}
 }
 
-// cost prices the usage seen, or an estimate of it when the answer
-// reported none.
-func (t *tap) cost() float64 {
+// end prices the usage seen, or an estimate of it when the answer
+// reported none, and counts its tokens.
+func (t *tap) end() (float64, int64) {
 	u, seen := UsageFromJSON(t.json)
 	if !seen {
 		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: (t.n + 3) / 4}
 	}
-	return t.price.Cost(u)
+	return t.price.Cost(u), u.Tokens()
 }
 
 // streamTap reads the usage of a streamed answer from its events as they
@@ -234,12 +233,12 @@ type streamTap struct {
 
 func (t *streamTap) write(p []byte) { t.meter.Write(p) }
 
-// cost prices the usage seen, or an estimate of it when the stream
-// reported none: one output token per event.
-func (t *streamTap) cost() float64 {
+// end prices the usage seen, or an estimate of it when the stream
+// reported none (one output token per event), and counts its tokens.
+func (t *streamTap) end() (float64, int64) {
 	u, seen := t.meter.Usage()
 	if !seen {
 		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: int64(t.meter.Events())}
 	}
-	return t.price.Cost(u)
+	return t.price.Cost(u), u.Tokens()
 }

@@ -38,9 +38,10 @@ func BenchmarkMeterCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		count, cost := m.Count("gpt-4o-mini", false, 120)
+		count, end := m.Count("gpt-4o-mini", false, 120)
 		count(answer)
-		settle(cost())
+		cost, _ := end()
+		settle(cost)
 	}
 }
 
@@ -93,9 +94,9 @@ func TestMeterCallAllocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		count, cost := m.Count("gpt-4o-mini", false, 120)
+		count, end := m.Count("gpt-4o-mini", false, 120)
 		count(answer)
-		c := cost()
+		c, _ := end()
 		total += c
 		settle(c)
 	})

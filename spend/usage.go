@@ -74,6 +74,12 @@ func (p Price) Cost(u Usage) float64 {
 		float64(u.CacheRead)*read + float64(u.CacheWrite)*write) / 1e6
 }
 
+// Tokens is how many tokens the answer counts against a provider's
+// tokens-per-minute limit: its input and output, and the tokens written to
+// the cache; tokens read from the cache only as far as Input already counts
+// them (OpenAI's way), since Anthropic leaves them out of its input limit.
+func (u Usage) Tokens() int64 { return u.Input + u.Output + u.CacheWrite }
+
 // UsageFromJSON reads the usage of a whole, non-streamed answer: the
 // top-level "usage" object of an OpenAI chat completion (prompt_tokens,
 // completion_tokens, prompt_tokens_details.cached_tokens), an OpenAI

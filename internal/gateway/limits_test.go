@@ -196,3 +196,34 @@ func TestLimitsEndpoint(t *testing.T) {
 		body(t, resp)
 	}
 }
+
+// A tokens-per-minute limit reserves a call's estimate (its body / 4 plus
+// max_tokens) and settles on the answer's usage: a call that used little
+// gives the rest back at once, so the next one need not wait for the
+// estimate's worth. Streams too (the gateway asks for their usage).
+func TestTokensLimitSettlesOnUsage(t *testing.T) {
+	for _, tt := range []struct{ name, body string }{
+		{"json", `{"model":"gpt-4o-mini","max_tokens":300,"messages":[{"role":"user","content":"hi"}]}`},
+		{"stream", `{"model":"gpt-4o-mini","max_tokens":300,"stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// 6,000 tokens a minute: 10 ms a token. The estimate, about 320
+			// tokens, is 3.2 s of the bucket; the call uses about 25.
+			e := newEnv(t, "200", func(c *config.Config) {
+				c.Rates = append(c.Rates, limit.Limit{Name: "tpm", Provider: "openai", Scope: "provider",
+					Tokens: limit.Rate{Limit: 6000, Per: time.Minute}})
+			})
+			for i := range 2 {
+				resp := e.do("POST", "/openai/v1/chat/completions", tt.body)
+				body(t, resp)
+				if resp.StatusCode != 200 {
+					t.Fatalf("call %d: status %d; without settling, the second call's turn is 3 s away, past max_queue", i, resp.StatusCode)
+				}
+			}
+			lines := e.logLines()
+			if q, _ := lines[len(lines)-1]["queued_ms"].(float64); q > 1000 {
+				t.Errorf("the second call waited %v ms; settled on usage it waits about 250 ms", q)
+			}
+		})
+	}
+}

@@ -10,13 +10,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
 
-// newSpend returns the spend caps of a config over ledger; nil when there
-// are no budgets.
+// newSpend returns the Meter of a config over ledger: its spend caps, and
+// the reading of every answer's usage, which a tokens-per-minute limit
+// settles on; nil when there are neither budgets nor such limits.
 func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
-	if len(cfg.Budgets) == 0 {
+	if len(cfg.Budgets) == 0 && !slices.ContainsFunc(cfg.Rates, func(l limit.Limit) bool { return l.Tokens.Limit > 0 }) {
 		return nil
 	}
 	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.PriceOf}
