@@ -227,3 +227,38 @@ func TestTokensLimitSettlesOnUsage(t *testing.T) {
 		})
 	}
 }
+
+// A reload keeps every bucket's place: the limits live in the store the
+// snapshots share, so a call after the reload still waits behind the ones
+// before it.
+func TestReloadKeepsRateLimitBuckets(t *testing.T) {
+	edit := func(c *config.Config) {
+		withRate("slow", "openai", 60)(c) // one call a second
+		p := c.Policies["interactive"]
+		p.MaxQueue = 300 * time.Millisecond
+		c.Policies["interactive"] = p
+	}
+	e := newEnv(t, "200", edit)
+	if resp := e.do("POST", "/openai/v1/chat/completions", chatBody); resp.StatusCode != 200 {
+		t.Fatalf("first call: %d", resp.StatusCode)
+	} else {
+		body(t, resp)
+	}
+	err := e.gw.Reload(func() (*config.Config, error) {
+		c := config.Default()
+		*c = *e.cfg
+		c.Rates = append([]limit.Limit(nil), e.cfg.Rates...)
+		return c, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+	body(t, resp)
+	if resp.StatusCode != 429 {
+		t.Errorf("status %d after the reload, want 429: the bucket's next slot is still a second away", resp.StatusCode)
+	}
+	if e.up.Calls() != 1 {
+		t.Errorf("upstream calls %d, want 1", e.up.Calls())
+	}
+}
