@@ -37,6 +37,12 @@ type Limit struct {
 	// estimate being bodyBytes/4 + maxTokens until it settles with what
 	// it used. If its Limit is zero, tokens are not counted.
 	Tokens Rate
+
+	// Concurrent is how many calls may be in flight at once (from Wait
+	// until done) under each value of the scope, in everything sharing
+	// the Store. A call that finds them all taken queues for one. If
+	// zero, calls in flight are not counted.
+	Concurrent int
 }
 
 // Check returns an error naming what is wrong with l, nil if nothing is.
@@ -46,6 +52,8 @@ func (l Limit) Check() error {
 		return fmt.Errorf("limit: limit name %q: give each limit a name without ':'", l.Name)
 	case l.Scope != "" && l.Scope != "provider" && l.Scope != "model" && l.Scope != "key" && l.Scope != "all":
 		return fmt.Errorf("limit: limit %s: scope %q: use provider, model, key or all", l.Name, l.Scope)
+	case l.Concurrent < 0 || l.Concurrent > maxCount:
+		return fmt.Errorf("limit: limit %s: concurrent %d: give 0 (no limit) to %d calls in flight", l.Name, l.Concurrent, maxCount)
 	}
 	for _, r := range []struct {
 		what string
@@ -85,9 +93,18 @@ type Limiter struct {
 	// failed.
 	OnError func(error)
 
+	// Lease is how long a slot of a Concurrent limit is held at most by a
+	// store that cannot tell when its holder died (Redis): a host that
+	// crashes holding slots gives them back Lease after it took them.
+	// Make it longer than the longest call (the engine bounds each by its
+	// policy's total): a call that outlives it loses its slot to another.
+	// If zero, 10 minutes is used.
+	Lease time.Duration
+
 	once   sync.Once
 	memory *Memory
 	stats  stats
+	queues queues
 }
 
 // store returns l.Store, or the Memory that stands in for it.
@@ -115,15 +132,16 @@ type bucket struct {
 	slot   time.Time // the slot taken in it, while the call holds one
 }
 
-// buckets returns the buckets of the call.
-func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int64) ([]bucket, error) {
+// buckets returns the buckets and the concurrency gates of the call.
+func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int64) ([]bucket, []gate, error) {
 	var bs []bucket
+	var gs []gate
 	for _, lim := range l.Limits {
 		if lim.Provider != "" && lim.Provider != provider {
 			continue
 		}
 		if err := lim.Check(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var scope string
 		switch lim.Scope {
@@ -148,8 +166,11 @@ func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int6
 		if !lim.Tokens.IsZero() {
 			bs = append(bs, bucket{key: key + ":tokens", limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
 		}
+		if lim.Concurrent > 0 {
+			gs = append(gs, gate{key: key + ":concurrent", limit: lim.Name, n: int64(lim.Concurrent)})
+		}
 	}
-	return bs, nil
+	return bs, gs, nil
 }
 
 // Wait is called before each attempt of a call to provider's model. It
@@ -167,34 +188,64 @@ func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int6
 // reservations (given back where they are still their bucket's last). A
 // pause set while the call waits is honoured when its wait ends: it gives
 // its slots back and waits again, within maxWait of the call's start.
+//
+// Under a limit with Concurrent calls, once its slot in time is due, the
+// call takes an in-flight slot, queueing for one while they are all taken
+// (see Limiter.acquire): first come, first served in this process, within
+// maxWait of its start; then it is refused with an *Error whose Wait is a
+// fixed 1 s. done gives the in-flight slots back, once however often it
+// is called.
 func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
 	start := time.Now()
 	if err := context.Cause(ctx); err != nil {
 		return 0, nop, err
 	}
 	tokens := int64(max(bodyBytes, 0))/4 + max(maxTokens, 0)
-	bs, err := l.buckets(req, provider, model, tokens)
+	bs, gs, err := l.buckets(req, provider, model, tokens)
 	if err != nil {
 		return 0, nop, err
 	}
 	pause := PauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
-	l.stats.enter(bs, pause, start)
-	defer l.stats.leave(bs, pause)
-	waited, done, err = l.waitIn(ctx, l.store(), bs, pause, start, deadline)
-	var refusal *Error
-	if err != nil && l.Store != nil && ctx.Err() == nil && !errors.As(err, &refusal) {
+	l.stats.enter(bs, gs, pause, start)
+	defer l.stats.leave(bs, gs, pause)
+	st := l.store()
+	waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
+	if l.failed(ctx, st, err) {
 		// The shared store failed: the limits hold in this process alone
 		// until it answers again, rather than failing every call.
-		if l.OnError != nil {
-			l.OnError(err)
-		}
 		for i := range bs {
 			bs[i].slot = time.Time{}
 		}
-		return l.waitIn(ctx, l.local(), bs, pause, start, deadline)
+		st = l.local()
+		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
 	}
-	return waited, done, err
+	if err != nil || len(gs) == 0 {
+		return waited, done, err
+	}
+	queued, err := l.acquireAll(ctx, st, gs, deadline)
+	if err != nil {
+		cancelAll(st, bs) // the call does not go: its slots in time are given back where they are still last
+		return time.Since(start), nop, err
+	}
+	l.stats.admittedGates(bs, gs)
+	if queued {
+		waited = time.Since(start)
+	}
+	return waited, l.releaser(done, gs), nil
+}
+
+// failed reports whether err is a failure of the shared Store st, which
+// OnError is told, and after which the call falls back on l.local().
+func (l *Limiter) failed(ctx context.Context, st Store, err error) bool {
+	var refusal *Error
+	if err == nil || l.Store == nil || st != l.Store || ctx.Err() != nil || errors.As(err, &refusal) {
+		return false
+	}
+	if l.OnError != nil {
+		l.OnError(err)
+	}
+	return true
 }
 
 // waitIn is Wait on the store st.
