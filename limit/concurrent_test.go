@@ -90,6 +90,105 @@ func TestConcurrentQueue(t *testing.T) {
 	})
 }
 
+// TestConcurrentTwoFreedAtOnce: two slots given back at once by another
+// Limiter on the same Store, which does not wake this one's queue: its
+// head finds one by polling, takes it and hands its turn on, so the call
+// behind it takes the other at the same instant.
+func TestConcurrentTwoFreedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := NewMemory()
+		other := &Limiter{Store: st, Limits: concLimit(2)}
+		l := &Limiter{Store: st, Limits: concLimit(2)}
+		ctx := context.Background()
+		_, done1, err1 := other.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+		_, done2, err2 := other.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		waited := make([]time.Duration, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() {
+				w, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				waited[i] = w
+				time.Sleep(time.Hour) // holds its slot past the test's checks
+				done(0)
+			})
+			synctest.Wait()
+		}
+		time.Sleep(time.Second)
+		done1(0)
+		done2(0)
+		wg.Wait()
+		if waited[0] != waited[1] || waited[0] < time.Second || waited[0] > time.Second+pollMax {
+			t.Errorf("the queued calls waited %v, want the same, within %v of the release at 1s", waited, pollMax)
+		}
+	})
+}
+
+// TestConcurrentQueueOrderWhenPolling: slots given back by another Limiter
+// on the same Store (another process, as it were) do not wake this
+// Limiter's queue: its head finds them by polling, within pollMax, and
+// the calls still go in their order of arrival.
+func TestConcurrentQueueOrderWhenPolling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := NewMemory()
+		other := &Limiter{Store: st, Limits: concLimit(6)}
+		l := &Limiter{Store: st, Limits: concLimit(6)}
+		ctx := context.Background()
+		var dones []func(int64)
+		for range 6 {
+			_, done, err := other.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dones = append(dones, done)
+		}
+		start := time.Now()
+		var mu sync.Mutex
+		var order []int
+		var lags []time.Duration
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Go(func() {
+				_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				order = append(order, i)
+				lags = append(lags, time.Since(start)%time.Second) // after the second's release
+				mu.Unlock()
+				time.Sleep(time.Hour) // holds its slot to the end
+				done(0)
+			})
+			synctest.Wait()
+		}
+		for k := range 6 { // the other Limiter gives back a slot a second
+			time.Sleep(time.Second)
+			dones[k](0)
+		}
+		time.Sleep(time.Second)
+		mu.Lock()
+		if want := []int{0, 1, 2, 3, 4, 5}; fmt.Sprint(order) != fmt.Sprint(want) {
+			t.Errorf("admitted in the order %v, want %v", order, want)
+		}
+		for _, lag := range lags {
+			if lag > pollMax {
+				t.Errorf("a slot found %v after it was given back, want within %v", lag, pollMax)
+			}
+		}
+		mu.Unlock()
+		time.Sleep(time.Hour)
+		wg.Wait()
+	})
+}
+
 // TestConcurrentStats: with 3 calls holding the 3 slots and 4 queued,
 // Stats, Queued and Buckets show them.
 func TestConcurrentStats(t *testing.T) {

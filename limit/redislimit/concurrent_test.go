@@ -3,6 +3,7 @@ package redislimit
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,17 +53,14 @@ func TestAcquireLeases(t *testing.T) {
 	if exp, _ := srv.Client().PExpireTime(ctx, s.prefix+concKey).Result(); exp != time.Duration(t0.Add(1500*time.Millisecond).UnixMilli())*time.Millisecond {
 		t.Fatalf("key expires at %v, want with its last lease (t0+1.5s)", exp)
 	}
-	now = t0.Add(time.Second) // the first two leases end: dropped
-	if n, _ := s.InFlight(concKey); n != 1 {
-		t.Fatalf("%d leases at t0+1s, want 1: the two of t0 expired", n)
-	}
-	if n, _ := srv.Client().ZCard(ctx, s.prefix+concKey).Result(); n != 1 {
-		t.Fatalf("%d members in the sorted set, want the expired ones dropped (1)", n)
-	}
+	now = t0.Add(time.Second) // the first two leases end: dropped by the next acquire
 	for i := range 2 {
 		if _, ok, _ := s.Acquire(concKey, 3, time.Second); !ok {
 			t.Fatalf("slot %d of the expired leases is not free", i)
 		}
+	}
+	if n, _ := srv.Client().ZCard(ctx, s.prefix+concKey).Result(); n != 3 {
+		t.Fatalf("%d members in the sorted set, want the 2 expired ones dropped (3)", n)
 	}
 	if _, ok, _ := s.Acquire(concKey, 3, time.Second); ok {
 		t.Fatal("a 4th lease under 3 after the expiries")
@@ -109,14 +107,16 @@ func TestConcurrentAcrossClients(t *testing.T) {
 	}
 }
 
-// TestConcurrentQueueOnRedis: 10 calls arriving 5 ms apart in one
-// process under 3 in flight, each holding 30 ms: admitted in their order
+// TestConcurrentQueueOnRedis: 10 calls arriving 25 ms apart in one
+// process under 3 in flight, each holding 150 ms: admitted in their order
 // of arrival, never more than 3 in flight; a call that may not wait is
 // refused while they all hold, and a done called twice releases once.
+// (The first 3, admitted at once, may note their admission in any order.)
 func TestConcurrentQueueOnRedis(t *testing.T) {
 	leaktest.Check(t)
 	srv := redistest.Start(t)
 	l := &limit.Limiter{Store: newStore(t, srv), Limits: concLimits}
+	l.Store.InFlight(concKey) // connected, before the clock starts
 	var mu sync.Mutex
 	var order []int
 	var inFlight, most atomic.Int64
@@ -134,15 +134,16 @@ func TestConcurrentQueueOnRedis(t *testing.T) {
 			n := inFlight.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			time.Sleep(30 * time.Millisecond)
+			time.Sleep(150 * time.Millisecond)
 			inFlight.Add(-1)
 			done(0)
 			done(0)
 		})
-		time.Sleep(5 * time.Millisecond) // arrival order
+		time.Sleep(25 * time.Millisecond) // arrival order
 	}
 	_, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
 	wg.Wait()
+	slices.Sort(order[:min(3, len(order))]) // admitted at once, recorded in any order
 	for i, o := range order {
 		if o != i {
 			t.Fatalf("admitted in the order %v, want that of arrival", order)
