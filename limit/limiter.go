@@ -235,19 +235,6 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	return waited, l.releaser(done, gs), nil
 }
 
-// failed reports whether err is a failure of the shared Store st, which
-// OnError is told, and after which the call falls back on l.local().
-func (l *Limiter) failed(ctx context.Context, st Store, err error) bool {
-	var refusal *Error
-	if err == nil || l.Store == nil || st != l.Store || ctx.Err() != nil || errors.As(err, &refusal) {
-		return false
-	}
-	if l.OnError != nil {
-		l.OnError(err)
-	}
-	return true
-}
-
 // waitIn is Wait on the store st.
 func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time) (time.Duration, func(int64), error) {
 	for {
@@ -334,7 +321,8 @@ func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error
 }
 
 // reserveAt takes a slot at at in every bucket of bs, and returns the
-// latest slot taken, at most slotTolerance after at. When a bucket's slot
+// latest slot taken, at most slotTolerance after at (or after the first
+// bucket's slot, when that is later: it becomes the instant). When a bucket's slot
 // is later than that, it gives back what it took and returns that slot,
 // behind. Refused, it takes nothing and returns an *Error.
 func reserveAt(st Store, bs []bucket, at, deadline time.Time) (latest time.Time, behind bool, err error) {
@@ -349,6 +337,12 @@ func reserveAt(st Store, bs []bucket, at, deadline time.Time) (latest time.Time,
 		if !ok {
 			cancelAll(st, bs[:i])
 			return at, false, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
+		}
+		if i == 0 && got.After(at) {
+			// The first bucket is behind: no other slot is taken yet to
+			// move, so its slot is the instant. (Giving it back to take it
+			// again would lose it when another call reserved meanwhile.)
+			at = got
 		}
 		if got.After(at.Add(slotTolerance)) {
 			cancelAll(st, bs[:i])

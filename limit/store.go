@@ -1,6 +1,8 @@
 package limit
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -58,6 +60,19 @@ type Store interface {
 
 	// InFlight returns how many slots of the concurrency key are taken.
 	InFlight(key string) (int64, error)
+}
+
+// failed reports whether err is a failure of the shared Store st, which
+// OnError is told, and after which the call falls back on l.local().
+func (l *Limiter) failed(ctx context.Context, st Store, err error) bool {
+	var refusal *Error
+	if err == nil || l.Store == nil || st != l.Store || ctx.Err() != nil || errors.As(err, &refusal) {
+		return false
+	}
+	if l.OnError != nil {
+		l.OnError(err)
+	}
+	return true
 }
 
 // idleMargin is how long both a record's TAT and its pause must have been
