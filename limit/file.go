@@ -31,10 +31,14 @@ const fileSweepEvery = 10 * time.Minute
 // served. The clock is each process's wall clock, which the processes of
 // one host share.
 //
-// Records idle for a minute (TAT and pause both that far in the past) are
-// removed by a sweep that Reserve starts in the background at most every
-// ten minutes; it takes each record's file lock. Close waits for a sweep
-// that is running.
+// A concurrency key is a record of its own (kind ".inflight") whose
+// counters are entries, one per process with calls in flight under the
+// key: see Acquire.
+//
+// Records idle for a minute (TAT and pause both that far in the past), and
+// concurrency records with no entry, are removed by a sweep that Reserve
+// and Acquire start in the background at most every ten minutes; it takes
+// each record's file lock. Close waits for a sweep that is running.
 type File struct {
 	c         *state.Counters
 	inFlight  *state.Counters         // concurrency keys: one entry per process
