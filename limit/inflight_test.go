@@ -199,3 +199,21 @@ func TestProcessAlive(t *testing.T) {
 		t.Fatal("a reaped child is alive")
 	}
 }
+
+// TestFileSweepsFreeConcurrencyRecords: the sweep removes a concurrency
+// record whose entries are all free, and keeps one with a slot taken.
+func TestFileSweepsFreeConcurrencyRecords(t *testing.T) {
+	f := newFileStore(t)
+	f.Acquire("held", 3, 0)
+	f.Acquire("freed", 3, 0)
+	f.Release("freed", 0)
+	f.Close() // the sweep the first Acquire started
+	removed, err := f.sweepInFlight()
+	names, _ := f.inFlight.Names()
+	if err != nil || removed != 1 || len(names) != 1 || names[0] != "held" {
+		t.Fatalf("sweep removed %d (%v), left %v; want 1 removed, [held] left", removed, err, names)
+	}
+	if n, _ := f.InFlight("held"); n != 1 {
+		t.Fatalf("%d slots of the kept record, want 1", n)
+	}
+}
