@@ -4,6 +4,7 @@ package limit
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"sync"
@@ -204,10 +205,10 @@ func TestProcessAlive(t *testing.T) {
 // record whose entries are all free, and keeps one with a slot taken.
 func TestFileSweepsFreeConcurrencyRecords(t *testing.T) {
 	f := newFileStore(t)
+	f.nextSweep.Store(math.MaxInt64) // no sweep in the background
 	f.Acquire("held", 3, 0)
 	f.Acquire("freed", 3, 0)
 	f.Release("freed", 0)
-	f.Close() // the sweep the first Acquire started
 	removed, err := f.sweepInFlight()
 	names, _ := f.inFlight.Names()
 	if err != nil || removed != 1 || len(names) != 1 || names[0] != "held" {
