@@ -137,6 +137,13 @@ func (l *Limiter) try(g *gate) (bool, error) {
 	return ok, err
 }
 
+// pausedNow reports whether the pause key holds calls now in st. A pause
+// the Store cannot read is taken as none: the call's slots are taken.
+func (l *Limiter) pausedNow(st Store, pause string) bool {
+	until, err := st.PausedUntil(pause)
+	return err == nil && until.After(time.Now())
+}
+
 // releaseAll gives back the slots of gs and wakes the head of each key's
 // queue in this process.
 func (l *Limiter) releaseAll(gs []gate) {

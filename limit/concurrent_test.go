@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -351,6 +352,43 @@ func TestConcurrentAfterRateSlot(t *testing.T) {
 		}
 		if most != 2 {
 			t.Errorf("%d in flight at once, want 2", most)
+		}
+	})
+}
+
+// TestConcurrentPausedWhileQueued: a call queued for the one slot when
+// the model is paused (a 429 asking 5 s, at 1 s) does not go when the
+// holder ends at 2 s: it gives the slot back and goes when the pause ends,
+// at exactly 6 s; the slot is free meanwhile.
+func TestConcurrentPausedWhileQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: concLimit(1)}
+		ctx := context.Background()
+		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var waited time.Duration
+		var werr error
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			var d func(int64)
+			waited, d, werr = l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			if werr == nil {
+				d(0)
+			}
+		})
+		time.Sleep(time.Second)
+		l.Learn("openai", "m", http.StatusTooManyRequests, false, nil, 5*time.Second)
+		time.Sleep(time.Second)
+		done(0)
+		synctest.Wait()
+		if n, _ := l.store().InFlight(concKey); n != 0 {
+			t.Errorf("%d slots taken during the pause, want 0", n)
+		}
+		wg.Wait()
+		if werr != nil || waited != 6*time.Second {
+			t.Errorf("the queued call: %v after %v, want admitted at exactly 6s, the end of the pause", werr, waited)
 		}
 	})
 }

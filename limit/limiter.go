@@ -3,71 +3,12 @@ package limit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// Limit is one configured limit: a budget of requests and one of tokens per
-// bucket, a bucket for each value of its Scope.
-type Limit struct {
-	// Name names the limit in keys, errors and metrics. It is required
-	// and holds no ':'.
-	Name string
-
-	// Provider is the provider whose calls the limit covers. If "", it
-	// covers every provider.
-	Provider string
-
-	// Scope says which calls share a bucket: "provider" (the calls to one
-	// provider), "model" (to one provider's model), "key" (of one client,
-	// as Limiter.Client names it) or "all" (every call the limit covers).
-	// If "", "provider" is used.
-	Scope string
-
-	// Requests is how many calls may start per window. If its Limit is
-	// zero, calls are not counted.
-	Requests Rate
-
-	// Tokens is how many tokens calls may use per window, a call's
-	// estimate being bodyBytes/4 + maxTokens until it settles with what
-	// it used. If its Limit is zero, tokens are not counted.
-	Tokens Rate
-
-	// Concurrent is how many calls may be in flight at once (from Wait
-	// until done) under each value of the scope, in everything sharing
-	// the Store. A call that finds them all taken queues for one. If
-	// zero, calls in flight are not counted.
-	Concurrent int
-}
-
-// Check returns an error naming what is wrong with l, nil if nothing is.
-func (l Limit) Check() error {
-	switch {
-	case l.Name == "" || strings.Contains(l.Name, ":"):
-		return fmt.Errorf("limit: limit name %q: give each limit a name without ':'", l.Name)
-	case l.Scope != "" && l.Scope != "provider" && l.Scope != "model" && l.Scope != "key" && l.Scope != "all":
-		return fmt.Errorf("limit: limit %s: scope %q: use provider, model, key or all", l.Name, l.Scope)
-	case l.Concurrent < 0 || l.Concurrent > maxCount:
-		return fmt.Errorf("limit: limit %s: concurrent %d: give 0 (no limit) to %d calls in flight", l.Name, l.Concurrent, maxCount)
-	}
-	for _, r := range []struct {
-		what string
-		r    Rate
-	}{{"requests", l.Requests}, {"tokens", l.Tokens}} {
-		if r.r.Limit < 0 || r.r.Per < 0 || (r.r.Limit > 0 && r.r.Per == 0) {
-			return fmt.Errorf("limit: limit %s: %s %d per %v: give a limit ≥ 0 and a period > 0", l.Name, r.what, r.r.Limit, r.r.Per)
-		}
-	}
-	return nil
-}
-
-// PauseKey returns the key of the pause of provider's model.
-func PauseKey(provider, model string) string { return "pause:" + provider + "/" + model }
 
 // Limiter admits calls under Limits, and under the pauses it learns from
 // providers' answers, through Store: each call is given a slot in time in
@@ -193,8 +134,8 @@ func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int6
 // call takes an in-flight slot, queueing for one while they are all taken
 // (see Limiter.acquire): first come, first served in this process, within
 // maxWait of its start; then it is refused with an *Error whose Wait is a
-// fixed 1 s. done gives the in-flight slots back, once however often it
-// is called.
+// fixed 1 s. A pause set while it queued is honoured as above. done gives
+// the in-flight slots back, once however often it is called.
 func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
 	start := time.Now()
 	if err := context.Cause(ctx); err != nil {
@@ -210,29 +151,38 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	l.stats.enter(bs, gs, pause, start)
 	defer l.stats.leave(bs, gs, pause)
 	st := l.store()
-	waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
-	if l.failed(ctx, st, err) {
-		// The shared store failed: the limits hold in this process alone
-		// until it answers again, rather than failing every call.
-		for i := range bs {
-			bs[i].slot = time.Time{}
-		}
-		st = l.local()
+	for {
 		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
+		if l.failed(ctx, st, err) {
+			// The shared store failed: the limits hold in this process
+			// alone until it answers again, rather than failing every call.
+			for i := range bs {
+				bs[i].slot = time.Time{}
+			}
+			st = l.local()
+			waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
+		}
+		if err != nil || len(gs) == 0 {
+			return waited, done, err
+		}
+		queued, err := l.acquireAll(ctx, st, gs, deadline)
+		if err != nil {
+			cancelAll(st, bs) // the call does not go: its slots in time are given back where they are still last
+			return time.Since(start), nop, err
+		}
+		if queued && l.pausedNow(st, pause) {
+			// Paused while it queued for its in-flight slots: it gives
+			// every slot back and waits again.
+			l.releaseAll(gs)
+			cancelAll(st, bs)
+			continue
+		}
+		l.stats.admittedGates(bs, gs)
+		if queued {
+			waited = time.Since(start)
+		}
+		return waited, l.releaser(done, gs), nil
 	}
-	if err != nil || len(gs) == 0 {
-		return waited, done, err
-	}
-	queued, err := l.acquireAll(ctx, st, gs, deadline)
-	if err != nil {
-		cancelAll(st, bs) // the call does not go: its slots in time are given back where they are still last
-		return time.Since(start), nop, err
-	}
-	l.stats.admittedGates(bs, gs)
-	if queued {
-		waited = time.Since(start)
-	}
-	return waited, l.releaser(done, gs), nil
 }
 
 // waitIn is Wait on the store st.
