@@ -59,24 +59,24 @@ func runQueue(t *testing.T, l *Limiter, holds []time.Duration) ([]admission, int
 }
 
 // TestConcurrentQueue: 3 in flight, 10 calls arriving one after another,
-// the first three holding 1 s, 2 s and 3 s, the others 1 s. The queue
+// the first three holding 1 s, 2 s and 3 s, the others 3 s. The queue
 // hands each freed slot to the call that arrived first, at the very
-// instant it is given back: calls 0–2 at 0, 3 when 0 ends (exactly 1 s),
-// 4 and 5 when 1 and 3 end (2 s), 6–8 at 3 s, 9 at 4 s; never more than 3
-// in flight, admitted in their order of arrival.
+// instant it is given back: calls 0–2 at 0, call 3 when call 0 ends
+// (exactly 1 s), then one a second as each holder ends, call 9 at 7 s;
+// never more than 3 in flight, admitted in their order of arrival.
 func TestConcurrentQueue(t *testing.T) {
 	leaktest.Check(t)
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: concLimit(3)}
 		holds := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
 		for range 7 {
-			holds = append(holds, time.Second)
+			holds = append(holds, 3*time.Second)
 		}
 		out, most := runQueue(t, l, holds)
 		if most != 3 {
 			t.Errorf("%d calls in flight at once, want at most (and at some point) 3", most)
 		}
-		wantAt := []time.Duration{0, 0, 0, 1, 2, 2, 3, 3, 3, 4}
+		wantAt := []time.Duration{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}
 		for i, a := range out {
 			if want := wantAt[i] * time.Second; a.seq != i || a.at != want || a.waited != want {
 				t.Errorf("call %d: admitted %dth at %v (waited %v), want %dth at exactly %v", i, a.seq, a.at, a.waited, i, want)

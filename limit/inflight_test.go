@@ -36,13 +36,13 @@ func TestFileConcurrentQueue(t *testing.T) {
 		l := &Limiter{Store: f, Limits: concLimit(3)}
 		holds := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
 		for range 7 {
-			holds = append(holds, time.Second)
+			holds = append(holds, 3*time.Second)
 		}
 		out, most := runQueue(t, l, holds)
 		if most != 3 {
 			t.Errorf("%d calls in flight at once, want at most (and at some point) 3", most)
 		}
-		wantAt := []time.Duration{0, 0, 0, 1, 2, 2, 3, 3, 3, 4}
+		wantAt := []time.Duration{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}
 		for i, a := range out {
 			if want := wantAt[i] * time.Second; a.seq != i || a.at != want || a.waited != want {
 				t.Errorf("call %d: admitted %dth at %v (waited %v), want %dth at exactly %v", i, a.seq, a.at, a.waited, i, want)
