@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/state"
 )
 
 // BenchmarkWait is one admitted call (no wait) under a request and a token
@@ -33,6 +35,38 @@ func BenchmarkWait(b *testing.B) {
 				}
 				done(150)
 			}
+		})
+	}
+}
+
+// BenchmarkWaitConcurrent is one admitted call (no wait) and its done
+// under a limit of calls in flight, on each store, with the system calls
+// the File makes per call.
+func BenchmarkWaitConcurrent(b *testing.B) {
+	for _, name := range []string{"memory", "file"} {
+		b.Run(name, func(b *testing.B) {
+			var st Store = NewMemory()
+			if name == "file" {
+				f, err := NewFile(openStateB(b))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				st = f
+			}
+			l := &Limiter{Store: st, Limits: []Limit{{Name: "conc", Concurrent: 64}}}
+			ctx := context.Background()
+			l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, time.Second) // the record made and mapped: one slot held throughout
+			calls := state.Syscalls()
+			b.ReportAllocs()
+			for b.Loop() {
+				_, done, err := l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				done(0)
+			}
+			b.ReportMetric(float64(state.Syscalls()-calls)/float64(b.N), "syscalls/op")
 		})
 	}
 }

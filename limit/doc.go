@@ -29,20 +29,61 @@
 // Slots are handed out in the order of the Store's atomic steps, so calls
 // are served first come, first served across processes and hosts.
 //
+// # Calls in flight
+//
+// A Limit with Concurrent > 0 also caps the calls in flight at once under
+// each value of its scope, in everything sharing the Store. A call takes
+// an in-flight slot once its slot in time is due (so that calls queued for
+// a rate do not hold in-flight slots while they wait), and done gives it
+// back, once. A call that finds every slot taken queues: in this process,
+// a FIFO per key whose head alone asks the Store, at once, again the
+// moment a slot is given back in this process, and else by polling every
+// 2 ms doubling to 50 ms, each wait drawn between half and all of that;
+// across processes and hosts, whichever head polls first after a slot is
+// given back takes it. The queue is left when the call's maximum wait ends
+// (an *Error, Wait a fixed hint of 1 s) or its context does (its cause, at
+// once); either takes nothing.
+//
+// The Stores count slots so that the limit is never exceeded, and give
+// back those of a holder that died:
+//
+//   - Memory: a count per key; its holders die with it.
+//   - File: an entry per process (its pid, a tag of its start time, its
+//     count) among the record's 28 counters. A call adds one to its
+//     process's entry, then sums the entries and takes its one back if
+//     the sum is over the limit: two calls racing for the last slot may
+//     both back out, never both get in. The entries of dead processes
+//     (kill(pid, 0) answers ESRCH, /proc says zombie, or the pid's start
+//     time differs: a pid given again) are freed by the first call that
+//     finds the key full, so a crashed process's slots come back at the
+//     next call that needs them. An entry is held only while its process
+//     has calls in flight under the key; with all 28 held by live
+//     processes, a 29th process's calls queue as for a full key until one
+//     of those has none.
+//   - Redis (package redislimit): a sorted set of leases, expiring
+//     Limiter.Lease (10 minutes unless set) after they are taken; one
+//     script drops the expired, counts and adds. A host that dies holding
+//     slots gives them back when their leases expire.
+//
+// When the Store fails, the slot is taken in this process's own memory,
+// where the limit then holds for this process alone (OnError is told).
+//
 // # Keys
 //
 // A limit's buckets are "limit:<name>:<scope value>:requests" and
-// ":tokens" (scope value: the provider, "<provider>/<model>", the client
-// id, or "all"); a model's pause is "pause:<provider>/<model>". A call
-// falls under every bucket of every Limit that covers its provider, and
-// under its model's pause; it takes the same instant in all of them.
+// ":tokens", its concurrency key "limit:<name>:<scope value>:concurrent"
+// (scope value: the provider, "<provider>/<model>", the client id, or
+// "all"); a model's pause is "pause:<provider>/<model>". A call falls
+// under every bucket and concurrency key of every Limit that covers its
+// provider, and under its model's pause; it takes the same instant in all
+// the buckets, and the in-flight slots in the order of the Limits.
 //
 // # Use
 //
 // Limiter.Wait is called before each attempt: it takes the call's slots,
 // waits for them (or refuses at once with an *Error when they are further
 // than the call may wait) and returns done, which settles the token
-// buckets with what the call used. Limiter.Learn is told each answer: a
+// buckets with what the call used and gives back its in-flight slots. Limiter.Learn is told each answer: a
 // rate-limit 429's Retry-After, or headers saying a window is spent,
 // pause the model for everything sharing the Store.
 //

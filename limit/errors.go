@@ -3,6 +3,7 @@ package limit
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -11,10 +12,12 @@ import (
 var ErrLimited = errors.New("limit: rate limited")
 
 // Error is a call refused by a limit or a pause: its slot was more than
-// the call's maximum wait away. Nothing was taken for it.
+// the call's maximum wait away, or every in-flight slot of a Concurrent
+// limit stayed taken through it. Nothing was taken for it.
 type Error struct {
-	// Key is the bucket ("limit:<name>:<scope>:requests" or ":tokens") or
-	// the pause ("pause:<provider>/<model>") that refused the call.
+	// Key is the bucket ("limit:<name>:<scope>:requests" or ":tokens"),
+	// the concurrency key (":concurrent") or the pause
+	// ("pause:<provider>/<model>") that refused the call.
 	Key string
 
 	// Limit is the name of the limit that refused the call, "pause" for
@@ -22,11 +25,15 @@ type Error struct {
 	Limit string
 
 	// Wait is how long from the refusal until the call's slot would have
-	// been: when to try again.
+	// been: when to try again. For a concurrency key, whose slots come
+	// back when calls in flight end, it is a fixed hint of 1 s.
 	Wait time.Duration
 }
 
 func (e *Error) Error() string {
+	if strings.HasSuffix(e.Key, ":concurrent") {
+		return fmt.Sprintf("sluice: concurrency limited by %s: every slot stayed taken by calls in flight through the call's wait; retry in about %v", e.Key, e.Wait)
+	}
 	return fmt.Sprintf("sluice: rate limited by %s: the next slot is in %v, beyond the call's wait; retry then", e.Key, e.Wait)
 }
 

@@ -22,6 +22,11 @@ func (brokenStore) Settle(string, Rate, int64) error            { return errDown
 func (brokenStore) Pause(string, time.Time) error               { return errDown }
 func (brokenStore) PausedUntil(string) (time.Time, error)       { return time.Time{}, errDown }
 func (brokenStore) FreeAt(string) (time.Time, error)            { return time.Time{}, errDown }
+func (brokenStore) Acquire(string, int64, time.Duration) (uint64, bool, error) {
+	return 0, false, errDown
+}
+func (brokenStore) Release(string, uint64) error   { return errDown }
+func (brokenStore) InFlight(string) (int64, error) { return 0, errDown }
 
 // A Store that fails does not fail the calls: the limits and the pauses
 // hold in this process alone, and each failure is told to OnError.

@@ -31,12 +31,18 @@ const fileSweepEvery = 10 * time.Minute
 // served. The clock is each process's wall clock, which the processes of
 // one host share.
 //
-// Records idle for a minute (TAT and pause both that far in the past) are
-// removed by a sweep that Reserve starts in the background at most every
-// ten minutes; it takes each record's file lock. Close waits for a sweep
-// that is running.
+// A concurrency key is a record of its own (kind ".inflight") whose
+// counters are entries, one per process with calls in flight under the
+// key: see Acquire.
+//
+// Records idle for a minute (TAT and pause both that far in the past), and
+// concurrency records with no entry, are removed by a sweep that Reserve
+// and Acquire start in the background at most every ten minutes; it takes
+// each record's file lock. Close waits for a sweep that is running.
 type File struct {
 	c         *state.Counters
+	inFlight  *state.Counters         // concurrency keys: one entry per process
+	alive     func(holder int64) bool // if nil, processAlive; tests set it
 	now       func() time.Time
 	nextSweep atomic.Int64
 	sweeping  atomic.Bool
@@ -48,7 +54,7 @@ func NewFile(f *state.File) (*File, error) {
 	if f == nil {
 		return nil, errors.New("limit: NewFile needs an open state.File; open one with state.OpenFile")
 	}
-	return &File{c: f.Counters(fileExt), now: time.Now}, nil
+	return &File{c: f.Counters(fileExt), inFlight: f.Counters(inFlightExt), now: time.Now}, nil
 }
 
 // Close waits for a background sweep to end. It does not close the
@@ -165,8 +171,8 @@ func (f *File) sweep(now int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	removed := 0
-	var errs []error
+	removed, err := f.sweepInFlight()
+	errs := []error{err}
 	for _, name := range names {
 		tat, err1 := f.c.Load(name, cTAT)
 		paused, err2 := f.c.Load(name, cPaused)

@@ -3,63 +3,12 @@ package limit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// Limit is one configured limit: a budget of requests and one of tokens per
-// bucket, a bucket for each value of its Scope.
-type Limit struct {
-	// Name names the limit in keys, errors and metrics. It is required
-	// and holds no ':'.
-	Name string
-
-	// Provider is the provider whose calls the limit covers. If "", it
-	// covers every provider.
-	Provider string
-
-	// Scope says which calls share a bucket: "provider" (the calls to one
-	// provider), "model" (to one provider's model), "key" (of one client,
-	// as Limiter.Client names it) or "all" (every call the limit covers).
-	// If "", "provider" is used.
-	Scope string
-
-	// Requests is how many calls may start per window. If its Limit is
-	// zero, calls are not counted.
-	Requests Rate
-
-	// Tokens is how many tokens calls may use per window, a call's
-	// estimate being bodyBytes/4 + maxTokens until it settles with what
-	// it used. If its Limit is zero, tokens are not counted.
-	Tokens Rate
-}
-
-// Check returns an error naming what is wrong with l, nil if nothing is.
-func (l Limit) Check() error {
-	switch {
-	case l.Name == "" || strings.Contains(l.Name, ":"):
-		return fmt.Errorf("limit: limit name %q: give each limit a name without ':'", l.Name)
-	case l.Scope != "" && l.Scope != "provider" && l.Scope != "model" && l.Scope != "key" && l.Scope != "all":
-		return fmt.Errorf("limit: limit %s: scope %q: use provider, model, key or all", l.Name, l.Scope)
-	}
-	for _, r := range []struct {
-		what string
-		r    Rate
-	}{{"requests", l.Requests}, {"tokens", l.Tokens}} {
-		if r.r.Limit < 0 || r.r.Per < 0 || (r.r.Limit > 0 && r.r.Per == 0) {
-			return fmt.Errorf("limit: limit %s: %s %d per %v: give a limit ≥ 0 and a period > 0", l.Name, r.what, r.r.Limit, r.r.Per)
-		}
-	}
-	return nil
-}
-
-// PauseKey returns the key of the pause of provider's model.
-func PauseKey(provider, model string) string { return "pause:" + provider + "/" + model }
 
 // Limiter admits calls under Limits, and under the pauses it learns from
 // providers' answers, through Store: each call is given a slot in time in
@@ -85,9 +34,18 @@ type Limiter struct {
 	// failed.
 	OnError func(error)
 
+	// Lease is how long a slot of a Concurrent limit is held at most by a
+	// store that cannot tell when its holder died (Redis): a host that
+	// crashes holding slots gives them back Lease after it took them.
+	// Make it longer than the longest call (the engine bounds each by its
+	// policy's total): a call that outlives it loses its slot to another.
+	// If zero, 10 minutes is used.
+	Lease time.Duration
+
 	once   sync.Once
 	memory *Memory
 	stats  stats
+	queues queues
 }
 
 // store returns l.Store, or the Memory that stands in for it.
@@ -115,15 +73,16 @@ type bucket struct {
 	slot   time.Time // the slot taken in it, while the call holds one
 }
 
-// buckets returns the buckets of the call.
-func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int64) ([]bucket, error) {
+// buckets returns the buckets and the concurrency gates of the call.
+func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int64) ([]bucket, []gate, error) {
 	var bs []bucket
+	var gs []gate
 	for _, lim := range l.Limits {
 		if lim.Provider != "" && lim.Provider != provider {
 			continue
 		}
 		if err := lim.Check(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var scope string
 		switch lim.Scope {
@@ -148,8 +107,11 @@ func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int6
 		if !lim.Tokens.IsZero() {
 			bs = append(bs, bucket{key: key + ":tokens", limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
 		}
+		if lim.Concurrent > 0 {
+			gs = append(gs, gate{key: key + ":concurrent", limit: lim.Name, n: int64(lim.Concurrent)})
+		}
 	}
-	return bs, nil
+	return bs, gs, nil
 }
 
 // Wait is called before each attempt of a call to provider's model. It
@@ -167,34 +129,60 @@ func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int6
 // reservations (given back where they are still their bucket's last). A
 // pause set while the call waits is honoured when its wait ends: it gives
 // its slots back and waits again, within maxWait of the call's start.
+//
+// Under a limit with Concurrent calls, once its slot in time is due, the
+// call takes an in-flight slot, queueing for one while they are all taken
+// (see Limiter.acquire): first come, first served in this process, within
+// maxWait of its start; then it is refused with an *Error whose Wait is a
+// fixed 1 s. A pause set while it queued is honoured as above. done gives
+// the in-flight slots back, once however often it is called.
 func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
 	start := time.Now()
 	if err := context.Cause(ctx); err != nil {
 		return 0, nop, err
 	}
 	tokens := int64(max(bodyBytes, 0))/4 + max(maxTokens, 0)
-	bs, err := l.buckets(req, provider, model, tokens)
+	bs, gs, err := l.buckets(req, provider, model, tokens)
 	if err != nil {
 		return 0, nop, err
 	}
 	pause := PauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
-	l.stats.enter(bs, pause, start)
-	defer l.stats.leave(bs, pause)
-	waited, done, err = l.waitIn(ctx, l.store(), bs, pause, start, deadline)
-	var refusal *Error
-	if err != nil && l.Store != nil && ctx.Err() == nil && !errors.As(err, &refusal) {
-		// The shared store failed: the limits hold in this process alone
-		// until it answers again, rather than failing every call.
-		if l.OnError != nil {
-			l.OnError(err)
+	l.stats.enter(bs, gs, pause, start)
+	defer l.stats.leave(bs, gs, pause)
+	st := l.store()
+	for {
+		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
+		if l.failed(ctx, st, err) {
+			// The shared store failed: the limits hold in this process
+			// alone until it answers again, rather than failing every call.
+			for i := range bs {
+				bs[i].slot = time.Time{}
+			}
+			st = l.local()
+			waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
 		}
-		for i := range bs {
-			bs[i].slot = time.Time{}
+		if err != nil || len(gs) == 0 {
+			return waited, done, err
 		}
-		return l.waitIn(ctx, l.local(), bs, pause, start, deadline)
+		queued, err := l.acquireAll(ctx, st, gs, deadline)
+		if err != nil {
+			cancelAll(st, bs) // the call does not go: its slots in time are given back where they are still last
+			return time.Since(start), nop, err
+		}
+		if queued && l.pausedNow(st, pause) {
+			// Paused while it queued for its in-flight slots: it gives
+			// every slot back and waits again.
+			l.releaseAll(gs)
+			cancelAll(st, bs)
+			continue
+		}
+		l.stats.admittedGates(bs, gs)
+		if queued {
+			waited = time.Since(start)
+		}
+		return waited, l.releaser(done, gs), nil
 	}
-	return waited, done, err
 }
 
 // waitIn is Wait on the store st.
@@ -283,7 +271,8 @@ func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error
 }
 
 // reserveAt takes a slot at at in every bucket of bs, and returns the
-// latest slot taken, at most slotTolerance after at. When a bucket's slot
+// latest slot taken, at most slotTolerance after at (or after the first
+// bucket's slot, when that is later: it becomes the instant). When a bucket's slot
 // is later than that, it gives back what it took and returns that slot,
 // behind. Refused, it takes nothing and returns an *Error.
 func reserveAt(st Store, bs []bucket, at, deadline time.Time) (latest time.Time, behind bool, err error) {
@@ -298,6 +287,12 @@ func reserveAt(st Store, bs []bucket, at, deadline time.Time) (latest time.Time,
 		if !ok {
 			cancelAll(st, bs[:i])
 			return at, false, &Error{Key: b.key, Limit: b.limit, Wait: got.Sub(now)}
+		}
+		if i == 0 && got.After(at) {
+			// The first bucket is behind: no other slot is taken yet to
+			// move, so its slot is the instant. (Giving it back to take it
+			// again would lose it when another call reserved meanwhile.)
+			at = got
 		}
 		if got.After(at.Add(slotTolerance)) {
 			cancelAll(st, bs[:i])

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("LIMIT_CHILD_DIR"); dir != "" {
 		os.Exit(runChild(dir))
 	}
+	if dir := os.Getenv("LIMIT_CONC_CHILD_DIR"); dir != "" {
+		os.Exit(runConcChild(dir, os.Getenv("LIMIT_CONC_MODE")))
+	}
 	os.Exit(m.Run())
 }
 

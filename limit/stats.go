@@ -10,8 +10,13 @@ import (
 // Stats counts, in this process, the calls of one limit (or of the
 // pauses, under the name "pause").
 type Stats struct {
-	// Queued is how many calls wait for a slot now.
+	// Queued is how many calls wait for a slot now: a slot in time, or
+	// an in-flight slot of a Concurrent limit.
 	Queued int
+
+	// InFlight is how many calls of this process hold an in-flight slot
+	// of the limit now (a Concurrent limit's; 0 for others).
+	InFlight int
 
 	// Admitted is how many calls were given a slot and waited for it.
 	Admitted uint64
@@ -39,6 +44,11 @@ type Bucket struct {
 
 	// Queued is how many calls of this process wait under the key now.
 	Queued int
+
+	// InFlight is, for a concurrency key
+	// ("limit:<name>:<scope>:concurrent"), how many calls hold one of its
+	// slots in everything sharing the Store (0 for a bucket or a pause).
+	InFlight int64
 }
 
 // keysKeptFor is how long a key no call of this process waits under stays
@@ -70,18 +80,23 @@ func (s *stats) limit(name string) *Stats {
 	return st
 }
 
-// each calls fn once per limit name of bs, and for "pause".
-func each(bs []bucket, fn func(name string)) {
+// each calls fn once per limit name of bs and gs, and for "pause".
+func each(bs []bucket, gs []gate, fn func(name string)) {
 	fn("pause")
 	for i, b := range bs {
 		if i == 0 || bs[i-1].limit != b.limit {
 			fn(b.limit)
 		}
 	}
+	for _, g := range gs {
+		if !slices.ContainsFunc(bs, func(b bucket) bool { return b.limit == g.limit }) {
+			fn(g.limit)
+		}
+	}
 }
 
-// enter counts a call that starts waiting under bs and pause at now.
-func (s *stats) enter(bs []bucket, pause string, now time.Time) {
+// enter counts a call that starts waiting under bs, gs and pause at now.
+func (s *stats) enter(bs []bucket, gs []gate, pause string, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.keys == nil {
@@ -101,18 +116,32 @@ func (s *stats) enter(bs []bucket, pause string, now time.Time) {
 	for _, b := range bs {
 		use(b.key)
 	}
-	each(bs, func(name string) { s.limit(name).Queued++ })
+	for _, g := range gs {
+		use(g.key)
+	}
+	each(bs, gs, func(name string) { s.limit(name).Queued++ })
 }
 
 // leave counts a call that stops waiting.
-func (s *stats) leave(bs []bucket, pause string) {
+func (s *stats) leave(bs []bucket, gs []gate, pause string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.keys[pause].queued--
 	for _, b := range bs {
 		s.keys[b.key].queued--
 	}
-	each(bs, func(name string) { s.limit(name).Queued-- })
+	for _, g := range gs {
+		s.keys[g.key].queued--
+	}
+	each(bs, gs, func(name string) { s.limit(name).Queued-- })
+}
+
+// hold counts a call that takes (delta 1) or gives back (-1) an in-flight
+// slot of the limit name.
+func (s *stats) hold(name string, delta int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit(name).InFlight += delta
 }
 
 // trim drops the keys unused for keysKeptFor, at most once a minute.
@@ -131,7 +160,19 @@ func (s *stats) trim(now time.Time) {
 func (s *stats) admitted(bs []bucket) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	each(bs, func(name string) { s.limit(name).Admitted++ })
+	each(bs, nil, func(name string) { s.limit(name).Admitted++ })
+}
+
+// admittedGates counts a call admitted under the Concurrent limits of gs
+// that have no bucket in bs (admitted counted the others).
+func (s *stats) admittedGates(bs []bucket, gs []gate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range gs {
+		if !slices.ContainsFunc(bs, func(b bucket) bool { return b.limit == g.limit }) {
+			s.limit(g.limit).Admitted++
+		}
+	}
 }
 
 func (s *stats) refused(limit string) {
@@ -169,9 +210,9 @@ func (l *Limiter) Stats() map[string]Stats {
 	return out
 }
 
-// Buckets lists, sorted by key, the buckets and pauses this process used
-// in the last ten minutes or waits under now, each with what the Store
-// holds for it.
+// Buckets lists, sorted by key, the buckets, concurrency keys and pauses
+// this process used in the last ten minutes or waits under now, each with
+// what the Store holds for it.
 func (l *Limiter) Buckets() ([]Bucket, error) {
 	l.stats.mu.Lock()
 	list := make([]Bucket, 0, len(l.stats.keys))
@@ -183,9 +224,12 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 	st := l.store()
 	for i := range list {
 		var err error
-		if isPause(list[i].Key) {
+		switch {
+		case isPause(list[i].Key):
 			list[i].PausedUntil, err = st.PausedUntil(list[i].Key)
-		} else {
+		case strings.HasSuffix(list[i].Key, ":concurrent"):
+			list[i].InFlight, err = st.InFlight(list[i].Key)
+		default:
 			list[i].FreeAt, err = st.FreeAt(list[i].Key)
 		}
 		if err != nil {

@@ -1,6 +1,9 @@
 package limit
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -43,6 +46,33 @@ type Store interface {
 	// FreeAt returns the bucket's TAT: when its next slot is free, if it
 	// is in the future (the zero Time for a bucket never used).
 	FreeAt(key string) (time.Time, error)
+
+	// Acquire takes one of the limit in-flight slots of the concurrency
+	// key, if fewer than limit are taken; ok is false, and nothing is
+	// taken, when they all are. A store that cannot tell when a holder
+	// died gives its slot back lease after it was taken. The token is what
+	// Release needs (0 from a store that needs none).
+	Acquire(key string, limit int64, lease time.Duration) (token uint64, ok bool, err error)
+
+	// Release gives back the slot of key that Acquire took with token.
+	// The caller releases each slot once.
+	Release(key string, token uint64) error
+
+	// InFlight returns how many slots of the concurrency key are taken.
+	InFlight(key string) (int64, error)
+}
+
+// failed reports whether err is a failure of the shared Store st, which
+// OnError is told, and after which the call falls back on l.local().
+func (l *Limiter) failed(ctx context.Context, st Store, err error) bool {
+	var refusal *Error
+	if err == nil || l.Store == nil || st != l.Store || ctx.Err() != nil || errors.As(err, &refusal) {
+		return false
+	}
+	if l.OnError != nil {
+		l.OnError(err)
+	}
+	return true
 }
 
 // idleMargin is how long both a record's TAT and its pause must have been
@@ -62,6 +92,7 @@ const memorySweepEvery = time.Minute
 type Memory struct {
 	mu        sync.Mutex
 	recs      map[string]*memRecord
+	inFlight  map[string]int64 // slots taken per concurrency key; none at 0
 	nextSweep int64
 	now       func() time.Time // if nil, time.Now; tests set it
 }
@@ -150,6 +181,43 @@ func (m *Memory) FreeAt(key string) (time.Time, error) {
 		return time.Unix(0, rec.tat), nil
 	}
 	return time.Time{}, nil
+}
+
+// Acquire implements Store: a count per key. The lease is not needed: a
+// Memory dies with its holders.
+func (m *Memory) Acquire(key string, limit int64, _ time.Duration) (uint64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.inFlight[key] >= limit {
+		return 0, false, nil
+	}
+	if m.inFlight == nil {
+		m.inFlight = make(map[string]int64)
+	}
+	m.inFlight[key]++
+	return 0, true, nil
+}
+
+// Release implements Store.
+func (m *Memory) Release(key string, _ uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch n := m.inFlight[key]; {
+	case n <= 0:
+		return fmt.Errorf("limit: release of %s: no slot is taken", key)
+	case n == 1:
+		delete(m.inFlight, key)
+	default:
+		m.inFlight[key] = n - 1
+	}
+	return nil
+}
+
+// InFlight implements Store.
+func (m *Memory) InFlight(key string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inFlight[key], nil
 }
 
 // Len returns how many records m holds.

@@ -123,3 +123,34 @@ local xs, xn = later(ts, tn, us, un)
 expire(key, xs, xn, tonumber(ARGV[3]))
 return 1
 `)
+
+// acquire drops the key's expired leases, counts the others and, if they
+// are fewer than the limit, adds the lease member until now + lease; the
+// key expires with its last lease. Times are Unix milliseconds, which Lua's
+// doubles hold exactly.
+//
+// ARGV: limit, lease ms, member, now s n ("" "" for Redis TIME). It
+// returns ok (0|1) and the leases held after it.
+var acquireScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local limit, lease, member = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local ns, nn = clock(ARGV[4], ARGV[5])
+local now = ns * 1000 + math.floor(nn / 1000000)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+local n = redis.call('ZCARD', key)
+if n >= limit then return {0, n} end
+redis.call('ZADD', key, now + lease, member)
+local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', key, tonumber(last[2]))
+return {1, n + 1}
+`)
+
+// inFlight drops the key's expired leases and counts the others.
+//
+// ARGV: now s n ("" "" for Redis TIME).
+var inFlightScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local ns, nn = clock(ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', ns * 1000 + math.floor(nn / 1000000))
+return redis.call('ZCARD', key)
+`)

@@ -4,16 +4,26 @@
 // the order Redis runs them. A key expires a minute after the later of its
 // TAT and its pause: idle buckets and pauses sweep themselves.
 //
+// A concurrency key is a sorted set of leases, one per call in flight:
+// member a unique id, score when the lease expires (Redis time in ms). One
+// script drops the expired leases, counts the others and adds the call's
+// if they are fewer than the limit; Release removes it (ZREM). A host that
+// dies holding slots gives them back when their leases expire
+// (limit.Limiter.Lease, 10 minutes unless set).
+//
 // Slots are Redis times; a Limiter waits for them on its host's clock, so
 // the hosts' clocks should agree (NTP) to well under a slot's interval.
 package redislimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,6 +36,8 @@ const idleMarginMS = 60_000
 
 // Store is a limit.Store in Redis. It is safe for concurrent use.
 type Store struct {
+	id      string        // names this Store's leases: random
+	leases  atomic.Uint64 // the last lease token handed out
 	client  redis.Cmdable
 	prefix  string
 	timeout time.Duration
@@ -56,7 +68,9 @@ func New(client redis.Cmdable, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
 	}
-	return &Store{client: client, prefix: opts.Prefix, timeout: opts.Timeout}, nil
+	var id [8]byte
+	rand.Read(id[:])
+	return &Store{id: hex.EncodeToString(id[:]), client: client, prefix: opts.Prefix, timeout: opts.Timeout}, nil
 }
 
 // parts returns ns as seconds and nanoseconds, both ≥ 0 for ns ≥ 0.
@@ -161,6 +175,39 @@ func (s *Store) load(key, fs, fn string) (time.Time, error) {
 	}
 	return time.Time{}, nil
 }
+
+// Acquire implements limit.Store: one run of the acquire script, on
+// Redis's clock, with a lease until now + lease (rounded up to the
+// millisecond).
+func (s *Store) Acquire(key string, limit int64, lease time.Duration) (uint64, bool, error) {
+	token := s.leases.Add(1)
+	ns, nn := s.clock()
+	ms := (max(lease, 0) + time.Millisecond - 1) / time.Millisecond
+	v, err := s.run(acquireScript, key, limit, int64(ms), s.member(token), ns, nn).Int64Slice()
+	if err != nil {
+		return 0, false, err
+	}
+	if len(v) != 2 {
+		return 0, false, errors.New("limit: redislimit: the acquire script answered badly")
+	}
+	return token, v[0] == 1, nil
+}
+
+// Release implements limit.Store: the lease is removed.
+func (s *Store) Release(key string, token uint64) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.client.ZRem(ctx, s.prefix+key, s.member(token)).Err()
+}
+
+// InFlight implements limit.Store: the leases not expired.
+func (s *Store) InFlight(key string) (int64, error) {
+	ns, nn := s.clock()
+	return s.run(inFlightScript, key, ns, nn).Int64()
+}
+
+// member returns the name of the lease of token.
+func (s *Store) member(token uint64) string { return s.id + ":" + strconv.FormatUint(token, 10) }
 
 // run runs script on key with args, within the Store's timeout.
 func (s *Store) run(script *redis.Script, key string, args ...any) *redis.Cmd {

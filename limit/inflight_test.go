@@ -1,0 +1,220 @@
+//go:build linux
+
+package limit
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sluice-llm/sluice/internal/leaktest"
+	"github.com/sluice-llm/sluice/state"
+)
+
+// newFileStore returns a File on a state directory of its own.
+func newFileStore(t *testing.T) *File {
+	t.Helper()
+	f, err := NewFile(openState(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFileConcurrentQueue is TestConcurrentQueue on a File: the same
+// admissions at the same instants.
+func TestFileConcurrentQueue(t *testing.T) {
+	leaktest.Check(t)
+	f := newFileStore(t)
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Store: f, Limits: concLimit(3)}
+		holds := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
+		for range 7 {
+			holds = append(holds, 3*time.Second)
+		}
+		out, most := runQueue(t, l, holds)
+		if most != 3 {
+			t.Errorf("%d calls in flight at once, want at most (and at some point) 3", most)
+		}
+		wantAt := []time.Duration{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}
+		for i, a := range out {
+			if want := wantAt[i] * time.Second; a.seq != i || a.at != want || a.waited != want {
+				t.Errorf("call %d: admitted %dth at %v (waited %v), want %dth at exactly %v", i, a.seq, a.at, a.waited, i, want)
+			}
+		}
+		if n, _ := f.InFlight(concKey); n != 0 {
+			t.Errorf("%d slots taken after every call ended, want 0", n)
+		}
+		f.Close() // the sweep Acquire started in the bubble
+	})
+}
+
+// TestFileConcurrentTwoHandles: two state.File handles on one directory,
+// a Limiter on each, 3 in flight, 5 callers on each making 10 calls of
+// 5 ms: never more than 3 in flight, all 100 calls served (a slot one
+// Limiter gives back reaches the other's queue by polling).
+func TestFileConcurrentTwoHandles(t *testing.T) {
+	leaktest.Check(t)
+	dir := t.TempDir()
+	var ls []*Limiter
+	for range 2 {
+		f, err := NewFile(openState(t, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, &Limiter{Store: f, Limits: concLimit(3)})
+	}
+	var inFlight, most, served atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 10 {
+		l := ls[g%2]
+		wg.Go(func() {
+			for range 10 {
+				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := inFlight.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(5 * time.Millisecond)
+				inFlight.Add(-1)
+				served.Add(1)
+				done(0)
+			}
+		})
+	}
+	wg.Wait()
+	if most.Load() != 3 || served.Load() != 100 {
+		t.Errorf("%d in flight at most, %d calls served; want 3 and 100", most.Load(), served.Load())
+	}
+	if n, _ := ls[0].Store.InFlight(concKey); n != 0 {
+		t.Errorf("%d slots taken at the end, want 0", n)
+	}
+}
+
+// TestFileEntries: the entries of a concurrency record, with the liveness
+// of other processes set by the test.
+func TestFileEntries(t *testing.T) {
+	f := newFileStore(t)
+	live := map[int64]bool{}
+	f.alive = func(h int64) bool { return live[h] }
+	other := func(pid int) int64 { return makeHolder(pid, 7) }
+	set := func(key string, i int, e int64) {
+		t.Helper()
+		old, _ := f.inFlight.Load(key, i)
+		if ok, err := f.inFlight.CompareAndSwap(key, i, old, e); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	sum := func(key string) int64 {
+		t.Helper()
+		n, err := f.InFlight(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// A dead process's 2 slots count until the key is full: then the
+	// first Acquire that finds it so frees them.
+	live[other(101)] = false
+	set("a", 5, other(101)|2)
+	if _, ok, _ := f.Acquire("a", 3, 0); !ok || sum("a") != 3 {
+		t.Fatalf("a slot beside a dead process's 2, limit 3: ok %v, %d taken; want ok, 3", ok, sum("a"))
+	}
+	if _, ok, _ := f.Acquire("a", 3, 0); !ok || sum("a") != 2 {
+		t.Fatalf("the key full with the dead's slots: ok %v, %d taken; want ok and its 2 freed (2 taken)", ok, sum("a"))
+	}
+	// A live process's slots are kept: the limit holds.
+	live[other(102)] = true
+	set("a", 6, other(102)|1)
+	if _, ok, _ := f.Acquire("a", 3, 0); ok || sum("a") != 3 {
+		t.Fatalf("a 4th slot under 3 with a live holder: ok %v, %d taken; want refused, 3", ok, sum("a"))
+	}
+	f.Release("a", 0)
+	f.Release("a", 0)
+	if err := f.Release("a", 0); err == nil || sum("a") != 1 {
+		t.Fatalf("a 3rd release of 2 slots: %v, %d taken; want an error and the live holder's 1", err, sum("a"))
+	}
+	if e, _ := f.inFlight.Load("a", 0); e != 0 {
+		t.Fatalf("this process's entry holds %x after its last release, want 0 (free)", e)
+	}
+
+	// Every entry held by a live process: a call is refused as for a full
+	// key, whatever the limit, until one of them ends.
+	for i := range state.NumCounters {
+		live[other(200+i)] = true
+		set("b", i, other(200+i)|1)
+	}
+	if _, ok, err := f.Acquire("b", 1000, 0); ok || err != nil {
+		t.Fatalf("%d entries held by live processes: ok %v (%v), want refused", state.NumCounters, ok, err)
+	}
+	live[other(200)] = false
+	if _, ok, _ := f.Acquire("b", 1000, 0); !ok || sum("b") != state.NumCounters {
+		t.Fatalf("one of them dead: ok %v, %d taken; want ok, %d", ok, sum("b"), state.NumCounters)
+	}
+}
+
+// TestProcessAlive: this process is alive; an entry with its pid but
+// another start time is a process given the pid again, dead; a child that
+// ended is dead, reaped or still a zombie.
+func TestProcessAlive(t *testing.T) {
+	me, err := self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !processAlive(me) {
+		t.Fatal("this process is not alive")
+	}
+	if holderTag(me) == 0 {
+		t.Fatal("no start time read from /proc")
+	}
+	other := holderTag(me) + 1
+	if other >= 1<<tagBits {
+		other = 1
+	}
+	if reused := makeHolder(os.Getpid(), other); processAlive(reused) {
+		t.Fatal("a holder with this pid and another start time is alive")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := makeHolder(cmd.Process.Pid, startTag(cmd.Process.Pid))
+	for i := 0; processAlive(child); i++ { // a zombie once it exits
+		if i > 500 {
+			t.Fatal("a child that exited (a zombie) is alive after 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Wait()
+	if processAlive(child) {
+		t.Fatal("a reaped child is alive")
+	}
+}
+
+// TestFileSweepsFreeConcurrencyRecords: the sweep removes a concurrency
+// record whose entries are all free, and keeps one with a slot taken.
+func TestFileSweepsFreeConcurrencyRecords(t *testing.T) {
+	f := newFileStore(t)
+	f.nextSweep.Store(math.MaxInt64) // no sweep in the background
+	f.Acquire("held", 3, 0)
+	f.Acquire("freed", 3, 0)
+	f.Release("freed", 0)
+	removed, err := f.sweepInFlight()
+	names, _ := f.inFlight.Names()
+	if err != nil || removed != 1 || len(names) != 1 || names[0] != "held" {
+		t.Fatalf("sweep removed %d (%v), left %v; want 1 removed, [held] left", removed, err, names)
+	}
+	if n, _ := f.InFlight("held"); n != 1 {
+		t.Fatalf("%d slots of the kept record, want 1", n)
+	}
+}

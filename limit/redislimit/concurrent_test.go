@@ -1,0 +1,159 @@
+package redislimit
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/internal/leaktest"
+	"github.com/sluice-llm/sluice/internal/redistest"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+const concKey = "limit:conc:openai:concurrent"
+
+var concLimits = []limit.Limit{{Name: "conc", Concurrent: 3}}
+
+// TestAcquireLeases: the acquire script on a clock the test sets. Three
+// leases of 1 s fill a limit of 3; a 4th is refused; a release frees one;
+// once the others' leases are past, they are dropped, and the key expires
+// with its last lease.
+func TestAcquireLeases(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv)
+	t0 := time.Now().Add(time.Hour).Truncate(time.Second) // ahead of Redis's clock, so that nothing expires under the test
+	now := t0
+	s.now = func() time.Time { return now }
+	var tokens []uint64
+	for i := range 3 {
+		token, ok, err := s.Acquire(concKey, 3, time.Second)
+		if !ok || err != nil {
+			t.Fatalf("lease %d: %v %v", i, ok, err)
+		}
+		tokens = append(tokens, token)
+	}
+	if _, ok, _ := s.Acquire(concKey, 3, time.Second); ok {
+		t.Fatal("a 4th lease under 3")
+	}
+	if err := s.Release(concKey, tokens[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.InFlight(concKey); n != 2 {
+		t.Fatalf("%d leases after a release, want 2", n)
+	}
+	now = t0.Add(500 * time.Millisecond)
+	if _, ok, _ := s.Acquire(concKey, 3, time.Second); !ok {
+		t.Fatal("the released slot is not free")
+	}
+	ctx := context.Background()
+	if exp, _ := srv.Client().PExpireTime(ctx, s.prefix+concKey).Result(); exp != time.Duration(t0.Add(1500*time.Millisecond).UnixMilli())*time.Millisecond {
+		t.Fatalf("key expires at %v, want with its last lease (t0+1.5s)", exp)
+	}
+	now = t0.Add(time.Second) // the first two leases end: dropped by the next acquire
+	for i := range 2 {
+		if _, ok, _ := s.Acquire(concKey, 3, time.Second); !ok {
+			t.Fatalf("slot %d of the expired leases is not free", i)
+		}
+	}
+	if n, _ := srv.Client().ZCard(ctx, s.prefix+concKey).Result(); n != 3 {
+		t.Fatalf("%d members in the sorted set, want the 2 expired ones dropped (3)", n)
+	}
+	if _, ok, _ := s.Acquire(concKey, 3, time.Second); ok {
+		t.Fatal("a 4th lease under 3 after the expiries")
+	}
+}
+
+// TestConcurrentAcrossClients: two Stores (two hosts, as it were) on one
+// Redis, a Limiter on each, 3 in flight, 5 callers on each making 10
+// calls of 5 ms: never more than 3 in flight, all 100 served.
+func TestConcurrentAcrossClients(t *testing.T) {
+	leaktest.Check(t)
+	srv := redistest.Start(t)
+	ls := []*limit.Limiter{
+		{Store: newStore(t, srv), Limits: concLimits},
+		{Store: newStore(t, srv), Limits: concLimits},
+	}
+	var inFlight, most, served atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 10 {
+		l := ls[g%2]
+		wg.Go(func() {
+			for range 10 {
+				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := inFlight.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(5 * time.Millisecond)
+				inFlight.Add(-1)
+				served.Add(1)
+				done(0)
+			}
+		})
+	}
+	wg.Wait()
+	if most.Load() != 3 || served.Load() != 100 {
+		t.Errorf("%d in flight at most, %d calls served; want 3 and 100", most.Load(), served.Load())
+	}
+	if n, _ := ls[0].Store.InFlight(concKey); n != 0 {
+		t.Errorf("%d leases at the end, want 0", n)
+	}
+}
+
+// TestConcurrentQueueOnRedis: 10 calls arriving 25 ms apart in one
+// process under 3 in flight, each holding 150 ms: admitted in their order
+// of arrival, never more than 3 in flight; a call that may not wait is
+// refused while they all hold, and a done called twice releases once.
+// (The first 3, admitted at once, may note their admission in any order.)
+func TestConcurrentQueueOnRedis(t *testing.T) {
+	leaktest.Check(t)
+	srv := redistest.Start(t)
+	l := &limit.Limiter{Store: newStore(t, srv), Limits: concLimits}
+	l.Store.InFlight(concKey) // connected, before the clock starts
+	var mu sync.Mutex
+	var order []int
+	var inFlight, most atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(150 * time.Millisecond)
+			inFlight.Add(-1)
+			done(0)
+			done(0)
+		})
+		time.Sleep(25 * time.Millisecond) // arrival order
+	}
+	_, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
+	wg.Wait()
+	slices.Sort(order[:min(3, len(order))]) // admitted at once, recorded in any order
+	for i, o := range order {
+		if o != i {
+			t.Fatalf("admitted in the order %v, want that of arrival", order)
+		}
+	}
+	var e *limit.Error
+	if len(order) != 10 || most.Load() != 3 || !errors.As(err, &e) || e.Key != concKey {
+		t.Fatalf("%d admitted, %d in flight at most, a call that may not wait: %v; want 10, 3, refused by %s", len(order), most.Load(), err, concKey)
+	}
+	if n, _ := l.Store.InFlight(concKey); n != 0 {
+		t.Fatalf("%d leases after every call ended (each done called twice), want 0", n)
+	}
+}
