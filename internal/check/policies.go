@@ -76,6 +76,7 @@ type rateRow struct {
 	Scope             string `json:"scope"`
 	RequestsPerMinute int64  `json:"requests_per_minute,omitempty"`
 	TokensPerMinute   int64  `json:"tokens_per_minute,omitempty"`
+	Concurrent        int    `json:"concurrent,omitempty"`
 	SpacingMS         int64  `json:"spacing_ms,omitempty"` // between two calls' starts, by requests
 }
 
@@ -84,7 +85,7 @@ func rateRows(c *config.Config) []rateRow {
 	out := []rateRow{}
 	for _, l := range c.Rates {
 		row := rateRow{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
-			RequestsPerMinute: l.Requests.Limit, TokensPerMinute: l.Tokens.Limit}
+			RequestsPerMinute: l.Requests.Limit, TokensPerMinute: l.Tokens.Limit, Concurrent: l.Concurrent}
 		if l.Requests.Limit > 0 {
 			row.SpacingMS = (l.Requests.Per / time.Duration(l.Requests.Limit)).Milliseconds()
 		}

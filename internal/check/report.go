@@ -131,22 +131,25 @@ func (r *report) routesTable(w io.Writer) {
 }
 
 func (r *report) ratesTable(w io.Writer) {
-	fmt.Fprintln(w, "\nRate limits: a call over one waits for its slot, at most its policy's MAX QUEUE (within its total), then gets 429 rate_limited")
+	fmt.Fprintln(w, "\nRate limits: a call over one (or over its provider's max_concurrent) waits for its slot, at most its policy's MAX QUEUE (within its total), then gets 429 rate_limited")
 	if len(r.Rates) == 0 {
 		fmt.Fprintln(w, "  none configured (pauses the providers ask for are still kept)")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tPROVIDER\tSCOPE\tREQUESTS/MIN\tTOKENS/MIN\tSPACING")
+	fmt.Fprintln(tw, "  NAME\tPROVIDER\tSCOPE\tREQUESTS/MIN\tTOKENS/MIN\tIN FLIGHT\tSPACING")
 	for _, x := range r.Rates {
-		spacing, rpm, tpm := "-", "-", "-"
+		spacing, rpm, tpm, conc := "-", "-", "-", "-"
+		if x.Concurrent > 0 {
+			conc = fmt.Sprint(x.Concurrent)
+		}
 		if x.RequestsPerMinute > 0 {
 			spacing, rpm = ms(x.SpacingMS), fmt.Sprint(x.RequestsPerMinute)
 		}
 		if x.TokensPerMinute > 0 {
 			tpm = fmt.Sprint(x.TokensPerMinute)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", x.Name, cmp.Or(x.Provider, "every"), x.Scope, rpm, tpm, spacing)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.Name, cmp.Or(x.Provider, "every"), x.Scope, rpm, tpm, conc, spacing)
 	}
 	tw.Flush()
 }

@@ -88,7 +88,7 @@ func TestRunText(t *testing.T) {
 		"config: built-in defaults",
 		"  interactive  3         25s          30s    1m59s      30s         30s             10s        total bounds it",
 		"  nightly      5         2m10s        10m    19m38s     10m         10m             8m         total bounds it",
-		"Rate limits: a call over one waits for its slot",
+		"Rate limits: a call over one (or over its provider's max_concurrent) waits for its slot",
 		"  none configured (pauses the providers ask for are still kept)",
 		"  /openai     openai     interactive  none       1m59s      30s         total bounds it",
 		"Units: 1 checked against policy interactive (the default; choose another with --policy): worst case 30s + margin 10s = 40s",

@@ -123,8 +123,10 @@ type Provider struct {
 	// through.
 	APIKeyEnv string
 
-	// MaxConcurrent caps the calls in flight to this provider; beyond it
-	// the gateway answers 503 at once. Default 256.
+	// MaxConcurrent caps the calls in flight to this provider, counted
+	// across every process sharing the state; beyond it a call queues for
+	// a slot like under any limit (at most its policy's max_queue), then
+	// gets 429 rate_limited. Default DefaultMaxConcurrent.
 	MaxConcurrent int
 }
 
@@ -134,8 +136,17 @@ const (
 	KindAnthropic = "anthropic"
 )
 
-// DefaultMaxConcurrent is the default Provider.MaxConcurrent.
-const DefaultMaxConcurrent = 256
+// MaxConcurrentLimit is the name of the limit each provider's
+// MaxConcurrent makes, in logs, errors and metrics.
+const MaxConcurrentLimit = "max_concurrent"
+
+// DefaultMaxConcurrent is the default Provider.MaxConcurrent. A call holds
+// its slot for as long as its answer runs, so the default is sized for
+// streams, not for short calls: a thousand agents streaming minute-long
+// answers at once all fit, and only beyond that do calls wait their turn.
+// It bounds what the box spends on calls in flight (two sockets and a relay
+// buffer each), not the provider, whose own limits are rates.
+const DefaultMaxConcurrent = 1024
 
 // Route forwards every request under Prefix to Provider, with the prefix
 // stripped.

@@ -45,8 +45,8 @@ func TestDefaultValues(t *testing.T) {
 		{"auth.keys", len(c.Auth.Keys), 0},
 		{"admin", c.Admin, Admin{}},
 		{"providers", c.Providers, map[string]Provider{
-			"openai":    {Kind: "openai", BaseURL: "https://api.openai.com", MaxConcurrent: 256},
-			"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", MaxConcurrent: 256},
+			"openai":    {Kind: "openai", BaseURL: "https://api.openai.com", MaxConcurrent: DefaultMaxConcurrent},
+			"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", MaxConcurrent: DefaultMaxConcurrent},
 		}},
 		{"routes", c.Routes, []Route{
 			{Prefix: "/openai", Provider: "openai", Policy: "interactive", RetrySafe: true},
@@ -174,7 +174,7 @@ limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 		Providers: map[string]Provider{
 			"openai": {Kind: "openai", BaseURL: "https://api.openai.com",
 				APIKeyEnv: "OPENAI_API_KEY", MaxConcurrent: 64},
-			"groq": {Kind: "openai", BaseURL: "https://api.groq.com/openai", MaxConcurrent: 256},
+			"groq": {Kind: "openai", BaseURL: "https://api.groq.com/openai", MaxConcurrent: DefaultMaxConcurrent},
 		},
 		Routes: []Route{
 			{Prefix: "/v1", Provider: "openai", Policy: "interactive", RetrySafe: true,
@@ -251,7 +251,7 @@ func TestProviderNamedLikeBuiltinInherits(t *testing.T) {
 	c := mustParse(t, "providers:\n  anthropic: {max_concurrent: 8}\n  openai:\nroutes: [{prefix: /a, provider: anthropic}, {prefix: /o, provider: openai}]\n")
 	want := map[string]Provider{
 		"anthropic": {Kind: "anthropic", BaseURL: "https://api.anthropic.com", MaxConcurrent: 8},
-		"openai":    {Kind: "openai", BaseURL: "https://api.openai.com", MaxConcurrent: 256},
+		"openai":    {Kind: "openai", BaseURL: "https://api.openai.com", MaxConcurrent: DefaultMaxConcurrent},
 	}
 	if !reflect.DeepEqual(c.Providers, want) {
 		t.Errorf("providers = %+v, want %+v", c.Providers, want)
@@ -555,7 +555,7 @@ func TestRatesDecoded(t *testing.T) {
 	c, err := Parse([]byte(`limits:
   rates:
     - {name: openai-rpm, provider: openai, requests_per_minute: 120, tokens_per_minute: 30000}
-    - {name: per-client, scope: key, requests_per_minute: 10}
+    - {name: per-client, scope: key, requests_per_minute: 10, concurrent: 4}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -563,7 +563,8 @@ func TestRatesDecoded(t *testing.T) {
 	want := []limit.Limit{
 		{Name: "openai-rpm", Provider: "openai", Scope: "provider",
 			Requests: limit.Rate{Limit: 120, Per: time.Minute}, Tokens: limit.Rate{Limit: 30000, Per: time.Minute}},
-		{Name: "per-client", Scope: "key", Requests: limit.Rate{Limit: 10, Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute}},
+		{Name: "per-client", Scope: "key", Requests: limit.Rate{Limit: 10, Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute},
+			Concurrent: 4},
 	}
 	if !reflect.DeepEqual(c.Rates, want) {
 		t.Errorf("rates %+v\nwant %+v", c.Rates, want)
@@ -575,6 +576,8 @@ func TestRatesDecoded(t *testing.T) {
 		{"limits:\n  rates:\n    - {name: a}\n", "limits nothing"},
 		{"limits:\n  rates:\n    - {name: a, requests_per_minute: 0}\n", "at least 1"},
 		{"limits:\n  rates:\n    - {name: a, requests_per_minute: 1}\n    - {name: a, tokens_per_minute: 1}\n", "also the name of limits.rates[0]"},
+		{"limits:\n  rates:\n    - {name: max_concurrent, concurrent: 3}\n", "names the limit each provider's max_concurrent makes"},
+		{"limits:\n  rates:\n    - {name: a, concurrent: -1}\n", "limits.rates[0].concurrent"},
 	} {
 		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want an error containing %q", tt.yaml, err, tt.want)

@@ -251,6 +251,7 @@ func (d *decoder) rates(c *Config) field {
 				"scope":               str(&l.Scope),
 				"requests_per_minute": count(&l.Requests.Limit),
 				"tokens_per_minute":   count(&l.Tokens.Limit),
+				"concurrent":          integer(&l.Concurrent),
 			})
 			c.Rates = append(c.Rates, l)
 			return err

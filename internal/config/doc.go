@@ -57,7 +57,8 @@
 //	limits.max_header_bytes     [64KiB] largest request headers; larger ones get 431
 //	limits.rates                [none] rate limits every process sharing the state stays
 //	                            under, a list of {name, provider, scope, requests_per_minute,
-//	                            tokens_per_minute}: provider "" covers every provider; scope
+//	                            tokens_per_minute, concurrent}: provider "" covers every
+//	                            provider; concurrent caps the calls in flight; scope
 //	                            provider (default), model, key (each client) or all; a call over
 //	                            a limit waits for its slot (at most its policy's max_queue), then
 //	                            gets 429 rate_limited
@@ -72,7 +73,9 @@
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
 //	                injects; "" passes the client's own key through. When set, a listen
 //	                address off loopback needs auth.keys
-//	max_concurrent  [256] calls in flight to the provider; beyond it, a fast 503
+//	max_concurrent  [1024] calls in flight to the provider, counted across the processes
+//	                sharing the state; beyond it a call waits for a slot (at most its
+//	                policy's max_queue), then gets 429 rate_limited
 //
 // routes, a list [/openai to openai and /anthropic to
 // anthropic, both interactive]:

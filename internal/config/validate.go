@@ -303,6 +303,8 @@ func (c *Config) checkRates() error {
 			return errf(key(p, "name"), "%s may hold only letters, digits, '_', '-' and '.'", quote(l.Name))
 		case dup:
 			return errf(key(p, "name"), "%s is also the name of limits.rates[%d]; give each limit its own name", quote(l.Name), j)
+		case l.Name == MaxConcurrentLimit:
+			return errf(key(p, "name"), "%s names the limit each provider's max_concurrent makes; choose another name", quote(l.Name))
 		}
 		names[l.Name] = i
 		if _, ok := c.Providers[l.Provider]; l.Provider != "" && !ok {
@@ -313,8 +315,11 @@ func (c *Config) checkRates() error {
 		default:
 			return errf(key(p, "scope"), "%s: use provider, model, key or all", quote(l.Scope))
 		}
-		if l.Requests.Limit == 0 && l.Tokens.Limit == 0 {
-			return errf(p, "limits nothing; give requests_per_minute, tokens_per_minute or both")
+		if l.Concurrent < 0 {
+			return errf(key(p, "concurrent"), "%d: give the calls that may be in flight at once, at least 1, or leave it out", l.Concurrent)
+		}
+		if l.Requests.Limit == 0 && l.Tokens.Limit == 0 && l.Concurrent == 0 {
+			return errf(p, "limits nothing; give requests_per_minute, tokens_per_minute, concurrent, or several")
 		}
 		if err := l.Check(); err != nil {
 			return errf(p, "%v", err)

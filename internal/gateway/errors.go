@@ -18,7 +18,6 @@ const (
 	codeBudgetExhausted  = "budget_exhausted"     // 429
 	codeTooLarge         = "request_too_large"    // 413
 	codeUnauthorized     = "unauthorized"         // 401
-	codeBusy             = "provider_busy"        // 503, concurrency cap
 	codeBadRequest       = "invalid_request"      // 400
 	codeNotFound         = "not_found"            // 404
 	codeStreamStalled    = "stream_stalled"       // in a stream

@@ -81,10 +81,10 @@ type Gateway struct {
 	adminToken string
 }
 
-// shared is what a reload keeps: the breaker store and the ledger (so
-// breaker state and spend carry over), the attempt log, the metrics, the
-// upstream connections, the in-flight counts that limits read, and each
-// provider's retry budget.
+// shared is what a reload keeps: the breaker store, the ledger and the
+// limits' store (so breaker state, spend, rate-limit buckets and calls in
+// flight carry over), the attempt log, the metrics, the upstream
+// connections, and each provider's retry budget.
 type shared struct {
 	current  atomic.Pointer[Gateway]
 	reloadMu sync.Mutex // one Reload at a time
@@ -97,14 +97,13 @@ type shared struct {
 	metrics *metrics
 	// limitMetrics count the rate limiter's waits and refusals.
 	limitMetrics *limitMetrics
-	// limitErrors counts the pauses the limits store failed to keep.
+	// limitErrors counts the failures of the limits store.
 	limitErrors atomic.Uint64
 	getenv      func(string) string
 	base        http.RoundTripper // Options.Base
 
 	mu        sync.Mutex
 	upstreams map[time.Duration]*http.Transport // by connect timeout
-	busy      map[string]*atomic.Int64          // calls in flight, by provider name
 	budgets   map[string]*sluice.RetryBudget    // retry budgets, by provider name
 
 	abort     context.Context // cancelled by Abort: in-flight calls end now
@@ -124,12 +123,10 @@ type route struct {
 
 // provider is one upstream API.
 type provider struct {
-	name     string
-	kind     string
-	base     *url.URL
-	key      string // injected key, "" to pass the client's through
-	max      int64
-	inflight *atomic.Int64 // shared by every snapshot: the limit holds across reloads
+	name string
+	kind string
+	base *url.URL
+	key  string // injected key, "" to pass the client's through
 	// budget caps the retries to the provider from every route and policy,
 	// across reloads.
 	budget *sluice.RetryBudget
@@ -146,7 +143,6 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		getenv:    opt.Getenv,
 		base:      opt.Base,
 		upstreams: make(map[time.Duration]*http.Transport),
-		busy:      make(map[string]*atomic.Int64),
 		budgets:   make(map[string]*sluice.RetryBudget),
 	}
 	if sh.getenv == nil {
@@ -203,7 +199,6 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		if err != nil {
 			return nil, err
 		}
-		pv.inflight = sh.inflightOf(name)
 		pv.budget = sh.retryBudgetOf(name)
 		g.providers[name] = pv
 	}
@@ -235,18 +230,6 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		}
 	}
 	return g, nil
-}
-
-// inflightOf returns the in-flight count of the provider called name.
-func (sh *shared) inflightOf(name string) *atomic.Int64 {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	n := sh.busy[name]
-	if n == nil {
-		n = new(atomic.Int64)
-		sh.busy[name] = n
-	}
-	return n
 }
 
 // retryBudgetOf returns the retry budget of the provider called name.
@@ -287,10 +270,7 @@ func newProvider(name string, p config.Provider, getenv func(string) string) (*p
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
-	pv := &provider{name: name, kind: p.Kind, base: u, max: int64(p.MaxConcurrent)}
-	if pv.max <= 0 {
-		pv.max = config.DefaultMaxConcurrent
-	}
+	pv := &provider{name: name, kind: p.Kind, base: u}
 	if p.APIKeyEnv != "" {
 		pv.key = getenv(p.APIKeyEnv)
 		if pv.key == "" {

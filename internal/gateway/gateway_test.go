@@ -496,31 +496,67 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
-func TestConcurrencyCapFailsFast(t *testing.T) {
-	e := newEnv(t, "hang", func(c *config.Config) {
+// A provider's max_concurrent queues the calls beyond it instead of
+// refusing them: a second call waits for the first's slot, and one that
+// would wait past its max_queue gets 429 rate_limited.
+func TestConcurrencyCapQueues(t *testing.T) {
+	e := newEnv(t, "slow:300ms", func(c *config.Config) {
+		p := c.Providers["openai"]
+		p.MaxConcurrent = 1
+		c.Providers["openai"] = p
+	})
+	start := time.Now()
+	var wg sync.WaitGroup
+	statuses := make([]int, 2)
+	for i := range statuses {
+		wg.Go(func() {
+			resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+			body(t, resp)
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	if statuses[0] != 200 || statuses[1] != 200 {
+		t.Fatalf("statuses %v, want both 200: the second waits for the first", statuses)
+	}
+	if d := time.Since(start); d < 550*time.Millisecond {
+		t.Errorf("two 300 ms calls under a cap of 1 took %v, want at least 600 ms, one after the other", d)
+	}
+	var waited bool
+	for _, l := range e.logLines() {
+		if q, _ := l["queued_ms"].(float64); q >= 200 {
+			waited = true
+		}
+	}
+	if !waited {
+		t.Errorf("no call waited for the slot: %v", e.logLines())
+	}
+
+	// Past max_queue: the hung call holds the slot longer than the next may wait.
+	e2 := newEnv(t, "hang", func(c *config.Config) {
 		p := c.Providers["openai"]
 		p.MaxConcurrent = 1
 		c.Providers["openai"] = p
 		pol := c.Policies["interactive"]
 		pol.Timeout.FirstByte, pol.Timeout.Total = 10*time.Second, 20*time.Second
+		pol.MaxQueue = 300 * time.Millisecond
 		c.Policies["interactive"] = pol
 	})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		body(t, e.do("POST", "/openai/v1/chat/completions", chatBody))
+		body(t, e2.do("POST", "/openai/v1/chat/completions", chatBody))
 	}()
-	waitFor(t, "the call in flight", func() bool { return e.gw.InFlight() > 0 })
-	start := time.Now()
-	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
-	// A call that queued for the slot would wait for the hung one (10s).
-	if resp.StatusCode != 503 || time.Since(start) > 3*time.Second {
-		t.Errorf("status %d after %v, want a fast 503", resp.StatusCode, time.Since(start))
+	waitFor(t, "the call in flight", func() bool { return e2.up.Calls() > 0 })
+	start = time.Now()
+	resp := e2.do("POST", "/openai/v1/chat/completions", chatBody)
+	if resp.StatusCode != 429 || time.Since(start) > 3*time.Second {
+		t.Errorf("status %d after %v, want 429 after about 300 ms", resp.StatusCode, time.Since(start))
 	}
-	if typ := gatewayError(t, resp, config.KindOpenAI); typ != "provider_busy" {
+	if typ := gatewayError(t, resp, config.KindOpenAI); typ != "rate_limited" {
 		t.Errorf("code %q", typ)
 	}
-	e.up.Provider.Close() // release the hung call
+	e2.up.Provider.Close() // release the hung call
 	<-done
 }
 

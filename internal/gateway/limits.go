@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,11 +22,24 @@ import (
 const codeRateLimited = "rate_limited"
 
 // newLimiter returns the Limiter of a config snapshot: its limits.rates
-// over the Store every snapshot shares, so that a reload keeps every
-// bucket's place and every pause. It is there even with no rates, to
-// learn the pauses providers ask for.
+// and each provider's max_concurrent, over the Store every snapshot
+// shares, so that a reload keeps every bucket's place, every pause and
+// every call in flight. It is there even with no rates, to learn the
+// pauses providers ask for.
 func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
-	return &limit.Limiter{Store: store, Limits: cfg.Rates, Client: limitClient}
+	limits := slices.Clone(cfg.Rates)
+	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
+		if n := cfg.Providers[name].MaxConcurrent; n > 0 {
+			limits = append(limits, limit.Limit{Name: config.MaxConcurrentLimit, Provider: name, Scope: "provider", Concurrent: n})
+		}
+	}
+	var longest time.Duration
+	for _, p := range cfg.Policies {
+		longest = max(longest, p.Timeout.Total)
+	}
+	// A slot in Redis outlives the longest call a policy allows: only a
+	// host that died holding it loses it to the lease.
+	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute}
 }
 
 // limitClientKey holds the client's id in a request's context, for limits

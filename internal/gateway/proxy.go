@@ -104,14 +104,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if hideUsage {
 		body = withStreamUsage(body)
 	}
-	pv := rt.provider
-	if pv.inflight.Add(1) > pv.max {
-		pv.inflight.Add(-1)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, kind, http.StatusServiceUnavailable, codeBusy, fmt.Sprintf("sluice: %d calls already in flight to %s; try again shortly", pv.max, pv.name))
-		return
-	}
-	defer pv.inflight.Add(-1)
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
