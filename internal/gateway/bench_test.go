@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-llm/sluice/breaker/filestore"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -74,7 +75,12 @@ func BenchmarkForward(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			gw, err := New(cfg, Options{Store: st, Ledger: ledger, AttemptLog: io.Discard})
+			limits, err := limit.NewFile(st.Records())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer limits.Close()
+			gw, err := New(cfg, Options{Store: st, Ledger: ledger, Limits: limits, AttemptLog: io.Discard})
 			if err != nil {
 				b.Fatal(err)
 			}
