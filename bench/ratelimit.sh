@@ -6,7 +6,9 @@
 #   RL_D      each scenario's closed loop (default 60s; shorter only to try
 #             the script: the figures are then not the claims')
 #   RL_TPM_D  the tokens-per-minute scenario's (default 30s)
-#   RL_LONG_D the scenario past the first window's (default 75s)
+#   RL_LONG_D the scenarios past the first window's (default 70s)
+#   RL_ONLY   run only these scenarios (space-separated names), keeping the
+#             others' results; f-limit119-file-long runs only when named here
 #
 # The fake provider admits 120 requests per minute over a sliding 60 s
 # window (sluice fake --rpm 120), answering 429 with Retry-After and
@@ -23,6 +25,7 @@
 #   e-limit-file-long  as a, for RL_LONG_D: past the end of the fake's first
 #                   60 s window, where its x-ratelimit-remaining-requests
 #                   reaches 0 (5 s buckets)
+#   f-limit119-file-long  as e, the limit set at 119/min (RL_ONLY only)
 #   t-tpm           a limit of 10,000 tokens/min on the gateways and the fake,
 #                   4 clients, calls of 500 tokens (400-byte body, max_tokens 400)
 #
@@ -41,7 +44,8 @@ BIN=$B/bin
 BASE_COMMIT=7e71adb
 D=${RL_D:-60s}
 TPM_D=${RL_TPM_D:-30s}
-LONG_D=${RL_LONG_D:-75s}
+LONG_D=${RL_LONG_D:-70s}
+ONLY=${RL_ONLY:-}
 SHORT=$(cd "$ROOT" && git rev-parse --short HEAD)
 OUT=$B/results/ratelimit-$SHORT
 TMP=$(mktemp -d /tmp/sluice-rlbench.XXXXXX)
@@ -98,7 +102,8 @@ stop() {
 build() {
 	log "building sluice and the load tool at $SHORT, and sluice at $BASE_COMMIT"
 	mkdir -p "$BIN"
-	(cd "$ROOT" && go build -o "$BIN/sluice" ./cmd/sluice && go build -o "$BIN/load" ./bench/load)
+	(cd "$ROOT" && go build -o "$BIN/sluice" ./cmd/sluice && go build -o "$BIN/load" ./bench/load &&
+		go build -o "$BIN/rlprobe" ./bench/rlprobe)
 	mkdir -p "$TMP/base"
 	(cd "$ROOT" && git archive "$BASE_COMMIT") | tar -x -C "$TMP/base"
 	(cd "$TMP/base" && go build -o "$BIN/sluice-$BASE_COMMIT" ./cmd/sluice)
@@ -126,6 +131,7 @@ EOF
 	[ "$3" != base ] && echo "    max_queue: 55s" >>"$1"
 	case $3 in
 	limit) printf 'limits:\n  rates:\n    - {name: fake-rpm, provider: fake, requests_per_minute: 120}\n' >>"$1" ;;
+	limit119) printf 'limits:\n  rates:\n    - {name: fake-rpm, provider: fake, requests_per_minute: 119}\n' >>"$1" ;;
 	tpm) printf 'limits:\n  rates:\n    - {name: fake-tpm, provider: fake, tokens_per_minute: 10000}\n' >>"$1" ;;
 	esac
 	return 0
@@ -137,6 +143,12 @@ EOF
 scenario() {
 	local name=$1 gwbin=$2 kind=$3 backend=$4 dur=$5 clients=$6 fakeflags=$7
 	shift 7
+	if [ -n "$ONLY" ]; then
+		[[ " $ONLY " == *" $name "* ]] || return 0
+		rm -rf "${OUT:?}/$name"
+	elif [ "$name" = f-limit119-file-long ]; then
+		return 0
+	fi
 	local dir=$OUT/$name state i pids=() gwports=() urls=() logs=()
 	mkdir -p "$dir"
 	free_port
@@ -175,10 +187,10 @@ scenario() {
 }
 
 env_json() {
-	cat >"$OUT/env.json" <<EOF
+	cat >"$OUT/env${ONLY:+-only}.json" <<EOF
 {
   "date": "$(date -u +%FT%TZ)",
-  "command": "bash bench/ratelimit.sh",
+  "command": "${ONLY:+RL_ONLY='$ONLY' }bash bench/ratelimit.sh",
   "commit": "$(cd "$ROOT" && git rev-parse HEAD)",
   "tree_changed_files": $(cd "$ROOT" && git status --porcelain 2>/dev/null | grep -cv '^?? bench/results/' || true),
   "baseline_commit": "$(cd "$ROOT" && git rev-parse "$BASE_COMMIT")",
@@ -199,7 +211,7 @@ EOF
 main() {
 	ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 	build
-	rm -rf "$OUT"
+	[ -z "$ONLY" ] && rm -rf "$OUT"
 	mkdir -p "$OUT"
 	LOADAVG_START=$(cat /proc/loadavg)
 	log "load average at start: $LOADAVG_START"
@@ -216,7 +228,12 @@ main() {
 	scenario b-nolimit "$BIN/sluice" nolimit file "$D" 50 "$rpm"
 	scenario c-base-$BASE_COMMIT "$BIN/sluice-$BASE_COMMIT" base file "$D" 50 "$rpm"
 	scenario d-limit-redis "$BIN/sluice" limit redis "$D" 50 "$rpm"
+	if [ -z "$ONLY" ]; then # slots handed out from 1, 5 and 50 goroutines at once, File against Redis
+		log "rlprobe: concurrent Limiter.Wait on a File and a Redis store"
+		"$BIN/rlprobe" --redis "127.0.0.1:$REDIS_PORT" --n 1,5,50 | tee "$OUT/rlprobe.txt"
+	fi
 	scenario e-limit-file-long "$BIN/sluice" limit file "$LONG_D" 50 "$rpm" --bucket 5s
+	scenario f-limit119-file-long "$BIN/sluice" limit119 file "$LONG_D" 50 "$rpm" --bucket 5s
 	scenario t-tpm "$BIN/sluice" tpm file "$TPM_D" 4 "--tpm 10000" --body-bytes 400 --max-tokens 400 --bucket 5s
 
 	env_json

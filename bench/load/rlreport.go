@@ -111,7 +111,7 @@ func printRLScenario(w io.Writer, s rlScenario) {
 
 // printRLTable writes the figures of every scenario as a Markdown table.
 func printRLTable(w io.Writer, all []rlScenario) {
-	fmt.Fprintln(w, "| scenario | client 200 (per min) | gw 429 rate_limited | upstream 429 relayed | 503 provider_down | other | cut at end | p50 / p99 / max of 200s (s) | fake calls | fake 429 | fake 429 per 10 s | queued_ms p50 / p99 / max | log rate_limited | calls over total |")
+	fmt.Fprintln(w, "| scenario | client 200 (per min) | gw 429 rate_limited | upstream 429 relayed | 503 provider_down | other | cut at end | p50 / p99 / max of 200s (s) | fake calls | fake 429 | fake 429 per bucket (10 s; e, f, t: 5 s) | queued_ms p50 / p99 / max | log rate_limited | calls over total |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range all {
 		c, l, k := s.clients, s.log, s.clients.Counts
