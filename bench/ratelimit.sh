@@ -8,7 +8,7 @@
 #   RL_TPM_D  the tokens-per-minute scenario's (default 30s)
 #   RL_LONG_D the scenarios past the first window's (default 70s)
 #   RL_ONLY   run only these scenarios (space-separated names), keeping the
-#             others' results; f-limit119-file-long runs only when named here
+#             others' results; f-limit118-file-long runs only when named here
 #
 # The fake provider admits 120 requests per minute over a sliding 60 s
 # window (sluice fake --rpm 120), answering 429 with Retry-After and
@@ -25,7 +25,7 @@
 #   e-limit-file-long  as a, for RL_LONG_D: past the end of the fake's first
 #                   60 s window, where its x-ratelimit-remaining-requests
 #                   reaches 0 (5 s buckets)
-#   f-limit119-file-long  as e, the limit set at 119/min (RL_ONLY only)
+#   f-limit118-file-long  as e, the limit set at 118/min (two under the provider's) (RL_ONLY only)
 #   t-tpm           a limit of 10,000 tokens/min on the gateways and the fake,
 #                   4 clients, calls of 500 tokens (400-byte body, max_tokens 400)
 #
@@ -131,7 +131,7 @@ EOF
 	[ "$3" != base ] && echo "    max_queue: 55s" >>"$1"
 	case $3 in
 	limit) printf 'limits:\n  rates:\n    - {name: fake-rpm, provider: fake, requests_per_minute: 120}\n' >>"$1" ;;
-	limit119) printf 'limits:\n  rates:\n    - {name: fake-rpm, provider: fake, requests_per_minute: 119}\n' >>"$1" ;;
+	limit118) printf 'limits:\n  rates:\n    - {name: fake-rpm, provider: fake, requests_per_minute: 118}\n' >>"$1" ;;
 	tpm) printf 'limits:\n  rates:\n    - {name: fake-tpm, provider: fake, tokens_per_minute: 10000}\n' >>"$1" ;;
 	esac
 	return 0
@@ -146,7 +146,7 @@ scenario() {
 	if [ -n "$ONLY" ]; then
 		[[ " $ONLY " == *" $name "* ]] || return 0
 		rm -rf "${OUT:?}/$name"
-	elif [ "$name" = f-limit119-file-long ]; then
+	elif [ "$name" = f-limit118-file-long ]; then
 		return 0
 	fi
 	local dir=$OUT/$name state i pids=() gwports=() urls=() logs=()
@@ -233,7 +233,7 @@ main() {
 		"$BIN/rlprobe" --redis "127.0.0.1:$REDIS_PORT" --n 1,5,50 | tee "$OUT/rlprobe.txt"
 	fi
 	scenario e-limit-file-long "$BIN/sluice" limit file "$LONG_D" 50 "$rpm" --bucket 5s
-	scenario f-limit119-file-long "$BIN/sluice" limit119 file "$LONG_D" 50 "$rpm" --bucket 5s
+	scenario f-limit118-file-long "$BIN/sluice" limit118 file "$LONG_D" 50 "$rpm" --bucket 5s
 	scenario t-tpm "$BIN/sluice" tpm file "$TPM_D" 4 "--tpm 10000" --body-bytes 400 --max-tokens 400 --bucket 5s
 
 	env_json
