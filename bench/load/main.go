@@ -6,7 +6,8 @@
 //
 //	load MODE [flags]
 //
-// Modes: latency, closed, open, sse, ttfb, hung, timeout, breaker, summary.
+// Modes: latency, closed, open, sse, ttfb, hung, timeout, breaker, summary,
+// ratelimit, attemptlog, rlreport.
 // Run `load MODE -h` for a mode's flags. Every loop is bounded in count
 // and in time; everything is meant for 127.0.0.1.
 package main
@@ -20,20 +21,23 @@ import (
 // modes maps a mode name to its entry point. Each returns the result to
 // write as JSON, or an error.
 var modes = map[string]func(args []string) (any, error){
-	"latency": runLatency,
-	"closed":  runClosed,
-	"open":    runOpen,
-	"sse":     runSSE,
-	"hung":    runHung,
-	"timeout": runTimeout,
-	"breaker": runBreaker,
-	"summary": runSummary,
-	"ttfb":    runTTFB,
+	"latency":    runLatency,
+	"closed":     runClosed,
+	"open":       runOpen,
+	"sse":        runSSE,
+	"hung":       runHung,
+	"timeout":    runTimeout,
+	"breaker":    runBreaker,
+	"summary":    runSummary,
+	"ttfb":       runTTFB,
+	"ratelimit":  runRatelimit,
+	"attemptlog": runAttemptLog,
+	"rlreport":   runRLReport,
 }
 
 func main() {
 	if len(os.Args) < 2 || modes[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: load latency|closed|open|sse|ttfb|hung|timeout|breaker|summary [flags] (see load MODE -h)")
+		fmt.Fprintln(os.Stderr, "usage: load latency|closed|open|sse|ttfb|hung|timeout|breaker|summary|ratelimit|attemptlog|rlreport [flags] (see load MODE -h)")
 		os.Exit(2)
 	}
 	res, err := modes[os.Args[1]](os.Args[2:])
