@@ -18,12 +18,17 @@ const MaxPause = time.Hour
 //
 //   - now + retryAfter, for a 429 that is a rate limit (quota is false:
 //     a 429 for an exhausted quota pauses nothing);
-//   - the reset of every window the header says is spent: OpenAI's
-//     x-ratelimit-remaining-requests: 0 with x-ratelimit-reset-requests (a
-//     Go duration such as "1s", "6m0s", "250ms", "1m30.5s"), the same for
-//     -tokens; Anthropic's anthropic-ratelimit-requests-remaining: 0 with
+//   - for every window the header says is spent, when it hands out its
+//     next unit: its reset divided by its size when the header gives the
+//     size (x-ratelimit-limit-*, anthropic-ratelimit-*-limit), else its
+//     whole reset. OpenAI's x-ratelimit-remaining-requests: 0 with
+//     x-ratelimit-reset-requests (a Go duration such as "1s", "6m0s",
+//     "250ms", "1m30.5s"), the same for -tokens; Anthropic's
+//     anthropic-ratelimit-requests-remaining: 0 with
 //     anthropic-ratelimit-requests-reset (an RFC 3339 time), the same for
-//     tokens, input-tokens and output-tokens.
+//     tokens, input-tokens and output-tokens. A spent tokens window thus
+//     holds calls for one token's refill: the call that then needs more
+//     gets the provider's 429, whose Retry-After pauses for the rest.
 //
 // Malformed, negative or past values are ignored; a pause further away
 // than MaxPause is cut to MaxPause. A Store error goes to OnError: Learn
@@ -44,18 +49,18 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 	}
 }
 
-// The rate-limit headers Learn reads, in canonical form, each window's
-// remaining count with its reset.
+// The rate-limit headers Learn reads, in canonical form: each window's
+// remaining count, its reset and its size.
 var (
-	openAIWindows = [...][2]string{
-		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
-		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
+	openAIWindows = [...][3]string{
+		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", "X-Ratelimit-Limit-Requests"},
+		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", "X-Ratelimit-Limit-Tokens"},
 	}
-	anthropicWindows = [...][2]string{
-		{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset"},
-		{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset"},
-		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset"},
-		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
+	anthropicWindows = [...][3]string{
+		{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset", "Anthropic-Ratelimit-Requests-Limit"},
+		{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset", "Anthropic-Ratelimit-Tokens-Limit"},
+		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset", "Anthropic-Ratelimit-Input-Tokens-Limit"},
+		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset", "Anthropic-Ratelimit-Output-Tokens-Limit"},
 	}
 )
 
@@ -70,18 +75,32 @@ func PauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter t
 	for _, w := range openAIWindows {
 		if spent(first(h, w[0])) {
 			if r, err := time.ParseDuration(strings.TrimSpace(first(h, w[1]))); err == nil {
-				d = max(d, r)
+				d = max(d, oneUnit(r, first(h, w[2])))
 			}
 		}
 	}
 	for _, w := range anthropicWindows {
 		if spent(first(h, w[0])) {
 			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(first(h, w[1]))); err == nil {
-				d = max(d, t.Sub(now))
+				d = max(d, oneUnit(t.Sub(now), first(h, w[2])))
 			}
 		}
 	}
 	return min(max(d, 0), MaxPause)
+}
+
+// oneUnit is how long a spent window takes to hand out its next unit: the
+// providers' reset is when the window is whole again, and it fills
+// evenly, so with its size known the next unit comes after reset / size.
+// Pausing for the whole reset would stop every call for a minute each
+// time a busy window reads 0, when a slot frees every reset / size. With
+// the size unknown, the whole reset.
+func oneUnit(reset time.Duration, size string) time.Duration {
+	n, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
+	if err != nil || n <= 0 || reset <= 0 {
+		return reset
+	}
+	return reset / time.Duration(n)
 }
 
 // first returns the first value of the canonical key k in h, "" if none.
