@@ -28,6 +28,15 @@ type Limiter struct {
 	// bucket.
 	Client func(*http.Request) string
 
+	// SettlesUnused reports whether provider's own limiter gives back the
+	// tokens a call reserved and did not use. Anthropic's does (it counts
+	// max_tokens when a call starts and corrects to the output used);
+	// OpenAI's counts max_tokens and keeps it. With it true, a call's
+	// unused tokens go back to its buckets; else they stay spent, as at
+	// the provider. A call that used more than its estimate pays the rest
+	// either way. If nil, never.
+	SettlesUnused func(provider string) bool
+
 	// OnError, if set, is told the Store's errors: a pause Learn could not
 	// keep, or a Wait that fell back on this process's own memory (where
 	// the limits then hold for this process alone) because the Store
@@ -148,11 +157,12 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	}
 	pause := PauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
+	giveBack := l.SettlesUnused != nil && l.SettlesUnused(provider)
 	l.stats.enter(bs, gs, pause, start)
 	defer l.stats.leave(bs, gs, pause)
 	st := l.store()
 	for {
-		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
+		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
 		if l.failed(ctx, st, err) {
 			// The shared store failed: the limits hold in this process
 			// alone until it answers again, rather than failing every call.
@@ -160,7 +170,7 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 				bs[i].slot = time.Time{}
 			}
 			st = l.local()
-			waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline)
+			waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
 		}
 		if err != nil || len(gs) == 0 {
 			return waited, done, err
@@ -186,7 +196,7 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 }
 
 // waitIn is Wait on the store st.
-func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time) (time.Duration, func(int64), error) {
+func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time, giveBack bool) (time.Duration, func(int64), error) {
 	for {
 		now := time.Now()
 		until, err := st.PausedUntil(pause)
@@ -205,9 +215,9 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 			// Nothing to wait for: the pause read above still holds.
 			l.stats.admitted(bs)
 			if !at.After(start) {
-				return 0, settler(st, bs), nil
+				return 0, settler(st, bs, giveBack), nil
 			}
-			return time.Since(start), settler(st, bs), nil
+			return time.Since(start), settler(st, bs, giveBack), nil
 		}
 		if err := sleep(ctx, at); err != nil {
 			cancelAll(st, bs)
@@ -221,9 +231,9 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 		if !until.After(time.Now()) {
 			l.stats.admitted(bs)
 			if !at.After(start) {
-				return 0, settler(st, bs), nil // its slot was free: no wait
+				return 0, settler(st, bs, giveBack), nil // its slot was free: no wait
 			}
-			return time.Since(start), settler(st, bs), nil
+			return time.Since(start), settler(st, bs, giveBack), nil
 		}
 		cancelAll(st, bs) // paused meanwhile: queue again
 	}
@@ -312,8 +322,10 @@ func cancelAll(st Store, bs []bucket) {
 	}
 }
 
-// settler returns the done of an admitted call.
-func settler(st Store, bs []bucket) func(int64) {
+// settler returns the done of an admitted call: the token buckets pay for
+// what the call used beyond its estimate, and, with giveBack, get back
+// what it did not use.
+func settler(st Store, bs []bucket, giveBack bool) func(int64) {
 	if !slices.ContainsFunc(bs, func(b bucket) bool { return b.tokens }) {
 		return nop // nothing to settle
 	}
@@ -323,7 +335,7 @@ func settler(st Store, bs []bucket) func(int64) {
 			return
 		}
 		for _, b := range bs {
-			if b.tokens && used != b.cost {
+			if b.tokens && (used > b.cost || giveBack && used < b.cost) {
 				st.Settle(b.key, b.rate, used-b.cost)
 			}
 		}

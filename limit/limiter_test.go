@@ -148,7 +148,8 @@ func TestWaitTokensPerMinute(t *testing.T) {
 // next one back by the difference.
 func TestWaitSettleGivesBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}},
+			SettlesUnused: func(p string) bool { return p == "openai" }}
 		ctx := context.Background()
 		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute)
 		if err != nil {
@@ -318,6 +319,30 @@ func TestWaitPausedBeyondMaxWait(t *testing.T) {
 		}
 		if st := l.Stats()["pause"]; st.Refused != 1 || st.Paused != 1 {
 			t.Fatalf("pause stats %+v, want 1 refused, 1 pause", st)
+		}
+	})
+}
+
+// A provider that keeps what a call reserved (OpenAI counts max_tokens)
+// gets nothing back from a call that used less; one that used more still
+// pays the rest.
+func TestWaitSettleKeepsUnusedWhenProviderDoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}}}
+		ctx := context.Background()
+		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute) // 30 s of the bucket
+		if err != nil {
+			t.Fatal(err)
+		}
+		done(1_000) // used 1,000 of 5,000: nothing given back
+		waited, done, err := l.Wait(ctx, nil, "openai", "m", 0, 1_000, time.Minute)
+		if err != nil || waited != 30*time.Second {
+			t.Fatalf("waited %v (%v), want exactly 30s: the unused 4,000 stay spent", waited, err)
+		}
+		done(3_000) // 2,000 more than reserved: 12 s more
+		waited, _, err = l.Wait(ctx, nil, "openai", "m", 0, 1_000, time.Minute)
+		if err != nil || waited != 18*time.Second {
+			t.Fatalf("waited %v (%v), want exactly 18s (6 s reserved + 12 s paid after)", waited, err)
 		}
 	})
 }

@@ -39,7 +39,10 @@ func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
 	}
 	// A slot in Redis outlives the longest call a policy allows: only a
 	// host that died holding it loses it to the lease.
-	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute}
+	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute,
+		// Anthropic counts max_tokens at a call's start and corrects to the
+		// output used; OpenAI keeps what max_tokens reserved.
+		SettlesUnused: func(p string) bool { return cfg.Providers[p].Kind == config.KindAnthropic }}
 }
 
 // limitClientKey holds the client's id in a request's context, for limits

@@ -198,31 +198,41 @@ func TestLimitsEndpoint(t *testing.T) {
 }
 
 // A tokens-per-minute limit reserves a call's estimate (its body / 4 plus
-// max_tokens) and settles on the answer's usage: a call that used little
-// gives the rest back at once, so the next one need not wait for the
-// estimate's worth. Streams too (the gateway asks for their usage).
-func TestTokensLimitSettlesOnUsage(t *testing.T) {
-	for _, tt := range []struct{ name, body string }{
-		{"json", `{"model":"gpt-4o-mini","max_tokens":300,"messages":[{"role":"user","content":"hi"}]}`},
-		{"stream", `{"model":"gpt-4o-mini","max_tokens":300,"stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+// max_tokens) and settles on the answer's usage as the provider does:
+// Anthropic gives back what a call did not use, so the next call need not
+// wait for the estimate's worth; OpenAI keeps what max_tokens reserved, so
+// the next call waits for it (past max_queue here: 429). Streams too (the
+// gateway asks for their usage).
+func TestTokensLimitSettlesAsTheProvider(t *testing.T) {
+	for _, tt := range []struct {
+		name, path, body string
+		second           int
+	}{
+		{"anthropic json", "/anthropic/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":300,"messages":[{"role":"user","content":"hi"}]}`, 200},
+		{"anthropic stream", "/anthropic/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":300,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, 200},
+		{"openai json", "/openai/v1/chat/completions", `{"model":"gpt-4o-mini","max_tokens":300,"messages":[{"role":"user","content":"hi"}]}`, 429},
+		{"openai stream", "/openai/v1/chat/completions", `{"model":"gpt-4o-mini","max_tokens":300,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, 429},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			// 6,000 tokens a minute: 10 ms a token. The estimate, about 320
-			// tokens, is 3.2 s of the bucket; the call uses about 25.
+			// 6,000 tokens a minute: 10 ms a token. The estimate, about 325
+			// tokens, is 3.25 s of the bucket, past max_queue (1.6 s); the
+			// call uses about 30.
 			e := newEnv(t, "200", func(c *config.Config) {
-				c.Rates = append(c.Rates, limit.Limit{Name: "tpm", Provider: "openai", Scope: "provider",
+				c.Rates = append(c.Rates, limit.Limit{Name: "tpm", Scope: "provider",
 					Tokens: limit.Rate{Limit: 6000, Per: time.Minute}})
 			})
-			for i := range 2 {
-				resp := e.do("POST", "/openai/v1/chat/completions", tt.body)
+			for i, want := range []int{200, tt.second} {
+				resp := e.do("POST", tt.path, tt.body)
 				body(t, resp)
-				if resp.StatusCode != 200 {
-					t.Fatalf("call %d: status %d; without settling, the second call's turn is 3 s away, past max_queue", i, resp.StatusCode)
+				if resp.StatusCode != want {
+					t.Fatalf("call %d: status %d, want %d", i, resp.StatusCode, want)
 				}
 			}
-			lines := e.logLines()
-			if q, _ := lines[len(lines)-1]["queued_ms"].(float64); q > 1000 {
-				t.Errorf("the second call waited %v ms; settled on usage it waits about 250 ms", q)
+			if tt.second == 200 {
+				lines := e.logLines()
+				if q, _ := lines[len(lines)-1]["queued_ms"].(float64); q > 1000 {
+					t.Errorf("the second call waited %v ms; settled on usage it waits about 300 ms", q)
+				}
 			}
 		})
 	}
