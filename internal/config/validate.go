@@ -276,15 +276,9 @@ func (c *Config) checkBudgets() error {
 	names := map[string]int{}
 	for i, b := range c.Budgets {
 		p := index("budgets", i)
-		switch j, dup := names[b.Name]; {
-		case b.Name == "":
-			return errf(key(p, "name"), "missing; name the budget (the name shows in logs and metrics)")
-		case !nameRE.MatchString(b.Name):
-			return errf(key(p, "name"), "%s may hold only letters, digits, '_', '-' and '.'", quote(b.Name))
-		case dup:
-			return errf(key(p, "name"), "%s is also the name of budgets[%d]; give each budget its own name", quote(b.Name), j)
+		if err := checkListName("budgets", "budget", i, b.Name, names); err != nil {
+			return err
 		}
-		names[b.Name] = i
 		if err := checkBudget(p, b); err != nil {
 			return err
 		}
@@ -296,17 +290,12 @@ func (c *Config) checkRates() error {
 	names := map[string]int{}
 	for i, l := range c.Rates {
 		p := index("limits.rates", i)
-		switch j, dup := names[l.Name]; {
-		case l.Name == "":
-			return errf(key(p, "name"), "missing; name the limit (the name shows in logs, errors and metrics)")
-		case !nameRE.MatchString(l.Name):
-			return errf(key(p, "name"), "%s may hold only letters, digits, '_', '-' and '.'", quote(l.Name))
-		case dup:
-			return errf(key(p, "name"), "%s is also the name of limits.rates[%d]; give each limit its own name", quote(l.Name), j)
-		case l.Name == MaxConcurrentLimit:
+		if err := checkListName("limits.rates", "limit", i, l.Name, names); err != nil {
+			return err
+		}
+		if l.Name == MaxConcurrentLimit {
 			return errf(key(p, "name"), "%s names the limit each provider's max_concurrent makes; choose another name", quote(l.Name))
 		}
-		names[l.Name] = i
 		if _, ok := c.Providers[l.Provider]; l.Provider != "" && !ok {
 			return errf(key(p, "provider"), "%s is not a configured provider; name one of providers, or leave it out for every provider", quote(l.Provider))
 		}
@@ -325,6 +314,23 @@ func (c *Config) checkRates() error {
 			return errf(p, "%v", err)
 		}
 	}
+	return nil
+}
+
+// checkListName checks the name of entry i of the list section: there, of
+// the letters names may hold, and not another entry's (names records the
+// names seen, by entry).
+func checkListName(section, what string, i int, name string, names map[string]int) error {
+	k := key(index(section, i), "name")
+	switch j, dup := names[name]; {
+	case name == "":
+		return errf(k, "missing; name the %s (the name shows in logs and metrics)", what)
+	case !nameRE.MatchString(name):
+		return errf(k, "%s may hold only letters, digits, '_', '-' and '.'", quote(name))
+	case dup:
+		return errf(k, "%s is also the name of %s[%d]; give each %s its own name", quote(name), section, j, what)
+	}
+	names[name] = i
 	return nil
 }
 
