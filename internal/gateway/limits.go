@@ -105,6 +105,7 @@ type limitView struct {
 	Scope             string `json:"scope"`
 	RequestsPerMinute int64  `json:"requests_per_minute,omitempty"`
 	TokensPerMinute   int64  `json:"tokens_per_minute,omitempty"`
+	Concurrent        int    `json:"concurrent,omitempty"`
 }
 
 type bucketView struct {
@@ -121,7 +122,8 @@ type statView struct {
 	Paused   uint64 `json:"paused,omitempty"`
 }
 
-// serveLimits answers GET /sluice/limits: the configured limits, the
+// serveLimits answers GET /sluice/limits: the limits (limits.rates and
+// each provider's max_concurrent), the
 // buckets and pauses in the store with when each is next free, and this
 // process's queue and counts.
 func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
@@ -131,9 +133,9 @@ func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
 		return
 	}
 	v := limitsView{Limits: []limitView{}, Buckets: []bucketView{}, Queued: g.limiter.Queued(), Stats: map[string]statView{}}
-	for _, l := range g.cfg.Rates {
+	for _, l := range g.limiter.Limits { // limits.rates, then each provider's max_concurrent
 		v.Limits = append(v.Limits, limitView{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
-			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens)})
+			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens), Concurrent: l.Concurrent})
 	}
 	for _, b := range buckets {
 		bv := bucketView{Key: b.Key, Queued: b.Queued}

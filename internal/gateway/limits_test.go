@@ -168,7 +168,9 @@ func TestLimitsEndpoint(t *testing.T) {
 	var v struct {
 		Limits []struct {
 			Name              string `json:"name"`
+			Provider          string `json:"provider"`
 			RequestsPerMinute int64  `json:"requests_per_minute"`
+			Concurrent        int    `json:"concurrent"`
 		} `json:"limits"`
 		Buckets []struct {
 			Key    string     `json:"key"`
@@ -178,7 +180,9 @@ func TestLimitsEndpoint(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal([]byte(raw), &v) != nil {
 		t.Fatalf("%d %s", resp.StatusCode, raw)
 	}
-	if len(v.Limits) != 1 || v.Limits[0].Name != "openai-rpm" || v.Limits[0].RequestsPerMinute != 600 {
+	// limits.rates, then each provider's max_concurrent (64 in the test config).
+	if len(v.Limits) != 3 || v.Limits[0].Name != "openai-rpm" || v.Limits[0].RequestsPerMinute != 600 ||
+		v.Limits[1].Name != "max_concurrent" || v.Limits[1].Concurrent != 64 || v.Limits[1].Provider != "anthropic" {
 		t.Errorf("limits %+v", v.Limits)
 	}
 	var found bool
