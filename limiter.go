@@ -34,7 +34,8 @@ type Limiter interface {
 
 	// Learn is told the answer of every attempt that got one: its status,
 	// its header, whether it is a 429 for a used-up quota (not a rate
-	// limit), and the wait its Retry-After asks for (0 if none).
+	// limit), and the wait a 429's Retry-After asks for (0 if none, or if
+	// the answer is not a 429).
 	Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration)
 }
 
@@ -94,7 +95,7 @@ func (c *call) learn(resp *http.Response, v verdict) {
 		return
 	}
 	var wait time.Duration
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+	if resp.StatusCode == http.StatusTooManyRequests { // only a 429's pauses
 		if hint, ok := retryAfter(resp.Header, time.Now()); ok {
 			wait = hint
 		}

@@ -60,14 +60,10 @@ func limitClient(r *http.Request) string {
 	return id
 }
 
-// hasKeyScope reports whether a limit of cfg is scoped per client.
+// hasKeyScope reports whether a limit of cfg is scoped per client, as
+// scopedByKey does for budgets.
 func hasKeyScope(cfg *config.Config) bool {
-	for _, l := range cfg.Rates {
-		if l.Scope == "key" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(cfg.Rates, func(l limit.Limit) bool { return l.Scope == "key" })
 }
 
 // answerRateLimited answers a call a rate limit refused, in the
