@@ -42,6 +42,8 @@ const fileSweepEvery = 10 * time.Minute
 type File struct {
 	c         *state.Counters
 	inFlight  *state.Counters         // concurrency keys: one entry per process
+	recs      records                 // of c, looked up once per key
+	inRecs    records                 // of inFlight
 	alive     func(holder int64) bool // if nil, processAlive; tests set it
 	now       func() time.Time
 	nextSweep atomic.Int64
@@ -54,7 +56,9 @@ func NewFile(f *state.File) (*File, error) {
 	if f == nil {
 		return nil, errors.New("limit: NewFile needs an open state.File; open one with state.OpenFile")
 	}
-	return &File{c: f.Counters(fileExt), inFlight: f.Counters(inFlightExt), now: time.Now}, nil
+	lf := &File{c: f.Counters(fileExt), inFlight: f.Counters(inFlightExt), now: time.Now}
+	lf.recs.c, lf.inRecs.c = lf.c, lf.inFlight
+	return lf, nil
 }
 
 // Close waits for a background sweep to end. It does not close the
@@ -68,8 +72,12 @@ func (f *File) Close() error {
 func (f *File) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
 	now := f.now().UnixNano()
 	nb := unixNano(notBefore)
+	rec, err := f.recs.get(key)
+	if err != nil {
+		return time.Time{}, false, err
+	}
 	for {
-		tat, err := f.c.Load(key, cTAT)
+		tat, err := rec.Load(cTAT)
 		if err != nil {
 			return time.Time{}, false, err
 		}
@@ -77,7 +85,7 @@ func (f *File) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxW
 		if !ok || next == tat {
 			return time.Unix(0, at), ok, nil
 		}
-		swapped, err := f.c.CompareAndSwap(key, cTAT, tat, next)
+		swapped, err := rec.CompareAndSwap(cTAT, tat, next)
 		if err != nil {
 			return time.Time{}, false, err
 		}
@@ -101,8 +109,12 @@ func (f *File) Settle(key string, r Rate, delta int64) error {
 // change swaps the key's TAT for fn's value, in a CompareAndSwap loop.
 func (f *File) change(key string, fn func(tat, now int64) int64) error {
 	now := f.now().UnixNano()
+	rec, err := f.recs.get(key)
+	if err != nil {
+		return err
+	}
 	for {
-		tat, err := f.c.Load(key, cTAT)
+		tat, err := rec.Load(cTAT)
 		if err != nil {
 			return err
 		}
@@ -110,7 +122,7 @@ func (f *File) change(key string, fn func(tat, now int64) int64) error {
 		if next == tat {
 			return nil
 		}
-		if ok, err := f.c.CompareAndSwap(key, cTAT, tat, next); ok || err != nil {
+		if ok, err := rec.CompareAndSwap(cTAT, tat, next); ok || err != nil {
 			return err
 		}
 	}
@@ -119,12 +131,16 @@ func (f *File) change(key string, fn func(tat, now int64) int64) error {
 // Pause implements Store.
 func (f *File) Pause(key string, until time.Time) error {
 	u := unixNano(until)
+	rec, err := f.recs.get(key)
+	if err != nil {
+		return err
+	}
 	for {
-		cur, err := f.c.Load(key, cPaused)
+		cur, err := rec.Load(cPaused)
 		if err != nil || cur >= u {
 			return err
 		}
-		if ok, err := f.c.CompareAndSwap(key, cPaused, cur, u); ok || err != nil {
+		if ok, err := rec.CompareAndSwap(cPaused, cur, u); ok || err != nil {
 			return err
 		}
 	}
@@ -141,7 +157,11 @@ func (f *File) FreeAt(key string) (time.Time, error) {
 }
 
 func (f *File) load(key string, i int) (time.Time, error) {
-	v, err := f.c.Load(key, i)
+	rec, err := f.recs.get(key)
+	if err != nil {
+		return time.Time{}, err
+	}
+	v, err := rec.Load(i)
 	if err != nil || v == 0 {
 		return time.Time{}, err
 	}
@@ -192,4 +212,34 @@ func (f *File) sweep(now int64) (int, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// maxRecords bounds how many keys' records a File keeps looked up, per
+// kind: past it, it forgets them all and starts again (a cache: a key is
+// looked up again at its next use).
+const maxRecords = 4096
+
+// records keeps the state.Records of the keys a File uses, so that a key
+// is looked up once, not at every counter it reads or swaps.
+type records struct {
+	c *state.Counters
+	m sync.Map // key → *state.Record
+	n atomic.Int64
+}
+
+// get returns key's record.
+func (r *records) get(key string) (*state.Record, error) {
+	if v, ok := r.m.Load(key); ok {
+		return v.(*state.Record), nil
+	}
+	rec, err := r.c.Record(key)
+	if err != nil {
+		return nil, err
+	}
+	if r.n.Add(1) > maxRecords {
+		r.m.Clear()
+		r.n.Store(0)
+	}
+	v, _ := r.m.LoadOrStore(key, rec)
+	return v.(*state.Record), nil
 }

@@ -79,16 +79,20 @@ func (f *File) Acquire(key string, limit int64, _ time.Duration) (uint64, bool, 
 	if err != nil {
 		return 0, false, err
 	}
-	ok, err := f.addOwn(key, me, 1)
+	rec, err := f.inRecs.get(key)
+	if err != nil {
+		return 0, false, err
+	}
+	ok, err := f.addOwn(rec, me, 1)
 	if !ok || err != nil {
 		return 0, false, err
 	}
-	sum, err := f.sum(key, me, false)
+	sum, err := f.sum(rec, me, false)
 	if err == nil && sum > limit {
-		sum, err = f.sum(key, me, true)
+		sum, err = f.sum(rec, me, true)
 	}
 	if err != nil || sum > limit {
-		_, err2 := f.addOwn(key, me, -1)
+		_, err2 := f.addOwn(rec, me, -1)
 		return 0, false, errors.Join(err, err2)
 	}
 	f.maybeSweep(f.now().UnixNano())
@@ -101,7 +105,11 @@ func (f *File) Release(key string, _ uint64) error {
 	if err != nil {
 		return err
 	}
-	ok, err := f.addOwn(key, me, -1)
+	rec, err := f.inRecs.get(key)
+	if err != nil {
+		return err
+	}
+	ok, err := f.addOwn(rec, me, -1)
 	if err == nil && !ok {
 		err = fmt.Errorf("release of %s: %w", key, errNotHeld)
 	}
@@ -114,22 +122,27 @@ func (f *File) InFlight(key string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return f.sum(key, me, false)
+	rec, err := f.inRecs.get(key)
+	if err != nil {
+		return 0, err
+	}
+	return f.sum(rec, me, false)
 }
 
 // addOwn adds delta (+1 or -1) to the count of this process's entry of
-// key, claiming a free entry to add to when it holds none and freeing its
-// entry when the count reaches 0. It reports false when it changed
-// nothing: no entry is free to claim (after freeing those of dead
+// the key of rec, claiming a free entry to add to when it holds none and
+// freeing its entry when the count reaches 0. It reports false when it
+// changed nothing: no entry is free to claim (after freeing those of dead
 // processes), or, for -1, this process holds none.
-func (f *File) addOwn(key string, me int64, delta int64) (bool, error) {
+func (f *File) addOwn(rec *state.Record, me int64, delta int64) (bool, error) {
+	var buf [state.NumCounters]int64
 	for {
+		es, err := rec.Counts(buf[:0])
+		if err != nil {
+			return false, err
+		}
 		free, reclaimed := -1, false
-		for i := range state.NumCounters {
-			e, err := f.inFlight.Load(key, i)
-			if err != nil {
-				return false, err
-			}
+		for i, e := range es {
 			if e == 0 {
 				if free < 0 {
 					free = i
@@ -145,9 +158,9 @@ func (f *File) addOwn(key string, me int64, delta int64) (bool, error) {
 			case n == 0:
 				next = 0
 			case n > maxCount:
-				return false, fmt.Errorf("limit: %s: this process holds %d slots, the most an entry counts", key, maxCount)
+				return false, fmt.Errorf("limit: %s: this process holds %d slots, the most an entry counts", rec.Name(), maxCount)
 			}
-			swapped, err := f.inFlight.CompareAndSwap(key, i, e, next)
+			swapped, err := rec.CompareAndSwap(i, e, next)
 			if err != nil || swapped {
 				return swapped, err
 			}
@@ -160,53 +173,55 @@ func (f *File) addOwn(key string, me int64, delta int64) (bool, error) {
 		case delta < 0:
 			return false, nil
 		case free >= 0:
-			swapped, err := f.inFlight.CompareAndSwap(key, free, 0, me|1)
+			swapped, err := rec.CompareAndSwap(free, 0, me|1)
 			if err != nil || swapped {
 				return swapped, err
 			}
 			continue
 		}
-		if err := f.freeDead(key, me, &reclaimed); err != nil || !reclaimed {
+		if err := f.freeDead(rec, me, &reclaimed); err != nil || !reclaimed {
 			return false, err
 		}
 	}
 }
 
-// sum returns how many slots the entries of key hold. With reclaim, it
-// first frees the entries of processes that died.
-func (f *File) sum(key string, me int64, reclaim bool) (int64, error) {
+// sum returns how many slots the entries of rec's key hold. With reclaim,
+// it first frees the entries of processes that died.
+func (f *File) sum(rec *state.Record, me int64, reclaim bool) (int64, error) {
 	if reclaim {
-		if err := f.freeDead(key, me, nil); err != nil {
+		if err := f.freeDead(rec, me, nil); err != nil {
 			return 0, err
 		}
 	}
+	var buf [state.NumCounters]int64
+	es, err := rec.Counts(buf[:0])
+	if err != nil {
+		return 0, err
+	}
 	var sum int64
-	for i := range state.NumCounters {
-		e, err := f.inFlight.Load(key, i)
-		if err != nil {
-			return 0, err
-		}
+	for _, e := range es {
 		sum += e & countMask
 	}
 	return sum, nil
 }
 
-// freeDead frees the entries of key whose process is dead, and sets
+// freeDead frees the entries of rec's key whose process is dead, and sets
 // *freed (if not nil) when it freed one.
-func (f *File) freeDead(key string, me int64, freed *bool) error {
+func (f *File) freeDead(rec *state.Record, me int64, freed *bool) error {
 	alive := f.alive
 	if alive == nil {
 		alive = processAlive
 	}
-	for i := range state.NumCounters {
-		e, err := f.inFlight.Load(key, i)
-		if err != nil {
-			return err
-		}
+	var buf [state.NumCounters]int64
+	es, err := rec.Counts(buf[:0])
+	if err != nil {
+		return err
+	}
+	for i, e := range es {
 		if e == 0 || holder(e) == me || alive(holder(e)) {
 			continue
 		}
-		swapped, err := f.inFlight.CompareAndSwap(key, i, e, 0)
+		swapped, err := rec.CompareAndSwap(i, e, 0)
 		if err != nil {
 			return err
 		}

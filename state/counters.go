@@ -169,6 +169,50 @@ func (f *File) casView(s *slot, v *view, i int, op func(int64) (int64, bool, err
 	return casWord(&m.w[headerWords+i], op)
 }
 
+// loadAllFast appends every counter of the slot's record to dst
+// lock-free, through the slot's view, as applyFast reads one; ok is false
+// (and dst as given) when the slow path must run.
+func (f *File) loadAllFast(s *slot, dst []int64) (out []int64, ok bool) {
+	s.pins.Add(1)
+	defer s.pins.Add(-1)
+	v := s.view.Load()
+	if v == nil {
+		return dst, false
+	}
+	if v.m == nil { // no file: zeros
+		if f.genMoved(s, v) {
+			return dst, false
+		}
+		for range NumCounters {
+			dst = append(dst, 0)
+		}
+		return dst, true
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, NumCounters)
+	var st readStatus
+	defer func() {
+		if st == readFault {
+			out, ok = dst[:n], false
+		}
+	}()
+	defer recoverFault(&st)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	m := v.m
+	if atomic.LoadUint64(&f.gens.w[s.gi]) != v.dirGen || atomic.LoadUint64(&m.w[wMagic]) != fileMagic ||
+		atomic.LoadUint64(&m.w[wGen]) != v.gen || s.view.Load() != v {
+		return dst, false
+	}
+	for i := range NumCounters {
+		w := atomic.LoadUint64(&m.w[headerWords+i])
+		if w&sealed != 0 {
+			return dst[:n], false
+		}
+		dst = append(dst, int64(w))
+	}
+	return dst, true
+}
+
 // casWord is the compare-and-swap loop on a counter word: done is false
 // if the counter is sealed.
 func casWord(w *uint64, op func(int64) (int64, bool, error)) (old, now int64, done bool, err error) {

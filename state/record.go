@@ -88,6 +88,30 @@ func (r *Record) CompareAndSwap(i int, old, new int64) (bool, error) {
 	return swapped, err
 }
 
+// Counts appends the record's counters to dst, in order, and returns it:
+// what Load returns for each, read in one pass (all zeros for a record
+// with no file). They are not read at one instant: a counter that changes
+// meanwhile may be read before or after the change.
+func (r *Record) Counts(dst []int64) ([]int64, error) {
+	s, err := r.slot()
+	if err != nil {
+		return dst, err
+	}
+	f := r.c.k.f
+	s.touch()
+	if out, ok := f.loadAllFast(s, dst); ok {
+		return out, nil
+	}
+	for i := range NumCounters {
+		v, _, err := f.applySlow(s, i, false, loadOp)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
 // loadOp is the op of a Load: it shows the counter and stores nothing.
 func loadOp(old int64) (int64, bool, error) { return old, false, nil }
 

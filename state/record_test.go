@@ -4,6 +4,7 @@ package state
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -87,12 +88,14 @@ func TestRecordFastPathNoSyscallNoAlloc(t *testing.T) {
 	f, _ := openTestFile(t, t.TempDir())
 	r, _ := f.Counters(".count").Record("k")
 	r.Add(0, 1)
+	buf := make([]int64, 0, NumCounters)
 	calls := Syscalls()
 	allocs := testing.AllocsPerRun(10000, func() {
 		r.Add(0, 1)
 		r.Add(0, -1)
 		r.Load(0)
 		r.CompareAndSwap(0, 1, 1)
+		buf, _ = r.Counts(buf[:0])
 	})
 	if n := Syscalls() - calls; n != 0 {
 		t.Errorf("%d system calls over 10000 rounds, want 0", n)
@@ -104,4 +107,40 @@ func TestRecordFastPathNoSyscallNoAlloc(t *testing.T) {
 	if _, err := r.Add(0, 1); err == nil {
 		t.Fatal("Add on a closed File: no error")
 	}
+}
+
+// Counts reads what Load reads, for every counter: for a record with no
+// file, and through another File that wrote it (the first read maps the
+// file, on the slow path; the next ones take the fast path).
+func TestRecordCounts(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := openTestFile(t, dir)
+	b, _ := openTestFile(t, dir)
+	r, _ := a.Counters(".count").Record("k")
+	got, err := r.Counts([]int64{42})
+	if err != nil || len(got) != 1+NumCounters || got[0] != 42 || slices.ContainsFunc(got[1:], func(v int64) bool { return v != 0 }) {
+		t.Fatalf("Counts of a record with no file = %v, %v; want 42 then %d zeros", got, err, NumCounters)
+	}
+	cb := b.Counters(".count")
+	for i := range NumCounters {
+		if _, err := cb.Add("k", i, int64(i*3+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := r.Counts(nil)
+		if err != nil || len(got) != NumCounters {
+			t.Fatalf("%s: Counts = %v, %v", when, got, err)
+		}
+		for i, v := range got {
+			if want, _ := cb.Load("k", i); v != want {
+				t.Fatalf("%s: counter %d = %d, Load says %d", when, i, v, want)
+			}
+		}
+	}
+	check("written by another File") // the first read maps the file: the slow path
+	check("again")                   // the fast path
+	cb.Add("k", 5, 90)
+	check("after another change")
 }
