@@ -66,9 +66,16 @@ func (l *Limiter) acquireAll(ctx context.Context, st Store, gs []gate, deadline 
 // returns its cause at once. Either way it takes nothing and leaves the
 // queue, the next call becoming its head.
 func (l *Limiter) acquire(ctx context.Context, st Store, g *gate, deadline time.Time) (queued bool, err error) {
+	g.st = st
+	if l.queues.empty(g.key) {
+		// No call of this process waits for the key: ask the Store at
+		// once, with no place in the queue to take.
+		if ok, err := l.try(g); ok || err != nil {
+			return false, err
+		}
+	}
 	w, head := l.queues.join(g.key)
 	defer l.queues.leave(g.key, w)
-	g.st = st
 	if head {
 		<-w.turn
 		if ok, err := l.try(g); ok || err != nil {
@@ -195,6 +202,13 @@ func (q *queues) join(key string) (w *waiter, head bool) {
 		return w, true
 	}
 	return w, false
+}
+
+// empty reports whether no call waits in key's queue.
+func (q *queues) empty(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.m[key]) == 0
 }
 
 // leave takes w out of key's queue; the waiter after it, if it becomes

@@ -51,10 +51,12 @@ type Limiter struct {
 	// If zero, 10 minutes is used.
 	Lease time.Duration
 
-	once   sync.Once
-	memory *Memory
-	stats  stats
-	queues queues
+	once    sync.Once
+	memory  *Memory
+	stats   stats
+	queues  queues
+	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
+	plansMu sync.Mutex
 }
 
 // store returns l.Store, or the Memory that stands in for it.
@@ -80,47 +82,6 @@ type bucket struct {
 	cost   int64
 	tokens bool
 	slot   time.Time // the slot taken in it, while the call holds one
-}
-
-// buckets returns the buckets and the concurrency gates of the call.
-func (l *Limiter) buckets(req *http.Request, provider, model string, tokens int64) ([]bucket, []gate, error) {
-	var bs []bucket
-	var gs []gate
-	for _, lim := range l.Limits {
-		if lim.Provider != "" && lim.Provider != provider {
-			continue
-		}
-		if err := lim.Check(); err != nil {
-			return nil, nil, err
-		}
-		var scope string
-		switch lim.Scope {
-		case "", "provider":
-			scope = provider
-		case "model":
-			scope = provider + "/" + model
-		case "key":
-			scope = "-"
-			if l.Client != nil && req != nil {
-				if id := l.Client(req); id != "" {
-					scope = id
-				}
-			}
-		case "all":
-			scope = "all"
-		}
-		key := "limit:" + lim.Name + ":" + scope
-		if !lim.Requests.IsZero() {
-			bs = append(bs, bucket{key: key + ":requests", limit: lim.Name, rate: lim.Requests, cost: 1})
-		}
-		if !lim.Tokens.IsZero() {
-			bs = append(bs, bucket{key: key + ":tokens", limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
-		}
-		if lim.Concurrent > 0 {
-			gs = append(gs, gate{key: key + ":concurrent", limit: lim.Name, n: int64(lim.Concurrent)})
-		}
-	}
-	return bs, gs, nil
 }
 
 // Wait is called before each attempt of a call to provider's model. It
@@ -151,11 +112,12 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 		return 0, nop, err
 	}
 	tokens := int64(max(bodyBytes, 0))/4 + max(maxTokens, 0)
-	bs, gs, err := l.buckets(req, provider, model, tokens)
+	p := l.plan(provider)
+	bs, gs, err := l.buckets(p, req, provider, model, tokens)
 	if err != nil {
 		return 0, nop, err
 	}
-	pause := PauseKey(provider, model)
+	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
 	giveBack := l.SettlesUnused != nil && l.SettlesUnused(provider)
 	l.stats.enter(bs, gs, pause, start)

@@ -1,9 +1,11 @@
 package limit
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,28 +58,49 @@ type Bucket struct {
 const keysKeptFor = 10 * time.Minute
 
 // stats is a Limiter's counts: per limit name, and per key for Buckets.
+// A call that is admitted at once touches only atomic counters and read
+// locks: a lock is taken only to add a key or a limit name not seen
+// before, and for the trim of idle keys.
 type stats struct {
-	mu       sync.Mutex
-	limits   map[string]*Stats
+	limits   atomic.Pointer[map[string]*counts] // copied on write, under mu
+	mu       sync.RWMutex                       // keys: read-locked to use one, locked to add or trim
 	keys     map[string]*keyUse
-	nextTrim time.Time
+	nextTrim atomic.Int64 // Unix nanoseconds
+}
+
+// counts is Stats, kept in atomic counters.
+type counts struct {
+	queued, inFlight          atomic.Int64
+	admitted, refused, paused atomic.Uint64
 }
 
 type keyUse struct {
-	queued int
-	last   time.Time
+	queued atomic.Int64
+	last   atomic.Int64 // Unix nanoseconds
 }
 
-func (s *stats) limit(name string) *Stats {
-	if s.limits == nil {
-		s.limits = make(map[string]*Stats)
+// limit returns the counts of the limit name.
+func (s *stats) limit(name string) *counts {
+	if m := s.limits.Load(); m != nil {
+		if c := (*m)[name]; c != nil {
+			return c
+		}
 	}
-	st := s.limits[name]
-	if st == nil {
-		st = &Stats{}
-		s.limits[name] = st
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next map[string]*counts
+	if m := s.limits.Load(); m != nil {
+		if c := (*m)[name]; c != nil {
+			return c
+		}
+		next = maps.Clone(*m)
+	} else {
+		next = make(map[string]*counts)
 	}
-	return st
+	c := &counts{}
+	next[name] = c
+	s.limits.Store(&next)
+	return c
 }
 
 // each calls fn once per limit name of bs and gs, and for "pause".
@@ -97,102 +120,115 @@ func each(bs []bucket, gs []gate, fn func(name string)) {
 
 // enter counts a call that starts waiting under bs, gs and pause at now.
 func (s *stats) enter(bs []bucket, gs []gate, pause string, now time.Time) {
+	at := now.UnixNano()
+	if at >= s.nextTrim.Load() {
+		s.trim(at)
+	}
+	s.enterKey(pause, at)
+	for _, b := range bs {
+		s.enterKey(b.key, at)
+	}
+	for _, g := range gs {
+		s.enterKey(g.key, at)
+	}
+	each(bs, gs, func(name string) { s.limit(name).queued.Add(1) })
+}
+
+// enterKey counts a call in the key's queued count and marks its use at
+// at, listing the key if it is not yet.
+func (s *stats) enterKey(key string, at int64) {
+	s.mu.RLock()
+	ok := s.use(key, at, 1)
+	s.mu.RUnlock()
+	if ok {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.keys == nil {
 		s.keys = make(map[string]*keyUse)
 	}
-	s.trim(now)
-	use := func(key string) {
-		u := s.keys[key]
-		if u == nil {
-			u = &keyUse{}
-			s.keys[key] = u
-		}
-		u.queued++
-		u.last = now
+	if s.keys[key] == nil {
+		s.keys[key] = &keyUse{}
 	}
-	use(pause)
-	for _, b := range bs {
-		use(b.key)
+	s.use(key, at, 1)
+}
+
+// use adds delta to the key's queued count (and, at not 0, marks its use
+// then), with s.mu held; it reports false for a key not listed.
+func (s *stats) use(key string, at, delta int64) bool {
+	u := s.keys[key]
+	if u == nil {
+		return false
 	}
-	for _, g := range gs {
-		use(g.key)
+	u.queued.Add(delta)
+	if at != 0 {
+		u.last.Store(at)
 	}
-	each(bs, gs, func(name string) { s.limit(name).Queued++ })
+	return true
 }
 
 // leave counts a call that stops waiting.
 func (s *stats) leave(bs []bucket, gs []gate, pause string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.keys[pause].queued--
+	s.mu.RLock()
+	s.use(pause, 0, -1)
 	for _, b := range bs {
-		s.keys[b.key].queued--
+		s.use(b.key, 0, -1)
 	}
 	for _, g := range gs {
-		s.keys[g.key].queued--
+		s.use(g.key, 0, -1)
 	}
-	each(bs, gs, func(name string) { s.limit(name).Queued-- })
+	s.mu.RUnlock()
+	each(bs, gs, func(name string) { s.limit(name).queued.Add(-1) })
 }
 
 // hold counts a call that takes (delta 1) or gives back (-1) an in-flight
 // slot of the limit name.
-func (s *stats) hold(name string, delta int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.limit(name).InFlight += delta
+func (s *stats) hold(name string, delta int64) {
+	s.limit(name).inFlight.Add(delta)
 }
 
-// trim drops the keys unused for keysKeptFor, at most once a minute.
-func (s *stats) trim(now time.Time) {
-	if now.Before(s.nextTrim) {
+// trim drops the keys unused for keysKeptFor, at most once a minute. A
+// key a call waits under is never dropped: its count is above zero, and a
+// call counts itself (read-locked) before trim (locked) can look.
+func (s *stats) trim(at int64) {
+	next := s.nextTrim.Load()
+	if at < next || !s.nextTrim.CompareAndSwap(next, at+int64(time.Minute)) {
 		return
 	}
-	s.nextTrim = now.Add(time.Minute)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for k, u := range s.keys {
-		if u.queued == 0 && now.Sub(u.last) >= keysKeptFor {
+		if u.queued.Load() == 0 && at-u.last.Load() >= int64(keysKeptFor) {
 			delete(s.keys, k)
 		}
 	}
 }
 
 func (s *stats) admitted(bs []bucket) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	each(bs, nil, func(name string) { s.limit(name).Admitted++ })
+	each(bs, nil, func(name string) { s.limit(name).admitted.Add(1) })
 }
 
 // admittedGates counts a call admitted under the Concurrent limits of gs
 // that have no bucket in bs (admitted counted the others).
 func (s *stats) admittedGates(bs []bucket, gs []gate) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, g := range gs {
 		if !slices.ContainsFunc(bs, func(b bucket) bool { return b.limit == g.limit }) {
-			s.limit(g.limit).Admitted++
+			s.limit(g.limit).admitted.Add(1)
 		}
 	}
 }
 
-func (s *stats) refused(limit string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.limit(limit).Refused++
-}
+func (s *stats) refused(limit string) { s.limit(limit).refused.Add(1) }
 
-func (s *stats) paused() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.limit("pause").Paused++
-}
+func (s *stats) paused() { s.limit("pause").paused.Add(1) }
 
 // Queued returns how many calls wait for a slot in this process now.
 func (l *Limiter) Queued() int {
-	l.stats.mu.Lock()
-	defer l.stats.mu.Unlock()
-	if st := l.stats.limits["pause"]; st != nil {
-		return st.Queued // every call waits under its pause
+	if m := l.stats.limits.Load(); m != nil {
+		if c := (*m)["pause"]; c != nil {
+			return int(c.queued.Load()) // every call waits under its pause
+		}
 	}
 	return 0
 }
@@ -201,11 +237,14 @@ func (l *Limiter) Queued() int {
 // those of every call (each waits under its model's pause) with the
 // pauses learned.
 func (l *Limiter) Stats() map[string]Stats {
-	l.stats.mu.Lock()
-	defer l.stats.mu.Unlock()
-	out := make(map[string]Stats, len(l.stats.limits))
-	for k, v := range l.stats.limits {
-		out[k] = *v
+	m := l.stats.limits.Load()
+	if m == nil {
+		return map[string]Stats{}
+	}
+	out := make(map[string]Stats, len(*m))
+	for k, c := range *m {
+		out[k] = Stats{Queued: int(c.queued.Load()), InFlight: int(c.inFlight.Load()),
+			Admitted: c.admitted.Load(), Refused: c.refused.Load(), Paused: c.paused.Load()}
 	}
 	return out
 }
@@ -214,12 +253,12 @@ func (l *Limiter) Stats() map[string]Stats {
 // this process used in the last ten minutes or waits under now, each with
 // what the Store holds for it.
 func (l *Limiter) Buckets() ([]Bucket, error) {
-	l.stats.mu.Lock()
+	l.stats.mu.RLock()
 	list := make([]Bucket, 0, len(l.stats.keys))
 	for k, u := range l.stats.keys {
-		list = append(list, Bucket{Key: k, Queued: u.queued})
+		list = append(list, Bucket{Key: k, Queued: int(u.queued.Load())})
 	}
-	l.stats.mu.Unlock()
+	l.stats.mu.RUnlock()
 	slices.SortFunc(list, func(a, b Bucket) int { return strings.Compare(a.Key, b.Key) })
 	st := l.store()
 	for i := range list {

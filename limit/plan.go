@@ -1,0 +1,154 @@
+package limit
+
+import (
+	"maps"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// plan is what the Limits say of one provider's calls, worked out once:
+// the limits that cover them, each with its keys when its scope does not
+// depend on the call (provider, all), and how many buckets and gates a
+// call gets.
+type plan struct {
+	limits []planned
+	nb, ng int
+	err    error // a Limit that does not Check
+
+	pauses sync.Map // model → its pause key, for up to maxPlans models
+	npause atomic.Int64
+}
+
+// planned is one limit of a plan.
+type planned struct {
+	lim   *Limit
+	fixed bool   // the keys below are the call's: scope provider or all
+	base  string // "limit:<name>:<scope>" when fixed, else "limit:<name>:"
+	keys  [3]string
+}
+
+// bucket and gate key suffixes.
+const (
+	requestsKey = ":requests"
+	tokensKey   = ":tokens"
+	inFlightKey = ":concurrent"
+)
+
+// maxPlans bounds how many providers' plans a Limiter keeps; past it, a
+// call's plan is worked out again at each call.
+const maxPlans = 1024
+
+// plan returns provider's plan.
+func (l *Limiter) plan(provider string) *plan {
+	if m := l.plans.Load(); m != nil {
+		if p := (*m)[provider]; p != nil {
+			return p
+		}
+	}
+	p := l.makePlan(provider)
+	l.plansMu.Lock()
+	defer l.plansMu.Unlock()
+	var next map[string]*plan
+	if m := l.plans.Load(); m != nil {
+		if len(*m) >= maxPlans {
+			return p
+		}
+		next = maps.Clone(*m)
+	} else {
+		next = make(map[string]*plan)
+	}
+	next[provider] = p
+	l.plans.Store(&next)
+	return p
+}
+
+// makePlan works provider's plan out.
+func (l *Limiter) makePlan(provider string) *plan {
+	p := &plan{}
+	for i := range l.Limits {
+		lim := &l.Limits[i]
+		if lim.Provider != "" && lim.Provider != provider {
+			continue
+		}
+		if err := lim.Check(); err != nil {
+			return &plan{err: err}
+		}
+		pl := planned{lim: lim, base: "limit:" + lim.Name + ":"}
+		switch lim.Scope {
+		case "", "provider":
+			pl.fixed, pl.base = true, pl.base+provider
+		case "all":
+			pl.fixed, pl.base = true, pl.base+"all"
+		}
+		if pl.fixed {
+			pl.keys = [3]string{pl.base + requestsKey, pl.base + tokensKey, pl.base + inFlightKey}
+		}
+		if !lim.Requests.IsZero() {
+			p.nb++
+		}
+		if !lim.Tokens.IsZero() {
+			p.nb++
+		}
+		if lim.Concurrent > 0 {
+			p.ng++
+		}
+		p.limits = append(p.limits, pl)
+	}
+	return p
+}
+
+// pauseKey returns PauseKey(provider, model) for the plan's provider.
+func (p *plan) pauseKey(provider, model string) string {
+	if k, ok := p.pauses.Load(model); ok {
+		return k.(string)
+	}
+	k := PauseKey(provider, model)
+	if p.npause.Add(1) <= maxPlans {
+		p.pauses.Store(model, k)
+	}
+	return k
+}
+
+// buckets returns the buckets and the concurrency gates of a call under
+// p, provider's plan.
+func (l *Limiter) buckets(p *plan, req *http.Request, provider, model string, tokens int64) ([]bucket, []gate, error) {
+	if p.err != nil {
+		return nil, nil, p.err
+	}
+	var bs []bucket
+	var gs []gate
+	if p.nb > 0 {
+		bs = make([]bucket, 0, p.nb)
+	}
+	if p.ng > 0 {
+		gs = make([]gate, 0, p.ng)
+	}
+	for _, pl := range p.limits {
+		lim := pl.lim
+		keys := pl.keys
+		if !pl.fixed {
+			scope := provider + "/" + model
+			if lim.Scope == "key" {
+				scope = "-"
+				if l.Client != nil && req != nil {
+					if id := l.Client(req); id != "" {
+						scope = id
+					}
+				}
+			}
+			base := pl.base + scope
+			keys = [3]string{base + requestsKey, base + tokensKey, base + inFlightKey}
+		}
+		if !lim.Requests.IsZero() {
+			bs = append(bs, bucket{key: keys[0], limit: lim.Name, rate: lim.Requests, cost: 1})
+		}
+		if !lim.Tokens.IsZero() {
+			bs = append(bs, bucket{key: keys[1], limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
+		}
+		if lim.Concurrent > 0 {
+			gs = append(gs, gate{key: keys[2], limit: lim.Name, n: int64(lim.Concurrent)})
+		}
+	}
+	return bs, gs, nil
+}
