@@ -346,3 +346,36 @@ func TestWaitSettleKeepsUnusedWhenProviderDoes(t *testing.T) {
 		}
 	})
 }
+
+// TestBucketsTrimIdleKeys: a key stays listed for ten minutes after its
+// last use, and longer while a call waits under it; then it is dropped.
+func TestBucketsTrimIdleKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Scope: "model", Requests: Rate{1, time.Hour}}}}
+		ctx := context.Background()
+		l.Wait(ctx, nil, "openai", "idle", 0, 0, time.Hour) // admitted at once
+		go l.Wait(ctx, nil, "openai", "busy", 0, 0, time.Hour)
+		go l.Wait(ctx, nil, "openai", "busy", 0, 0, time.Hour) // waits an hour
+		synctest.Wait()
+		keys := func() []string {
+			bs, _ := l.Buckets()
+			var ks []string
+			for _, b := range bs {
+				ks = append(ks, b.Key)
+			}
+			return ks
+		}
+		all := "[limit:rpm:openai/busy:requests limit:rpm:openai/idle:requests pause:openai/busy pause:openai/idle]"
+		if got := fmt.Sprint(keys()); got != all {
+			t.Fatalf("listed %s, want %s", got, all)
+		}
+		time.Sleep(11 * time.Minute)
+		l.Wait(ctx, nil, "anthropic", "x", 0, 0, time.Hour) // a use that trims
+		want := "[limit:rpm:anthropic/x:requests limit:rpm:openai/busy:requests pause:anthropic/x pause:openai/busy]"
+		if got := fmt.Sprint(keys()); got != want {
+			t.Fatalf("after 11 idle minutes, listed %s, want %s (the idle model's keys dropped, the waiting call's kept)", got, want)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+	})
+}
