@@ -42,8 +42,8 @@ const fileSweepEvery = 10 * time.Minute
 type File struct {
 	c         *state.Counters
 	inFlight  *state.Counters         // concurrency keys: one entry per process
-	recs      records                 // of c, looked up once per key
-	inRecs    records                 // of inFlight
+	recs      *state.RecordCache      // of c
+	inRecs    *state.RecordCache      // of inFlight
 	alive     func(holder int64) bool // if nil, processAlive; tests set it
 	now       func() time.Time
 	nextSweep atomic.Int64
@@ -56,9 +56,8 @@ func NewFile(f *state.File) (*File, error) {
 	if f == nil {
 		return nil, errors.New("limit: NewFile needs an open state.File; open one with state.OpenFile")
 	}
-	lf := &File{c: f.Counters(fileExt), inFlight: f.Counters(inFlightExt), now: time.Now}
-	lf.recs.c, lf.inRecs.c = lf.c, lf.inFlight
-	return lf, nil
+	c, inFlight := f.Counters(fileExt), f.Counters(inFlightExt)
+	return &File{c: c, inFlight: inFlight, recs: c.Cache(maxRecords), inRecs: inFlight.Cache(maxRecords), now: time.Now}, nil
 }
 
 // Close waits for a background sweep to end. It does not close the
@@ -72,7 +71,7 @@ func (f *File) Close() error {
 func (f *File) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
 	now := f.now().UnixNano()
 	nb := unixNano(notBefore)
-	rec, err := f.recs.get(key)
+	rec, err := f.recs.Record(key)
 	if err != nil {
 		return time.Time{}, false, err
 	}
@@ -109,7 +108,7 @@ func (f *File) Settle(key string, r Rate, delta int64) error {
 // change swaps the key's TAT for fn's value, in a CompareAndSwap loop.
 func (f *File) change(key string, fn func(tat, now int64) int64) error {
 	now := f.now().UnixNano()
-	rec, err := f.recs.get(key)
+	rec, err := f.recs.Record(key)
 	if err != nil {
 		return err
 	}
@@ -131,7 +130,7 @@ func (f *File) change(key string, fn func(tat, now int64) int64) error {
 // Pause implements Store.
 func (f *File) Pause(key string, until time.Time) error {
 	u := unixNano(until)
-	rec, err := f.recs.get(key)
+	rec, err := f.recs.Record(key)
 	if err != nil {
 		return err
 	}
@@ -157,7 +156,7 @@ func (f *File) FreeAt(key string) (time.Time, error) {
 }
 
 func (f *File) load(key string, i int) (time.Time, error) {
-	rec, err := f.recs.get(key)
+	rec, err := f.recs.Record(key)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -215,31 +214,5 @@ func (f *File) sweep(now int64) (int, error) {
 }
 
 // maxRecords bounds how many keys' records a File keeps looked up, per
-// kind: past it, it forgets them all and starts again (a cache: a key is
-// looked up again at its next use).
+// kind.
 const maxRecords = 4096
-
-// records keeps the state.Records of the keys a File uses, so that a key
-// is looked up once, not at every counter it reads or swaps.
-type records struct {
-	c *state.Counters
-	m sync.Map // key → *state.Record
-	n atomic.Int64
-}
-
-// get returns key's record.
-func (r *records) get(key string) (*state.Record, error) {
-	if v, ok := r.m.Load(key); ok {
-		return v.(*state.Record), nil
-	}
-	rec, err := r.c.Record(key)
-	if err != nil {
-		return nil, err
-	}
-	if r.n.Add(1) > maxRecords {
-		r.m.Clear()
-		r.n.Store(0)
-	}
-	v, _ := r.m.LoadOrStore(key, rec)
-	return v.(*state.Record), nil
-}

@@ -79,7 +79,7 @@ func (f *File) Acquire(key string, limit int64, _ time.Duration) (uint64, bool, 
 	if err != nil {
 		return 0, false, err
 	}
-	rec, err := f.inRecs.get(key)
+	rec, err := f.inRecs.Record(key)
 	if err != nil {
 		return 0, false, err
 	}
@@ -105,7 +105,7 @@ func (f *File) Release(key string, _ uint64) error {
 	if err != nil {
 		return err
 	}
-	rec, err := f.inRecs.get(key)
+	rec, err := f.inRecs.Record(key)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (f *File) InFlight(key string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rec, err := f.inRecs.get(key)
+	rec, err := f.inRecs.Record(key)
 	if err != nil {
 		return 0, err
 	}

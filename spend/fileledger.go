@@ -57,7 +57,8 @@ const fileLedgerExt = ".ledger"
 // earlier versions did) are folded into the counters, once, when the
 // ledger is made.
 func NewFileLedger(f *state.File) (Ledger, error) {
-	l := &counterLedger{c: f.Counters(fileLedgerExt), now: time.Now}
+	c := f.Counters(fileLedgerExt)
+	l := &counterLedger{c: c, recs: c.Cache(maxRecs), now: time.Now}
 	if err := l.adopt(f); err != nil {
 		return nil, err
 	}
@@ -66,8 +67,7 @@ func NewFileLedger(f *state.File) (Ledger, error) {
 
 type counterLedger struct {
 	c         *state.Counters
-	recs      sync.Map     // key → *state.Record, the records in recent use
-	nrecs     atomic.Int64 // about how many recs holds
+	recs      *state.RecordCache
 	now       func() time.Time
 	nextSweep atomic.Int64 // in the ledger's clock, Unix nanoseconds
 	sweeping  atomic.Bool
@@ -85,7 +85,7 @@ func (l *counterLedger) ReserveUntil(key string, amount, limit float64, ttl time
 	now := l.now().UnixNano()
 	amt, lim := nanoUSD(amount), nanoUSD(limit)
 	h := Hold{NanoUSD: amt}
-	rec, err := l.record(key)
+	rec, err := l.recs.Record(key)
 	if err != nil {
 		return h, 0, false, err
 	}
@@ -165,7 +165,7 @@ func (l *counterLedger) group(rec *state.Record, now int64, ttl time.Duration) (
 			}
 			switch {
 			case u >= lo && u <= hi:
-				gen, err := rec.Load(cGen(i))
+				gen, err := generation(rec, i, now)
 				return i, u, gen, err
 			case free < 0 && u <= now:
 				if n, err := rec.Load(cHeld(i)); err != nil {
@@ -187,10 +187,28 @@ func (l *counterLedger) group(rec *state.Record, now int64, ttl time.Duration) (
 			return 0, 0, 0, err
 		}
 		if ok {
-			gen, err := rec.Load(cGen(i))
+			gen, err := generation(rec, i, now)
 			return i, to, gen, err
 		}
 	}
+}
+
+// generation returns group g's generation, first setting it to now when
+// it is 0. A record the sweep removed is made anew with every generation
+// at 0; a hold taken before the removal and settled late must not match a
+// group of the new record, so a group's first generation comes from the
+// clock, and the generations of one life of a record are not those of
+// another (they would meet only if a group were reclaimed as many times
+// as nanoseconds passed between the two lives).
+func generation(rec *state.Record, g int, now int64) (int64, error) {
+	gen, err := rec.Load(cGen(g))
+	if err != nil || gen != 0 {
+		return gen, err
+	}
+	if _, err := rec.CompareAndSwap(cGen(g), 0, max(now, 1)); err != nil {
+		return 0, err
+	}
+	return rec.Load(cGen(g))
 }
 
 // Settle replaces a hold by what the call cost; see Ledger. A hold whose
@@ -201,7 +219,7 @@ func (l *counterLedger) Settle(key string, h Hold, cost float64) error {
 	rec := h.rec
 	if rec == nil || rec.Name() != key {
 		var err error
-		if rec, err = l.record(key); err != nil {
+		if rec, err = l.recs.Record(key); err != nil {
 			return err
 		}
 	}
@@ -252,7 +270,7 @@ func (l *counterLedger) release(rec *state.Record, h Hold) (int64, error) {
 // Holds whose time has come are not counted.
 func (l *counterLedger) Read(key string) (spent, held float64, err error) {
 	now := l.now().UnixNano()
-	rec, err := l.record(key)
+	rec, err := l.recs.Record(key)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -347,7 +365,7 @@ func (l *counterLedger) adopt(f *state.File) error {
 // its period ends, and its live holds as one group, reclaimed with the
 // latest of them.
 func (l *counterLedger) fold(key string, r *ledgerRecord, now int64) error {
-	rec, err := l.record(key)
+	rec, err := l.recs.Record(key)
 	if err != nil {
 		return err
 	}
@@ -379,20 +397,3 @@ func (l *counterLedger) fold(key string, r *ledgerRecord, now int64) error {
 // maxRecs bounds the records a file ledger keeps looked up: past it, the
 // table is emptied and fills again with the keys in use.
 const maxRecs = 4096
-
-// record returns key's record, looked up once while it is in use.
-func (l *counterLedger) record(key string) (*state.Record, error) {
-	if r, ok := l.recs.Load(key); ok {
-		return r.(*state.Record), nil
-	}
-	r, err := l.c.Record(key)
-	if err != nil {
-		return nil, err
-	}
-	if l.nrecs.Add(1) > maxRecs {
-		l.recs.Clear()
-		l.nrecs.Store(1)
-	}
-	v, _ := l.recs.LoadOrStore(key, r)
-	return v.(*state.Record), nil
-}

@@ -268,3 +268,34 @@ func TestFileLedgerLateSettleAfterGroupReused(t *testing.T) {
 		t.Fatal("a hold was admitted over the cap after a late settlement")
 	}
 }
+
+// TestFileLedgerLateSettleAfterRecordRemoved: a hold reclaimed, its record
+// then removed by the sweep (nothing used or spent) and made anew by a new
+// hold, settled late: the new hold's money stays held (the new record's
+// groups do not share the old one's generations).
+func TestFileLedgerLateSettleAfterRecordRemoved(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	l, _ := counterLedgerAt(t, t.TempDir(), clock)
+	l.nextSweep.Store(math.MaxInt64) // no sweep but the one below
+	old, _, ok, _ := l.Reserve("k", 0.3, 1.0, time.Minute)
+	if !ok {
+		t.Fatal("first hold refused")
+	}
+	clock.add(2 * time.Minute) // its holder is late: its group is reclaimed
+	now := clock.now().UnixNano()
+	if err := l.reclaim("k", now); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.c.RemoveRecords(func(_ string, c []int64) bool { return fileRecordDone(c, now) }); n != 1 || err != nil {
+		t.Fatalf("the sweep removed %d records (%v), want the reclaimed one", n, err)
+	}
+	h, _, ok, _ := l.Reserve("k", 0.9, 1.0, time.Minute)
+	if !ok || h.group != old.group {
+		t.Fatalf("new hold: ok %v, group %d; want the old hold's group %d for the test to mean anything", ok, h.group, old.group)
+	}
+	l.Settle("k", old, 0.3)
+	spent, held, _ := l.Read("k")
+	if math.Abs(spent-0.3) > 1e-9 || math.Abs(held-0.9) > 1e-9 {
+		t.Fatalf("spent %v held %v, want 0.3 and 0.9", spent, held)
+	}
+}

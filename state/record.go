@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 )
 
@@ -124,4 +125,46 @@ func addOp(delta int64) func(int64) (int64, bool, error) {
 		}
 		return n, true, nil
 	}
+}
+
+// RecordCache keeps the Records of the names in use of one Counters kind,
+// so that each name is looked up once: up to a bound, past which it
+// forgets them all and fills again with the names in use. It is safe for
+// concurrent use.
+type RecordCache struct {
+	c   *Counters
+	max int64
+	m   sync.Map // name → *Record
+	n   atomic.Int64
+}
+
+// Cache returns a RecordCache of c's records that keeps up to size of them
+// (at least 1).
+func (c *Counters) Cache(size int) *RecordCache {
+	return &RecordCache{c: c, max: int64(max(size, 1))}
+}
+
+// Record returns the Record of name: c.Record(name), looked up once while
+// the cache keeps it.
+func (rc *RecordCache) Record(name string) (*Record, error) {
+	if r, ok := rc.m.Load(name); ok {
+		return r.(*Record), nil
+	}
+	r, err := rc.c.Record(name)
+	if err != nil {
+		return nil, err
+	}
+	if rc.n.Add(1) > rc.max {
+		rc.m.Clear()
+		rc.n.Store(1)
+	}
+	v, _ := rc.m.LoadOrStore(name, r)
+	return v.(*Record), nil
+}
+
+// Len returns how many names the cache keeps now.
+func (rc *RecordCache) Len() int {
+	n := 0
+	rc.m.Range(func(any, any) bool { n++; return true })
+	return n
 }

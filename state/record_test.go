@@ -144,3 +144,26 @@ func TestRecordCounts(t *testing.T) {
 	cb.Add("k", 5, 90)
 	check("after another change")
 }
+
+// A RecordCache hands out one Record per name, and keeps no more names
+// than its size.
+func TestRecordCache(t *testing.T) {
+	f, _ := openTestFile(t, t.TempDir())
+	rc := f.Counters(".count").Cache(3)
+	a, err := rc.Record("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := rc.Record("a"); again != a {
+		t.Fatal("a second Record of one name is another Record")
+	}
+	for i := range 10 {
+		r, err := rc.Record(string(rune('b' + i)))
+		if err != nil || r.Name() != string(rune('b'+i)) {
+			t.Fatalf("Record = %v, %v", r, err)
+		}
+		if n := rc.Len(); n < 1 || n > 3 {
+			t.Fatalf("the cache keeps %d names, want 1 to 3", n)
+		}
+	}
+}
