@@ -3,12 +3,9 @@
 package limit
 
 import (
-	"context"
 	"math"
 	"os"
 	"os/exec"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -53,51 +50,6 @@ func TestFileConcurrentQueue(t *testing.T) {
 		}
 		f.Close() // the sweep Acquire started in the bubble
 	})
-}
-
-// TestFileConcurrentTwoHandles: two state.File handles on one directory,
-// a Limiter on each, 3 in flight, 5 callers on each making 10 calls of
-// 5 ms: never more than 3 in flight, all 100 calls served (a slot one
-// Limiter gives back reaches the other's queue by polling).
-func TestFileConcurrentTwoHandles(t *testing.T) {
-	leaktest.Check(t)
-	dir := t.TempDir()
-	var ls []*Limiter
-	for range 2 {
-		f, err := NewFile(openState(t, dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, &Limiter{Store: f, Limits: concLimit(3)})
-	}
-	var inFlight, most, served atomic.Int64
-	var wg sync.WaitGroup
-	for g := range 10 {
-		l := ls[g%2]
-		wg.Go(func() {
-			for range 10 {
-				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				n := inFlight.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
-				time.Sleep(5 * time.Millisecond)
-				inFlight.Add(-1)
-				served.Add(1)
-				done(0)
-			}
-		})
-	}
-	wg.Wait()
-	if most.Load() != 3 || served.Load() != 100 {
-		t.Errorf("%d in flight at most, %d calls served; want 3 and 100", most.Load(), served.Load())
-	}
-	if n, _ := ls[0].Store.InFlight(concKey); n != 0 {
-		t.Errorf("%d slots taken at the end, want 0", n)
-	}
 }
 
 // TestFileEntries: the entries of a concurrency record, with the liveness

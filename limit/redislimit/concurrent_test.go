@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/leaktest"
+	"github.com/sluice-llm/sluice/internal/limittest"
 	"github.com/sluice-llm/sluice/internal/redistest"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -68,43 +69,11 @@ func TestAcquireLeases(t *testing.T) {
 }
 
 // TestConcurrentAcrossClients: two Stores (two hosts, as it were) on one
-// Redis, a Limiter on each, 3 in flight, 5 callers on each making 10
-// calls of 5 ms: never more than 3 in flight, all 100 served.
+// Redis share a limit of calls in flight.
 func TestConcurrentAcrossClients(t *testing.T) {
 	leaktest.Check(t)
 	srv := redistest.Start(t)
-	ls := []*limit.Limiter{
-		{Store: newStore(t, srv), Limits: concLimits},
-		{Store: newStore(t, srv), Limits: concLimits},
-	}
-	var inFlight, most, served atomic.Int64
-	var wg sync.WaitGroup
-	for g := range 10 {
-		l := ls[g%2]
-		wg.Go(func() {
-			for range 10 {
-				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				n := inFlight.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
-				time.Sleep(5 * time.Millisecond)
-				inFlight.Add(-1)
-				served.Add(1)
-				done(0)
-			}
-		})
-	}
-	wg.Wait()
-	if most.Load() != 3 || served.Load() != 100 {
-		t.Errorf("%d in flight at most, %d calls served; want 3 and 100", most.Load(), served.Load())
-	}
-	if n, _ := ls[0].Store.InFlight(concKey); n != 0 {
-		t.Errorf("%d leases at the end, want 0", n)
-	}
+	limittest.InFlightAcross(t, newStore(t, srv), newStore(t, srv))
 }
 
 // TestConcurrentQueueOnRedis: 10 calls arriving 25 ms apart in one
