@@ -192,3 +192,15 @@ func TestPoolKeysEndpointNeedsAdminToken(t *testing.T) {
 		t.Errorf("reset with the token: %d, key A %+v", got, e.keyViews()[ha])
 	}
 }
+
+// Every pool key is scrubbed from answers like an injected key.
+func TestPoolKeysAreSecrets(t *testing.T) {
+	e := newEnv(t, "200", withPool)
+	got := map[string]bool{}
+	for _, k := range e.gw.secrets.keys {
+		got[string(k)] = true
+	}
+	if !got[poolKeyA] || !got[poolKeyB] {
+		t.Errorf("secrets %v, want both pool keys", got)
+	}
+}
