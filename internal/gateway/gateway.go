@@ -175,7 +175,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, err
 	}
 	sh.current.Store(g)
-	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, logger: sh.logger})
+	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, logger: sh.logger},
+		&keysCollector{pools: func() KeyPools { return sh.current.Load().pools }})
 	return g, nil
 }
 

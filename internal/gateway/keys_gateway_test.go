@@ -88,6 +88,15 @@ func TestPoolMovesOffRateLimitedKey(t *testing.T) {
 	if strings.Contains(e.logs.String(), poolKeyA) || strings.Contains(e.logs.String(), poolKeyB) {
 		t.Error("a pool key reached the attempt log")
 	}
+	m := body(t, e.do("GET", "/metrics", ""))
+	for _, want := range []string{`sluice_keys{provider="openai",state="paused"} 1`, `sluice_keys{provider="openai",state="ready"} 1`, `sluice_keys{provider="openai",state="out"} 0`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(m, poolKeyA) || strings.Contains(m, poolKeyB) {
+		t.Error("a pool key reached the metrics")
+	}
 	if e.callsWith(clientKey) != 0 {
 		t.Error("the client's own key went upstream")
 	}

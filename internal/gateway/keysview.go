@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -148,4 +150,34 @@ func answerKeysOut(w http.ResponseWriter, kind string, e *keysOutError) {
 		w.Header().Set("Retry-After", retryAfterSeconds(e.resets, time.Now()))
 	}
 	writeError(w, kind, http.StatusTooManyRequests, codeQuota, e.Error())
+}
+
+// keysCollector reports, when scraped, how many keys of each pool of the
+// current config are paused and out.
+type keysCollector struct {
+	pools func() KeyPools
+}
+
+var keysStateDesc = prometheus.NewDesc("sluice_keys",
+	"Keys of a provider's pool (api_keys_env) by state: ready, paused (rate limit) or out (quota).", []string{"provider", "state"}, nil)
+
+func (c *keysCollector) Describe(ch chan<- *prometheus.Desc) { ch <- keysStateDesc }
+
+func (c *keysCollector) Collect(ch chan<- prometheus.Metric) {
+	ps := c.pools()
+	if len(ps) == 0 {
+		return
+	}
+	counts := map[[2]string]int{}
+	for name := range ps {
+		for _, s := range []string{KeyReady, KeyPaused, KeyOut} {
+			counts[[2]string{name, s}] = 0
+		}
+	}
+	for _, v := range KeyViews(ps, time.Now()) {
+		counts[[2]string{v.Provider, v.State}]++
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(keysStateDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
 }
