@@ -213,3 +213,41 @@ func TestPoolKeysAreSecrets(t *testing.T) {
 		t.Errorf("secrets %v, want both pool keys", got)
 	}
 }
+
+// An Anthropic pool puts its keys in x-api-key, the client's never goes
+// upstream, and every key out is answered in Anthropic's error shape.
+func TestPoolAnthropicShape(t *testing.T) {
+	e := newEnv(t, "200", func(c *config.Config) {
+		p := c.Providers["anthropic"]
+		p.APIKeys = []config.PoolKey{{Env: "POOL_KEY_A", Weight: 1}, {Env: "POOL_KEY_B", Weight: 1}}
+		c.Providers["anthropic"] = p
+	})
+	e.up.Provider.KeyScripts = map[string]string{poolKeyA: "429:retry-after=30", poolKeyB: "200,429:insufficient_quota"}
+	const msg = `{"model":"claude-haiku-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
+	resp := e.do("POST", "/anthropic/v1/messages", msg, "X-Api-Key", "client-own-key")
+	if b := body(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("%d %s, want B's 200", resp.StatusCode, b)
+	}
+	var keys []string
+	for _, r := range e.up.Requests() {
+		if r.Header.Get("Authorization") != "" {
+			t.Errorf("an Authorization header went upstream: %q", r.Header.Get("Authorization"))
+		}
+		keys = append(keys, r.Header.Get("X-Api-Key"))
+	}
+	if strings.Join(keys, ",") != poolKeyA+","+poolKeyB {
+		t.Errorf("x-api-key sent %q, want A then B", keys)
+	}
+	body(t, e.do("POST", "/anthropic/v1/messages", msg)) // B's quota 429: B out, A paused
+	e.gw.current.Load().pools["anthropic"].learn(0, 429, true, nil, 0) // A out too
+	resp = e.do("POST", "/anthropic/v1/messages", msg)
+	b := body(t, resp)
+	var shape struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	json.Unmarshal([]byte(b), &shape)
+	if resp.StatusCode != 429 || shape.Type != "error" || shape.Error.Type != codeQuota {
+		t.Errorf("every key out: %d %s, want 429 in Anthropic's shape", resp.StatusCode, b)
+	}
+}
