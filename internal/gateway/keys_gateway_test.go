@@ -238,7 +238,7 @@ func TestPoolAnthropicShape(t *testing.T) {
 	if strings.Join(keys, ",") != poolKeyA+","+poolKeyB {
 		t.Errorf("x-api-key sent %q, want A then B", keys)
 	}
-	body(t, e.do("POST", "/anthropic/v1/messages", msg)) // B's quota 429: B out, A paused
+	body(t, e.do("POST", "/anthropic/v1/messages", msg))               // B's quota 429: B out, A paused
 	e.gw.current.Load().pools["anthropic"].learn(0, 429, true, nil, 0) // A out too
 	resp = e.do("POST", "/anthropic/v1/messages", msg)
 	b := body(t, resp)
