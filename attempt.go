@@ -58,7 +58,7 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
-		QueuedMS: ms(c.queued),
+		QueuedMS: ms(c.queued), Key: c.keyID,
 	}
 	c.queued = 0
 	c.begin(a)
@@ -106,9 +106,14 @@ func (r *idleReader) Read(p []byte) (int, error) {
 // with no class and not retryable), or a judged failure: a response whose
 // body is buffered, or an error.
 func (c *call) try(a *attempt) (*http.Response, verdict, error) {
+	c.switchKey = false
 	r := c.treq.WithContext(a.ctx)
 	if c.target == 0 {
 		r.Header = c.header
+	}
+	if c.keySet != nil {
+		r.Header = r.Header.Clone()
+		c.keySet(r.Header)
 	}
 	if c.body != nil {
 		// A NopCloser over a bytes.Reader, which net/http knows to be in

@@ -55,6 +55,11 @@ type call struct {
 	limitDone  func(usedTokens int64) // the Limiter's, for the current attempt
 	usedTokens int64                  // what the current attempt's answer used, as the Meter read it
 
+	// The pool of keys (keys.go).
+	keyID     string            // the current attempt's key, "" when none
+	keySet    func(http.Header) // puts it on the request
+	switchKey bool              // the last 429 may go at once to another key
+
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds
 	cost      float64               // USD spent by the attempts so far
@@ -289,7 +294,7 @@ func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 	case !retry && c.hasNext():
 		move = c.shouldFallBack(v, a.errBody, err)
 	}
-	if retry && !c.retrying { // the budget decides before the line says retry
+	if retry && !c.retrying && !c.switchKey { // the budget decides before the line says retry; a move to another key needs none
 		if c.retrying = c.budget.take(c.policy.Retry.Budget); !c.retrying {
 			retry = false
 			a.rec.RetryBudgetExhausted = true

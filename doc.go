@@ -21,6 +21,12 @@
 //     provider's Retry-After; a quota-exhausted 429, other 4xx and anything
 //     after the first body byte reached the caller are not.
 //
+// With a Keys (the gateway's pools of provider keys), each attempt is given
+// one key of the current target's provider after the Limiter's wait and
+// before the breaker, and its line names the key by short hash; a 429,
+// rate limit or quota, is then retried at once on another ready key, with
+// no backoff and no retry-budget token.
+//
 // Before the first attempt, a Meter (package spend has one) may reserve the
 // call's worst-case cost or refuse the call; each answered attempt is
 // priced through it, and the reservation settled when the call ends.

@@ -91,7 +91,8 @@ func (c *call) limitEnd() {
 
 // learn tells the Limiter an attempt's answer.
 func (c *call) learn(resp *http.Response, v verdict) {
-	if c.t.Limiter == nil {
+	c.switchKey = false
+	if c.t.Limiter == nil && c.keyID == "" {
 		return
 	}
 	var wait time.Duration
@@ -99,6 +100,10 @@ func (c *call) learn(resp *http.Response, v verdict) {
 		if hint, ok := retryAfter(resp.Header, time.Now()); ok {
 			wait = hint
 		}
+	}
+	if c.keyID != "" { // the pause is the key's, not the provider's
+		c.learnKey(resp, v, wait)
+		return
 	}
 	c.t.Limiter.Learn(c.provider, c.model, resp.StatusCode, v.class == classQuota, resp.Header, wait)
 }

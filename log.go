@@ -42,6 +42,7 @@ type Attempt struct {
 	Breaker           string    `json:"breaker"`
 	RetryInMS         float64   `json:"retry_in_ms"`
 	QueuedMS          float64   `json:"queued_ms,omitempty"` // waited for a rate-limit slot
+	Key               string    `json:"key,omitempty"`       // short hash of the pool key used (Transport.Keys)
 	UpstreamRequestID string    `json:"upstream_request_id,omitempty"`
 	CostUSD           float64   `json:"cost_usd,omitempty"`
 	Stream            bool      `json:"stream"`
@@ -189,6 +190,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	if a.QueuedMS != 0 {
 		dst = append(dst, `,"queued_ms":`...)
 		dst = appendFloat(dst, a.QueuedMS)
+	}
+	if a.Key != "" {
+		dst = append(dst, `,"key":`...)
+		dst = appendString(dst, a.Key)
 	}
 	if a.UpstreamRequestID != "" {
 		dst = append(dst, `,"upstream_request_id":`...)

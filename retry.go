@@ -170,6 +170,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration, bool) {
 	p := &c.policy.Retry
 	n := c.tries
+	if c.switchKey && n < p.MaxAttempts && c.timedOut() == nil {
+		return 0, true // another key is ready: no need to wait
+	}
 	if !v.retryable || n >= p.MaxAttempts || c.timedOut() != nil {
 		return 0, false
 	}

@@ -67,6 +67,11 @@ type Transport struct {
 	// provider says to hold off. If nil, attempts never wait for a slot.
 	Limiter Limiter
 
+	// Keys, if set, gives each attempt one of a pool of credentials and
+	// learns which are paused or out (see Keys). If nil, requests keep the
+	// credentials they carry.
+	Keys Keys
+
 	// BufferBody makes each attempt read a successful answer that is not a
 	// stream whole, up to 8 MiB, before RoundTrip returns it, each read
 	// bounded by Policy.Timeout.Idle. A body that stalls or is cut on the
@@ -279,6 +284,15 @@ func (c *call) run() (*http.Response, error) {
 			if err := c.admit(); err != nil {
 				if c.last == nil && c.lastErr == nil {
 					c.lastErr = err
+				}
+				return c.give()
+			}
+		}
+		if c.t.Keys != nil {
+			if err := c.takeKey(); err != nil {
+				if c.sent == 0 && c.last == nil && c.lastErr == nil {
+					c.end() // refused before any attempt: its own error
+					return nil, err
 				}
 				return c.give()
 			}

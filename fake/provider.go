@@ -28,6 +28,14 @@ type Provider struct {
 	// If empty, "200".
 	Script string
 
+	// KeyScripts gives the script of calls made with a given API key (the
+	// Authorization bearer token, else x-api-key), between the
+	// Sluice-Fake-Script header, which wins, and Script: a test can rate
+	// limit one key of a pool and not another. Keys whose scripts read
+	// the same share the script's position. If nil, every key follows
+	// Script.
+	KeyScripts map[string]string
+
 	// Events is the number of text events in an answer whose step does not
 	// say. If zero or less, 5.
 	Events int
@@ -116,7 +124,7 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	in := readRequest(body)
-	script := cmp.Or(r.Header.Get(ScriptHeader), p.Script, "200")
+	script := cmp.Or(r.Header.Get(ScriptHeader), p.KeyScripts[apiKey(r.Header)], p.Script, "200")
 	steps, err := ParseScript(script)
 	step, q := p.next(r, body, in, script, steps)
 	c := newCall(p, w, r, d, step, in, body)
@@ -366,4 +374,13 @@ func NewServer(script string) *Server {
 func (s *Server) Close() {
 	s.Provider.Close()
 	s.Server.Close()
+}
+
+// apiKey returns the API key a request carries: its Authorization bearer
+// token, else its x-api-key; "" when none.
+func apiKey(h http.Header) string {
+	if t, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok {
+		return t
+	}
+	return h.Get("X-Api-Key")
 }

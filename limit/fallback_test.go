@@ -20,6 +20,7 @@ func (brokenStore) Reserve(string, Rate, int64, time.Time, time.Duration) (time.
 func (brokenStore) Cancel(string, Rate, time.Time, int64) error { return errDown }
 func (brokenStore) Settle(string, Rate, int64) error            { return errDown }
 func (brokenStore) Pause(string, time.Time) error               { return errDown }
+func (brokenStore) Resume(string) error                         { return errDown }
 func (brokenStore) PausedUntil(string) (time.Time, error)       { return time.Time{}, errDown }
 func (brokenStore) FreeAt(string) (time.Time, error)            { return time.Time{}, errDown }
 func (brokenStore) Acquire(string, int64, time.Duration) (uint64, bool, error) {

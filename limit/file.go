@@ -145,6 +145,19 @@ func (f *File) Pause(key string, until time.Time) error {
 	}
 }
 
+// Resume implements Store.
+func (f *File) Resume(key string) error {
+	for {
+		cur, err := f.c.Load(key, cPaused)
+		if err != nil || cur == 0 {
+			return err
+		}
+		if ok, err := f.c.CompareAndSwap(key, cPaused, cur, 0); ok || err != nil {
+			return err
+		}
+	}
+}
+
 // PausedUntil implements Store.
 func (f *File) PausedUntil(key string) (time.Time, error) {
 	return f.load(key, cPaused)

@@ -39,6 +39,9 @@ type Store interface {
 	// and until.
 	Pause(key string, until time.Time) error
 
+	// Resume ends key's pause now, whatever it held: an operator's reset.
+	Resume(key string) error
+
 	// PausedUntil returns until when key is paused (a time in the past,
 	// or the zero Time, when it is not).
 	PausedUntil(key string) (time.Time, error)
@@ -160,6 +163,16 @@ func (m *Memory) Pause(key string, until time.Time) error {
 	defer m.mu.Unlock()
 	rec := m.rec(key)
 	rec.paused = max(rec.paused, unixNano(until))
+	return nil
+}
+
+// Resume implements Store.
+func (m *Memory) Resume(key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rec := m.recs[key]; rec != nil {
+		rec.paused = 0
+	}
 	return nil
 }
 

@@ -150,6 +150,19 @@ func TestStores(t *testing.T) {
 			if p, _ := st.PausedUntil("never"); !p.IsZero() {
 				t.Fatalf("a key never paused reads %v", p)
 			}
+			if err := st.Resume("p"); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := st.PausedUntil("p"); p.After(clock.now()) {
+				t.Fatalf("resumed, still paused until %v", p.Sub(t0))
+			}
+			st.Pause("p", at(time.Second)) // a pause after a resume holds again
+			if p, _ := st.PausedUntil("p"); !p.Equal(at(time.Second)) {
+				t.Fatalf("paused again until %v, want 1s", p.Sub(t0))
+			}
+			if err := st.Resume("never"); err != nil {
+				t.Fatalf("resume of a key never paused: %v", err)
+			}
 		})
 	}
 }

@@ -1,5 +1,6 @@
-// Package audit implements "sluice audit": it finds OpenAI and Anthropic
-// SDK clients that are built to retry on their own or to wait too long.
+// Package audit implements "sluice audit": it finds OpenAI, Anthropic and
+// Google GenAI SDK clients that are built to retry on their own or to wait
+// too long.
 //
 // Behind the Sluice gateway, retries happen once, in one place. An SDK
 // client left at its default of 2 retries multiplies the gateway's attempts
@@ -23,6 +24,20 @@
 // the gateway: they get no retries finding, and their timeout finding says
 // they call the service directly. Azure OpenAI clients are advised like
 // the others, as the gateway fronts Azure.
+//
+// Google's google-genai clients (Python genai.Client, JavaScript and
+// TypeScript new GoogleGenAI) and the community Go client
+// github.com/sashabaranov/go-openai retry nothing unless told to, so they
+// get the timeout check only: google-genai's timeout is http_options /
+// httpOptions' timeout (milliseconds, none by default; None or undefined
+// leaves none), read from a dict or object literal, an HttpOptions(…)
+// call or a name bound once to one; go-openai's NewClient never has one,
+// and NewClientWithConfig has one when its config's HTTPClient sets a
+// Timeout (in a ClientConfig literal or by an assignment cfg.HTTPClient =
+// … anywhere in the file). Their fixes also name the base URL (base_url,
+// baseUrl, config.BaseURL) to point at the gateway; go-openai reads no
+// base-URL variable. Not read: google-genai's retry_options, a Python
+// "import google.genai" used without an alias, a dot import of go-openai.
 //
 // Test files and folders are skipped unless Options.IncludeTests is set
 // (see isTestFile and testDirs), and Options.Exclude skips paths by glob.

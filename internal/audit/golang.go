@@ -39,15 +39,16 @@ func isNumber(s string) bool {
 
 // goFile is one Go file being audited.
 type goFile struct {
-	fset    *token.FileSet
-	file    *ast.File
-	clients map[string]string // local package name → SDK, for NewClient
-	options map[string]bool   // local names of the SDKs' option packages
-	others  map[string]bool   // local names of the SDKs' other packages
-	direct  map[string]string // local names of the Bedrock and Vertex packages → the service
-	dot     string            // the SDK whose root package is dot-imported
-	binds   map[bindKey][]goBind
-	work    int // AST nodes visited while resolving names, against maxWork
+	fset      *token.FileSet
+	file      *ast.File
+	clients   map[string]string // local package name → SDK, for NewClient
+	options   map[string]bool   // local names of the SDKs' option packages
+	others    map[string]bool   // local names of the SDKs' other packages
+	direct    map[string]string // local names of the Bedrock and Vertex packages → the service
+	community map[string]bool   // local names of the go-openai package
+	dot       string            // the SDK whose root package is dot-imported
+	binds     map[bindKey][]goBind
+	work      int // AST nodes visited while resolving names, against maxWork
 }
 
 // bindKey identifies the bindings of a name in a function (nil: the file).
@@ -83,9 +84,9 @@ func auditGo(name string, src []byte) ([]issue, map[int]bool) {
 	if file == nil {
 		return nil, nil
 	}
-	g := &goFile{fset: fset, file: file, clients: map[string]string{}, options: map[string]bool{}, others: map[string]bool{}, direct: map[string]string{}, binds: map[bindKey][]goBind{}}
+	g := &goFile{fset: fset, file: file, clients: map[string]string{}, options: map[string]bool{}, others: map[string]bool{}, direct: map[string]string{}, community: map[string]bool{}, binds: map[bindKey][]goBind{}}
 	g.imports()
-	if len(g.clients) == 0 && g.dot == "" {
+	if len(g.clients) == 0 && g.dot == "" && len(g.community) == 0 {
 		return nil, nil
 	}
 	var out []issue
@@ -99,6 +100,8 @@ func auditGo(name string, src []byte) ([]issue, map[int]bool) {
 		if call, ok := n.(*ast.CallExpr); ok {
 			if sdk := g.newClient(call); sdk != "" {
 				out = append(out, g.client(call, sdk, g.scopes(stack))...)
+			} else if name := g.goOpenAIClient(call); name != "" {
+				out = append(out, g.goOpenAI(call, name, g.scopes(stack))...)
 			}
 		}
 		return true
@@ -114,6 +117,14 @@ func (g *goFile) imports() {
 			continue
 		}
 		sdk, sub := goImport(path)
+		if path == goOpenAIPath {
+			local := "openai"
+			if spec.Name != nil {
+				local = spec.Name.Name
+			}
+			g.community[local] = true
+			continue
+		}
 		if sdk == "" {
 			continue
 		}

@@ -14,6 +14,7 @@ var jsPackages = map[string]jsPackage{
 	"@anthropic-ai/sdk":         {def: "Anthropic", classes: map[string]bool{"Anthropic": true}},
 	"@anthropic-ai/bedrock-sdk": {def: "AnthropicBedrock", classes: map[string]bool{"AnthropicBedrock": true}},
 	"@anthropic-ai/vertex-sdk":  {def: "AnthropicVertex", classes: map[string]bool{"AnthropicVertex": true}},
+	"@google/genai":             {classes: map[string]bool{"GoogleGenAI": true}},
 }
 
 // jsPackageName returns the package a module specifier names, version and
@@ -82,7 +83,7 @@ func (f *jsFile) classAt(i int) (string, int, bool) {
 	if pkg, ok := f.spaces[local]; ok && f.is(i+1, ".") && f.name(i+2) {
 		member, p := f.text(i+2), jsPackages[pkg]
 		switch {
-		case member == "default":
+		case member == "default" && p.def != "":
 			return p.def, i + 3, true
 		case p.classes[member]:
 			return member, i + 3, true
@@ -125,7 +126,29 @@ func (f *jsFile) construction(i int) []issue {
 		}
 		j = c + 1
 	}
+	if class == "GoogleGenAI" {
+		return f.genai(i, opts)
+	}
 	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true)
+}
+
+// genai returns the findings for a new GoogleGenAI(…) at i built with opts.
+// The SDK retries nothing unless told to, so only httpOptions.timeout (in
+// milliseconds, none by default) is judged.
+func (f *jsFile) genai(i int, opts options) []issue {
+	var timeout value
+	switch h := opts.get("httpOptions"); h.kind {
+	case vUnset, vNull:
+	case vUnknown:
+		timeout = h
+	default:
+		timeout = f.argument(h.sp, 0).get("timeout")
+	}
+	is := clientIssues(f.toks[i].line, "GoogleGenAI", "new GoogleGenAI(…)", "", value{kind: vNum}, timeout, true)
+	for k := range is {
+		is[k].words = &genaiJS
+	}
+	return is
 }
 
 // withOptions returns the finding for a client.withOptions(…) call at i that

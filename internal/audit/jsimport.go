@@ -130,7 +130,9 @@ func (f *jsFile) bind(pkg, def, space string, named map[string]string) {
 		return
 	}
 	if def != "" {
-		f.classes[def] = p.def
+		if p.def != "" {
+			f.classes[def] = p.def
+		}
 		f.spaces[def] = pkg
 	}
 	if space != "" {
@@ -138,7 +140,7 @@ func (f *jsFile) bind(pkg, def, space string, named map[string]string) {
 	}
 	for local, exported := range named {
 		switch {
-		case exported == "default":
+		case exported == "default" && p.def != "":
 			f.classes[local] = p.def
 		case p.classes[exported]:
 			f.classes[local] = exported

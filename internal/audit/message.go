@@ -57,6 +57,27 @@ var (
 		defaultTTL:    "as long as the SDK allows",
 		directTimeout: "pass option.WithRequestTimeout(…) and an explicit option.WithMaxRetries: the gateway cannot front this client, so they are its only bounds",
 	}
+	// goOpenAI words the findings for github.com/sashabaranov/go-openai,
+	// which never retries and reads no base-URL variable.
+	goOpenAI = dialect{
+		setTimeout: "build it with openai.NewClientWithConfig, setting config.HTTPClient = &http.Client{Timeout: …} " + aboveTotal +
+			" and config.BaseURL to the gateway's route (e.g. http://127.0.0.1:8080/openai/v1): go-openai reads no base-URL variable",
+		defaultTTL: "as long as the connection stays open (its default http.Client has no timeout)",
+	}
+	// genaiPython words the findings for Google's google-genai Python
+	// client, whose timeout lives in http_options, in milliseconds.
+	genaiPython = dialect{
+		setTimeout: "pass http_options=types.HttpOptions(timeout=…) in milliseconds " + aboveTotal +
+			", with base_url=… set to the gateway's route, so that the gateway's clean 504 arrives first",
+		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
+	}
+	// genaiJS words the findings for Google's @google/genai client, whose
+	// timeout lives in httpOptions, in milliseconds.
+	genaiJS = dialect{
+		setTimeout: "pass httpOptions: {timeout: …} in milliseconds " + aboveTotal +
+			", with baseUrl set to the gateway's route, so that the gateway's clean 504 arrives first",
+		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
+	}
 )
 
 // finding words an issue found in file.

@@ -96,8 +96,9 @@ type issue struct {
 	client  string // e.g. "OpenAI", "openai.NewClient", "with_options"
 	call    string // how the call reads in a message, e.g. "new OpenAI(…)"
 	problem problem
-	retries string // the retry count as written, for pRetriesOn
-	direct  string // the cloud service the client calls directly, if any (see directService)
+	retries string   // the retry count as written, for pRetriesOn
+	direct  string   // the cloud service the client calls directly, if any (see directService)
+	words   *dialect // the words for this client's SDK, when not its language's usual ones
 }
 
 // retriesIssue returns the finding for a client whose retries setting is v,

@@ -15,6 +15,7 @@ var pyClasses = map[string]map[string]string{
 		"AnthropicFoundry": "AnthropicFoundry", "AsyncAnthropicFoundry": "AsyncAnthropicFoundry",
 		"Client": "Anthropic", "AsyncClient": "AsyncAnthropic",
 	},
+	"google.genai": {"Client": genaiClass},
 }
 
 // pyFile is one Python file being audited.
@@ -91,12 +92,12 @@ func (f *pyFile) importModules(i int) {
 		if root == "" {
 			return
 		}
-		local := root
+		local, path := root, f.path(i, next)
 		if f.is(next, "as") && f.name(next+1) {
 			local, next = f.text(next+1), next+2
 		}
-		if _, ok := pyClasses[root]; ok {
-			f.modules[local] = root
+		if _, ok := pyClasses[path]; ok && (local != root || path == root) {
+			f.modules[local] = path
 		}
 		if !f.is(next, ",") {
 			return
@@ -108,8 +109,13 @@ func (f *pyFile) importModules(i int) {
 // importFrom reads "from pkg.sub import (A as B, C)" or "… import *" from i.
 func (f *pyFile) importFrom(i int) {
 	root, next := f.dotted(i)
-	classes, ok := pyClasses[root]
-	if !ok || !f.is(next, "import") {
+	if root == "" || !f.is(next, "import") {
+		return
+	}
+	path := f.path(i, next)
+	classes, ok := pyClasses[path]
+	if !ok {
+		f.importSubmodules(path, next+1)
 		return
 	}
 	i = next + 1
@@ -178,6 +184,9 @@ func (f *pyFile) client(i int, class string) []issue {
 		f.consumed[j+1] = true
 		opts = append(opts, f.callArgs(j+2, c, 0)...)
 		j = c + 1
+	}
+	if class == genaiClass {
+		return f.genai(i, opts)
 	}
 	timeout := opts.get("timeout")
 	if timeout.kind == vUnset {

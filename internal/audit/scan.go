@@ -241,7 +241,11 @@ func (s *scanner) file(p string, explicit bool) {
 	}
 	s.files++
 	for _, is := range s.audit(a, p, src) {
-		s.findings = append(s.findings, a.dialect.finding(p, is))
+		d := a.dialect
+		if is.words != nil {
+			d = *is.words
+		}
+		s.findings = append(s.findings, d.finding(p, is))
 	}
 }
 

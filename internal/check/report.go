@@ -18,6 +18,7 @@ type report struct {
 	Policies []policyRow `json:"policies"`
 	Routes   []routeRow  `json:"routes"`
 	Rates    []rateRow   `json:"rate_limits"`
+	Pools    []poolRow   `json:"key_pools,omitempty"`
 	Warnings []warning   `json:"warnings"`
 	Target   judgedBy    `json:"judged_against"`
 	Units    []string    `json:"units"`
@@ -78,6 +79,7 @@ func (r *report) writeText(w io.Writer) error {
 	r.policiesTable(ew)
 	r.routesTable(ew)
 	r.ratesTable(ew)
+	r.poolsTable(ew)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(ew, "\nWarnings\n")
 		for _, x := range r.Warnings {

@@ -144,7 +144,11 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &report{Config: path, Policies: policyRows(c), Routes: routeRows(c), Rates: rateRows(c),
+	pools, err := poolRows(c)
+	if err != nil {
+		return nil, err
+	}
+	r := &report{Config: path, Policies: policyRows(c), Routes: routeRows(c), Rates: rateRows(c), Pools: pools,
 		Warnings: warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
 	for i := range r.Policies {
 		r.Policies[i].Judged = len(units) > 0 && r.Policies[i].Name == t.Policy

@@ -123,11 +123,29 @@ type Provider struct {
 	// through.
 	APIKeyEnv string
 
+	// APIKeys is a pool of provider keys the gateway injects instead of
+	// one: each attempt takes the next key that is neither paused by a
+	// rate limit nor out of quota, by weighted round robin. Config:
+	// api_keys_env: [A, {env: B, weight: 2}]. Exclusive with APIKeyEnv.
+	// If empty, no pool.
+	APIKeys []PoolKey
+
 	// MaxConcurrent caps the calls in flight to this provider, counted
 	// across every process sharing the state; beyond it a call queues for
 	// a slot like under any limit (at most its policy's max_queue), then
 	// gets 429 rate_limited. Default DefaultMaxConcurrent.
 	MaxConcurrent int
+}
+
+// PoolKey is one key of a provider's pool.
+type PoolKey struct {
+	// Env names the environment variable that holds the key.
+	Env string
+
+	// Weight is the key's share of the calls relative to the pool's other
+	// keys: a key of weight 2 takes twice the calls of one of weight 1.
+	// Default 1.
+	Weight int
 }
 
 // The provider kinds.

@@ -89,6 +89,7 @@ func (d *decoder) providers(c *Config) field {
 				"kind":           str(&pr.Kind),
 				"base_url":       str(&pr.BaseURL),
 				"api_key_env":    str(&pr.APIKeyEnv),
+				"api_keys_env":   d.poolKeys(&pr.APIKeys),
 				"max_concurrent": integer(&pr.MaxConcurrent),
 			})
 			if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
@@ -97,6 +98,27 @@ func (d *decoder) providers(c *Config) field {
 			c.Providers[name] = pr
 			return err
 		})
+	}
+}
+
+// poolKeys decodes api_keys_env: a list whose items are an environment
+// variable's name, or {env: NAME, weight: N}.
+func (d *decoder) poolKeys(dst *[]PoolKey) field {
+	return func(n *yaml.Node, path string) error {
+		out := []PoolKey{}
+		err := d.list(n, path, func(_ int, n *yaml.Node, p string) error {
+			k := PoolKey{Weight: 1}
+			var err error
+			if n.Kind == yaml.ScalarNode {
+				k.Env, err = scalar(n, p)
+			} else {
+				err = d.fields(n, p, map[string]field{"env": str(&k.Env), "weight": integer(&k.Weight)})
+			}
+			out = append(out, k)
+			return err
+		})
+		*dst = out
+		return err
 	}
 }
 

@@ -73,6 +73,10 @@
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
 //	                injects; "" passes the client's own key through. When set, a listen
 //	                address off loopback needs auth.keys
+//	api_keys_env    [none] a pool of keys instead of api_key_env (not both): a list whose
+//	                items are a variable's name or {env: NAME, weight: N} (weight [1]); each
+//	                attempt takes the next key neither paused nor out of quota, by weighted
+//	                round robin. Off loopback it needs auth.keys like api_key_env
 //	max_concurrent  [1024] calls in flight to the provider, counted across the processes
 //	                sharing the state; beyond it a call waits for a slot (at most its
 //	                policy's max_queue), then gets 429 rate_limited

@@ -164,8 +164,40 @@ func checkProvider(path, name string, pr Provider) error {
 	if e := pr.APIKeyEnv; e != "" && !envNameRE.MatchString(e) {
 		return errf(key(path, "api_key_env"), "%s is not an environment variable name (write e.g. OPENAI_API_KEY)", quote(e))
 	}
+	if err := checkPool(path, pr); err != nil {
+		return err
+	}
 	if pr.MaxConcurrent < 1 {
 		return errf(key(path, "max_concurrent"), "%d: must be at least 1 (default %d)", pr.MaxConcurrent, DefaultMaxConcurrent)
+	}
+	return nil
+}
+
+// checkPool checks a provider's pool of keys: not beside api_key_env,
+// names of environment variables, each once, positive weights.
+func checkPool(path string, pr Provider) error {
+	p := key(path, "api_keys_env")
+	if pr.APIKeys == nil {
+		return nil
+	}
+	if pr.APIKeyEnv != "" {
+		return errf(p, "given with api_key_env; keep one: api_keys_env: [%s, …] for a pool, or api_key_env alone for one key", pr.APIKeyEnv)
+	}
+	if len(pr.APIKeys) == 0 {
+		return errf(p, "is empty; list the variables that hold the keys, e.g. [OPENAI_KEY_A, OPENAI_KEY_B], or remove it")
+	}
+	seen := map[string]bool{}
+	for i, k := range pr.APIKeys {
+		ip := index(p, i)
+		switch {
+		case !envNameRE.MatchString(k.Env):
+			return errf(ip, "%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env))
+		case seen[k.Env]:
+			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
+		case k.Weight < 1:
+			return errf(key(ip, "weight"), "%d: must be at least 1 (default 1)", k.Weight)
+		}
+		seen[k.Env] = true
 	}
 	return nil
 }
@@ -402,8 +434,12 @@ func (c *Config) checkInjectedKeys() error {
 		return nil
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		if c.Providers[name].APIKeyEnv != "" {
-			return errf(key(key("providers", name), "api_key_env"),
+		if pr := c.Providers[name]; pr.APIKeyEnv != "" || len(pr.APIKeys) > 0 {
+			k := "api_key_env"
+			if len(pr.APIKeys) > 0 {
+				k = "api_keys_env"
+			}
+			return errf(key(key("providers", name), k),
 				"the gateway would hand this provider's key to anyone who reaches %s; add auth.keys or listen on 127.0.0.1", c.Listen)
 		}
 	}

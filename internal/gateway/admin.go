@@ -70,6 +70,8 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g.serveLimits(w, config0)
+	case p == "/sluice/keys" || strings.HasPrefix(p, "/sluice/keys/"):
+		g.serveKeys(w, r)
 	case strings.HasPrefix(p, "/sluice/breakers/") && strings.HasSuffix(p, "/reset"):
 		if r.Method != http.MethodPost {
 			writeError(w, config0, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: use POST")

@@ -78,6 +78,7 @@ type Gateway struct {
 	spendByKey bool // a budget is scoped per client key: calls name their client
 	authKeys   [][sha256.Size]byte
 	secrets    *secrets // the injected keys, scrubbed from answers
+	pools      KeyPools // the providers' pools of keys (keys.go)
 	adminToken string
 }
 
@@ -127,6 +128,7 @@ type provider struct {
 	kind string
 	base *url.URL
 	key  string // injected key, "" to pass the client's through
+	pool bool   // a pool of keys is injected instead (keys.go)
 	// budget caps the retries to the provider from every route and policy,
 	// across reloads.
 	budget *sluice.RetryBudget
@@ -173,7 +175,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, err
 	}
 	sh.current.Store(g)
-	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, logger: sh.logger})
+	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, logger: sh.logger},
+		&keysCollector{pools: func() KeyPools { return sh.current.Load().pools }})
 	return g, nil
 }
 
@@ -202,7 +205,15 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		pv.budget = sh.retryBudgetOf(name)
 		g.providers[name] = pv
 	}
-	g.secrets = providerSecrets(g.providers)
+	pools, err := NewKeyPools(cfg, sh.getenv, sh.limits)
+	if err != nil {
+		return nil, err
+	}
+	g.pools = pools
+	for name := range pools {
+		g.providers[name].pool = true
+	}
+	g.secrets = providerSecrets(g.providers, pools.secrets()...)
 	for _, r := range cfg.Routes {
 		rt := &route{prefix: r.Prefix, provider: g.providers[r.Provider], policy: r.Policy,
 			retrySafe: r.RetrySafe, transports: make(map[string]*sluice.Transport)}
@@ -293,7 +304,7 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		if to.kind != from.kind {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s", r.Prefix, i, to.name, to.kind, from.kind, from.name)
 		}
-		if to.key == "" && to.base.Host != from.base.Host {
+		if to.key == "" && !to.pool && to.base.Host != from.base.Host {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
 		}
 		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
@@ -348,6 +359,9 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		t.Meter = g.spend
 	}
 	t.Limiter = g.limiter
+	if len(g.pools) > 0 {
+		t.Keys = g.pools
+	}
 	if rt.retrySafe {
 		t.RetrySafe = func(*http.Request) bool { return true }
 	}

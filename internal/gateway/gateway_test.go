@@ -82,7 +82,8 @@ func newEnv(t *testing.T, script string, edit func(*config.Config)) *env {
 	}
 	e.cfg = cfg
 	gw, err := New(cfg, Options{AttemptLog: e.logs, Getenv: func(k string) string {
-		return map[string]string{"UPSTREAM_KEY": "sk-injected-1234", "ADMIN_TOKEN": "admintok"}[k]
+		return map[string]string{"UPSTREAM_KEY": "sk-injected-1234", "ADMIN_TOKEN": "admintok",
+			"POOL_KEY_A": poolKeyA, "POOL_KEY_B": poolKeyB}[k]
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -213,7 +213,7 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	delete(h, "Sluice-Key")
 	delete(h, "Accept-Encoding") // the Transport asks for gzip and decodes it
 	delete(h, "Host")
-	if dropAuth || pv.key != "" {
+	if dropAuth || pv.key != "" || pv.pool {
 		dropCredentials(h)
 	}
 	dropForwarded(h)
@@ -276,9 +276,12 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 	var open *sluice.OpenError
 	var te *sluice.TimeoutError
 	var be *spend.BudgetError
+	var out *keysOutError
 	switch le := rateLimitErr(err); {
 	case le != nil:
 		answerRateLimited(w, kind, le)
+	case errors.As(err, &out):
+		answerKeysOut(w, kind, out)
 	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, spend.ErrUnpriced):
 		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))

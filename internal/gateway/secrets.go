@@ -36,9 +36,10 @@ func newSecrets(keys ...string) *secrets {
 	return s
 }
 
-// providerSecrets returns the set of the providers' injected keys.
-func providerSecrets(providers map[string]*provider) *secrets {
-	var keys []string
+// providerSecrets returns the set of the providers' injected keys, and
+// the pools' keys given.
+func providerSecrets(providers map[string]*provider, pooled ...string) *secrets {
+	keys := pooled
 	for _, p := range providers {
 		keys = append(keys, p.key)
 	}

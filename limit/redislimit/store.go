@@ -152,6 +152,13 @@ func (s *Store) Pause(key string, until time.Time) error {
 	return s.run(pauseScript, key, us, un, idleMarginMS).Err()
 }
 
+// Resume implements limit.Store.
+func (s *Store) Resume(key string) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return s.client.HDel(ctx, s.prefix+key, "ps", "pn").Err()
+}
+
 // PausedUntil implements limit.Store.
 func (s *Store) PausedUntil(key string) (time.Time, error) { return s.load(key, "ps", "pn") }
 

@@ -138,6 +138,17 @@ func TestStore(t *testing.T) {
 	if p, _ := s.PausedUntil("none"); !p.IsZero() {
 		t.Fatalf("never paused: %v", p)
 	}
+	s.Pause("pause:q", t0.Add(time.Hour))
+	if err := s.Resume("pause:q"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.PausedUntil("pause:q"); !p.IsZero() {
+		t.Fatalf("resumed, still paused until %v", p.Sub(t0))
+	}
+	s.Pause("pause:q", t0.Add(time.Minute))
+	if p, _ := s.PausedUntil("pause:q"); !p.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("paused again until %v, want 1m", p.Sub(t0))
+	}
 	ctx := context.Background()
 	exp, err := srv.Client().PExpireTime(ctx, s.prefix+"pause:p/m").Result()
 	if err != nil || exp != time.Duration(t0.Add(time.Hour+time.Minute).UnixMilli())*time.Millisecond {

@@ -1,7 +1,7 @@
 package agent
 
 import (
-	openai "github.com/sashabaranov/go-openai"
+	openai "github.com/sashabaranov/go-openai-extra"
 )
 
 // A different library with a function of the same name.

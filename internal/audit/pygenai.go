@@ -1,0 +1,92 @@
+package audit
+
+import "strings"
+
+// genaiClass is how Google's google-genai client (google.genai.Client) is
+// named in findings.
+const genaiClass = "genai.Client"
+
+// path returns the dotted name written from token i up to next.
+func (f *pyFile) path(i, next int) string {
+	var b strings.Builder
+	for ; i < next; i++ {
+		b.WriteString(f.text(i))
+	}
+	return b.String()
+}
+
+// importSubmodules reads "from pkg import sub [as x], …" from i, where
+// pkg.sub is an SDK package ("from google import genai").
+func (f *pyFile) importSubmodules(pkg string, i int) {
+	if f.is(i, "(") {
+		i++
+	}
+	for f.name(i) {
+		name, local := f.text(i), f.text(i)
+		i++
+		if f.is(i, "as") && f.name(i+1) {
+			local, i = f.text(i+1), i+2
+		}
+		if _, ok := pyClasses[pkg+"."+name]; ok {
+			f.modules[local] = pkg + "." + name
+		} else {
+			delete(f.modules, local)
+		}
+		if !f.is(i, ",") {
+			return
+		}
+		i++
+	}
+}
+
+// genai returns the findings for a google-genai Client built at i with
+// opts. The SDK retries nothing unless told to (retry_options), so only
+// the timeout is judged: http_options' timeout, in milliseconds, which
+// defaults to none (None means the same).
+func (f *pyFile) genai(i int, opts options) []issue {
+	timeout := f.httpOptions(opts.get("http_options"), 0).get("timeout")
+	if timeout.kind == vNull {
+		timeout = value{}
+	}
+	is := clientIssues(f.toks[i].line, genaiClass, genaiClass+"(…)", "", value{kind: vNum}, timeout, false)
+	for k := range is {
+		is[k].words = &genaiPython
+	}
+	return is
+}
+
+// httpOptions returns the settings an http_options= argument carries: a
+// dict literal, an HttpOptions(…) or dict(…) call, or a name bound once
+// to one of those; nothing for None or no argument; anything for the
+// rest.
+func (f *pyFile) httpOptions(v value, nest int) options {
+	unknown := options{{key: ""}}
+	switch v.kind {
+	case vUnset, vNull:
+		return nil
+	case vUnknown:
+		return unknown
+	}
+	sp := v.sp
+	if nest >= maxNest || sp.to <= sp.from {
+		return unknown
+	}
+	if sp.to-sp.from == 1 && f.name(sp.from) {
+		if bound, ok := f.resolve(f.text(sp.from)); ok {
+			return f.httpOptions(f.value(bound, nest+1), nest+1)
+		}
+		return unknown
+	}
+	if f.is(sp.from, "{") && f.closer(sp.from) == sp.to-1 {
+		return f.dictLiteral(sp.from, sp.to-1, nest+1)
+	}
+	root, open := f.dotted(sp.from)
+	if root == "" || !f.is(open, "(") || f.closer(open) != sp.to-1 {
+		return unknown
+	}
+	switch f.text(open - 1) {
+	case "HttpOptions", "HttpOptionsDict", "dict":
+		return f.callArgs(open, sp.to-1, nest+1)
+	}
+	return unknown
+}

@@ -1,0 +1,278 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+// A provider's pool of keys (api_keys_env). Each attempt takes the next
+// ready key by smooth weighted round robin; a key is not ready while it is
+// paused (a rate-limit 429's Retry-After, or rate-limit headers saying a
+// window is spent, as limit.PauseFor reads them) or out (a quota 429: until
+// the Retry-After it carries, else until an operator resets it). Both are
+// pauses in the limits' Store, keyed by the key's short hash, so that every
+// process sharing the state sees them at once; the round robin's position
+// is each process's own.
+
+// codeQuota is the error of a call whose provider's keys are all out of
+// quota. 429, as the providers answer it.
+const codeQuota = "insufficient_quota"
+
+// noRateLimitHint is how long a rate-limit 429 without Retry-After or
+// rate-limit headers pauses its key: long enough that the retry goes to
+// another key.
+const noRateLimitHint = time.Second
+
+// outUntilReset is how long a quota 429 without Retry-After takes its key
+// out: until an operator resets it.
+const outUntilReset = 100 * 365 * 24 * time.Hour
+
+// KeyHash is the short hash that names a key in the attempt log, the admin
+// endpoints and `sluice keys`: the first 8 hex digits of its SHA-256.
+func KeyHash(key string) string {
+	d := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(d[:4])
+}
+
+// poolKey is one key of a pool.
+type poolKey struct {
+	env    string
+	hash   string
+	secret string
+	weight int
+}
+
+// keyPool is one provider's pool. It is safe for concurrent use.
+type keyPool struct {
+	provider string
+	kind     string
+	keys     []poolKey
+	store    limit.Store
+
+	mu      sync.Mutex
+	current []int // the smooth weighted round robin's running weights
+}
+
+// newKeyPool reads the pool of provider name from the environment; a
+// variable that is empty is an error naming it.
+func newKeyPool(name string, p config.Provider, getenv func(string) string, store limit.Store) (*keyPool, error) {
+	kp := &keyPool{provider: name, kind: p.Kind, store: store, current: make([]int, len(p.APIKeys))}
+	for i, k := range p.APIKeys {
+		secret := getenv(k.Env)
+		if secret == "" {
+			return nil, fmt.Errorf("gateway: providers.%s.api_keys_env[%d] names $%s, which is empty (export the key, or drop it from the pool)", name, i, k.Env)
+		}
+		kp.keys = append(kp.keys, poolKey{env: k.Env, hash: KeyHash(secret), secret: secret, weight: max(k.Weight, 1)})
+	}
+	return kp, nil
+}
+
+func (p *keyPool) pauseKey(i int) string {
+	return "key:" + p.provider + ":" + p.keys[i].hash + ":paused"
+}
+func (p *keyPool) outKey(i int) string { return "key:" + p.provider + ":" + p.keys[i].hash + ":out" }
+
+// keyState is where a key stands: paused until, out until (in the past or
+// zero when not).
+type keyState struct{ paused, out time.Time }
+
+func (s keyState) ready(now time.Time) bool { return !s.paused.After(now) && !s.out.After(now) }
+
+// states reads every key's state from the store. A key whose state cannot
+// be read counts as ready: a store that fails must not stop the calls.
+func (p *keyPool) states() []keyState {
+	out := make([]keyState, len(p.keys))
+	for i := range p.keys {
+		out[i].paused, _ = p.store.PausedUntil(p.pauseKey(i))
+		out[i].out, _ = p.store.PausedUntil(p.outKey(i))
+	}
+	return out
+}
+
+// pick chooses the next ready key at now by smooth weighted round robin
+// (each ready key gains its weight, the highest is chosen and pays the
+// sum back), so that over any run of calls each ready key takes its share
+// spread out, not in bursts. ok is false when no key is ready.
+func (p *keyPool) pick(now time.Time, states []keyState) (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	best, total := -1, 0
+	for i, k := range p.keys {
+		if !states[i].ready(now) {
+			continue
+		}
+		p.current[i] += k.weight
+		total += k.weight
+		if best < 0 || p.current[i] > p.current[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	p.current[best] -= total
+	return best, true
+}
+
+// nextReady returns when the first key paused, not out, is ready again;
+// allOut when every key is out.
+func nextReady(now time.Time, states []keyState) (at time.Time, allOut bool) {
+	allOut = true
+	for _, s := range states {
+		if s.out.After(now) {
+			continue
+		}
+		allOut = false
+		if at.IsZero() || s.paused.Before(at) {
+			at = s.paused
+		}
+	}
+	return at, allOut
+}
+
+// take returns the index of the key the next attempt uses, waiting while
+// every key is paused, at most maxWait; refused with a *limit.Error past
+// it, or a *keysOutError when every key is out. A wait polls the store at
+// least once a second, to see a key reset by an operator.
+func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) {
+	deadline := time.Now().Add(max(maxWait, 0))
+	for {
+		now := time.Now()
+		states := p.states()
+		if i, ok := p.pick(now, states); ok {
+			return i, nil
+		}
+		at, allOut := nextReady(now, states)
+		if allOut {
+			return 0, p.outError(now, states)
+		}
+		if at.After(deadline) {
+			return 0, &limit.Error{Key: "keys:" + p.provider, Limit: "pause", Wait: at.Sub(now)}
+		}
+		t := time.NewTimer(min(at.Sub(now), time.Second))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return 0, context.Cause(ctx)
+		}
+	}
+}
+
+// learn records an attempt's answer with key i: a quota 429 takes it out,
+// a rate-limit 429 or spent rate-limit headers pause it. It reports
+// whether another key is ready now.
+func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+	now := time.Now()
+	switch {
+	case status == http.StatusTooManyRequests && quota:
+		d := outUntilReset
+		if retryAfter > 0 {
+			d = retryAfter
+		}
+		p.store.Pause(p.outKey(i), now.Add(d))
+	default:
+		d := limit.PauseFor(now, status, quota, h, retryAfter)
+		if d <= 0 && status == http.StatusTooManyRequests {
+			d = noRateLimitHint
+		}
+		if d > 0 {
+			p.store.Pause(p.pauseKey(i), now.Add(d))
+		}
+	}
+	if status != http.StatusTooManyRequests {
+		return false
+	}
+	states := p.states()
+	for j := range p.keys {
+		if j != i && states[j].ready(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// keysOutError is a call refused because every key of its provider is out
+// of quota.
+type keysOutError struct {
+	provider string
+	resets   time.Time // when the first key's quota window resets; zero when none says
+}
+
+func (e *keysOutError) Error() string {
+	if e.resets.IsZero() {
+		return fmt.Sprintf("sluice: every key of provider %s is out of quota; top one up, then reset it (sluice keys reset HASH, or POST /sluice/keys/HASH/reset)", e.provider)
+	}
+	return fmt.Sprintf("sluice: every key of provider %s is out of quota until %s, or until one is reset (sluice keys reset HASH)", e.provider, e.resets.UTC().Format(time.RFC3339))
+}
+
+// Class names the refusal in the attempt log.
+func (e *keysOutError) Class() string { return "quota_exhausted" }
+
+// outError is the error of a pool whose keys are all out.
+func (p *keyPool) outError(now time.Time, states []keyState) *keysOutError {
+	e := &keysOutError{provider: p.provider}
+	for _, s := range states {
+		if s.out.Sub(now) < outUntilReset/2 && (e.resets.IsZero() || s.out.Before(e.resets)) {
+			e.resets = s.out
+		}
+	}
+	return e
+}
+
+// setter returns the function that puts key i on a request, in the
+// header the provider's dialect reads.
+func (p *keyPool) setter(i int) func(http.Header) {
+	pv := &provider{kind: p.kind, key: p.keys[i].secret}
+	return pv.setKey
+}
+
+// KeyPools are the key pools of a config's providers, by provider name:
+// the engine's sluice.Keys. Make them with NewKeyPools.
+type KeyPools map[string]*keyPool
+
+// secrets returns every key of every pool, to scrub from answers.
+func (ps KeyPools) secrets() []string {
+	var out []string
+	for _, p := range ps {
+		for _, k := range p.keys {
+			out = append(out, k.secret)
+		}
+	}
+	return out
+}
+
+// Take implements sluice.Keys.
+func (ps KeyPools) Take(ctx context.Context, provider string, maxWait time.Duration) (string, func(http.Header), error) {
+	p := ps[provider]
+	if p == nil {
+		return "", nil, nil
+	}
+	i, err := p.take(ctx, maxWait)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.keys[i].hash, p.setter(i), nil
+}
+
+// Learn implements sluice.Keys.
+func (ps KeyPools) Learn(provider, id string, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+	p := ps[provider]
+	if p == nil {
+		return false
+	}
+	for i, k := range p.keys {
+		if k.hash == id {
+			return p.learn(i, status, quota, h, retryAfter)
+		}
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// Keys spreads the attempts to a provider over a pool of its credentials,
+// keeping track of which are paused by a rate limit or out of quota. The
+// gateway provides one for the providers that list api_keys_env; the
+// engine knows it only through these two methods.
+type Keys interface {
+	// Take is called before each attempt, after the Limiter's wait and
+	// before the breaker is asked, with the attempt's context, the current
+	// target's provider and the longest the attempt may wait. It returns
+	// the key the attempt uses: id, a short hash written in the attempt
+	// log's key field (never the key itself), and set, which puts the key
+	// on the attempt's request header. A provider without a pool returns
+	// "", nil, nil: the request goes as it is. While every key is paused,
+	// Take waits, at most maxWait. An error refuses the attempt, as a
+	// Limiter's does: a refused first attempt ends the call with that
+	// error and one log line of outcome rate_limited; a refused retry ends
+	// the call with the failure before it.
+	Take(ctx context.Context, provider string, maxWait time.Duration) (id string, set func(http.Header), err error)
+
+	// Learn is told the answer of every attempt made with key id of
+	// provider's pool: as Limiter.Learn is told, which is then not told,
+	// since the pause belongs to the key, not the provider. It reports
+	// whether another key of the pool is ready now: a 429 (rate limit or
+	// quota) is then retried at once on it, without the backoff or the
+	// Retry-After wait, and without a token of the retry budget (the
+	// breaker ignores both kinds of 429 anyway).
+	Learn(provider, id string, status int, quota bool, h http.Header, retryAfter time.Duration) (another bool)
+}
+
+// takeKey asks the Keys for the next attempt's key. The refusal of a
+// first attempt is logged like a Limiter's.
+func (c *call) takeKey() error {
+	c.keyID, c.keySet = "", nil
+	id, set, err := c.t.Keys.Take(c.ctx, c.provider, c.queueLimit())
+	if err == nil {
+		c.keyID, c.keySet = id, set
+		return nil
+	}
+	if ctxErr := c.timedOut(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	class := "rate_limited"
+	var cl interface{ Class() string }
+	if errors.As(err, &cl) {
+		class = cl.Class()
+	}
+	c.logUnsent("keys:"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, breaker.Closed)
+	return err
+}
+
+// learnKey tells the Keys the answer of an attempt made with a pool's key,
+// and notes whether a 429 may move on to another key at once.
+func (c *call) learnKey(resp *http.Response, v verdict, wait time.Duration) {
+	another := c.t.Keys.Learn(c.provider, c.keyID, resp.StatusCode, v.class == classQuota, resp.Header, wait)
+	c.switchKey = another && resp.StatusCode == http.StatusTooManyRequests
+}

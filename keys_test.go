@@ -1,0 +1,134 @@
+package sluice
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+)
+
+// stubKeys is a pool of two keys, "a" then "b": Take gives the first not
+// paused, Learn pauses a key on any 429 and reports whether the other is
+// free.
+type stubKeys struct {
+	mu      sync.Mutex
+	paused  map[string]bool
+	learned []string // "id status"
+	refuse  error
+}
+
+func (k *stubKeys) Take(ctx context.Context, provider string, maxWait time.Duration) (string, func(http.Header), error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.refuse != nil {
+		return "", nil, k.refuse
+	}
+	for _, id := range []string{"a", "b"} {
+		if !k.paused[id] {
+			return id, func(h http.Header) { h.Set("Authorization", "Bearer sk-"+id) }, nil
+		}
+	}
+	return "", nil, rateLimited{}
+}
+
+func (k *stubKeys) Learn(provider, id string, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.learned = append(k.learned, id+" "+http.StatusText(status))
+	if status != 429 {
+		return false
+	}
+	if k.paused == nil {
+		k.paused = map[string]bool{}
+	}
+	k.paused[id] = true
+	return len(k.paused) < 2
+}
+
+// A 429 on the first key, rate limit or quota, moves the call at once to
+// the second: one answer, two upstream calls, each with its own key, no
+// backoff and no Retry-After wait (base 5 s, Retry-After 30 s), no retry
+// budget token, the breaker untold; the Limiter is not told the key's
+// pause; each line names its key.
+func TestKeysMoveOnAfter429(t *testing.T) {
+	for _, first := range []string{"429:retry-after=30", "429:insufficient_quota"} {
+		t.Run(first, func(t *testing.T) {
+			p := fastPolicy()
+			p.Retry.Base, p.Retry.Cap = 5*time.Second, 5*time.Second
+			p.Breaker.Failures = 1
+			r := newRig(t, "200", p)
+			r.srv.Provider.KeyScripts = map[string]string{"sk-a": first}
+			keys := &stubKeys{}
+			lim := &stubLimiter{}
+			r.tr.Keys, r.tr.Limiter = keys, lim
+			full := &RetryBudget{} // three calls retrying already: a fourth retry is refused
+			full.calls.Add(3)
+			full.retries.Add(3)
+			r.tr.RetryBudget = full
+			start := time.Now()
+			resp, err := r.chat(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			if resp.StatusCode != 200 || r.srv.Calls() != 2 {
+				t.Fatalf("status %d after %d upstream calls, want 200 after 2", resp.StatusCode, r.srv.Calls())
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("took %v: the move to another key waited", d)
+			}
+			reqs := r.srv.Requests()
+			if a, b := reqs[0].Header.Get("Authorization"), reqs[1].Header.Get("Authorization"); a != "Bearer sk-a" || b != "Bearer sk-b" {
+				t.Errorf("keys sent %q then %q, want sk-a then sk-b", a, b)
+			}
+			lines := r.lines()
+			if len(lines) != 2 || lines[0]["key"] != "a" || lines[1]["key"] != "b" || lines[0]["outcome"] != "retry" {
+				t.Errorf("lines %v, want key a (retry) then key b", lines)
+			}
+			if len(lim.learned) != 0 {
+				t.Errorf("the Limiter learned %+v; a pool's answers are the key's", lim.learned)
+			}
+			if calls, retrying := full.InFlight(); calls != 3 || retrying != 3 {
+				t.Errorf("retry budget holds %d calls, %d retrying after the call, want 3 and 3 as before", calls, retrying)
+			}
+			if rec, _ := r.tr.Breaker(r.tr.BreakerName("openai", "gpt-4o-mini")).Record(); rec.State != breaker.Closed || rec.Failures != 0 {
+				t.Errorf("breaker %+v, want closed with no failure", rec)
+			}
+		})
+	}
+}
+
+// With every key paused, a 429 is retried as any 429 is (its Retry-After
+// heeded), and Take's refusal of the retry ends the call with the 429.
+func TestKeysAllPausedEndsWithThe429(t *testing.T) {
+	r := newRig(t, "429", fastPolicy())
+	keys := &stubKeys{paused: map[string]bool{"b": true}}
+	r.tr.Keys = keys
+	resp, err := r.chat(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	if resp.StatusCode != 429 || r.srv.Calls() != 1 {
+		t.Errorf("status %d after %d calls, want the provider's 429 after 1", resp.StatusCode, r.srv.Calls())
+	}
+}
+
+// A refused first Take ends the call with its error and one line of
+// outcome rate_limited, no upstream call.
+func TestKeysRefusedFirst(t *testing.T) {
+	r := newRig(t, "200", fastPolicy())
+	r.tr.Keys = &stubKeys{refuse: rateLimited{}}
+	_, err := r.chat(false)
+	if _, ok := err.(rateLimited); !ok {
+		t.Fatalf("err %v, want the pool's refusal", err)
+	}
+	r.tr.Log.Flush()
+	lines := r.lines()
+	if r.srv.Calls() != 0 || len(lines) != 1 || lines[0]["outcome"] != "rate_limited" {
+		t.Errorf("%d upstream calls, lines %v", r.srv.Calls(), lines)
+	}
+}
