@@ -84,9 +84,9 @@ func TestGoogleGenAINodeSDK(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("upstream calls %d, want 3", len(reqs))
 	}
-	// This SDK version calls Gemini's v1 API.
-	paths := []string{"/v1/models/gemini-test:generateContent", "/v1/models/gemini-test:streamGenerateContent",
-		"/v1/models/gemini-test:streamGenerateContent"}
+	// This SDK version calls Gemini's v1beta API.
+	paths := []string{"/v1beta/models/gemini-test:generateContent", "/v1beta/models/gemini-test:streamGenerateContent",
+		"/v1beta/models/gemini-test:streamGenerateContent"}
 	for i, r := range reqs {
 		if r.Path != paths[i] || r.Header.Get("X-Goog-Api-Key") != "sk-injected-1234" {
 			t.Errorf("call %d: %s with x-goog-api-key %q; want %s with the injected key", i+1, r.Path, r.Header.Get("X-Goog-Api-Key"), paths[i])
