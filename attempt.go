@@ -134,11 +134,12 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if resp.StatusCode >= 400 {
 		return c.judgeError(a, resp)
 	}
-	c.learn(resp, verdict{})
+	c.learn(resp, verdict{}, nil)
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
 	b := &a.out
 	b.a, b.rc, b.stream = a, resp.Body, stream
+	b.gemini = stream && isGeminiStream(c.treq.URL.Path)
 	if c.t.Meter != nil {
 		b.count, b.meterEnd = c.t.Meter.Count(c.model, stream, len(c.body))
 	}
@@ -213,7 +214,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		return nil, v, a.err
 	}
 	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
-	c.learn(resp, v)
+	c.learn(resp, v, buf)
 	a.errBody = buf
 	resp.Body = io.NopCloser(bytes.NewReader(buf))
 	resp.ContentLength = int64(len(buf))

@@ -29,6 +29,7 @@ type body struct {
 
 	events   *sse.Parser // a stream's events as handed to the caller
 	terminal atomic.Bool // the stream's terminal event was handed to the caller
+	gemini   bool        // a Gemini stream: whole only after a chunk with a finishReason
 }
 
 // watch notes a stream's terminal event in p, bytes handed to the caller.
@@ -37,7 +38,7 @@ func (b *body) watch(p []byte) {
 		return
 	}
 	b.events.Feed(p, func(ev sse.Event) bool {
-		if isTerminalEvent(ev) {
+		if isTerminalEvent(ev) || b.gemini && isGeminiEnd(ev) {
 			b.terminal.Store(true)
 			return false
 		}
@@ -73,6 +74,11 @@ func (b *body) Read(p []byte) (int, error) {
 		b.count(p[:n])
 	}
 	switch {
+	case err == io.EOF && b.gemini && !b.terminal.Load():
+		// Gemini sends no terminal event: a stream that ends before a
+		// chunk with a finishReason was cut, and must not look whole.
+		err = &cutError{bytes: b.sent, err: io.ErrUnexpectedEOF}
+		b.end(err)
 	case err == io.EOF:
 		b.end(nil)
 	case err != nil:

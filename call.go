@@ -84,6 +84,9 @@ type call struct {
 
 func (t *Transport) newCall(req *http.Request, b Body) *call {
 	c := &call{t: t, policy: &t.policy, req: req, in: b, remaining: -1}
+	if c.in.Model == "" {
+		c.in.Model = pathModel(req.URL.Path) // Gemini names the model in the path
+	}
 	c.header = req.Header
 	c.id = requestID(req.Header)
 	if c.id == "" {
@@ -130,6 +133,9 @@ func isIdempotent(r *http.Request) bool {
 }
 
 func isLLMPath(p string) bool {
+	if isGeminiPath(p) {
+		return true
+	}
 	for _, s := range [...]string{"/chat/completions", "/completions", "/messages", "/responses", "/embeddings"} {
 		if strings.HasSuffix(p, s) {
 			return true
@@ -210,6 +216,8 @@ func (c *call) aim(i int) {
 		if tg.Model != "" {
 			if b, ok := request.WithModel(c.in.Bytes, tg.Model); ok {
 				c.body, c.model = b, tg.Model
+			} else if withPathModel(&r, tg.Model) { // Gemini: the model is in the path
+				c.model = tg.Model
 			}
 		}
 	}
@@ -286,7 +294,7 @@ const (
 // failure the target will not get past may fall back to the next target.
 func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 	resp, err := c.last, c.lastErr
-	wait, retry := c.decide(v, resp, err)
+	wait, retry := c.decide(v, resp, a.errBody, err)
 	move := false
 	switch {
 	case retry && c.hasNext() && isFirstByteTimeout(err):

@@ -1,4 +1,5 @@
-// Package sluice makes calls to LLM APIs (OpenAI-compatible, Anthropic)
+// Package sluice makes calls to LLM APIs (OpenAI-compatible, Anthropic,
+// Gemini)
 // resilient: when the provider hangs, rate-limits or goes down, callers get
 // a bounded, honest answer fast instead of hanging, and they do not make the
 // outage worse by retrying in a tight loop.

@@ -89,15 +89,16 @@ func (c *call) limitEnd() {
 	c.usedTokens = 0
 }
 
-// learn tells the Limiter an attempt's answer.
-func (c *call) learn(resp *http.Response, v verdict) {
+// learn tells the Limiter an attempt's answer; body is an error answer's
+// body, which may hold the wait a 429 asks for (Google's RetryInfo).
+func (c *call) learn(resp *http.Response, v verdict, body []byte) {
 	c.switchKey = false
 	if c.t.Limiter == nil && c.keyID == "" {
 		return
 	}
 	var wait time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests { // only a 429's pauses
-		if hint, ok := retryAfter(resp.Header, time.Now()); ok {
+		if hint, ok := retryHint(resp.Header, body, time.Now()); ok {
 			wait = hint
 		}
 	}

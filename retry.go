@@ -32,7 +32,7 @@ func (r *Retry) judgeStatus(status int, h http.Header, body []byte) verdict {
 		return v
 	}
 	v.class = "status_" + statusText(status)
-	if status == http.StatusTooManyRequests && r.isQuota(body) {
+	if status == http.StatusTooManyRequests && (r.isQuota(body) || isDailyQuota(body)) {
 		v.class = classQuota
 		v.breaker = breaker.Ignored
 		return v
@@ -167,7 +167,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // decide says whether to retry the current target, and after how long.
-func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration, bool) {
+// errBody is the failed response's body, which may hold the hint.
+func (c *call) decide(v verdict, resp *http.Response, errBody []byte, err error) (time.Duration, bool) {
 	p := &c.policy.Retry
 	n := c.tries
 	if c.switchKey && n < p.MaxAttempts && c.timedOut() == nil {
@@ -182,7 +183,7 @@ func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration,
 	}
 	wait := p.backoff(n - 1)
 	if resp != nil {
-		if hint, ok := retryAfter(resp.Header, time.Now()); ok && hint > 0 {
+		if hint, ok := retryHint(resp.Header, errBody, time.Now()); ok && hint > 0 {
 			if hint > p.MaxRetryAfter {
 				return 0, false
 			}

@@ -79,16 +79,21 @@ func isErrorEvent(ev sse.Event) bool {
 // errorEventStatus maps a provider error event to the HTTP status it
 // stands for: overloaded → 529, rate limit → 429, server error → 500, a
 // quota error → 429 (whose body then carries the quota marker), anything
-// else → 400.
+// else → 400. A Google error event says its status itself: its numeric
+// code, or its status name (UNAVAILABLE → 503).
 func errorEventStatus(data []byte) int {
 	var ev struct {
 		Error struct {
-			Type string `json:"type"`
-			Code any    `json:"code"`
+			Type   string `json:"type"`
+			Code   any    `json:"code"`
+			Status string `json:"status"` // Google's
 		} `json:"error"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
 		return http.StatusInternalServerError
+	}
+	if s := rpcEventStatus(ev.Error.Code, ev.Error.Status); s != 0 {
+		return s
 	}
 	code, _ := ev.Error.Code.(string)
 	for _, s := range []string{ev.Error.Type, code} {

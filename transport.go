@@ -54,7 +54,8 @@ type Transport struct {
 	// than GET, HEAD or OPTIONS, without an Idempotency-Key header) may be
 	// sent again after it may have reached the provider. If nil, requests
 	// to LLM endpoints (paths ending in /chat/completions, /completions,
-	// /messages, /responses, /embeddings) are retry-safe and others are
+	// /messages, /responses, /embeddings, and Gemini's
+	// /models/{model}:generateContent and its siblings) are retry-safe and others are
 	// retried only when their connection was never made.
 	RetrySafe func(*http.Request) bool
 
@@ -123,7 +124,9 @@ type Target struct {
 	// If empty, the Transport's Provider.
 	Provider string
 
-	// Model replaces the top-level "model" of the request's JSON body.
+	// Model replaces the top-level "model" of the request's JSON body, or,
+	// when the body has none and the URL path names one as Gemini's does
+	// (/v1beta/models/{model}:generateContent), the model in the path.
 	// If empty, the model is kept.
 	Model string
 
@@ -228,7 +231,8 @@ type Body struct {
 
 	// Model is the body's top-level "model": it names the breaker under
 	// ScopeModel, the attempt log's model and the Meter's. If empty, the
-	// body names no model.
+	// body names no model, and the model a Gemini URL path names
+	// (/v1beta/models/{model}:generateContent) is used, when valid.
 	Model string
 
 	// MaxTokens is the first positive of the body's max_tokens,

@@ -1,4 +1,4 @@
-// Package fake is a scripted fake OpenAI and Anthropic API, for tests and
+// Package fake is a scripted fake OpenAI, Anthropic and Gemini API, for tests and
 // drills. A Provider is an http.Handler; NewServer runs one on a loopback
 // address the way httptest.NewServer does, and `sluice fake` runs one as a
 // command.
@@ -19,14 +19,28 @@
 // response.output_text.done, response.content_part.done,
 // response.output_item.done, response.completed with the whole response
 // and its usage), so a stream's "after" counts those events too.
-// Every answer carries a unique id in x-request-id (OpenAI) or request-id
-// (Anthropic).
+// A path ending in /models/{model}:generateContent speaks Google's Gemini
+// API (any model, any prefix: /v1beta/…, /v1/…), the model taken from the
+// path; :streamGenerateContent streams (as with ?alt=sse) whatever the body
+// says, one chunk per piece of text, each with the usageMetadata so far,
+// the last with finishReason STOP and no other end (a stream without it was
+// cut); :countTokens answers {"totalTokens":N}, :embedContent and
+// :batchEmbedContents a fixed embedding. Gemini errors are Google's
+// {"error":{"code","message","status","details"}}: a 429 is
+// RESOURCE_EXHAUSTED with a google.rpc.QuotaFailure naming a per-minute
+// quota (a rate limit), insufficient_quota names a per-day one (a quota used
+// up); retry-after=N and retry-after-ms=N become a google.rpc.RetryInfo
+// retryDelay in the body ("13s", "0.5s") and send no header, as Google
+// does; an error event is a data event holding that object (UNAVAILABLE,
+// 503).
+// Every answer carries a unique id in x-request-id (OpenAI, Gemini) or
+// request-id (Anthropic).
 //
 // Answers are deterministic: the text is "This is a fake answer." cut in
 // Events pieces (repeated when longer), one piece per stream event; prompt
 // tokens are the request body's length in bytes divided by 4, completion
 // tokens the number of pieces. The model is the request's, else gpt-4o-mini
-// (OpenAI) or claude-haiku-4-5 (Anthropic).
+// (OpenAI) or claude-haiku-4-5 (Anthropic); Gemini's is the path's.
 //
 // GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…},
 // "rate_limited":N}: the calls, the calls by the step they played (a mix
@@ -69,7 +83,8 @@
 //	should-retry=BOOL     x-should-retry: true or false
 //	insufficient_quota    OpenAI's insufficient_quota error; for Anthropic a
 //	                      credit-balance message; both bodies hold the text
-//	                      "insufficient_quota"
+//	                      "insufficient_quota"; for Gemini a RESOURCE_EXHAUSTED
+//	                      whose QuotaFailure names a per-day quota
 //	context_length_exceeded   OpenAI's context_length_exceeded; Anthropic's
 //	                      "prompt is too long"
 //	content_policy        a content-policy refusal
@@ -133,7 +148,10 @@
 //
 // with "type":"tokens" and "Rate limit reached for tokens per min (TPM)"
 // for the token limit, and "Request too large for tokens per min (TPM)"
-// for a call larger than it. Anthropic:
+// for a call larger than it. Gemini: RESOURCE_EXHAUSTED with a QuotaFailure
+// naming the per-minute request (or input token) quota and a RetryInfo
+// whose retryDelay is the wait in whole seconds ("40s"); Google sends no
+// rate-limit headers, so a Gemini answer carries none. Anthropic:
 //
 //	{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed
 //	 the rate limit for your organization of 120 requests per minute. …"},"request_id":"req_…"}

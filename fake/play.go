@@ -156,6 +156,10 @@ func (c *call) partial() {
 
 // fail sends an error body with the step's hint headers.
 func (c *call) fail(status int, kind, message string) {
+	if g, ok := c.d.(gemini); ok { // Google gives its retry delay in the body
+		g.fail(c, status, kind, message)
+		return
+	}
 	now := c.p.now()
 	for _, h := range c.step.Hints {
 		h.set(c.w.Header(), now)

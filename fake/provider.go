@@ -18,7 +18,8 @@ import (
 // of Provider.Script.
 const ScriptHeader = "Sluice-Fake-Script"
 
-// Provider is a scripted fake OpenAI and Anthropic API, an http.Handler.
+// Provider is a scripted fake OpenAI, Anthropic and Gemini API, an
+// http.Handler.
 // Its zero value answers every call with 200. Set its fields before the
 // first call; its methods are safe for concurrent use. It keeps every
 // request it receives until Reset, so a long-running one should be reset
@@ -101,7 +102,9 @@ type Request struct {
 
 // ServeHTTP answers a call as its script's next step says, or with a 429
 // when a rate limit refuses it. Paths ending in /chat/completions or
-// /responses speak OpenAI, paths ending in /messages speak Anthropic; GET
+// /responses speak OpenAI, paths ending in /messages speak Anthropic,
+// paths ending in /models/{model}:generateContent (and the other Gemini
+// methods) speak Gemini; GET
 // /fake/calls reports the call count, the counts of Played and
 // RateLimited, and POST /fake/reset calls Reset. Any other path is a 404.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -124,6 +127,9 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	in := readRequest(body)
+	if _, ok := d.(gemini); ok {
+		in = geminiFields(in, r.URL.Path, body)
+	}
 	script := cmp.Or(r.Header.Get(ScriptHeader), p.KeyScripts[apiKey(r.Header)], p.Script, "200")
 	steps, err := ParseScript(script)
 	step, q := p.next(r, body, in, script, steps)
@@ -346,7 +352,7 @@ func dialectFor(path string) dialect {
 	case strings.HasSuffix(path, "/messages"):
 		return anthropic{}
 	}
-	return nil
+	return geminiDialect(path)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
@@ -377,10 +383,11 @@ func (s *Server) Close() {
 }
 
 // apiKey returns the API key a request carries: its Authorization bearer
-// token, else its x-api-key; "" when none.
+// token, else its x-api-key, x-goog-api-key (Gemini) or api-key (Azure);
+// "" when none.
 func apiKey(h http.Header) string {
 	if t, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok {
 		return t
 	}
-	return h.Get("X-Api-Key")
+	return cmp.Or(h.Get("X-Api-Key"), h.Get("X-Goog-Api-Key"), h.Get("Api-Key"))
 }

@@ -85,12 +85,15 @@ func (u Usage) Tokens() int64 { return u.Input + u.Output + u.CacheWrite }
 // completion_tokens, prompt_tokens_details.cached_tokens), an OpenAI
 // Responses API response (input_tokens, output_tokens,
 // input_tokens_details.cached_tokens) or an Anthropic message (input_tokens,
-// output_tokens, cache_read_input_tokens, cache_creation_input_tokens). ok
-// is false when body is not JSON or has no usage object, as in an error
-// body. Counts that are negative read as zero.
+// output_tokens, cache_read_input_tokens, cache_creation_input_tokens), or
+// else the top-level "usageMetadata" of a Gemini answer (promptTokenCount,
+// candidatesTokenCount, thoughtsTokenCount as output,
+// cachedContentTokenCount as a cache read counted in Input). ok is false
+// when body is not JSON or has no usage object, as in an error body.
+// Counts that are negative read as zero.
 func UsageFromJSON(body []byte) (u Usage, ok bool) {
 	if !hasUsageObject(body) {
-		return Usage{}, false
+		return geminiUsage(body)
 	}
 	// One pass validates the body and reads its top-level members; only
 	// the usage members are decoded, into one object as encoding/json
@@ -205,7 +208,9 @@ const maxUsageEvent = 8 << 20
 //     message_delta's usage, whose output_tokens is cumulative and replaces
 //     the earlier count, and whose other counts replace earlier ones when
 //     non-zero. A stream cut before message_delta keeps the output count of
-//     message_start.
+//     message_start;
+//   - Gemini (streamGenerateContent?alt=sse): the "usageMetadata" of the
+//     last chunk that has one, each chunk's being cumulative.
 //
 // Other events, comments, pings and "[DONE]" are skipped after a cheap look
 // for a "usage" object, without decoding them. The zero value is ready to
@@ -238,6 +243,9 @@ func (m *UsageMeter) Events() int { return m.p.Events() }
 // event takes the usage out of one event, if it carries any.
 func (m *UsageMeter) event(e sse.Event) bool {
 	if !hasUsageObject(e.Data) {
+		if u, ok := geminiUsage(e.Data); ok { // cumulative: the last one wins
+			m.u, m.ok = u, true
+		}
 		return true
 	}
 	var ev usageEvent

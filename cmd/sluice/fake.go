@@ -95,7 +95,8 @@ func limitsLine(p *fake.Provider) string {
 // fakeUsage writes the usage of sluice fake.
 func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N]\n\n"+
-		"Runs a fake OpenAI (/v1/chat/completions, /v1/responses) and Anthropic (/v1/messages) API that\n"+
+		"Runs a fake OpenAI (/v1/chat/completions, /v1/responses), Anthropic (/v1/messages) and Gemini\n"+
+		"(/v1beta/models/MODEL:generateContent, :streamGenerateContent, :countTokens, :embedContent) API that\n"+
 		"follows a script, for drills against real agents. GET /fake/calls counts the calls, the steps\n"+
 		"they played and the calls rate limited.\n\n"+
 		"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
@@ -105,8 +106,9 @@ func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 		"Rate limits: --rpm and --tpm make it a rate-limited provider. Over a sliding 60 s window of the\n"+
 		"calls it admitted, a call over a limit gets a 429 at once (plays no step) with Retry-After, in the\n"+
 		"API's shape; every answer carries the API's rate-limit headers (x-ratelimit-*-requests/-tokens,\n"+
-		"anthropic-ratelimit-requests/tokens-*). A call's tokens are its body bytes / 4 plus its\n"+
-		"max_tokens (max_completion_tokens, max_output_tokens), else the answer's text events.\n\nFlags:\n")
+		"anthropic-ratelimit-requests/tokens-*; Gemini: none, a RetryInfo retryDelay in the 429's body).\n"+
+		"A call's tokens are its body bytes / 4 plus its max_tokens (max_completion_tokens,\n"+
+		"max_output_tokens, Gemini's generationConfig.maxOutputTokens), else the answer's text events.\n\nFlags:\n")
 	fs.PrintDefaults()
 	fmt.Fprintf(stderr, "\nScript steps (comma-separated; each call plays the next step, the last repeats;\n"+
 		"a request's Sluice-Fake-Script header overrides --script; modifiers join with \";\"):\n")

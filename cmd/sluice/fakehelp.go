@@ -5,11 +5,11 @@ package main
 // fake.ParseScript (a test checks it).
 var fakeSteps = []struct{ step, does, example string }{
 	{"STATUS", "answer with that status: 200 an answer, 4xx/5xx an error in the API's shape", "503,503,200"},
-	{"STATUS:retry-after=N", "error with Retry-After: N seconds", "429:retry-after=2"},
+	{"STATUS:retry-after=N", "error with Retry-After: N seconds (Gemini: RetryInfo retryDelay \"Ns\" in the body)", "429:retry-after=2"},
 	{"STATUS:retry-after-ms=N", "error with retry-after-ms: N", "429:retry-after-ms=1500"},
 	{"STATUS:retry-after-date=N", "error with Retry-After as an HTTP date N seconds ahead", "503:retry-after-date=30"},
 	{"STATUS:should-retry=BOOL", "error with x-should-retry: true or false", "500:should-retry=false"},
-	{"STATUS:insufficient_quota", "quota used up (OpenAI insufficient_quota, Anthropic credit balance)", "429:insufficient_quota"},
+	{"STATUS:insufficient_quota", "quota used up (OpenAI insufficient_quota, Anthropic credit balance, Gemini per-day quota)", "429:insufficient_quota"},
 	{"STATUS:context_length_exceeded", "prompt too long for the model", "400:context_length_exceeded"},
 	{"STATUS:content_policy", "a content-policy refusal", "400:content_policy"},
 	{"hang", "accept the request and never answer", "hang"},

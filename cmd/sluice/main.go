@@ -34,7 +34,7 @@ var commands = map[string]command{
 	"audit":    {"find OpenAI/Anthropic SDK clients that retry on their own or have no timeout", runAudit},
 	"check":    {"validate a config; print worst-case call times; check systemd units and timers", check.Run},
 	"report":   {"summarise attempt logs: outcomes, latency, retries, breaker openings, spend, 429s by minute", report.Run},
-	"fake":     {"run the scripted fake OpenAI/Anthropic provider, for drills", runFake},
+	"fake":     {"run the scripted fake OpenAI/Anthropic/Gemini provider, for drills", runFake},
 	"keys":     {"list the providers' pool keys by hash and their state (ready, paused, out); reset one", runKeys},
 	"serve":    {"run the gateway that agents point their SDK base URL at", runServe},
 	"version":  {"print the version", runVersion},

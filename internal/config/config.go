@@ -110,7 +110,8 @@ type Admin struct {
 
 // Provider is one upstream API.
 type Provider struct {
-	// Kind is the API dialect: openai (OpenAI-compatible) or anthropic.
+	// Kind is the API dialect: openai (OpenAI-compatible), anthropic or
+	// gemini (Google's Gemini API).
 	Kind string
 
 	// BaseURL is where requests go: http or https, a host, an optional
@@ -152,6 +153,7 @@ type PoolKey struct {
 const (
 	KindOpenAI    = "openai"
 	KindAnthropic = "anthropic"
+	KindGemini    = "gemini"
 )
 
 // MaxConcurrentLimit is the name of the limit each provider's

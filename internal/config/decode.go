@@ -19,8 +19,8 @@ import (
 // replaced as a whole when the file has them, with two exceptions that
 // fill in what a partial entry leaves out: a policy takes its missing
 // fields from the built-in policy of the same name (nightly), or from
-// interactive for any other name; and a provider named openai or anthropic
-// takes its missing fields from the built-in provider of that name.
+// interactive for any other name; and a provider named openai, anthropic or
+// gemini takes its missing fields from the preset provider of that name.
 // A key with no value (null) is the same as a key left out.
 func Parse(data []byte) (*Config, error) {
 	if len(data) > maxFileSize {
@@ -79,7 +79,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 func (d *decoder) providers(c *Config) field {
 	return func(n *yaml.Node, path string) error {
 		c.Providers = map[string]Provider{}
-		builtins := defaultProviders()
+		builtins := presetProviders()
 		return d.named(n, path, func(name string, n *yaml.Node, p string) error {
 			pr, ok := builtins[name]
 			if !ok {

@@ -20,7 +20,9 @@
 //   - a policy, from the built-in policy of the same name (nightly), or
 //     from interactive for any other name;
 //   - a provider named openai or anthropic, from the built-in provider of
-//     that name.
+//     that name; a provider named gemini, from the gemini preset (kind
+//     gemini, base_url https://generativelanguage.googleapis.com), which is
+//     not in the defaults: it needs a route to be used.
 //
 // So this keeps both built-in policies and changes one number of nightly:
 //
@@ -66,8 +68,9 @@
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:
 //
-//	kind            openai (any OpenAI-compatible API) or anthropic; required, except for
-//	                the names openai and anthropic
+//	kind            openai (any OpenAI-compatible API), anthropic or gemini (Google's
+//	                Gemini API: the model in the path, the key in x-goog-api-key);
+//	                required, except for the names openai, anthropic and gemini
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
 //	api_key_env     [""] environment variable with the provider key, which the gateway then

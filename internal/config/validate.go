@@ -151,12 +151,12 @@ func checkProvider(path, name string, pr Provider) error {
 		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
 	}
 	switch pr.Kind {
-	case KindOpenAI, KindAnthropic:
+	case KindOpenAI, KindAnthropic, KindGemini:
 	case "":
-		return errf(key(path, "kind"), "missing; set kind: openai (an OpenAI-compatible API) or kind: anthropic")
+		return errf(key(path, "kind"), "missing; set kind: openai (an OpenAI-compatible API), kind: anthropic or kind: gemini")
 	default:
 		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind),
-			suggest(pr.Kind, []string{KindOpenAI, KindAnthropic}))
+			suggest(pr.Kind, []string{KindOpenAI, KindAnthropic, KindGemini}))
 	}
 	if err := checkBaseURL(key(path, "base_url"), pr.BaseURL); err != nil {
 		return err

@@ -55,6 +55,10 @@ func writeError(w http.ResponseWriter, kind string, status int, code, message st
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Should-Retry", "false")
 	w.WriteHeader(status)
+	if kind == config.KindGemini { // Google's shape carries the status
+		w.Write(geminiErrorBody(status, code, message))
+		return
+	}
 	w.Write(errorBody(kind, code, message))
 }
 
@@ -69,8 +73,11 @@ func retryAfterSeconds(until, now time.Time) string {
 // errorEvent returns the event that ends a stream the gateway cannot
 // finish, in the dialect's shape: for OpenAI-compatible streams a data
 // event holding {"error": …}, which the OpenAI SDKs raise; for Anthropic an
-// "event: error".
+// "event: error"; for Gemini a data event holding Google's error object.
 func errorEvent(kind, code, message string) []byte {
+	if kind == config.KindGemini {
+		return geminiErrorEvent(code, message)
+	}
 	if kind == config.KindAnthropic {
 		return sse.AppendEvent(nil, "error", errorBody(kind, code, message))
 	}

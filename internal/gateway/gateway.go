@@ -323,6 +323,9 @@ func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
 		r.URL, r.Host = &u, u.Host
 		if p.key != "" {
 			p.setKey(r.Header)
+			if p.kind == config.KindGemini {
+				dropQueryKey(&u) // the client's key is not for this provider
+			}
 		}
 	}
 }
@@ -330,9 +333,12 @@ func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
 // setKey replaces the request's key with the provider's own.
 func (p *provider) setKey(h http.Header) {
 	dropCredentials(h)
-	if p.kind == config.KindAnthropic {
+	switch p.kind {
+	case config.KindAnthropic:
 		h.Set("X-Api-Key", p.key)
-	} else {
+	case config.KindGemini:
+		h.Set("X-Goog-Api-Key", p.key)
+	default:
 		h.Set("Authorization", "Bearer "+p.key)
 	}
 }

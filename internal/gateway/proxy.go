@@ -78,6 +78,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		return
 	}
 	token, fromAuthHeader := clientToken(r)
+	if token == "" && kind == config.KindGemini {
+		token, fromAuthHeader = geminiQueryKey(r.URL), true // Google's SDKs may send ?key=
+	}
 	if len(g.authKeys) > 0 && !g.authorized(token) {
 		writeError(w, kind, http.StatusUnauthorized, codeUnauthorized, "sluice: missing or unknown client token (send it in Sluice-Key or as the API key)")
 		return
@@ -132,8 +135,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 }
 
 // clientToken returns the client's token: Sluice-Key, else the API key
-// the SDK sends (Authorization: Bearer, x-api-key). fromAuthHeader is true
-// when it came from the latter.
+// the SDK sends (Authorization: Bearer, x-api-key, x-goog-api-key).
+// fromAuthHeader is true when it came from the latter.
 func clientToken(r *http.Request) (tok string, fromAuthHeader bool) {
 	if t := r.Header.Get("Sluice-Key"); t != "" {
 		return t, false
@@ -142,6 +145,9 @@ func clientToken(r *http.Request) (tok string, fromAuthHeader bool) {
 		return t, true
 	}
 	if t := r.Header.Get("X-Api-Key"); t != "" {
+		return t, true
+	}
+	if t := r.Header.Get("X-Goog-Api-Key"); t != "" {
 		return t, true
 	}
 	return "", false
@@ -215,6 +221,9 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	delete(h, "Host")
 	if dropAuth || pv.key != "" || pv.pool {
 		dropCredentials(h)
+		if pv.kind == config.KindGemini {
+			dropQueryKey(&u) // a key in the query is a credential too
+		}
 	}
 	dropForwarded(h)
 	if pv.key != "" {

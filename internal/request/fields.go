@@ -26,8 +26,9 @@ type Fields struct {
 
 	// MaxTokens is the output limit the request names: the first of
 	// "max_tokens", "max_completion_tokens" and "max_output_tokens", in
-	// that order, that is an integer above 0, each read as Int reads it.
-	// It is 0 when there is none.
+	// that order, that is an integer above 0, each read as Int reads it;
+	// else Gemini's generationConfig.maxOutputTokens. It is 0 when there
+	// is none.
 	MaxTokens int64
 }
 
@@ -49,6 +50,7 @@ func Scan(b []byte) (Fields, error) {
 	var limits [len(maxTokenKeys)]int64 // each key's first value; -1 when absent or not an integer above 0
 	var seen [len(maxTokenKeys)]bool
 	streamBad := false
+	var genLimit int64 // Gemini's generationConfig.maxOutputTokens
 	o := members(b)
 	for {
 		k, vs, ve, ok := o.next()
@@ -70,6 +72,11 @@ func Scan(b []byte) (Fields, error) {
 						limits[i] = n
 					}
 				}
+			}
+			continue
+		case isGenerationConfig(k):
+			if genLimit == 0 {
+				genLimit = generationLimit(b[vs:ve])
 			}
 			continue
 		}
@@ -94,6 +101,9 @@ func Scan(b []byte) (Fields, error) {
 			f.MaxTokens = limits[i]
 			break
 		}
+	}
+	if f.MaxTokens == 0 {
+		f.MaxTokens = genLimit
 	}
 	if modelAt < 0 {
 		return f, nil
