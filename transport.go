@@ -118,8 +118,9 @@ type Target struct {
 	// If empty, the Transport's Provider.
 	Provider string
 
-	// Model replaces the top-level "model" of the request's JSON body.
-	// If empty, the model is kept.
+	// Model replaces the top-level "model" of the request's JSON body; for
+	// a call whose Body.ModelInPath, it is the model Rewrite puts in the
+	// path, and the body is kept. If empty, the model is kept.
 	Model string
 
 	// Rewrite, if set, adapts the request to the target: its URL, its
@@ -225,6 +226,13 @@ type Body struct {
 	// ScopeModel, the attempt log's model and the Meter's. If empty, the
 	// body names no model.
 	Model string
+
+	// ModelInPath says that Model was read from the request's URL path
+	// (Azure's /openai/deployments/{deployment}/…), not from the body: a
+	// fallback Target's Model then names the target's breaker, log line
+	// and meter as it is, the body is sent unchanged, and the Target's
+	// Rewrite is what puts that model in the path.
+	ModelInPath bool
 
 	// MaxTokens is the first positive of the body's max_tokens,
 	// max_completion_tokens and max_output_tokens, which the Meter
