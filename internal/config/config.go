@@ -110,7 +110,9 @@ type Admin struct {
 
 // Provider is one upstream API.
 type Provider struct {
-	// Kind is the API dialect: openai (OpenAI-compatible) or anthropic.
+	// Kind is the API dialect: openai (OpenAI-compatible), azure (Azure
+	// OpenAI: OpenAI's bodies, the api-key header, the deployment in the
+	// path) or anthropic.
 	Kind string
 
 	// BaseURL is where requests go: http or https, a host, an optional
@@ -134,6 +136,7 @@ type Provider struct {
 const (
 	KindOpenAI    = "openai"
 	KindAnthropic = "anthropic"
+	KindAzure     = "azure"
 )
 
 // MaxConcurrentLimit is the name of the limit each provider's

@@ -66,8 +66,10 @@
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:
 //
-//	kind            openai (any OpenAI-compatible API) or anthropic; required, except for
-//	                the names openai and anthropic
+//	kind            openai (any OpenAI-compatible API), azure (Azure OpenAI: key in api-key,
+//	                deployment in the path, base_url https://{resource}.openai.azure.com
+//	                required) or anthropic; required, except for the names openai and
+//	                anthropic
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
