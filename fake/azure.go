@@ -133,10 +133,17 @@ func retryAfterOf(h http.Header) (time.Duration, bool) {
 
 func ceilSeconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
 
-// limitHeaders sets OpenAI's x-ratelimit- headers, as Azure sends them,
-// and on a refused call retry-after-ms beside the Retry-After refuse sets.
+// limitHeaders sets OpenAI's x-ratelimit- headers as Azure sends them,
+// the reset in whole seconds ("6"), and on a refused call retry-after-ms
+// beside the Retry-After refuse sets.
 func (a azure) limitHeaders(h http.Header, q quota) {
 	a.dialect.limitHeaders(h, q)
+	reset := strconv.Itoa(ceilSeconds(q.resetAt.Sub(q.now)))
+	for _, k := range []string{"x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"} {
+		if h.Get(k) != "" {
+			h.Set(k, reset)
+		}
+	}
 	if !q.admitted {
 		h.Set("retry-after-ms", strconv.FormatInt(max(q.wait, time.Millisecond).Milliseconds(), 10))
 	}

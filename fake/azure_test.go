@@ -111,8 +111,10 @@ func TestAzureRefusedByLimits(t *testing.T) {
 	s.RequestsPerMinute = 1
 	defer s.Close()
 	const path = "/openai/deployments/d/chat/completions?api-version=2024-10-21"
-	if resp, _ := azurePost(t, s, path, `{}`); resp.StatusCode != 200 || resp.Header.Get("x-ratelimit-remaining-requests") != "0" {
-		t.Fatalf("first call: %d, remaining %q", resp.StatusCode, resp.Header.Get("x-ratelimit-remaining-requests"))
+	if resp, _ := azurePost(t, s, path, `{}`); resp.StatusCode != 200 || resp.Header.Get("x-ratelimit-remaining-requests") != "0" ||
+		resp.Header.Get("x-ratelimit-reset-requests") != "60" {
+		t.Fatalf("first call: %d, remaining %q, reset %q; want 200, 0, 60 (seconds, as Azure writes it)", resp.StatusCode,
+			resp.Header.Get("x-ratelimit-remaining-requests"), resp.Header.Get("x-ratelimit-reset-requests"))
 	}
 	resp, b := azurePost(t, s, path, `{}`)
 	if e := azureErr(t, b); resp.StatusCode != 429 || e.Code != "429" || !strings.Contains(e.Message, "Please retry after 60 seconds") {

@@ -33,8 +33,9 @@
 // seconds. …", with both retry-after-ms and Retry-After (the step's hint,
 // else one second); 429:insufficient_quota is Azure's quota 429, "Out of
 // call volume quota for this Azure OpenAI resource. …", with no hint. A
-// call the rate limits refuse gets Azure's wording, retry-after-ms and
-// OpenAI's x-ratelimit- headers.
+// call the rate limits refuse gets Azure's wording and retry-after-ms, and
+// every answer under a limit OpenAI's x-ratelimit- headers with the reset
+// in whole seconds ("6"), as Azure writes it.
 //
 // Answers are deterministic: the text is "This is a fake answer." cut in
 // Events pieces (repeated when longer), one piece per stream event; prompt
