@@ -94,7 +94,8 @@
 //
 //	timeout.connect         [5s / 10s] TCP and TLS handshake
 //	timeout.first_byte      [20s / 120s] request written to response headers; for a stream, to
-//	                        its first body byte
+//	                        the first byte of its first event (SSE comments before it, such
+//	                        as keep-alives, do not count)
 //	timeout.idle            [15s / 30s] longest silence between two body chunks
 //	timeout.total           [30s / 600s] the whole call, every attempt and wait; at least
 //	                        connect + first_byte. It also bounds a half-open probe's lease

@@ -98,3 +98,31 @@ func TestCompatStreamUsageSettles(t *testing.T) {
 		t.Errorf("spend is not the $0.10 the usage chunk reports:\n%s", grepLines(m, "sluice_budget"))
 	}
 }
+
+// An error event after a stream's first event ends the attempt as a
+// failure: logged fail, stream_error, and counted by the breaker, which
+// opens after two such streams and answers the third call itself.
+func TestCompatErrorAfterFirstEventCountsAgainstBreaker(t *testing.T) {
+	e := newEnv(t, "stream:error-after=3", withCompat(func(c *config.Config) {
+		p := c.Policies["interactive"]
+		p.Breaker.Failures = 2
+		c.Policies["interactive"] = p
+	}))
+	for range 2 {
+		if got := body(t, e.do("POST", "/groq/chat/completions", compatStream)); !strings.Contains(got, `"overloaded"`) {
+			t.Fatalf("relayed %q, want the provider's error", got)
+		}
+	}
+	for _, l := range e.logLines() {
+		if l["outcome"] != "fail" || l["error"] != "stream_error" {
+			t.Errorf("log line %v, want fail, stream_error", l)
+		}
+	}
+	resp := e.do("POST", "/groq/chat/completions", compatStream)
+	if code := gatewayError(t, resp, config.KindOpenAI); resp.StatusCode != 503 || code != "provider_down" {
+		t.Errorf("third call: %d %s, want 503 provider_down", resp.StatusCode, code)
+	}
+	if e.up.Calls() != 2 {
+		t.Errorf("upstream calls %d, want 2", e.up.Calls())
+	}
+}
