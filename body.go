@@ -30,6 +30,7 @@ type body struct {
 	events   *sse.Parser // a stream's events as handed to the caller
 	terminal atomic.Bool // the stream's terminal event was handed to the caller
 	gemini   bool        // a Gemini stream: whole only after a chunk with a finishReason
+	midErr   *verdict    // a provider error event after the first, judged; nil if none
 }
 
 // watch notes a stream's terminal event in p, bytes handed to the caller.
@@ -42,8 +43,24 @@ func (b *body) watch(p []byte) {
 			b.terminal.Store(true)
 			return false
 		}
+		if b.midErr == nil && b.errStat == 0 && b.events.Events() > 1 && isErrorEvent(ev) {
+			b.midErr = b.judgeErrorEvent(ev.Data)
+		}
 		return true
 	})
+}
+
+// judgeErrorEvent judges a provider error event that came after a
+// stream's first event, which the caller has read: as the status it
+// stands for (an overloaded error as 529, a server error as 500), so that
+// the attempt is a failure and the breaker counts it as it would that
+// status.
+func (b *body) judgeErrorEvent(data []byte) *verdict {
+	v := b.a.call.policy.Retry.judgeStatus(errorEventStatus(data), nil, data)
+	if v.class != classQuota {
+		v.class = "stream_error"
+	}
+	return &v
 }
 
 // Read reads from the replay buffer, then from the upstream body.
@@ -143,6 +160,9 @@ func (b *body) judge(err error) (Outcome, breaker.Outcome) {
 	case b.errStat != 0 && (err == nil || err == errEarlyClose):
 		b.a.rec.Error = b.errV.class // judged on the event's body: a quota error is Ignored
 		return OutcomeFail, b.errV.breaker
+	case b.midErr != nil && (err == nil || err == errEarlyClose || b.terminal.Load()):
+		b.a.rec.Error = b.midErr.class // the stream ended on the provider's error
+		return OutcomeFail, b.midErr.breaker
 	case err == nil, b.terminal.Load() && b.errStat == 0:
 		// A stream whose terminal event reached the caller is complete,
 		// whatever the caller does next.

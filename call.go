@@ -213,7 +213,11 @@ func (c *call) aim(i int) {
 		if tg.Provider != "" {
 			c.provider = tg.Provider
 		}
-		if tg.Model != "" {
+		switch {
+		case tg.Model == "":
+		case c.in.ModelInPath: // tg.Rewrite puts it in the path
+			c.model = tg.Model
+		default:
 			if b, ok := request.WithModel(c.in.Bytes, tg.Model); ok {
 				c.body, c.model = b, tg.Model
 			} else if withPathModel(&r, tg.Model) { // Gemini: the model is in the path

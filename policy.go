@@ -52,7 +52,9 @@ type Timeouts struct {
 	Connect time.Duration
 
 	// FirstByte bounds the wait from the request written to the response
-	// headers, and for a stream to its first body byte. If zero, 20s.
+	// headers, and for a stream to the first byte of its first event: SSE
+	// comments before it (keep-alives while a model is queued) do not
+	// count. If zero, 20s.
 	FirstByte time.Duration
 
 	// Idle bounds the silence between two body chunks of a response.

@@ -64,8 +64,34 @@ func statusText(s int) string {
 	return string(b[:])
 }
 
-// isQuota reports whether a 429 body says the account's quota is used up.
-func (r *Retry) isQuota(body []byte) bool { return containsAny(body, r.QuotaMarkers) }
+// isQuota reports whether a 429 body says the account's quota or credit
+// is used up, so that waiting will not help: a QuotaMarkers string is in
+// it, or one of Azure's quota wordings (quotaWordings, in any case). A
+// rate limit's 429 is not: OpenAI's rate_limit_exceeded, Anthropic's
+// rate_limit_error, Azure's "Requests to the … have exceeded token rate
+// limit of your current … tier. Please retry after N seconds" (whose link
+// to aka.ms/oai/quotaincrease names no used-up quota).
+func (r *Retry) isQuota(body []byte) bool {
+	if containsAny(body, r.QuotaMarkers) {
+		return true
+	}
+	if !bytes.Contains(body, []byte("uota")) { // Quota, quota: the cheap test first
+		return false
+	}
+	lower := bytes.ToLower(body)
+	for _, w := range quotaWordings {
+		if bytes.Contains(lower, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotaWordings are Azure OpenAI's ways of saying, in a 429, that a quota
+// is used up ("Out of call volume quota", "… exceeded call volume quota",
+// "Quota exceeded"), in lower case. They apply whatever quota_markers
+// the config lists.
+var quotaWordings = []string{"call volume quota", "quota exceeded"}
 
 func containsAny(body []byte, markers []string) bool {
 	for _, m := range markers {

@@ -18,16 +18,19 @@ import (
 const maxPeek = 64 << 10
 
 // peek reads a stream until its first event is complete, under the
-// first-byte timer and then the idle timer. It returns the bytes read and
-// the first event's data when that event is a provider error. The bytes
-// are read straight into the buffer returned, which grows only for a
-// first event larger than peekChunk.
+// first-byte timer until that event begins and then the idle timer. It
+// returns the bytes read and the first event's data when that event is a
+// provider error. Comment lines before it (": keep-alive", OpenRouter's
+// ": OPENROUTER PROCESSING" while a model is queued) are no event: the
+// first-byte timer keeps running through them. The bytes are read
+// straight into the buffer returned, which grows only for a first event
+// larger than peekChunk.
 func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 	var p sse.Parser
-	done := false
+	done, begun := false, false
 	buf = make([]byte, 0, peekChunk)
 	for !done && len(buf) < maxPeek {
-		if len(buf) > 0 {
+		if begun {
 			a.arm(&a.idle)
 		}
 		if cap(buf)-len(buf) < peekChunk/2 {
@@ -35,9 +38,6 @@ func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 		}
 		n, rerr := rc.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
-			if len(buf) == 0 {
-				a.ttfb = time.Since(a.start)
-			}
 			chunk := buf[len(buf) : len(buf)+n]
 			buf = buf[:len(buf)+n]
 			p.Feed(chunk, func(ev sse.Event) bool {
@@ -47,6 +47,10 @@ func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 				done = true
 				return false
 			})
+			if !begun && (done || p.InEvent()) {
+				begun = true
+				a.ttfb = time.Since(a.start)
+			}
 		}
 		if rerr != nil {
 			if rerr == io.EOF && len(buf) > 0 {

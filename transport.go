@@ -126,8 +126,9 @@ type Target struct {
 
 	// Model replaces the top-level "model" of the request's JSON body, or,
 	// when the body has none and the URL path names one as Gemini's does
-	// (/v1beta/models/{model}:generateContent), the model in the path.
-	// If empty, the model is kept.
+	// (/v1beta/models/{model}:generateContent), the model in the path;
+	// for a call whose Body.ModelInPath, it is the model Rewrite puts in
+	// the path, and the body is kept. If empty, the model is kept.
 	Model string
 
 	// Rewrite, if set, adapts the request to the target: its URL, its
@@ -234,6 +235,13 @@ type Body struct {
 	// body names no model, and the model a Gemini URL path names
 	// (/v1beta/models/{model}:generateContent) is used, when valid.
 	Model string
+
+	// ModelInPath says that Model was read from the request's URL path
+	// (Azure's /openai/deployments/{deployment}/…), not from the body: a
+	// fallback Target's Model then names the target's breaker, log line
+	// and meter as it is, the body is sent unchanged, and the Target's
+	// Rewrite is what puts that model in the path.
+	ModelInPath bool
 
 	// MaxTokens is the first positive of the body's max_tokens,
 	// max_completion_tokens and max_output_tokens, which the Meter

@@ -36,6 +36,21 @@
 // Every answer carries a unique id in x-request-id (OpenAI, Gemini) or
 // request-id (Anthropic).
 //
+// Azure OpenAI's two URL styles answer as OpenAI too:
+// /openai/deployments/{deployment}/chat/completions (and /responses) under
+// any api-version, and /openai/v1/chat/completions (and /responses) when
+// the request says it is for Azure (an api-version query parameter or an
+// api-key header; without either it is a plain OpenAI base URL). Their
+// 429s speak Azure: code "429" and "Requests to the ChatCompletions_Create
+// Operation under Azure OpenAI API version … have exceeded token rate
+// limit of your current OpenAI S0 pricing tier. Please retry after N
+// seconds. …", with both retry-after-ms and Retry-After (the step's hint,
+// else one second); 429:insufficient_quota is Azure's quota 429, "Out of
+// call volume quota for this Azure OpenAI resource. …", with no hint. A
+// call the rate limits refuse gets Azure's wording and retry-after-ms, and
+// every answer under a limit OpenAI's x-ratelimit- headers with the reset
+// in whole seconds ("6"), as Azure writes it.
+//
 // Answers are deterministic: the text is "This is a fake answer." cut in
 // Events pieces (repeated when longer), one piece per stream event; prompt
 // tokens are the request body's length in bytes divided by 4, completion
@@ -96,6 +111,9 @@
 //
 //	events=N          N text events (default Provider.Events)
 //	interval=DUR      DUR between events (default Provider.Interval)
+//	keepalive=N       N SSE comment lines (": OPENROUTER PROCESSING"), each
+//	                  after an interval, before the first event: a model
+//	                  still queued; they are no event and not counted
 //	stall-after=N     N events, then silence until the client leaves or
 //	                  Close; stall-after=0 sends the headers only
 //	cut-after=N       N events, then the connection closes without the

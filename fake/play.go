@@ -164,7 +164,19 @@ func (c *call) fail(status int, kind, message string) {
 	for _, h := range c.step.Hints {
 		h.set(c.w.Header(), now)
 	}
+	if hd, ok := c.d.(hinted); ok {
+		if m := hd.hinted(c.w.Header(), status, kind); message == "" {
+			message = m
+		}
+	}
 	writeJSON(c.w, status, c.d.errorBody(status, kind, message, c.id))
+}
+
+// hinted is a dialect whose error answers follow the retry hints: it may
+// add hints of its own to h, and returns the message that names them, ""
+// for the usual one. Azure does (azure.go).
+type hinted interface {
+	hinted(h http.Header, status int, kind string) (message string)
 }
 
 // send streams the answer, flushing every event, and ends it as the step
@@ -178,6 +190,14 @@ func (c *call) send(status int) {
 	_ = rc.Flush() // a failure shows at the next write
 	s := c.step
 	gap := cmp.Or(s.Interval, c.p.Interval)
+	for range s.KeepAlives {
+		if !c.pause(gap) {
+			return
+		}
+		if _, err := c.w.Write([]byte(keepAliveComment)); err != nil || rc.Flush() != nil {
+			return
+		}
+	}
 	for i, ev := range c.d.events(c.rep) {
 		if s.End != Done && i == s.After {
 			break
@@ -198,6 +218,10 @@ func (c *call) send(status int) {
 		_ = c.write(rc, c.d.failEvent(c.rep, s.After))
 	}
 }
+
+// keepAliveComment is the SSE comment a stream's keep-alives send, as
+// OpenRouter does while a model is queued.
+const keepAliveComment = ": OPENROUTER PROCESSING\n\n"
 
 // write sends one event and flushes it.
 func (c *call) write(rc *http.ResponseController, ev event) error {

@@ -102,9 +102,10 @@ type Request struct {
 
 // ServeHTTP answers a call as its script's next step says, or with a 429
 // when a rate limit refuses it. Paths ending in /chat/completions or
-// /responses speak OpenAI, paths ending in /messages speak Anthropic,
-// paths ending in /models/{model}:generateContent (and the other Gemini
-// methods) speak Gemini; GET
+// /responses speak OpenAI (Azure OpenAI under /openai/deployments/{name}/
+// and, for Azure clients, /openai/v1/), paths ending in /messages speak
+// Anthropic, paths ending in /models/{model}:generateContent (and the
+// other Gemini methods) speak Gemini; GET
 // /fake/calls reports the call count, the counts of Played and
 // RateLimited, and POST /fake/reset calls Reset. Any other path is a 404.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +117,10 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveReset(w, r)
 		return
 	}
-	d := dialectFor(r.URL.Path)
+	d := azureDialectFor(r) // azure.go
+	if d == nil {
+		d = dialectFor(r.URL.Path)
+	}
 	if d == nil {
 		msg := fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)
 		writeJSON(w, http.StatusNotFound, openAI{}.errorBody(http.StatusNotFound, "", msg, ""))

@@ -90,6 +90,10 @@ type Step struct {
 	// Interval is the pause between a Stream step's events. If zero,
 	// Provider.Interval.
 	Interval time.Duration
+	// KeepAlives is the number of SSE comment lines (": OPENROUTER
+	// PROCESSING") a Stream step sends before its first event, each after
+	// an Interval: a model still queued. They are no event.
+	KeepAlives int
 	// Shares are a Mix step's steps and their shares of calls, at most
 	// 100 % in all.
 	Shares []Share
@@ -265,12 +269,14 @@ func parseStream(mods []modifier) (Step, error) {
 	for _, m := range mods {
 		if !m.hasValue {
 			return Step{}, fmt.Errorf("stream modifier %q needs a value; want events=N, interval=DUR, "+
-				"stall-after=N, cut-after=N or error-after=N", m.name)
+				"keepalive=N, stall-after=N, cut-after=N or error-after=N", m.name)
 		}
 		var err error
 		switch m.name {
 		case "events":
 			st.Events, err = count(m, 1)
+		case "keepalive":
+			st.KeepAlives, err = count(m, 1)
 		case "interval":
 			st.Interval, err = time.ParseDuration(m.value)
 			if err != nil || st.Interval < 0 {
@@ -284,7 +290,7 @@ func parseStream(mods []modifier) (Step, error) {
 			st.After, err = count(m, 0)
 		default:
 			err = fmt.Errorf("unknown stream modifier %q; want events=N, interval=DUR, "+
-				"stall-after=N, cut-after=N or error-after=N", m.name)
+				"keepalive=N, stall-after=N, cut-after=N or error-after=N", m.name)
 		}
 		if err != nil {
 			return Step{}, err
@@ -333,7 +339,7 @@ func (s Step) String() string {
 }
 
 func (s Step) streamString() string {
-	if s.End == Fail && s.After == 0 && s.Events == 0 && s.Interval == 0 {
+	if s.End == Fail && s.After == 0 && s.Events == 0 && s.Interval == 0 && s.KeepAlives == 0 {
 		return "overloaded"
 	}
 	var mods []string
@@ -342,6 +348,9 @@ func (s Step) streamString() string {
 	}
 	if s.Interval != 0 {
 		mods = append(mods, "interval="+s.Interval.String())
+	}
+	if s.KeepAlives != 0 {
+		mods = append(mods, "keepalive="+strconv.Itoa(s.KeepAlives))
 	}
 	if s.End != Done {
 		mods = append(mods, endNames[s.End]+"="+strconv.Itoa(s.After))

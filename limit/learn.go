@@ -23,7 +23,8 @@ const MaxPause = time.Hour
 //     size (x-ratelimit-limit-*, anthropic-ratelimit-*-limit), else its
 //     whole reset. OpenAI's x-ratelimit-remaining-requests: 0 with
 //     x-ratelimit-reset-requests (a Go duration such as "1s", "6m0s",
-//     "250ms", "1m30.5s"), the same for -tokens; Anthropic's
+//     "250ms", "1m30.5s"; Azure OpenAI's bare seconds, "6"), the same for
+//     -tokens (Azure's -1 for "not counted" is not spent); Anthropic's
 //     anthropic-ratelimit-requests-remaining: 0 with
 //     anthropic-ratelimit-requests-reset (an RFC 3339 time), the same for
 //     tokens, input-tokens and output-tokens. A spent tokens window thus
@@ -74,7 +75,7 @@ func PauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter t
 	}
 	for _, w := range openAIWindows {
 		if spent(first(h, w[0])) {
-			if r, err := time.ParseDuration(strings.TrimSpace(first(h, w[1]))); err == nil {
+			if r, ok := parseReset(first(h, w[1])); ok {
 				d = max(d, oneUnit(r, first(h, w[2])))
 			}
 		}
@@ -87,6 +88,20 @@ func PauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter t
 		}
 	}
 	return min(max(d, 0), MaxPause)
+}
+
+// parseReset reads an x-ratelimit-reset- header: OpenAI's Go duration
+// ("1s", "6m0s", "250ms"), or Azure OpenAI's bare number of seconds ("6",
+// "0.5"). ok is false when it is neither.
+func parseReset(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if r, err := time.ParseDuration(v); err == nil {
+		return r, true
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e9 {
+		return time.Duration(f * float64(time.Second)), true
+	}
+	return 0, false
 }
 
 // oneUnit is how long a spent window takes to hand out its next unit: the

@@ -99,6 +99,10 @@ func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 		"(/v1beta/models/MODEL:generateContent, :streamGenerateContent, :countTokens, :embedContent) API that\n"+
 		"follows a script, for drills against real agents. GET /fake/calls counts the calls, the steps\n"+
 		"they played and the calls rate limited.\n\n"+
+		"Azure OpenAI: /openai/deployments/{deployment}/chat/completions (and /responses), and\n"+
+		"/openai/v1/chat/completions (and /responses) with an api-version or api-key, answer as OpenAI;\n"+
+		"their 429s speak Azure (\"… have exceeded token rate limit … Please retry after N seconds.\")\n"+
+		"with retry-after-ms and Retry-After; 429:insufficient_quota is Azure's \"call volume quota\".\n\n"+
 		"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
 		"stall (200, part of the answer, then silence), cut (the same, then the connection closes), and\n"+
 		"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+

@@ -110,8 +110,9 @@ type Admin struct {
 
 // Provider is one upstream API.
 type Provider struct {
-	// Kind is the API dialect: openai (OpenAI-compatible), anthropic or
-	// gemini (Google's Gemini API).
+	// Kind is the API dialect: openai (OpenAI-compatible), azure (Azure
+	// OpenAI: OpenAI's bodies, the api-key header, the deployment in the
+	// path), anthropic or gemini (Google's Gemini API).
 	Kind string
 
 	// BaseURL is where requests go: http or https, a host, an optional
@@ -153,6 +154,7 @@ type PoolKey struct {
 const (
 	KindOpenAI    = "openai"
 	KindAnthropic = "anthropic"
+	KindAzure     = "azure"
 	KindGemini    = "gemini"
 )
 

@@ -464,11 +464,15 @@ providers:
   openai: {}
   local: {kind: openai, base_url: "http://10.0.0.9:8000"}
   loop: {kind: openai, base_url: "http://127.0.0.1:8000"}
+  az: {kind: azure, base_url: "https://my-resource.openai.azure.com"}
+  azfake: {kind: azure, base_url: "http://127.0.0.1:9000"}
+  azwrong: {kind: azure, base_url: "https://api.openai.com"}
 routes:
   - {prefix: /o, provider: openai, fallbacks: [{provider: openai, model: gpt-4o-mini}, {provider: loop, model: m}]}
 `)
 	want := []string{
 		`config: routes[0].fallbacks[0]: shares the breaker of provider "openai" with the route itself; set breaker.scope: model in policy "interactive" so that it is not blocked when the primary's breaker opens`,
+		`config: providers.azwrong.base_url: "https://api.openai.com" is not an Azure OpenAI resource's address; kind azure expects https://{resource}.openai.azure.com`,
 		"config: providers.local.base_url: plain http to another machine sends prompts unencrypted; use https",
 	}
 	if got := c.Warnings(); !reflect.DeepEqual(got, want) {

@@ -68,9 +68,11 @@
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:
 //
-//	kind            openai (any OpenAI-compatible API), anthropic or gemini (Google's
-//	                Gemini API: the model in the path, the key in x-goog-api-key);
-//	                required, except for the names openai, anthropic and gemini
+//	kind            openai (any OpenAI-compatible API), azure (Azure OpenAI: key in api-key,
+//	                deployment in the path, base_url https://{resource}.openai.azure.com
+//	                required), anthropic or gemini (Google's Gemini API: the model in
+//	                the path, the key in x-goog-api-key); required, except for the
+//	                names openai, anthropic and gemini
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
@@ -99,7 +101,8 @@
 //
 //	timeout.connect         [5s / 10s] TCP and TLS handshake
 //	timeout.first_byte      [20s / 120s] request written to response headers; for a stream, to
-//	                        its first body byte
+//	                        the first byte of its first event (SSE comments before it, such
+//	                        as keep-alives, do not count)
 //	timeout.idle            [15s / 30s] longest silence between two body chunks
 //	timeout.total           [30s / 600s] the whole call, every attempt and wait; at least
 //	                        connect + first_byte. It also bounds a half-open probe's lease

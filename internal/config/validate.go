@@ -151,12 +151,15 @@ func checkProvider(path, name string, pr Provider) error {
 		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
 	}
 	switch pr.Kind {
-	case KindOpenAI, KindAnthropic, KindGemini:
+	case KindOpenAI, KindAnthropic, KindAzure, KindGemini:
 	case "":
-		return errf(key(path, "kind"), "missing; set kind: openai (an OpenAI-compatible API), kind: anthropic or kind: gemini")
+		return errf(key(path, "kind"), "missing; set kind: openai (an OpenAI-compatible API), kind: azure, kind: anthropic or kind: gemini")
 	default:
 		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind),
-			suggest(pr.Kind, []string{KindOpenAI, KindAnthropic, KindGemini}))
+			suggest(pr.Kind, []string{KindOpenAI, KindAnthropic, KindAzure, KindGemini}))
+	}
+	if pr.Kind == KindAzure && pr.BaseURL == "" {
+		return errf(key(path, "base_url"), "missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com")
 	}
 	if err := checkBaseURL(key(path, "base_url"), pr.BaseURL); err != nil {
 		return err

@@ -95,6 +95,8 @@ var badConfigs = []struct {
 	{"unknown kind", "providers: {openai: {kind: openia}}\n", `providers.openai.kind: unknown kind "openia" (did you mean openai?)`},
 	{"missing kind", "providers: {groq: {base_url: \"https://x\"}}\n", "providers.groq.kind: missing; set kind: openai"},
 	{"missing base_url", "providers: {groq: {kind: openai}}\n", "providers.groq.base_url: missing"},
+	{"azure without base_url", "providers: {az: {kind: azure}}\nroutes: [{prefix: /az, provider: az}]\n", "providers.az.base_url: missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com"},
+	{"azure misspelt", "providers: {az: {kind: azur, base_url: \"https://r.openai.azure.com\"}}\n", `providers.az.kind: unknown kind "azur" (did you mean azure?)`},
 	{"base_url scheme", "providers: {openai: {base_url: \"ftp://h\"}}\n", `providers.openai.base_url: "ftp://h" must start with https://`},
 	{"base_url no scheme", "providers: {openai: {base_url: api.openai.com}}\n", `providers.openai.base_url: "api.openai.com" must start with https://`},
 	{"base_url no host", "providers: {openai: {base_url: \"https://\"}}\n", "providers.openai.base_url: \"https:\" has no host"},

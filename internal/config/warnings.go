@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/sluice-llm/sluice"
 )
@@ -33,6 +34,28 @@ func (c *Config) Warnings() []string {
 				"config: %s: plain http to another machine sends prompts unencrypted; use https",
 				key(key("providers", name), "base_url")))
 		}
+		if w := azureHostWarning(name, c.Providers[name]); w != "" {
+			out = append(out, w)
+		}
 	}
 	return out
+}
+
+// azureHostWarning warns of a kind azure provider whose address is not an
+// Azure OpenAI resource's (https://{resource}.openai.azure.com, or the
+// cognitiveservices.azure.com and services.ai.azure.com forms) nor on
+// loopback, where a test double would be.
+func azureHostWarning(name string, p Provider) string {
+	u, err := url.Parse(p.BaseURL)
+	if p.Kind != KindAzure || err != nil || loopback(net.JoinHostPort(u.Hostname(), "0")) {
+		return ""
+	}
+	h := strings.ToLower(u.Hostname())
+	for _, s := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
+		if strings.HasSuffix(h, s) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("config: %s: %s is not an Azure OpenAI resource's address; kind azure expects https://{resource}.openai.azure.com",
+		key(key("providers", name), "base_url"), quote(u.Redacted()))
 }

@@ -102,8 +102,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
-	hideUsage := g.spend != nil && kind == config.KindOpenAI && strings.HasSuffix(rest, "/chat/completions") &&
-		fields.Stream && !fields.StreamOptions
+	model, inPath := callModel(kind, rest, fields) // azure.go
+	hideUsage := g.spend != nil && strings.HasSuffix(rest, "/chat/completions") &&
+		fields.Stream && !fields.StreamOptions && streamUsageOK(kind, r.URL.Query())
 	if hideUsage {
 		body = withStreamUsage(body)
 	}
@@ -126,7 +127,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	defer stop()
 
 	out := g.outgoing(ctx, r, rt, rest, id, len(g.authKeys) > 0 && fromAuthHeader)
-	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: fields.Model, MaxTokens: fields.MaxTokens})
+	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: model, ModelInPath: inPath, MaxTokens: fields.MaxTokens})
 	if err != nil {
 		g.answerError(w, r, kind, id, err)
 		return
@@ -135,7 +136,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 }
 
 // clientToken returns the client's token: Sluice-Key, else the API key
-// the SDK sends (Authorization: Bearer, x-api-key, x-goog-api-key).
+// the SDK sends (Authorization: Bearer, x-api-key, Azure's api-key,
+// x-goog-api-key).
 // fromAuthHeader is true when it came from the latter.
 func clientToken(r *http.Request) (tok string, fromAuthHeader bool) {
 	if t := r.Header.Get("Sluice-Key"); t != "" {
@@ -145,6 +147,9 @@ func clientToken(r *http.Request) (tok string, fromAuthHeader bool) {
 		return t, true
 	}
 	if t := r.Header.Get("X-Api-Key"); t != "" {
+		return t, true
+	}
+	if t := r.Header.Get("Api-Key"); t != "" {
 		return t, true
 	}
 	if t := r.Header.Get("X-Goog-Api-Key"); t != "" {

@@ -103,6 +103,13 @@ func (p *Parser) Pending() bool {
 	return len(p.line) > 0 || p.inEvent || p.skip || (!p.started && p.bomN > 0)
 }
 
+// InEvent reports whether an event has begun and is not yet dispatched:
+// a field line of it, whole or in part, was read since the last blank
+// line. Comment lines (": keep-alive") begin no event.
+func (p *Parser) InEvent() bool {
+	return p.inEvent || p.skip || (len(p.line) > 0 && p.line[0] != ':')
+}
+
 // skipBOM consumes a leading byte order mark, which may span chunks, and
 // returns the rest of chunk. Bytes that begin a BOM but do not complete it
 // are kept as the start of the first line.
