@@ -160,3 +160,27 @@ func TestKeepAliveKeepsIdleAlive(t *testing.T) {
 		}
 	})
 }
+
+// TestCommentsThenEOFIsACut: an upstream that sends comments and then
+// ends the stream with no event was cut before its first event: the
+// attempt is retried invisibly and the caller gets the retry's stream.
+func TestCommentsThenEOFIsACut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u := &keepAliveUpstream{scripts: [][]timedChunk{
+			{{0, keepAlive}, {100 * time.Millisecond, keepAlive}},
+			{{0, "data: {\"x\":1}\n\n"}, {0, "data: [DONE]\n\n"}},
+		}}
+		defer u.wg.Wait()
+		tr := &Transport{Base: u, Provider: "p", Policy: Interactive()}
+		req, _ := http.NewRequest("POST", "http://p.test/v1/chat/completions", strings.NewReader(`{"stream":true}`))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "data: {\"x\":1}\n\ndata: [DONE]\n\n"; string(b) != want || len(u.at) != 2 {
+			t.Errorf("body %q after %d upstream attempts, want %q after 2", b, len(u.at), want)
+		}
+	})
+}

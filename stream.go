@@ -53,10 +53,10 @@ func (a *attempt) peek(rc io.Reader) (buf []byte, errEvent []byte, err error) {
 			}
 		}
 		if rerr != nil {
-			if rerr == io.EOF && len(buf) > 0 {
+			if rerr == io.EOF && begun {
 				break
 			}
-			if rerr == io.EOF {
+			if rerr == io.EOF { // nothing, or comments only: cut before the first event
 				rerr = io.ErrUnexpectedEOF
 			}
 			a.disarm()
