@@ -84,8 +84,8 @@ type call struct {
 
 func (t *Transport) newCall(req *http.Request, b Body) *call {
 	c := &call{t: t, policy: &t.policy, req: req, in: b, remaining: -1}
-	if c.in.Model == "" {
-		c.in.Model = pathModel(req.URL.Path) // Gemini names the model in the path
+	if m := pathModel(req.URL.Path); m != "" {
+		c.in.Model = m // the path's model is the one served (pathmodel.go)
 	}
 	c.header = req.Header
 	c.id = requestID(req.Header)
@@ -215,13 +215,11 @@ func (c *call) aim(i int) {
 		}
 		switch {
 		case tg.Model == "":
-		case c.in.ModelInPath: // tg.Rewrite puts it in the path
+		case withPathModel(&r, tg.Model): // the path names the model: the body goes as it came
 			c.model = tg.Model
 		default:
 			if b, ok := request.WithModel(c.in.Bytes, tg.Model); ok {
 				c.body, c.model = b, tg.Model
-			} else if withPathModel(&r, tg.Model) { // Gemini: the model is in the path
-				c.model = tg.Model
 			}
 		}
 	}

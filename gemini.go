@@ -12,12 +12,13 @@ import (
 	"github.com/sluice-llm/sluice/internal/sse"
 )
 
-// Google's Gemini API differs from the others in four ways the engine
+// Google's Gemini API differs from the others in three ways the engine
 // must know, all read from the call itself, never from configuration:
 //
 //   - the model is in the URL path (/v1beta/models/gemini-2.0-flash:
 //     generateContent), not in the body: pathModel reads it, and a
-//     fallback's Model rewrites the path;
+//     fallback's Model rewrites the path (as for Azure OpenAI's
+//     deployments; pathmodel.go);
 //   - its errors are google.rpc statuses, {"error":{"code":429,"status":
 //     "RESOURCE_EXHAUSTED","details":[…]}}: a QuotaFailure naming a
 //     per-day quota is a used-up quota (never retried, never counted by the
@@ -27,42 +28,17 @@ import (
 //     is whole when a chunk's candidates carry a finishReason, and one that
 //     ends without such a chunk was cut.
 
-// pathModel returns the model a Gemini path names, or "" when the path
-// names none or names one that fails request.CheckModel (a client's raw,
-// invalid name never names a breaker or reaches a log).
-func pathModel(p string) string {
-	m, _ := request.PathModel(p)
-	if m == "" || request.CheckModel(m) != nil {
-		return ""
-	}
-	return m
-}
-
 // isGeminiStream reports whether p is the path of a streamed Gemini call.
 func isGeminiStream(p string) bool {
-	_, method := request.PathModel(p)
+	_, method := request.GeminiPath(p)
 	return method == request.GeminiStream
 }
 
 // isGeminiPath reports whether p is a Gemini model call, for the default
 // RetrySafe.
 func isGeminiPath(p string) bool {
-	_, method := request.PathModel(p)
+	_, method := request.GeminiPath(p)
 	return method != ""
-}
-
-// withPathModel returns r with its URL's model replaced by model, and
-// true; false when the URL names no model. r is a copy the call owns; its
-// URL is copied before it changes.
-func withPathModel(r *http.Request, model string) bool {
-	p, ok := request.WithPathModel(r.URL.Path, model)
-	if !ok {
-		return false
-	}
-	u := *r.URL
-	u.Path, u.RawPath = p, ""
-	r.URL = &u
-	return true
 }
 
 // rpcTypes is the prefix of the google.rpc detail types of an error body:

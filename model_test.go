@@ -42,3 +42,19 @@ func TestInvalidModelNeverRawInHeaderOrLog(t *testing.T) {
 		t.Errorf("Sluice-Model = %q for a valid name, want gpt-4o-mini", got)
 	}
 }
+
+// A model the URL path names is the call's model, whatever the body says:
+// an Azure deployment named in the path while the body names another
+// model (as SDKs send it) names the log line and the Sluice-Model header.
+func TestPathModelWinsOverBody(t *testing.T) {
+	r := newRig(t, "200", fastPolicy())
+	resp, err := r.tr.RoundTrip(r.request("/openai/deployments/dep-a/chat/completions", `{"model":"gpt-4o","messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	lines := r.lines()
+	if len(lines) != 1 || lines[0]["model"] != "dep-a" || resp.Header.Get("Sluice-Model") != "dep-a" {
+		t.Fatalf("log %v, Sluice-Model %q; want the deployment dep-a in both", lines, resp.Header.Get("Sluice-Model"))
+	}
+}

@@ -124,11 +124,11 @@ type Target struct {
 	// If empty, the Transport's Provider.
 	Provider string
 
-	// Model replaces the top-level "model" of the request's JSON body, or,
-	// when the body has none and the URL path names one as Gemini's does
-	// (/v1beta/models/{model}:generateContent), the model in the path;
-	// for a call whose Body.ModelInPath, it is the model Rewrite puts in
-	// the path, and the body is kept. If empty, the model is kept.
+	// Model replaces the model the request's URL path names, where it
+	// names one as Gemini's (/v1beta/models/{model}:generateContent) and
+	// Azure OpenAI's (/openai/deployments/{deployment}/…) do, the body
+	// sent as it came; else the top-level "model" of its JSON body. If
+	// empty, the model is kept.
 	Model string
 
 	// Rewrite, if set, adapts the request to the target: its URL, its
@@ -232,16 +232,10 @@ type Body struct {
 
 	// Model is the body's top-level "model": it names the breaker under
 	// ScopeModel, the attempt log's model and the Meter's. If empty, the
-	// body names no model, and the model a Gemini URL path names
-	// (/v1beta/models/{model}:generateContent) is used, when valid.
+	// body names no model. A model the URL path names (Gemini's
+	// /v1beta/models/{model}:generateContent, Azure OpenAI's
+	// /openai/deployments/{deployment}/…) is used instead, when valid.
 	Model string
-
-	// ModelInPath says that Model was read from the request's URL path
-	// (Azure's /openai/deployments/{deployment}/…), not from the body: a
-	// fallback Target's Model then names the target's breaker, log line
-	// and meter as it is, the body is sent unchanged, and the Target's
-	// Rewrite is what puts that model in the path.
-	ModelInPath bool
 
 	// MaxTokens is the first positive of the body's max_tokens,
 	// max_completion_tokens and max_output_tokens, which the Meter

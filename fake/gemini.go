@@ -21,7 +21,7 @@ type gemini struct{ method string }
 // and whether it streams come from the path, the output limit from
 // generationConfig.maxOutputTokens.
 func geminiFields(in requestFields, path string, body []byte) requestFields {
-	model, method := request.PathModel(path)
+	model, method := request.GeminiPath(path)
 	in.Model, in.Stream = model, method == request.GeminiStream
 	f, _ := request.Scan(body)
 	in.MaxTokens, in.MaxCompletionTokens, in.MaxOutputTokens = int(min(f.MaxTokens, 1<<31-1)), 0, 0
@@ -232,7 +232,7 @@ func (gemini) limitError(q quota, _ string) []byte {
 
 // geminiDialect returns the Gemini dialect of a path, or nil.
 func geminiDialect(path string) dialect {
-	if _, method := request.PathModel(path); method != "" && !strings.HasSuffix(path, "/") {
+	if _, method := request.GeminiPath(path); method != "" && !strings.HasSuffix(path, "/") {
 		return gemini{method: method}
 	}
 	return nil

@@ -306,27 +306,6 @@ func TestAzurePauseHoldsOtherCalls(t *testing.T) {
 	}
 }
 
-func TestPathModel(t *testing.T) {
-	cases := []struct{ kind, rest, model, swapped string }{
-		{config.KindAzure, "/openai/deployments/gpt4o/chat/completions", "gpt4o", "/openai/deployments/NEW/chat/completions"},
-		{config.KindAzure, "/openai/deployments/emb-3/embeddings", "emb-3", "/openai/deployments/NEW/embeddings"},
-		{config.KindAzure, "/openai/deployments/gpt4o", "", ""},
-		{config.KindAzure, "/openai/deployments//chat/completions", "", ""},
-		{config.KindAzure, "/openai/v1/chat/completions", "", ""},
-		{config.KindAzure, "/x/openai/deployments/gpt4o/chat/completions", "", ""},
-		{config.KindOpenAI, "/openai/deployments/gpt4o/chat/completions", "", ""},
-	}
-	for _, tc := range cases {
-		if got := pathModel(tc.kind, tc.rest); got != tc.model {
-			t.Errorf("pathModel(%s, %s) = %q, want %q", tc.kind, tc.rest, got, tc.model)
-		}
-		got, ok := withPathModel(tc.kind, tc.rest, "NEW")
-		if want := tc.swapped; ok != (want != "") || (ok && got != want) || (!ok && got != tc.rest) {
-			t.Errorf("withPathModel(%s, %s) = %q, %v; want %q", tc.kind, tc.rest, got, ok, want)
-		}
-	}
-}
-
 func TestStreamUsageOK(t *testing.T) {
 	cases := []struct {
 		kind, version string

@@ -12,10 +12,8 @@
 // SDK retries do not multiply the gateway's.
 //
 // The call's model (breaker names, the log's model, budgets, rate limits,
-// fallbacks) is resolved here, before the engine: the model the path
-// names where the provider's dialect puts it there (Azure OpenAI's
-// /openai/deployments/{deployment}/…), else the body's "model" (callModel,
-// azure.go). The engine is given it as sluice.Body's Model with
-// ModelInPath set, and a fallback's model then goes into the path through
-// the fallback's Rewrite (withPathModel) while the body is sent as it came.
+// fallbacks) is the one the path names where the provider's dialect puts
+// it there (Gemini's /v1beta/models/{model}:…, Azure OpenAI's
+// /openai/deployments/{deployment}/…), else the body's "model": the
+// engine reads the path, and puts a fallback's model back into it.
 package gateway

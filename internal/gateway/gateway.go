@@ -307,24 +307,20 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		if to.key == "" && !to.pool && to.base.Host != from.base.Host {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
 		}
-		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from, f.Model),
+		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
 			RetryBudget: to.budget})
 	}
 	return out, nil
 }
 
 // rewriteFrom returns the Rewrite that sends a request built for provider
-// from to p instead: p's base URL, model in the path when the path names
-// one (an Azure deployment: withPathModel), and p's key when it injects
-// one.
-func (p *provider) rewriteFrom(from *provider, model string) func(*http.Request) {
+// from to p instead: p's base URL, and p's key when it injects one. (The
+// engine puts the fallback's model in the body, or in the path where the
+// path names it.)
+func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
 	return func(r *http.Request) {
 		u := *p.base
-		rest := strings.TrimPrefix(r.URL.Path, from.base.Path)
-		if model != "" {
-			rest, _ = withPathModel(p.kind, rest, model)
-		}
-		u.Path = p.base.Path + rest
+		u.Path = p.base.Path + strings.TrimPrefix(r.URL.Path, from.base.Path)
 		u.RawQuery = r.URL.RawQuery
 		r.URL, r.Host = &u, u.Host
 		if p.key != "" {

@@ -102,7 +102,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
-	model, inPath := callModel(kind, rest, fields) // azure.go
 	hideUsage := g.spend != nil && strings.HasSuffix(rest, "/chat/completions") &&
 		fields.Stream && !fields.StreamOptions && streamUsageOK(kind, r.URL.Query())
 	if hideUsage {
@@ -127,7 +126,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	defer stop()
 
 	out := g.outgoing(ctx, r, rt, rest, id, len(g.authKeys) > 0 && fromAuthHeader)
-	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: model, ModelInPath: inPath, MaxTokens: fields.MaxTokens})
+	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: fields.Model, MaxTokens: fields.MaxTokens})
 	if err != nil {
 		g.answerError(w, r, kind, id, err)
 		return

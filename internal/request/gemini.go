@@ -17,12 +17,12 @@ var geminiMethods = [...]string{"generateContent", "streamGenerateContent", "cou
 // GeminiStream is the method of a streamed Gemini call.
 const GeminiStream = "streamGenerateContent"
 
-// PathModel returns the model and the method a Gemini API path names, as
+// GeminiPath returns the model and the method a Gemini API path names, as
 // in /v1beta/models/gemini-2.0-flash:streamGenerateContent →
 // "gemini-2.0-flash", "streamGenerateContent"; both "" when p is not such
 // a path. The model is returned as written: check it with CheckModel
 // before it names anything.
-func PathModel(p string) (model, method string) {
+func GeminiPath(p string) (model, method string) {
 	i := strings.LastIndex(p, "/models/")
 	if i < 0 {
 		return "", ""
@@ -39,10 +39,11 @@ func PathModel(p string) (model, method string) {
 	return "", ""
 }
 
-// WithPathModel returns the Gemini API path p with its model replaced by
-// model, and true; p itself and false when p names no model (PathModel).
-func WithPathModel(p, model string) (string, bool) {
-	old, method := PathModel(p)
+// withGeminiModel returns the Gemini API path p with its model replaced
+// by model, and true; p itself and false when p names no model
+// (GeminiPath).
+func withGeminiModel(p, model string) (string, bool) {
+	old, method := GeminiPath(p)
 	if old == "" {
 		return p, false
 	}

@@ -2,7 +2,7 @@ package request
 
 import "testing"
 
-func TestPathModel(t *testing.T) {
+func TestGeminiPath(t *testing.T) {
 	for _, tt := range []struct{ path, model, method string }{
 		{"/v1beta/models/gemini-2.0-flash:generateContent", "gemini-2.0-flash", "generateContent"},
 		{"/v1/models/gemini-2.5-pro:streamGenerateContent", "gemini-2.5-pro", "streamGenerateContent"},
@@ -16,20 +16,10 @@ func TestPathModel(t *testing.T) {
 		{"/v1beta/tunedModels/x:generateContent", "", ""},             // not a base model
 		{"/v1beta/models/gemini-2.0-flash:generateContent/x", "", ""}, // a tail
 	} {
-		m, meth := PathModel(tt.path)
+		m, meth := GeminiPath(tt.path)
 		if m != tt.model || meth != tt.method {
-			t.Errorf("PathModel(%q) = %q, %q; want %q, %q", tt.path, m, meth, tt.model, tt.method)
+			t.Errorf("GeminiPath(%q) = %q, %q; want %q, %q", tt.path, m, meth, tt.model, tt.method)
 		}
-	}
-}
-
-func TestWithPathModel(t *testing.T) {
-	got, ok := WithPathModel("/v1beta/models/gemini-2.5-pro:streamGenerateContent", "gemini-2.0-flash")
-	if want := "/v1beta/models/gemini-2.0-flash:streamGenerateContent"; !ok || got != want {
-		t.Errorf("got %q, %v; want %q", got, ok, want)
-	}
-	if got, ok := WithPathModel("/v1/chat/completions", "x"); ok || got != "/v1/chat/completions" {
-		t.Errorf("a path without a model: got %q, %v", got, ok)
 	}
 }
 
