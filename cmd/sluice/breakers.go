@@ -2,58 +2,31 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"text/tabwriter"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/internal/cmdline"
-	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
 )
 
+// breakersCommand is sluice breakers.
+var breakersCommand = stateCommand{
+	name: "breakers", item: "NAME",
+	about:      "Lists the breakers of the configured state store (file or redis) and their state, or closes one.",
+	configHelp: "config file whose state store to read",
+	noItem:     "name the breaker to close (sluice breakers lists them)",
+	inProcess:  "breakers live inside the serving process (GET /sluice/breakers there)",
+}
+
 func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice breakers", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "config file whose state store to read (default $"+config.EnvConfig+", else the built-in defaults)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: sluice breakers [--config F] [--json]\n       sluice breakers reset NAME [--config F]\n\n"+
-			"Lists the breakers of the configured state store (file or redis) and their state, or closes one.\n\nFlags:\n")
-		fs.PrintDefaults()
+	run, code, ok := breakersCommand.start(args, stderr)
+	if !ok {
+		return code
 	}
-	pos, err := cmdline.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
-	}
-	reset, err := resetName(pos)
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
-		return exitUsage
-	}
-	cfg, err := config.Load(config.Locate(*cfgPath))
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
-		return exitUsage
-	}
-	if cfg.State.Backend == config.BackendMemory {
-		fmt.Fprintln(stderr, "sluice breakers: state.backend is memory: breakers live inside the serving process (GET /sluice/breakers there)")
-		return exitUsage
-	}
-	stores, err := openStore(cfg, slog.New(slog.NewTextHandler(stderr, nil)))
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
-		return exitUsage
-	}
-	defer stores.Close()
-	store := stores.breakers
+	defer run.stores.Close()
+	reset, store := run.reset, run.stores.breakers
 	if reset != "" {
 		list, err := store.List()
 		if err != nil {
@@ -76,7 +49,7 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
 		return 1
 	}
-	if *asJSON {
+	if run.asJSON {
 		json.NewEncoder(stdout).Encode(map[string]any{"breakers": views})
 		return exitOK
 	}
@@ -91,24 +64,6 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return exitOK
-}
-
-// resetName reads the positional arguments of `sluice breakers`: none to
-// list the breakers, or "reset NAME" to close one. It returns the name to
-// reset, "" to list.
-func resetName(pos []string) (string, error) {
-	const want = "no argument to list the breakers, or reset NAME"
-	switch {
-	case len(pos) == 0:
-		return "", nil
-	case pos[0] != "reset":
-		return "", cmdline.Unexpected(pos, want)
-	case len(pos) == 1 || pos[1] == "":
-		return "", fmt.Errorf("reset: name the breaker to close (sluice breakers lists them)")
-	case len(pos) > 2:
-		return "", cmdline.Unexpected(pos[2:], want)
-	}
-	return pos[1], nil
 }
 
 func dash(s string) string {
