@@ -1,16 +1,12 @@
 package fake
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sluice-llm/sluice/internal/nodetest"
 )
 
 // nodeDir holds the Node script that drives the official OpenAI Node SDK,
@@ -24,26 +20,10 @@ const nodeDir = "testdata/node"
 // (raw and through the helper) and not. It skips when node or the
 // installed SDK is missing.
 func TestOfficialNodeSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; install Node.js 20 or later to run this test")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai", "package.json")); err != nil {
-		t.Skipf("the OpenAI Node SDK is not installed; run: npm ci --prefix %s", filepath.FromSlash("fake/"+nodeDir))
-	}
 	s := NewServer("")
 	defer s.Close()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "check.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "FAKE_BASE_URL="+s.URL+"/v1", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node check.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
+	out := nodetest.Run(t, nodeDir, "check.mjs", nodeDir+"/node_modules/openai/package.json", "npm ci --prefix fake/"+nodeDir,
+		"FAKE_BASE_URL="+s.URL+"/v1", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 
 	var got struct {
 		ResponsesStream struct {
@@ -69,8 +49,8 @@ func TestOfficialNodeSDK(t *testing.T) {
 		}
 		ChatStreamHelper struct{ Text, FinishReason string }
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("script output %q: %v", stdout.String(), err)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("script output %q: %v", string(out), err)
 	}
 	const answer = "This is a fake answer."
 	rs := got.ResponsesStream

@@ -1,15 +1,11 @@
 package gateway
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sluice-llm/sluice/internal/nodetest"
 )
 
 // TestAzureNodeSDK runs the official OpenAI Node SDK's AzureOpenAI client
@@ -20,27 +16,12 @@ import (
 // first event) and is retried invisibly. It skips when node or the
 // installed SDK is missing.
 func TestAzureNodeSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; install Node.js 20 or later to run this test")
-	}
-	sdk := filepath.Join("..", "..", "fake", "testdata", "node", "node_modules", "openai", "package.json")
-	if _, err := os.Stat(sdk); err != nil {
-		t.Skip("the OpenAI Node SDK is not installed; run: npm ci --prefix fake/testdata/node")
-	}
 	e := newAzureEnv(t, "503,200,stream:stall-after=0,200", nil)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "azure.mjs")
-	cmd.Dir = filepath.Join("testdata", "azure-node")
-	cmd.Env = append(os.Environ(), "AZURE_ENDPOINT="+e.srv.URL+"/azure",
+	out := nodetest.Run(t, "testdata/azure-node", "azure.mjs", "../../fake/testdata/node/node_modules/openai/package.json",
+		"npm ci --prefix fake/testdata/node",
+		"AZURE_ENDPOINT="+e.srv.URL+"/azure",
 		"AZURE_OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OPENAI_API_VERSION=", "AZURE_OPENAI_ENDPOINT=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node azure.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
 	var got struct {
 		Chat struct {
 			Text             string
@@ -51,8 +32,8 @@ func TestAzureNodeSDK(t *testing.T) {
 			Chunks int
 		}
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("script output %q: %v", stdout.String(), err)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("script output %q: %v", string(out), err)
 	}
 	if got.Chat.Text != fakeAnswer || got.Chat.CompletionTokens != 5 {
 		t.Errorf("chat: %+v", got.Chat)

@@ -1,17 +1,13 @@
 package gateway
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
+
+	"github.com/sluice-llm/sluice/internal/nodetest"
 )
 
 // genaiDir holds the Node script that drives Google's @google/genai SDK,
@@ -26,13 +22,6 @@ const genaiDir = "testdata/genai"
 // the client by the Google key the SDK sends. It skips when node or the
 // installed SDK is missing.
 func TestGoogleGenAINodeSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; install Node.js 20 or later to run this test")
-	}
-	if _, err := os.Stat(filepath.Join(genaiDir, "node_modules", "@google", "genai", "package.json")); err != nil {
-		t.Skipf("the @google/genai SDK is not installed; run: npm ci --prefix %s", filepath.FromSlash("internal/gateway/"+genaiDir))
-	}
 	e := newEnv(t, "200", func(c *config.Config) {
 		withGemini(c)
 		p := c.Providers["gemini"]
@@ -41,17 +30,10 @@ func TestGoogleGenAINodeSDK(t *testing.T) {
 		c.Auth.Keys = []string{googleKey}
 	})
 
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "check.mjs")
-	cmd.Dir = genaiDir
-	cmd.Env = append(os.Environ(), "GATEWAY_URL="+e.srv.URL+"/gemini", "GEMINI_KEY="+googleKey,
+	out := nodetest.Run(t, genaiDir, "check.mjs", genaiDir+"/node_modules/@google/genai/package.json",
+		"npm ci --prefix internal/gateway/"+genaiDir,
+		"GATEWAY_URL="+e.srv.URL+"/gemini", "GEMINI_KEY="+googleKey,
 		"GEMINI_API_KEY=", "GOOGLE_API_KEY=", "GOOGLE_GEMINI_BASE_URL=", "GOOGLE_GENAI_USE_VERTEXAI=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node check.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
 	var got struct {
 		Plain struct {
 			Text, FinishReason, ModelVersion string
@@ -66,8 +48,8 @@ func TestGoogleGenAINodeSDK(t *testing.T) {
 			Status               int
 		}
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("script output %q: %v", stdout.String(), err)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("script output %q: %v", string(out), err)
 	}
 	const answer = "This is a fake answer."
 	if p := got.Plain; p.Text != answer || p.FinishReason != "STOP" || p.OutputTokens != 5 || p.ModelVersion != "gemini-test" {
