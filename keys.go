@@ -2,11 +2,8 @@ package sluice
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
-
-	"github.com/sluice-llm/sluice/breaker"
 )
 
 // Keys spreads the attempts to a provider over a pool of its credentials,
@@ -46,19 +43,7 @@ func (c *call) takeKey() error {
 		c.keyID, c.keySet = id, set
 		return nil
 	}
-	if ctxErr := c.timedOut(); ctxErr != nil {
-		return ctxErr
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	class := "rate_limited"
-	var cl interface{ Class() string }
-	if errors.As(err, &cl) {
-		class = cl.Class()
-	}
-	c.logUnsent("keys:"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, breaker.Closed)
-	return err
+	return c.waitRefused("keys", err)
 }
 
 // learnKey tells the Keys the answer of an attempt made with a pool's key,

@@ -53,6 +53,14 @@ func (c *call) admit() error {
 	if err == nil {
 		return nil
 	}
+	return c.waitRefused("limit", err)
+}
+
+// waitRefused ends a wait for a slot (the Limiter's, from "limit") or for
+// a key (the Keys', from "keys") that failed with err: with the call's own
+// end when its time is up or its caller left, else with err, the refusal,
+// on a log line of its own (outcome rate_limited, the refusal's class).
+func (c *call) waitRefused(from string, err error) error {
 	if ctxErr := c.timedOut(); ctxErr != nil {
 		return ctxErr
 	}
@@ -64,7 +72,7 @@ func (c *call) admit() error {
 	if errors.As(err, &cl) {
 		class = cl.Class()
 	}
-	c.logUnsent("limit:"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, breaker.Closed)
+	c.logUnsent(from+":"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, breaker.Closed)
 	return err
 }
 
