@@ -159,7 +159,7 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 
 // waitIn is Wait on the store st.
 func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time, giveBack bool) (time.Duration, func(int64), error) {
-	for {
+	for pass := 0; ; pass++ {
 		now := time.Now()
 		until, err := st.PausedUntil(pause)
 		if err != nil {
@@ -176,8 +176,8 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 		if !at.After(time.Now()) {
 			// Nothing to wait for: the pause read above still holds.
 			l.stats.admitted(bs)
-			if !at.After(start) {
-				return 0, settler(st, bs, giveBack), nil
+			if pass == 0 {
+				return 0, settler(st, bs, giveBack), nil // its slot was due when it asked: it did not wait
 			}
 			return time.Since(start), settler(st, bs, giveBack), nil
 		}

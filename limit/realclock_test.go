@@ -58,3 +58,31 @@ func TestWaitRealClock(t *testing.T) {
 		}
 	}
 }
+
+// On a real clock, a call whose slot is free when it asks reports no wait
+// (0, not the microseconds its own reservation took), on each store: what
+// it reports goes into the attempt log's queued_ms and the wait metrics,
+// which count only the calls that waited.
+func TestWaitFreeSlotIsNoWait(t *testing.T) {
+	st, err := state.OpenFile(t.TempDir(), state.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fs, err := NewFile(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	for _, s := range []Store{NewMemory(), fs} {
+		l := &Limiter{Store: s, Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 6000, Per: time.Minute}}}}
+		for i := range 3 {
+			waited, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+			if err != nil || waited != 0 {
+				t.Fatalf("%T, call %d (slots 10 ms apart, calls further apart): waited %v, %v; want 0", s, i, waited, err)
+			}
+			done(0)
+			time.Sleep(15 * time.Millisecond)
+		}
+	}
+}
