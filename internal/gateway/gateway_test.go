@@ -65,6 +65,13 @@ func (s *syncBuffer) String() string {
 // /openai and /anthropic to it; edit, if given, changes the config first.
 func newEnv(t *testing.T, script string, edit func(*config.Config)) *env {
 	t.Helper()
+	return newEnvWith(t, script, edit, Options{})
+}
+
+// newEnvWith is newEnv with the gateway's options opt; the env sets their
+// AttemptLog and Getenv.
+func newEnvWith(t *testing.T, script string, edit func(*config.Config), opt Options) *env {
+	t.Helper()
 	checkLeaks(t)
 	e := &env{t: t, up: fake.NewServer(script), logs: &syncBuffer{}}
 	cfg := config.Default()
@@ -81,10 +88,12 @@ func newEnv(t *testing.T, script string, edit func(*config.Config)) *env {
 		t.Fatalf("test config: %v", err)
 	}
 	e.cfg = cfg
-	gw, err := New(cfg, Options{AttemptLog: e.logs, Getenv: func(k string) string {
+	opt.AttemptLog = e.logs
+	opt.Getenv = func(k string) string {
 		return map[string]string{"UPSTREAM_KEY": "sk-injected-1234", "ADMIN_TOKEN": "admintok",
 			"POOL_KEY_A": poolKeyA, "POOL_KEY_B": poolKeyB}[k]
-	}})
+	}
+	gw, err := New(cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
