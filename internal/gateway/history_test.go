@@ -206,3 +206,19 @@ func TestHistoryMemoryFlat(t *testing.T) {
 		t.Errorf("60,000 attempts grew the heap by %d bytes", grew)
 	}
 }
+
+// BenchmarkHistoryObserve is what the status page adds to each attempt.
+func BenchmarkHistoryObserve(b *testing.B) {
+	h := newHistory()
+	ok := okAttempt("openai", "gpt-4o-mini", 120, 30)
+	fail := &sluice.Attempt{Provider: "openai", Model: "gpt-4o-mini", Outcome: sluice.OutcomeRetry, Status: 503,
+		Error: "status_503", LatencyMS: 20, TTFBMS: 20, RequestID: "req-1"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%10 == 0 {
+			h.observe(fail)
+		} else {
+			h.observe(ok)
+		}
+	}
+}
