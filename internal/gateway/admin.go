@@ -64,6 +64,10 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"breakers": views})
+	case p == "/sluice/":
+		g.serveStatusPage(w, r)
+	case p == "/sluice/status.json":
+		g.serveStatus(w, r)
 	case p == "/sluice/limits":
 		if r.Method != http.MethodGet {
 			writeError(w, config0, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: use GET")

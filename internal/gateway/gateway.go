@@ -96,6 +96,8 @@ type shared struct {
 	log     *sluice.AttemptLog
 	logger  *slog.Logger
 	metrics *metrics
+	// history is the status page's last hour (history.go).
+	history *history
 	// limitMetrics count the rate limiter's waits and refusals.
 	limitMetrics *limitMetrics
 	// limitErrors counts the failures of the limits store.
@@ -164,6 +166,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.metrics = newMetrics(sh.store, opt.AttemptLog)
+	sh.history = newHistory()
 	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() int {
 		if g := sh.current.Load(); g != nil {
 			return g.limiter.Queued()
@@ -386,6 +389,7 @@ func (g *Gateway) observer(rt *route) func(*sluice.Attempt) {
 	return func(a *sluice.Attempt) {
 		g.metrics.observe(a)
 		g.limitMetrics.observe(a)
+		g.history.observe(a)
 		if a.Provider != primary && a.Outcome != sluice.OutcomeRetry && a.Status != 0 {
 			g.metrics.fallback(prefix, a.Provider)
 		}

@@ -123,10 +123,20 @@ type statView struct {
 // buckets and pauses in the store with when each is next free, and this
 // process's queue and counts.
 func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
-	buckets, err := g.limiter.Buckets()
+	v, err := g.limitsView()
 	if err != nil {
 		writeError(w, kind, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the limits cannot be read: "+err.Error())
 		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// limitsView is what GET /sluice/limits answers, and status.json shows.
+func (g *Gateway) limitsView() (limitsView, error) {
+	buckets, err := g.limiter.Buckets()
+	if err != nil {
+		return limitsView{}, err
 	}
 	v := limitsView{Limits: []limitView{}, Buckets: []bucketView{}, Queued: g.limiter.Queued(), Stats: map[string]statView{}}
 	for _, l := range g.limiter.Limits { // limits.rates, then each provider's max_concurrent
@@ -148,8 +158,7 @@ func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
 	for name, s := range g.limiter.Stats() {
 		v.Stats[name] = statView{Queued: s.Queued, Admitted: s.Admitted, Refused: s.Refused, Paused: s.Paused}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	return v, nil
 }
 
 // perMinute is a rate in units per minute, 0 when it limits nothing.

@@ -97,6 +97,14 @@ func (g *Gateway) adminAllowed(r *http.Request) bool {
 		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(g.adminToken)) == 1 {
 			return true
 		}
+		// The status page alone also takes the token as ?token=, since a
+		// browser cannot send a header when it opens a page: the page keeps
+		// it in sessionStorage, drops it from the address and sends it as
+		// the header on its polls. No other endpoint reads it from a URL.
+		if q := r.URL.Query().Get("token"); r.URL.Path == "/sluice/" && q != "" &&
+			subtle.ConstantTimeCompare([]byte(q), []byte(g.adminToken)) == 1 {
+			return true
+		}
 	}
 	return isLoopback(r)
 }

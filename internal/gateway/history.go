@@ -1,0 +1,346 @@
+package gateway
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+)
+
+// The bounds of the status page's history: what an hour of it costs does
+// not grow with the request rate, only with the number of series, and that
+// is capped because model names come from clients.
+const (
+	historyMinutes  = 60 // one bucket a minute, for the last hour
+	maxSeries       = 64 // provider/model series kept by name
+	maxOtherSeries  = 16 // then one "(other)" model series per provider
+	historyFailures = 50 // the last failed attempts kept
+	maxNameLen      = 128
+	otherName       = "(other)"
+)
+
+// The classes an attempt is counted under, from its Outcome and its error
+// class (the attempt log's outcome and error fields).
+const (
+	clsOK = iota
+	clsTimeout
+	clsRateLimited // a provider's 429
+	clsQuota       // a 429 saying the quota is used up
+	cls5xx
+	cls4xx
+	clsCut           // a stream cut, or stalled
+	clsStreamError   // a provider's error event inside a stream
+	clsConnection    // refused, reset, dns, eof …
+	clsBreakerOpen   // refused by an open breaker, not sent
+	clsBudgetRefused // refused by a spend budget, not sent
+	clsLimitRefused  // refused by a rate limit or an empty key pool, not sent
+	clsClientCancel
+	clsOther
+	numClasses
+)
+
+// classNames names the classes in status.json, in the order above.
+var classNames = [numClasses]string{"ok", "timeout", "rate_limited", "quota", "5xx", "4xx", "cut_stream",
+	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", "other"}
+
+// classOf is the class of an attempt.
+func classOf(a *sluice.Attempt) int {
+	switch a.Outcome {
+	case sluice.OutcomeOK:
+		return clsOK
+	case sluice.OutcomeCircuitOpen:
+		return clsBreakerOpen
+	case sluice.OutcomeBudgetExhausted:
+		return clsBudgetRefused
+	case sluice.OutcomeRateLimited:
+		return clsLimitRefused
+	case sluice.OutcomeClientCancel:
+		return clsClientCancel
+	case sluice.OutcomeStreamStalled:
+		return clsCut
+	}
+	e := a.Error
+	switch {
+	case e == "quota_exhausted":
+		return clsQuota
+	case e == "status_429", e == "error_event_429":
+		return clsRateLimited
+	case strings.HasPrefix(e, "timeout"), a.Outcome == sluice.OutcomeTimeout:
+		return clsTimeout
+	case strings.HasPrefix(e, "status_5"):
+		return cls5xx
+	case strings.HasPrefix(e, "status_4"):
+		return cls4xx
+	case e == "stream_cut":
+		return clsCut
+	case e == "stream_error", strings.HasPrefix(e, "error_event_"):
+		return clsStreamError
+	case e == "client_cancel":
+		return clsClientCancel
+	case e == "connect_refused", e == "reset", e == "eof", e == "dns", e == "connect", e == "connection":
+		return clsConnection
+	case e == "" && a.Status >= 200 && a.Status < 400:
+		return clsOK
+	}
+	return clsOther
+}
+
+// latencyBounds are the upper bounds, in milliseconds, of the buckets of
+// the per-minute latency and TTFB histograms; the last bucket is open.
+var latencyBounds = [...]float64{10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 20000, 30000, 60000, 120000, 300000}
+
+const numLatencyBuckets = len(latencyBounds) + 1
+
+// histogram counts milliseconds in fixed buckets, and keeps the largest.
+type histogram struct {
+	n   [numLatencyBuckets]uint32
+	max float32
+}
+
+func (h *histogram) add(ms float64) {
+	i := 0
+	for i < len(latencyBounds) && ms > latencyBounds[i] {
+		i++
+	}
+	h.n[i]++
+	h.max = max(h.max, float32(ms))
+}
+
+func (h *histogram) merge(o *histogram) {
+	for i, n := range o.n {
+		h.n[i] += n
+	}
+	h.max = max(h.max, o.max)
+}
+
+// quantile is the upper bound of the bucket holding the q-th sample
+// (nearest rank), never above the largest sample: 0 with no samples.
+func (h *histogram) quantile(q float64) float64 {
+	var total uint64
+	for _, n := range h.n {
+		total += uint64(n)
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(total) + 0.9999999)
+	rank = max(rank, 1)
+	var seen uint64
+	for i, n := range h.n {
+		seen += uint64(n)
+		if seen >= rank {
+			if i < len(latencyBounds) {
+				return min(latencyBounds[i], float64(h.max))
+			}
+			break
+		}
+	}
+	return float64(h.max)
+}
+
+// minute is one minute of a series.
+type minute struct {
+	at      int64 // the minute, in minutes since the Unix epoch
+	classes [numClasses]uint32
+	latency histogram // attempts that went upstream
+	ttfb    histogram // of those, the ones with a first byte
+}
+
+// series is the last hour of a provider and model: minute t is at
+// mins[t%historyMinutes] while its at is t.
+type series struct {
+	provider, model string
+	mins            [historyMinutes]minute
+}
+
+type seriesKey struct{ provider, model string }
+
+// failure is one failed attempt.
+type failure struct {
+	at                       time.Time
+	provider, model, class   string
+	errClass, outcome, reqID string
+	status                   int
+}
+
+// history is the status page's memory: per provider and model, one minute
+// a bucket for the last hour, and the last failed attempts. It costs about
+// sizeofSeries a series (some 12 KiB), at most maxSeries+maxOtherSeries+1
+// series, whatever the rate: observe fills fixed arrays under one short
+// lock and allocates only for a new series.
+type history struct {
+	mu       sync.Mutex
+	series   map[seriesKey]*series
+	others   int // "(other)" series made
+	failures [historyFailures]failure
+	nfail    uint64 // failures seen; the latest is at (nfail-1)%historyFailures
+}
+
+func newHistory() *history {
+	return &history{series: make(map[seriesKey]*series)}
+}
+
+// observe counts one attempt in the minute it ended.
+func (h *history) observe(a *sluice.Attempt) {
+	now := time.Now()
+	cls := classOf(a)
+	at := now.Unix() / 60
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.seriesOf(a.Provider, a.Model)
+	m := &s.mins[at%historyMinutes]
+	if m.at != at {
+		*m = minute{at: at}
+	}
+	m.classes[cls]++
+	if a.Status != 0 || a.LatencyMS > 0 {
+		m.latency.add(a.LatencyMS)
+		if a.TTFBMS > 0 {
+			m.ttfb.add(a.TTFBMS)
+		}
+	}
+	if cls == clsOK {
+		return
+	}
+	f := &h.failures[h.nfail%historyFailures]
+	h.nfail++
+	*f = failure{at: now, provider: s.provider, model: s.model, class: classNames[cls],
+		errClass: a.Error, outcome: string(a.Outcome), reqID: a.RequestID, status: a.Status}
+	if len(f.errClass) > maxNameLen { // the class of a provider's error: short, but not ours
+		f.errClass = otherName
+	}
+	if len(f.reqID) > maxNameLen {
+		f.reqID = strings.Clone(f.reqID[:maxNameLen])
+	}
+}
+
+// seriesOf finds or makes the series of provider and model, folding the
+// model into "(other)" past maxSeries, and both past that.
+func (h *history) seriesOf(provider, model string) *series {
+	if s, ok := h.series[seriesKey{provider, model}]; ok {
+		return s
+	}
+	if len(provider) > maxNameLen {
+		provider = otherName
+	}
+	if len(model) > maxNameLen {
+		model = otherName
+	}
+	if len(h.series) >= maxSeries {
+		model = otherName
+		if _, ok := h.series[seriesKey{provider, model}]; !ok && h.others >= maxOtherSeries {
+			provider = otherName
+		}
+	}
+	k := seriesKey{provider, model}
+	if s, ok := h.series[k]; ok {
+		return s
+	}
+	if model == otherName {
+		h.others++
+	}
+	s := &series{provider: strings.Clone(provider), model: strings.Clone(model)}
+	h.series[k] = s
+	return s
+}
+
+// seriesView is one provider/model series in status.json.
+type seriesView struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Minutes are the last hour's, oldest first; Minutes[59] is the
+	// current minute, so far.
+	Minutes []minuteView `json:"minutes"`
+	// Hour sums the hour.
+	Hour minuteView `json:"hour"`
+}
+
+// minuteView is a minute (or the hour) of a series: attempts by class,
+// and latency and time-to-first-byte quantiles in milliseconds.
+type minuteView struct {
+	Start     time.Time         `json:"start,omitzero"`
+	Attempts  uint64            `json:"attempts"`
+	Classes   map[string]uint32 `json:"classes,omitempty"`
+	LatencyMS quantiles         `json:"latency_ms"`
+	TTFBMS    quantiles         `json:"ttfb_ms"`
+}
+
+type quantiles struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+}
+
+func viewOf(m *minute) minuteView {
+	v := minuteView{LatencyMS: quantiles{m.latency.quantile(.5), m.latency.quantile(.95)},
+		TTFBMS: quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}}
+	for c, n := range m.classes {
+		if n > 0 {
+			if v.Classes == nil {
+				v.Classes = map[string]uint32{}
+			}
+			v.Classes[classNames[c]] = n
+			v.Attempts += uint64(n)
+		}
+	}
+	return v
+}
+
+// failureView is one failed attempt in status.json.
+type failureView struct {
+	TS        time.Time `json:"ts"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Class     string    `json:"class"`
+	Error     string    `json:"error,omitempty"`
+	Outcome   string    `json:"outcome"`
+	Status    int       `json:"status"`
+	RequestID string    `json:"request_id"`
+}
+
+// snapshot returns the series, busiest first, as of now, and the last
+// failed attempts, newest first.
+func (h *history) snapshot(now time.Time) ([]seriesView, []failureView) {
+	cur := now.Unix() / 60
+	h.mu.Lock()
+	all := make([]*series, 0, len(h.series))
+	for _, s := range h.series {
+		c := *s // copied under the lock, viewed after it
+		all = append(all, &c)
+	}
+	fails := make([]failureView, 0, historyFailures)
+	for i := uint64(0); i < min(h.nfail, historyFailures); i++ {
+		f := &h.failures[(h.nfail-1-i)%historyFailures]
+		fails = append(fails, failureView{TS: f.at.UTC(), Provider: f.provider, Model: f.model, Class: f.class,
+			Error: f.errClass, Outcome: f.outcome, Status: f.status, RequestID: f.reqID})
+	}
+	h.mu.Unlock()
+	out := make([]seriesView, 0, len(all))
+	for _, s := range all {
+		v := seriesView{Provider: s.provider, Model: s.model, Minutes: make([]minuteView, historyMinutes)}
+		var hour minute
+		for i := range historyMinutes {
+			at := cur - historyMinutes + 1 + int64(i)
+			m := &s.mins[at%historyMinutes]
+			if m.at != at {
+				m = &minute{at: at}
+			}
+			v.Minutes[i] = viewOf(m)
+			v.Minutes[i].Start = time.Unix(at*60, 0).UTC()
+			for c, n := range m.classes {
+				hour.classes[c] += n
+			}
+			hour.latency.merge(&m.latency)
+			hour.ttfb.merge(&m.ttfb)
+		}
+		v.Hour = viewOf(&hour)
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b seriesView) int {
+		return cmp.Or(cmp.Compare(b.Hour.Attempts, a.Hour.Attempts),
+			cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
+	})
+	return out, fails
+}

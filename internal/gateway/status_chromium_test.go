@@ -1,0 +1,147 @@
+package gateway
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// findChromium returns the path of a headless Chromium, or skips the test.
+// CI installs it (.ci/run), so there the test runs.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium not installed: apt-get install chromium")
+	return ""
+}
+
+// runBrowser runs headless Chromium on url with extra arguments, within 3
+// minutes, and returns what it printed on stdout.
+func runBrowser(t *testing.T, browser, url string, args ...string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--no-proxy-server", "--user-data-dir=" + filepath.Join(dir, "profile")}, args...)
+	cmd := exec.Command(browser, append(all, url)...)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chromium: %v\n%s", err, errb.String())
+		}
+	case <-time.After(3 * time.Minute): // seconds, usually; a busy machine takes longer
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("chromium did not finish within 3 min")
+	}
+	return out.Bytes()
+}
+
+// The status page in a real browser, after the scripted incident, opened
+// from off loopback with the admin token as ?token= (so its polls work
+// only if it sends the token as the header): the document it builds from
+// status.json shows the open breaker, the paused key's hash, the failure
+// classes, the budget's dollars left and a request id that the attempt
+// log holds; the token is gone from it. A screenshot is kept in the
+// test's artifact directory (go test -artifacts keeps it).
+func TestStatusPageInChromium(t *testing.T) {
+	browser := findChromium(t)
+	e := incident(t)
+	var polls, withHeader int
+	var mu sync.Mutex
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.RemoteAddr = "192.0.2.7:5000" // as if off loopback: the token is needed
+		if r.URL.Path == "/sluice/status.json" {
+			mu.Lock()
+			polls++
+			if r.Header.Get("Authorization") == "Bearer admintok" {
+				withHeader++
+			}
+			mu.Unlock()
+		}
+		e.gw.ServeHTTP(w, r)
+	}))
+	defer func() {
+		remote.CloseClientConnections()
+		remote.Close()
+	}()
+	url := remote.URL + "/sluice/?token=admintok"
+
+	dom := string(runBrowser(t, browser, url, "--dump-dom", "--virtual-time-budget=5000"))
+	mu.Lock()
+	p, h := polls, withHeader
+	mu.Unlock()
+	if p == 0 || h != p {
+		t.Fatalf("the page polled status.json %d times, %d with the token as the header; want ≥1, all", p, h)
+	}
+	row := func(attr, value string) string {
+		m := regexp.MustCompile(`<tr[^>]*` + attr + `="` + regexp.QuoteMeta(value) + `"[^>]*>.*?</tr>`).FindString(dom)
+		if m == "" {
+			t.Errorf("the rendered page has no row %s=%q", attr, value)
+		}
+		return m
+	}
+	if b := row("data-breaker", "anthropic"); !strings.Contains(b, `class="bad"`) || !strings.Contains(b, ">open<") ||
+		!regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ`).MatchString(b) {
+		t.Errorf("the anthropic breaker's row is not shown open, highlighted, with its until: %s", b)
+	}
+	if k := row("data-key", KeyHash(poolKeyA)); !strings.Contains(k, ">paused<") {
+		t.Errorf("key A's row is not shown paused: %s", k)
+	}
+	fails := regexp.MustCompile(`<tr class="failure">.*?</tr>`).FindAllString(dom, -1)
+	var down, limited bool
+	for _, f := range fails {
+		down = down || strings.Contains(f, ">5xx<") && strings.Contains(f, ">"+ridDown+"<")
+		limited = limited || strings.Contains(f, ">rate_limited<") && strings.Contains(f, ">"+ridPool+"<")
+	}
+	if len(fails) != 5 || !down || !limited {
+		t.Errorf("%d failure rows (want 5); a 5xx of %s: %v; the 429 of %s: %v", len(fails), ridDown, down, ridPool, limited)
+	}
+	if !strings.Contains(e.logs.String(), `"request_id":"`+ridDown+`"`) {
+		t.Errorf("the attempt log lacks the request id %s the page shows", ridDown)
+	}
+	for _, want := range []string{"breaker_open 1", "claude-haiku-4-5", ">$0.10<", ">$0.90<", "Calls queued for a slot now"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the rendered page lacks %q", want)
+		}
+	}
+	if strings.Contains(dom, "admintok") {
+		t.Error("the rendered page carries the admin token")
+	}
+	if !strings.Contains(dom, "<svg") || !strings.Contains(dom, "<rect") {
+		t.Error("the rendered page has no bars")
+	}
+
+	dir := t.ArtifactDir()
+	shot := filepath.Join(dir, "status.png")
+	runBrowser(t, browser, url, "--screenshot="+shot, "--window-size=1400,1800", "--virtual-time-budget=5000")
+	fi, err := os.Stat(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	if fi.Size() < 30_000 {
+		t.Errorf("screenshot is %d bytes; a page with six filled tables is larger", fi.Size())
+	}
+	os.WriteFile(filepath.Join(dir, "status.html"), []byte(dom), 0o644)
+	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+}
