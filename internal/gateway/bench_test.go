@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,16 +50,15 @@ func BenchmarkFastFail(b *testing.B) {
 
 // BenchmarkForward is one chat call through the gateway to the fake
 // provider, the ledger on the file store, without a budget and with one
-// daily budget on all traffic: what money costs on the hot path.
+// daily budget on all traffic: what money costs on the hot path; and
+// without a budget while the status page is open, its status.json read
+// every 100 ms (the page reads it every 2 s).
 func BenchmarkForward(b *testing.B) {
 	srv := fake.NewServer("200")
 	defer srv.Close()
 	srv.Provider.MaxRequests = 100
-	for _, budget := range []bool{false, true} {
-		name := "nobudget"
-		if budget {
-			name = "budget"
-		}
+	for _, name := range []string{"nobudget", "budget", "page-open"} {
+		budget, pageOpen := name == "budget", name == "page-open"
 		b.Run(name, func(b *testing.B) {
 			cfg := config.Default()
 			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
@@ -85,6 +85,10 @@ func BenchmarkForward(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer gw.Close()
+			if pageOpen {
+				stop := pollStatus(b, gw, 100*time.Millisecond)
+				defer stop()
+			}
 			body := `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
 			b.ReportAllocs()
 			for b.Loop() {
@@ -98,4 +102,31 @@ func BenchmarkForward(b *testing.B) {
 			}
 		})
 	}
+}
+
+// pollStatus reads the gateway's status.json every interval, as an open
+// status page does, until the returned stop is called.
+func pollStatus(b *testing.B, gw *Gateway, interval time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			req := httptest.NewRequest("GET", "/sluice/status.json", nil)
+			req.RemoteAddr = "127.0.0.1:1"
+			w := httptest.NewRecorder()
+			gw.ServeHTTP(w, req)
+			if w.Code != 200 {
+				b.Errorf("status.json: %d %s", w.Code, w.Body)
+				return
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
