@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/request"
 	"github.com/sluice-llm/sluice/internal/tracing"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // newTracing returns the gateway's tracing when the config turns it on,
@@ -42,18 +44,44 @@ func (tc *tracedCall) setModel(m string) {
 	}
 }
 
-// end ends the span with the status answered and the attempts made.
+// end ends the span with the status answered, the attempts made and the
+// answer's usage.
 func (tc *tracedCall) end() {
-	attempts, _ := strconv.Atoi(tc.w.Header().Get("Sluice-Attempts"))
-	tc.call.End(tc.model, tc.w.status, attempts, nil)
+	w := tc.w
+	e := tracing.CallEnd{Model: tc.model, Status: w.status}
+	e.Attempts, _ = strconv.Atoi(w.Header().Get("Sluice-Attempts"))
+	var u spend.Usage
+	switch w.tap {
+	case tapJSON:
+		u, e.Usage = spend.UsageFromJSON(w.body)
+	case tapStream:
+		u, e.Usage = w.meter.Usage()
+	}
+	e.InputTokens, e.OutputTokens = u.Input, u.Output
+	tc.call.End(e)
 }
 
-// statusWriter remembers the status a handler answered. Unwrap keeps
+// statusWriter remembers the status a handler answered, and reads the
+// usage of a successful answer as it goes by. Unwrap keeps
 // http.ResponseController's Flush working through it.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	tap    int              // what is read of the answer: one of the tap constants
+	body   []byte           // a JSON answer, up to maxUsageBody
+	meter  spend.UsageMeter // a streamed answer's usage
 }
+
+// What statusWriter reads of an answer.
+const (
+	tapUndecided = iota
+	tapNone
+	tapJSON
+	tapStream
+)
+
+// maxUsageBody bounds the JSON answer kept to read its usage.
+const maxUsageBody = 8 << 20
 
 func (w *statusWriter) WriteHeader(status int) {
 	if w.status == 0 && status >= 200 {
@@ -65,6 +93,27 @@ func (w *statusWriter) WriteHeader(status int) {
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if w.tap == tapUndecided {
+		w.tap = tapNone
+		ct := w.Header().Get("Content-Type")
+		switch {
+		case w.status/100 != 2:
+		case strings.HasPrefix(ct, "text/event-stream"):
+			w.tap = tapStream
+		case strings.Contains(ct, "json"):
+			w.tap = tapJSON
+		}
+	}
+	switch w.tap {
+	case tapJSON:
+		if len(w.body)+len(p) > maxUsageBody {
+			w.tap, w.body = tapNone, nil
+		} else {
+			w.body = append(w.body, p...)
+		}
+	case tapStream:
+		w.meter.Write(p)
 	}
 	return w.ResponseWriter.Write(p)
 }

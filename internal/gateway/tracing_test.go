@@ -194,6 +194,10 @@ func TestTracingCallWithRetries(t *testing.T) {
 			t.Errorf("call span %s = %v, want %v", k, ca[k], want)
 		}
 	}
+	// The fake counts a body's bytes / 4 as its prompt tokens.
+	if in, out := ca["gen_ai.usage.input_tokens"], ca["gen_ai.usage.output_tokens"]; in != int64(len(prompt)/4) || out == nil || out.(int64) <= 0 {
+		t.Errorf("call span usage in %v out %v; want in %d, out > 0", in, out, len(prompt)/4)
+	}
 	if call.Name != "POST /openai" || len(call.ParentSpanId) != 0 {
 		t.Errorf("call span %q, parent %x; want POST /openai, a root", call.Name, call.ParentSpanId)
 	}
@@ -288,5 +292,22 @@ func TestTracingOffByDefault(t *testing.T) {
 		if got := up.Header.Get("Traceparent"); got != tp {
 			t.Errorf("upstream request %d: traceparent %q, want the caller's %q", i+1, got, tp)
 		}
+	}
+}
+
+// A streamed answer's usage, read as it is relayed, is the call span's.
+func TestTracingStreamUsage(t *testing.T) {
+	e, rcv := tracedEnv(t, "200")
+	resp := e.do("POST", "/anthropic/v1/messages", msgStream, "Anthropic-Version", "2023-06-01")
+	if b := body(t, resp); resp.StatusCode != 200 || !strings.Contains(b, "message_stop") {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	call, tries := splitSpans(t, rcv.await(t, e.gw, 2))
+	ca, ta := attrs(call), attrs(tries[0])
+	if in, out := ca["gen_ai.usage.input_tokens"], ca["gen_ai.usage.output_tokens"]; in != int64(len(msgStream)/4) || out == nil || out.(int64) <= 0 {
+		t.Errorf("call span usage in %v out %v; want in %d, out > 0", in, out, len(msgStream)/4)
+	}
+	if ca["gen_ai.provider.name"] != "anthropic" || ta["gen_ai.provider.name"] != "anthropic" || ta["sluice.stream"] != true || ta["sluice.outcome"] != "ok" {
+		t.Errorf("call %v, attempt %v", ca, ta)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -102,38 +103,34 @@ func (t *Tracing) StartCall(r *http.Request, prefix, kind, id string) (*http.Req
 	return r.WithContext(ctx), &Call{span: span}
 }
 
-// End ends the call's span: model is the request's model when valid (""
-// if none), status the status answered (0 if none), attempts the upstream
-// attempts made, err what ended a call that got no answer.
-func (c *Call) End(model string, status, attempts int, err error) {
-	if model != "" {
-		c.span.SetAttributes(attribute.String("gen_ai.request.model", model))
-	}
-	if status != 0 {
-		c.span.SetAttributes(attribute.Int("http.response.status_code", status))
-	}
-	c.span.SetAttributes(attribute.Int("sluice.attempts", attempts))
-	switch {
-	case err != nil:
-		c.span.SetStatus(codes.Error, errorType(err))
-		c.span.SetAttributes(attribute.String("error.type", errorType(err)))
-	case status >= 500:
-		c.span.SetStatus(codes.Error, "")
-		c.span.SetAttributes(attribute.String("error.type", http.StatusText(status)))
-	}
-	c.span.End()
+// CallEnd is what the end of a call tells its span.
+type CallEnd struct {
+	Model        string // the request's model, as the attempt log writes it; "" if none
+	Status       int    // the status answered; 0 if none
+	Attempts     int    // the upstream attempts made
+	InputTokens  int64  // the answer's usage, when it reports one
+	OutputTokens int64
+	Usage        bool // the answer reported its usage
 }
 
-// errorType names an error without its text, which may quote a URL.
-func errorType(err error) string {
-	var te *sluice.TimeoutError
-	switch {
-	case errors.As(err, &te):
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
+// End ends the call's span.
+func (c *Call) End(e CallEnd) {
+	if e.Model != "" {
+		c.span.SetAttributes(attribute.String("gen_ai.request.model", e.Model))
 	}
-	return "error"
+	if e.Status != 0 {
+		c.span.SetAttributes(attribute.Int("http.response.status_code", e.Status))
+	}
+	if e.Usage {
+		c.span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", e.InputTokens),
+			attribute.Int64("gen_ai.usage.output_tokens", e.OutputTokens))
+	}
+	c.span.SetAttributes(attribute.Int("sluice.attempts", e.Attempts))
+	if e.Status >= 500 {
+		c.span.SetAttributes(attribute.String("error.type", strconv.Itoa(e.Status)))
+		c.span.SetStatus(codes.Error, "")
+	}
+	c.span.End()
 }
 
 // Attempts returns the sluice.Tracer of the Transports that call providers
