@@ -311,3 +311,59 @@ func TestTracingStreamUsage(t *testing.T) {
 		t.Errorf("call %v, attempt %v", ca, ta)
 	}
 }
+
+// Enabled without an endpoint, tracing exports where the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT says, as service sluice.
+func TestTracingEndpointFromEnvironment(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+rcv.Listener.Addr().String())
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	e := newEnv(t, "200", func(c *config.Config) { c.Tracing.Enabled = true })
+	rcv.Start()
+	t.Cleanup(rcv.Close)
+	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+	if body(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	rcv.await(t, e.gw, 2)
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.names) == 0 || rcv.names[0] != "sluice" {
+		t.Errorf("service.name %v, want the default sluice", rcv.names)
+	}
+}
+
+// With sample_ratio 0 no span is recorded, yet each attempt still sends a
+// traceparent upstream, flagged not sampled.
+func TestTracingSampledOut(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	e := newEnv(t, "503,200", func(c *config.Config) {
+		c.Tracing = config.Tracing{Enabled: true, Endpoint: "http://" + rcv.Listener.Addr().String() + "/v1/traces", SampleRatio: 0}
+	})
+	rcv.Start()
+	t.Cleanup(rcv.Close)
+	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+	if body(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.gw.tracing.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	n := len(rcv.spans)
+	rcv.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d spans exported at sample_ratio 0", n)
+	}
+	ups := e.up.Requests()
+	if len(ups) != 2 {
+		t.Fatalf("upstream got %d requests, want 2", len(ups))
+	}
+	for i, up := range ups {
+		if tp := up.Header.Get("Traceparent"); len(tp) != 55 || !strings.HasSuffix(tp, "-00") {
+			t.Errorf("upstream request %d: traceparent %q, want one flagged not sampled", i+1, tp)
+		}
+	}
+}
