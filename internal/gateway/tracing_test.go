@@ -18,6 +18,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
@@ -365,5 +366,46 @@ func TestTracingSampledOut(t *testing.T) {
 		if tp := up.Header.Get("Traceparent"); len(tp) != 55 || !strings.HasSuffix(tp, "-00") {
 			t.Errorf("upstream request %d: traceparent %q, want one flagged not sampled", i+1, tp)
 		}
+	}
+}
+
+// BenchmarkForwardTraced is one chat call through the gateway, tracing off
+// and on (every call sampled, exported to a loopback receiver that
+// discards): what a traced call costs.
+func BenchmarkForwardTraced(b *testing.B) {
+	srv := fake.NewServer("200")
+	defer srv.Close()
+	srv.Provider.MaxRequests = 100
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := config.Default()
+			cfg.State.Backend = config.BackendMemory
+			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+			cfg.Tracing = config.Tracing{Enabled: on, Endpoint: sink.URL + "/v1/traces", SampleRatio: 1}
+			gw, err := New(cfg, Options{AttemptLog: io.Discard})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer gw.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(chatBody))
+				req.RemoteAddr = "127.0.0.1:1"
+				w := httptest.NewRecorder()
+				gw.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
