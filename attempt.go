@@ -37,6 +37,9 @@ type attempt struct {
 	out     body         // the response body handed to the caller
 
 	firstByte, idle TimeoutError
+
+	// traceEnd ends the attempt's span (Transport.Tracer); nil when none.
+	traceEnd func(*Attempt)
 }
 
 // newAttempt starts attempt n (its log line's number) on the current
@@ -114,6 +117,9 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if c.keySet != nil {
 		r.Header = r.Header.Clone()
 		c.keySet(r.Header)
+	}
+	if c.t.Tracer != nil {
+		r = c.startTrace(a, r)
 	}
 	if c.body != nil {
 		// A NopCloser over a bytes.Reader, which net/http knows to be in

@@ -150,7 +150,7 @@ func (b *body) end(err error) {
 		r.CostUSD, a.call.usedTokens = b.meterEnd()
 		a.call.cost += r.CostUSD
 	}
-	a.call.record(r)
+	a.call.record(a)
 	a.call.end()
 }
 

@@ -176,11 +176,16 @@ func (c *call) useBudget(b *RetryBudget) {
 	}
 }
 
-// record logs a finished attempt.
-func (c *call) record(a *Attempt) {
-	c.t.Log.Write(a)
+// record logs a finished attempt, and ends its span.
+func (c *call) record(a *attempt) {
+	r := &a.rec
+	c.t.Log.Write(r)
 	if c.t.Observe != nil {
-		c.t.Observe(a)
+		c.t.Observe(r)
+	}
+	if end := a.traceEnd; end != nil {
+		a.traceEnd = nil
+		end(r)
 	}
 }
 
@@ -317,7 +322,7 @@ func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 	if retry || move {
 		a.rec.Outcome = OutcomeRetry
 	}
-	c.record(&a.rec)
+	c.record(a)
 	switch {
 	case move:
 		return stepFallBack, 0

@@ -32,6 +32,11 @@
 // call's worst-case cost or refuse the call; each answered attempt is
 // priced through it, and the reservation settled when the call ends.
 //
+// With a Tracer (the gateway's is OpenTelemetry), each attempt is a span
+// under the trace of the call's context, and its request carries the
+// span's trace context (W3C traceparent) upstream; the library itself
+// depends on no tracing SDK.
+//
 // The whole call, backoffs and body included, is bounded by
 // Timeout.Total. Each attempt leaves one JSON line in the AttemptLog. See
 // ExampleNewClient.

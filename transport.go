@@ -103,6 +103,11 @@ type Transport struct {
 	// only ones, as with Policy.Retry.MaxAttempts 1.
 	KeepShouldRetry bool
 
+	// Tracer, if set, traces each upstream attempt and puts its trace
+	// context on the attempt's request (see Tracer). If nil, nothing is
+	// traced and the request's headers go as they came.
+	Tracer Tracer
+
 	// RetryBudget caps the retries of the calls to Provider, shared with
 	// every Transport that calls it. If nil, a budget private to this
 	// Transport.

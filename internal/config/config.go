@@ -62,6 +62,9 @@ type Config struct {
 
 	// Limits bound what a client may send.
 	Limits Limits
+
+	// Tracing says where OpenTelemetry traces go (tracing.go).
+	Tracing Tracing
 }
 
 // State says where shared state (breakers, budgets) lives.
@@ -238,6 +241,7 @@ func Default() *Config {
 		Rates:   []limit.Limit{},
 		Prices:  map[string]spend.Price{},
 		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
+		Tracing: Tracing{SampleRatio: 1},
 	}
 }
 

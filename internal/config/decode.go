@@ -73,6 +73,12 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 			"max_header_bytes":    size(&c.Limits.MaxHeaderBytes),
 			"rates":               d.rates(c),
 		}),
+		"tracing": d.section(map[string]field{
+			"enabled":      boolean(&c.Tracing.Enabled),
+			"endpoint":     str(&c.Tracing.Endpoint),
+			"sample_ratio": number(&c.Tracing.SampleRatio),
+			"service_name": str(&c.Tracing.ServiceName),
+		}),
 	})
 }
 

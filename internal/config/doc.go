@@ -64,6 +64,15 @@
 //	                            provider (default), model, key (each client) or all; a call over
 //	                            a limit waits for its slot (at most its policy's max_queue), then
 //	                            gets 429 rate_limited
+//	tracing.enabled             [false] OpenTelemetry traces: a span per call, continuing the
+//	                            caller's W3C traceparent, a child span per upstream attempt,
+//	                            whose traceparent goes upstream; exported over OTLP/HTTP
+//	tracing.endpoint            [""] OTLP/HTTP traces URL (http://127.0.0.1:4318/v1/traces);
+//	                            "" follows OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else
+//	                            OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318
+//	tracing.sample_ratio        [1] share of new traces recorded, 0 to 1; a caller's
+//	                            traceparent's sampled flag decides for its calls
+//	tracing.service_name        [""] service.name; "" is OTEL_SERVICE_NAME, else sluice
 //
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 	"github.com/sluice-llm/sluice/state"
@@ -104,6 +106,7 @@ type shared struct {
 	limitErrors atomic.Uint64
 	getenv      func(string) string
 	base        http.RoundTripper // Options.Base
+	tracing     *tracing.Tracing  // nil when tracing is off
 
 	mu        sync.Mutex
 	upstreams map[time.Duration]*http.Transport // by connect timeout
@@ -164,6 +167,11 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if sh.limits == nil {
 		sh.limits = limit.NewMemory()
 	}
+	tr, err := newTracing(cfg.Tracing, sh.getenv)
+	if err != nil {
+		return nil, err
+	}
+	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.metrics = newMetrics(sh.store, opt.AttemptLog)
 	sh.history = newHistory()
@@ -175,6 +183,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	})
 	g, err := sh.build(cfg)
 	if err != nil {
+		sh.shutdownTracing()
 		return nil, err
 	}
 	sh.current.Store(g)
@@ -378,6 +387,9 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	if rt.retrySafe {
 		t.RetrySafe = func(*http.Request) bool { return true }
 	}
+	if g.tracing != nil {
+		t.Tracer = g.tracing.Attempts(rt.provider.kind)
+	}
 	return t
 }
 
@@ -429,7 +441,8 @@ func (g *Gateway) Close() error {
 	for _, t := range g.upstreams {
 		t.CloseIdleConnections()
 	}
-	return g.log.Flush() // the refusals folded and not yet written
+	terr := g.shutdownTracing()             // the spans not yet exported
+	return errors.Join(g.log.Flush(), terr) // and the refusals folded and not yet written
 }
 
 // Config returns the config the gateway serves new requests with: the

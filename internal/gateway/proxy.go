@@ -69,6 +69,12 @@ func dropForwarded(h http.Header) {
 // id is the call's id, already set on the answer's headers.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest, id string) {
 	kind := rt.provider.kind
+	var tc *tracedCall
+	if g.tracing != nil { // the call's span: the attempts' spans go under it
+		tc = g.traceCall(w, r, rt, id)
+		w, r = tc.w, tc.r
+		defer tc.end()
+	}
 	if r.Method == http.MethodConnect || r.Method == http.MethodTrace {
 		writeError(w, kind, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
 		return
@@ -101,6 +107,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if err != nil {
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
+	}
+	if tc != nil {
+		tc.setModel(fields.Model)
 	}
 	hideUsage := g.spend != nil && strings.HasSuffix(rest, "/chat/completions") &&
 		fields.Stream && !fields.StreamOptions && streamUsageOK(kind, r.URL.Query())

@@ -9,8 +9,8 @@ import (
 )
 
 // RestartError is Reload's error when the new config changes an option that
-// is read only at start: listen, state (backend, dir, url), log.attempts
-// and limits.read_header_timeout.
+// is read only at start: listen, state (backend, dir, url), log.attempts,
+// limits.read_header_timeout and tracing.
 type RestartError struct {
 	Key      string // the option, as written in the config
 	Old, New string
@@ -75,6 +75,7 @@ func needsRestart(old, cfg *config.Config) error {
 		{"log.attempts", old.Log.Attempts, cfg.Log.Attempts},
 		{"limits.read_header_timeout", old.Limits.ReadHeaderTimeout.String(), cfg.Limits.ReadHeaderTimeout.String()},
 		{"limits.max_header_bytes", fmt.Sprint(old.Limits.MaxHeaderBytes), fmt.Sprint(cfg.Limits.MaxHeaderBytes)},
+		{"tracing", fmt.Sprintf("%+v", old.Tracing), fmt.Sprintf("%+v", cfg.Tracing)},
 	} {
 		if o.old != o.new {
 			return &RestartError{Key: o.key, Old: o.old, New: o.new}

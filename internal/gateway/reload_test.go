@@ -210,6 +210,8 @@ func TestReloadRefusesWhatTakesARestart(t *testing.T) {
 		{"log.attempts", func(c *config.Config) { c.Log.Attempts = "/tmp/other.jsonl" }},
 		{"limits.read_header_timeout", func(c *config.Config) { c.Limits.ReadHeaderTimeout = time.Minute }},
 		{"limits.max_header_bytes", func(c *config.Config) { c.Limits.MaxHeaderBytes = 1 << 20 }},
+		{"tracing", func(c *config.Config) { c.Tracing.Enabled = true }},
+		{"tracing", func(c *config.Config) { c.Tracing.SampleRatio = 0.5 }},
 	} {
 		err := e.reload(tt.edit)
 		var re *RestartError

@@ -1,0 +1,48 @@
+package config
+
+import (
+	"math"
+	"net/url"
+)
+
+// Tracing says whether and where the gateway sends OpenTelemetry traces:
+// a span for each call it forwards, a child span for each upstream
+// attempt, exported over OTLP/HTTP.
+type Tracing struct {
+	// Enabled turns tracing on. Default false: no spans, no exporter.
+	Enabled bool
+
+	// Endpoint is the OTLP/HTTP traces URL, such as
+	// http://127.0.0.1:4318/v1/traces (http or https, sent as written). If
+	// empty, the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else
+	// OTEL_EXPORTER_OTLP_ENDPOINT (plus /v1/traces), else
+	// http://localhost:4318/v1/traces; the other OTEL_EXPORTER_OTLP_*
+	// variables (headers, timeout, certificates) apply either way.
+	Endpoint string
+
+	// SampleRatio is the share of new traces recorded, from 0 to 1; a
+	// call that continues a caller's trace (W3C traceparent) follows the
+	// caller's sampling decision. Default 1.
+	SampleRatio float64
+
+	// ServiceName is the traces' service.name. If empty,
+	// OTEL_SERVICE_NAME, else "sluice".
+	ServiceName string
+}
+
+func (c *Config) checkTracing() error {
+	t := c.Tracing
+	if t.Endpoint != "" {
+		u, err := url.Parse(t.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errf("tracing.endpoint", "%s is not an http or https URL (write e.g. http://127.0.0.1:4318/v1/traces)", quote(t.Endpoint))
+		}
+		if u.User != nil {
+			return errf("tracing.endpoint", "a URL with user:password keeps a credential in the config; send it in OTEL_EXPORTER_OTLP_HEADERS instead")
+		}
+	}
+	if math.IsNaN(t.SampleRatio) || t.SampleRatio < 0 || t.SampleRatio > 1 {
+		return errf("tracing.sample_ratio", "%v is not between 0 and 1 (write e.g. 1 to trace every call, 0.1 for one in ten)", t.SampleRatio)
+	}
+	return nil
+}
