@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // slot is one named state file as this process holds it: open and mapped
@@ -275,9 +276,15 @@ func (f *File) removeHeld(s *slot, m *mapping) error {
 	return nil
 }
 
-// maxReopen bounds how often lockMapping maps again a file that others
-// keep removing or replacing before it could lock it.
-const maxReopen = 100
+// lockMapping gives up on a file that others keep removing or replacing
+// before it could lock it once it has mapped it again maxReopen times and
+// for at least reopenFor: a count alone can run out in a moment on a
+// loaded machine, where a process that removes records in a loop keeps
+// winning the race.
+const (
+	maxReopen = 100
+	reopenFor = 2 * time.Second
+)
 
 // lockMapping takes the file lock of s's file, reopening the file first if
 // it was removed or replaced since it was mapped. The caller holds s.mu
@@ -285,6 +292,7 @@ const maxReopen = 100
 func (f *File) lockMapping(s *slot) (*mapping, error) {
 	m := s.m
 	var size int64
+	var start time.Time
 	for try := 0; ; try++ {
 		if err := m.lock(); err != nil {
 			return nil, err
@@ -294,8 +302,11 @@ func (f *File) lockMapping(s *slot) (*mapping, error) {
 			break
 		}
 		m.unlock()
-		if try == maxReopen {
-			return nil, fmt.Errorf("state file %s was replaced %d times while it was being locked", s.path, maxReopen)
+		if try == 0 {
+			start = time.Now()
+		}
+		if try >= maxReopen && time.Since(start) >= reopenFor {
+			return nil, fmt.Errorf("state file %s was replaced %d times in %v while it was being locked", s.path, try+1, time.Since(start).Round(time.Millisecond))
 		}
 		if err := f.reopen(s); err != nil {
 			return nil, err
