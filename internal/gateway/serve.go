@@ -26,6 +26,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/healthz":
 		g.serveHealth(w, r)
 		return
+	case p == "/sluice": // the status page, asked for without its slash
+		to := "/sluice/"
+		if r.URL.RawQuery != "" {
+			to += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, to, http.StatusMovedPermanently)
+		return
 	case p == "/metrics", strings.HasPrefix(p, "/sluice/"):
 		if !g.adminAllowed(r) {
 			writeError(w, config0, http.StatusUnauthorized, codeUnauthorized, "sluice: admin endpoints need the admin token (Authorization: Bearer …) off loopback")

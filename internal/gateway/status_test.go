@@ -192,3 +192,18 @@ func TestStatusNeedsAdminToken(t *testing.T) {
 		t.Errorf("POST status.json: %d, want 405", resp.StatusCode)
 	}
 }
+
+// The status page asked for without its slash is sent to it, its query
+// kept.
+func TestStatusPageWithoutSlashRedirects(t *testing.T) {
+	e := newEnv(t, "200", nil)
+	for path, want := range map[string]string{"/sluice": "/sluice/", "/sluice?token=x": "/sluice/?token=x"} {
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.RemoteAddr = "127.0.0.1:1"
+		e.gw.ServeHTTP(w, req)
+		if w.Code != http.StatusMovedPermanently || w.Header().Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want 301 to %q", path, w.Code, w.Header().Get("Location"), want)
+		}
+	}
+}
