@@ -91,9 +91,11 @@ func (b *body) Read(p []byte) (int, error) {
 		b.count(p[:n])
 	}
 	switch {
-	case err == io.EOF && b.gemini && !b.terminal.Load():
+	case err == io.EOF && b.gemini && !b.terminal.Load() && b.midErr == nil && b.errStat == 0:
 		// Gemini sends no terminal event: a stream that ends before a
-		// chunk with a finishReason was cut, and must not look whole.
+		// chunk with a finishReason was cut, and must not look whole
+		// (one that ends on the provider's error event ended on it: the
+		// caller has the error already).
 		err = &cutError{bytes: b.sent, err: io.ErrUnexpectedEOF}
 		b.end(err)
 	case err == io.EOF:

@@ -453,3 +453,25 @@ func TestGeminiGatewayErrorShapes(t *testing.T) {
 		t.Error("a gateway error lacks x-should-retry: false or Retry-After")
 	}
 }
+
+// A Gemini stream that carries the provider's error event after its first
+// chunks and then ends reaches the client with that one error, not a
+// second one of the gateway's for a cut: the provider ended it on its
+// error. The log says fail, stream_error.
+func TestGeminiStreamErrorEventIsTheEnd(t *testing.T) {
+	e := newEnv(t, "stream:error-after=2", withGemini)
+	resp := e.do("POST", geminiStreamed, geminiBody)
+	evs := events(body(t, resp))
+	errs := 0
+	for _, ev := range evs {
+		if strings.Contains(ev, `"error"`) {
+			errs++
+		}
+	}
+	if len(evs) != 3 || errs != 1 {
+		t.Fatalf("events %q: want 2 chunks and the provider's one error", evs)
+	}
+	if l := e.logLines(); len(l) != 1 || l[0]["outcome"] != "fail" || l[0]["error"] != "stream_error" {
+		t.Errorf("log %v, want one fail line, error stream_error", l)
+	}
+}
