@@ -1,61 +1,17 @@
 package gateway
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/sluice-llm/sluice/internal/browsertest"
 )
-
-// findChromium returns the path of a headless Chromium, or skips the test.
-// CI installs it (.ci/run), so there the test runs.
-func findChromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium not installed: apt-get install chromium")
-	return ""
-}
-
-// runBrowser runs headless Chromium on url with extra arguments, within 3
-// minutes, and returns what it printed on stdout.
-func runBrowser(t *testing.T, browser, url string, args ...string) []byte {
-	t.Helper()
-	dir := t.TempDir()
-	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--no-proxy-server", "--user-data-dir=" + filepath.Join(dir, "profile")}, args...)
-	cmd := exec.Command(browser, append(all, url)...)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("chromium: %v\n%s", err, errb.String())
-		}
-	case <-time.After(3 * time.Minute): // seconds, usually; a busy machine takes longer
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("chromium did not finish within 3 min")
-	}
-	return out.Bytes()
-}
 
 // The status page in a real browser, after the scripted incident, opened
 // from off loopback with the admin token as ?token= (so its polls work
@@ -65,7 +21,7 @@ func runBrowser(t *testing.T, browser, url string, args ...string) []byte {
 // log holds; the token is gone from it. A screenshot is kept in the
 // test's artifact directory (go test -artifacts keeps it).
 func TestStatusPageInChromium(t *testing.T) {
-	browser := findChromium(t)
+	browsertest.Need(t)
 	e := incident(t)
 	var polls, withHeader int
 	var mu sync.Mutex
@@ -87,7 +43,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}()
 	url := remote.URL + "/sluice/?token=admintok"
 
-	dom := string(runBrowser(t, browser, url, "--dump-dom", "--virtual-time-budget=5000"))
+	dom := string(browsertest.Run(t, url, "--dump-dom", "--virtual-time-budget=5000"))
 	mu.Lock()
 	p, h := polls, withHeader
 	mu.Unlock()
@@ -134,7 +90,7 @@ func TestStatusPageInChromium(t *testing.T) {
 
 	dir := t.ArtifactDir()
 	shot := filepath.Join(dir, "status.png")
-	runBrowser(t, browser, url, "--screenshot="+shot, "--window-size=1400,1800", "--virtual-time-budget=5000")
+	browsertest.Run(t, url, "--screenshot="+shot, "--window-size=1400,1800", "--virtual-time-budget=5000")
 	fi, err := os.Stat(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)

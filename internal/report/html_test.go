@@ -6,11 +6,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sluice-llm/sluice/internal/browsertest"
 )
 
 // writePage runs the command with --html on the generated log and returns
@@ -109,59 +109,16 @@ func TestHTMLEscapes(t *testing.T) {
 	}
 }
 
-// chromium returns the path of a headless Chromium, or skips the test.
-// CI installs it (.ci/run), so there the test runs.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium not installed: apt-get install chromium")
-	return ""
-}
-
-// runChromium runs headless Chromium on the page at path with extra
-// arguments, within a minute, and returns what it printed on stdout.
-func runChromium(t *testing.T, browser, path string, args ...string) []byte {
-	t.Helper()
-	dir := t.TempDir()
-	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--user-data-dir=" + filepath.Join(dir, "profile")}, args...)
-	cmd := exec.Command(browser, append(all, "file://"+path)...)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("chromium: %v\n%s", err, errb.String())
-		}
-	case <-time.After(3 * time.Minute): // a screenshot takes seconds; a busy machine, more
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("chromium did not finish within 3 min")
-	}
-	return out.Bytes()
-}
-
 // TestHTMLInChromium renders the page in headless Chromium: a screenshot
 // of it comes out, and the document the browser built shows the failed
 // calls, the failure reasons and their sample request ids.
 // SLUICE_REPORT_SCREENSHOT=path keeps the screenshot there and the page at
 // path.html.
 func TestHTMLInChromium(t *testing.T) {
-	browser := chromium(t)
+	browsertest.Need(t)
 	path, page := writePage(t)
 	shot := filepath.Join(t.TempDir(), "r.png")
-	runChromium(t, browser, path, "--screenshot="+shot, "--window-size=1200,2000")
+	browsertest.Run(t, "file://"+path, "--screenshot="+shot, "--window-size=1200,2000")
 	fi, err := os.Stat(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -169,7 +126,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if fi.Size() < 20_000 {
 		t.Errorf("screenshot is %d bytes; a page with four charts is larger", fi.Size())
 	}
-	dom := string(runChromium(t, browser, path, "--dump-dom"))
+	dom := string(browsertest.Run(t, "file://"+path, "--dump-dom"))
 	for _, want := range []string{"Failed calls: 29 of 667", "Failures by reason and provider",
 		"circuit_open", "timeout_idle", "status_503", "req-00665 req-00664 req-00663", "ok again since"} {
 		if !strings.Contains(dom, want) {
