@@ -48,12 +48,16 @@ type poolKey struct {
 	hash   string
 	secret string
 	weight int
+
+	// Made once, not at each attempt: its pause and out keys in the
+	// store, and the function that puts it on a request.
+	pauseKey, outKey string
+	set              func(http.Header)
 }
 
 // keyPool is one provider's pool. It is safe for concurrent use.
 type keyPool struct {
 	provider string
-	kind     string
 	keys     []poolKey
 	store    limit.Store
 
@@ -64,21 +68,22 @@ type keyPool struct {
 // newKeyPool reads the pool of provider name from the environment; a
 // variable that is empty is an error naming it.
 func newKeyPool(name string, p config.Provider, getenv func(string) string, store limit.Store) (*keyPool, error) {
-	kp := &keyPool{provider: name, kind: p.Kind, store: store, current: make([]int, len(p.APIKeys))}
+	kp := &keyPool{provider: name, store: store, current: make([]int, len(p.APIKeys))}
 	for i, k := range p.APIKeys {
 		secret := getenv(k.Env)
 		if secret == "" {
 			return nil, fmt.Errorf("gateway: providers.%s.api_keys_env[%d] names $%s, which is empty (export the key, or drop it from the pool)", name, i, k.Env)
 		}
-		kp.keys = append(kp.keys, poolKey{env: k.Env, hash: KeyHash(secret), secret: secret, weight: max(k.Weight, 1)})
+		hash := KeyHash(secret)
+		kp.keys = append(kp.keys, poolKey{env: k.Env, hash: hash, secret: secret, weight: max(k.Weight, 1),
+			pauseKey: "key:" + name + ":" + hash + ":paused", outKey: "key:" + name + ":" + hash + ":out",
+			set: (&provider{kind: p.Kind, key: secret}).setKey}) // in the header the dialect reads
 	}
 	return kp, nil
 }
 
-func (p *keyPool) pauseKey(i int) string {
-	return "key:" + p.provider + ":" + p.keys[i].hash + ":paused"
-}
-func (p *keyPool) outKey(i int) string { return "key:" + p.provider + ":" + p.keys[i].hash + ":out" }
+func (p *keyPool) pauseKey(i int) string { return p.keys[i].pauseKey }
+func (p *keyPool) outKey(i int) string   { return p.keys[i].outKey }
 
 // keyState is where a key stands: paused until, out until (in the past or
 // zero when not).
@@ -228,13 +233,6 @@ func (p *keyPool) outError(now time.Time, states []keyState) *keysOutError {
 	return e
 }
 
-// setter returns the function that puts key i on a request, in the
-// header the provider's dialect reads.
-func (p *keyPool) setter(i int) func(http.Header) {
-	pv := &provider{kind: p.kind, key: p.keys[i].secret}
-	return pv.setKey
-}
-
 // KeyPools are the key pools of a config's providers, by provider name:
 // the engine's sluice.Keys. Make them with NewKeyPools.
 type KeyPools map[string]*keyPool
@@ -260,7 +258,7 @@ func (ps KeyPools) Take(ctx context.Context, provider string, maxWait time.Durat
 	if err != nil {
 		return "", nil, err
 	}
-	return p.keys[i].hash, p.setter(i), nil
+	return p.keys[i].hash, p.keys[i].set, nil
 }
 
 // Learn implements sluice.Keys.
