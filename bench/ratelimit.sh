@@ -51,20 +51,7 @@ OUT=$B/results/ratelimit-$SHORT
 TMP=$(mktemp -d /tmp/sluice-rlbench.XXXXXX)
 STARTED=()
 
-cleanup() {
-	local pid
-	for pid in "${STARTED[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${STARTED[@]}"; do
-		for _ in $(seq 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
+. "$B/lib.sh" # stop, cleanup
 trap cleanup EXIT
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -89,15 +76,6 @@ wait_port() {
 	return 1
 }
 
-# stop PID — TERM, then wait (at most 5 s), then KILL.
-stop() {
-	kill "$1" 2>/dev/null || true
-	for _ in $(seq 50); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -9 "$1" 2>/dev/null || true
-}
 
 build() {
 	log "building sluice and the load tool at $SHORT, and sluice at $BASE_COMMIT"
