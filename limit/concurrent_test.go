@@ -68,27 +68,35 @@ func TestConcurrentQueue(t *testing.T) {
 	leaktest.Check(t)
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: concLimit(3)}
-		holds := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
-		for range 7 {
-			holds = append(holds, 3*time.Second)
-		}
-		out, most := runQueue(t, l, holds)
-		if most != 3 {
-			t.Errorf("%d calls in flight at once, want at most (and at some point) 3", most)
-		}
-		wantAt := []time.Duration{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}
-		for i, a := range out {
-			if want := wantAt[i] * time.Second; a.seq != i || a.at != want || a.waited != want {
-				t.Errorf("call %d: admitted %dth at %v (waited %v), want %dth at exactly %v", i, a.seq, a.at, a.waited, i, want)
-			}
-		}
-		if n, _ := l.store().InFlight(concKey); n != 0 {
-			t.Errorf("%d slots taken after every call ended, want 0", n)
-		}
+		checkQueueOrder(t, l)
 		if st := l.Stats()["conc"]; st.Admitted != 10 || st.InFlight != 0 || st.Queued != 0 {
 			t.Errorf("stats %+v, want 10 admitted, none in flight or queued", st)
 		}
 	})
+}
+
+// checkQueueOrder runs TestConcurrentQueue's calls through l (limited to 3
+// in flight under concKey) and checks their admissions, in a synctest
+// bubble.
+func checkQueueOrder(t *testing.T, l *Limiter) {
+	t.Helper()
+	holds := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
+	for range 7 {
+		holds = append(holds, 3*time.Second)
+	}
+	out, most := runQueue(t, l, holds)
+	if most != 3 {
+		t.Errorf("%d calls in flight at once, want at most (and at some point) 3", most)
+	}
+	wantAt := []time.Duration{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}
+	for i, a := range out {
+		if want := wantAt[i] * time.Second; a.seq != i || a.at != want || a.waited != want {
+			t.Errorf("call %d: admitted %dth at %v (waited %v), want %dth at exactly %v", i, a.seq, a.at, a.waited, i, want)
+		}
+	}
+	if n, _ := l.store().InFlight(concKey); n != 0 {
+		t.Errorf("%d slots taken after every call ended, want 0", n)
+	}
 }
 
 // TestConcurrentTwoFreedAtOnce: two slots given back at once by another

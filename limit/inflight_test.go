@@ -30,24 +30,7 @@ func TestFileConcurrentQueue(t *testing.T) {
 	leaktest.Check(t)
 	f := newFileStore(t)
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Store: f, Limits: concLimit(3)}
-		holds := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
-		for range 7 {
-			holds = append(holds, 3*time.Second)
-		}
-		out, most := runQueue(t, l, holds)
-		if most != 3 {
-			t.Errorf("%d calls in flight at once, want at most (and at some point) 3", most)
-		}
-		wantAt := []time.Duration{0, 0, 0, 1, 2, 3, 4, 5, 6, 7}
-		for i, a := range out {
-			if want := wantAt[i] * time.Second; a.seq != i || a.at != want || a.waited != want {
-				t.Errorf("call %d: admitted %dth at %v (waited %v), want %dth at exactly %v", i, a.seq, a.at, a.waited, i, want)
-			}
-		}
-		if n, _ := f.InFlight(concKey); n != 0 {
-			t.Errorf("%d slots taken after every call ended, want 0", n)
-		}
+		checkQueueOrder(t, &Limiter{Store: f, Limits: concLimit(3)})
 		f.Close() // the sweep Acquire started in the bubble
 	})
 }
