@@ -452,3 +452,46 @@ func TestConcurrentFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentNewcomerQueuesBehindWaiter: a call that arrives the
+// instant a slot is given back, while another call waits for one, queues
+// behind that call instead of taking the slot (a call skips the queue only
+// when no call of its process waits).
+func TestConcurrentNewcomerQueuesBehindWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Limits: concLimit(1)}
+		ctx := context.Background()
+		_, doneA, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var order []string
+		admitted := func(name string) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+		}
+		go func() {
+			_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			admitted("B")
+			time.Sleep(time.Second)
+			done(0)
+		}()
+		synctest.Wait() // B waits for the slot A holds
+		doneA(0)
+		_, doneC, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute) // C arrives at once
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitted("C")
+		doneC(0)
+		if fmt.Sprint(order) != "[B C]" {
+			t.Errorf("admitted %v, want B (waiting) before C (the newcomer)", order)
+		}
+	})
+}
