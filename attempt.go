@@ -140,7 +140,6 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if resp.StatusCode >= 400 {
 		return c.judgeError(a, resp)
 	}
-	c.learn(resp, verdict{}, nil)
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
 	b := &a.out
@@ -152,15 +151,25 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if stream {
 		head, errEvent, err := a.peek(resp.Body)
 		b.head, b.n = head, int64(len(head))
+		status, v := resp.StatusCode, verdict{}
+		if errEvent != nil {
+			// The provider's error, in a 200: judged, and learnt by the
+			// Limiter and the Keys, as the status it stands for, so that
+			// a rate limit or a quota sent this way pauses the model or
+			// the key as a 429 answer would.
+			status = errorEventStatus(errEvent)
+			v = c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
+		}
+		c.learn(status, resp.Header, v, errEvent)
 		if err != nil {
 			resp.Body.Close()
 			a.rec.BytesIn = b.n
 			return nil, c.failed(a, err), a.err
 		}
 		if errEvent != nil {
-			status := errorEventStatus(errEvent)
-			v := c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
-			if v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext()) {
+			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
+			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
+			if retry || move {
 				resp.Body.Close()
 				c.settle(a, v, int64(len(head)))
 				return nil, v, &statusError{status: status}
@@ -169,6 +178,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		}
 		b.events = &sse.Parser{}
 	} else {
+		c.learn(resp.StatusCode, resp.Header, verdict{}, nil)
 		a.disarm()
 		if c.t.BufferBody {
 			head, err := a.readAll(resp.Body, maxBufferedBody)
@@ -220,7 +230,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		return nil, v, a.err
 	}
 	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
-	c.learn(resp, v, buf)
+	c.learn(resp.StatusCode, resp.Header, v, buf)
 	a.errBody = buf
 	resp.Body = io.NopCloser(bytes.NewReader(buf))
 	resp.ContentLength = int64(len(buf))

@@ -48,7 +48,7 @@ func (c *call) takeKey() error {
 
 // learnKey tells the Keys the answer of an attempt made with a pool's key,
 // and notes whether a 429 may move on to another key at once.
-func (c *call) learnKey(resp *http.Response, v verdict, wait time.Duration) {
-	another := c.t.Keys.Learn(c.provider, c.keyID, resp.StatusCode, v.class == classQuota, resp.Header, wait)
-	c.switchKey = another && resp.StatusCode == http.StatusTooManyRequests
+func (c *call) learnKey(status int, h http.Header, v verdict, wait time.Duration) {
+	another := c.t.Keys.Learn(c.provider, c.keyID, status, v.class == classQuota, h, wait)
+	c.switchKey = another && status == http.StatusTooManyRequests
 }

@@ -2,12 +2,16 @@ package sluice
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/leaktest"
 )
 
 // stubKeys is a pool of two keys, "a" then "b": Take gives the first not
@@ -130,5 +134,65 @@ func TestKeysRefusedFirst(t *testing.T) {
 	lines := r.lines()
 	if r.srv.Calls() != 0 || len(lines) != 1 || lines[0]["outcome"] != "rate_limited" {
 		t.Errorf("%d upstream calls, lines %v", r.srv.Calls(), lines)
+	}
+}
+
+// A rate limit or a quota sent as a stream's first event, in a 200, is
+// learnt as the 429 it stands for: the key is paused or taken out, and
+// the call moves at once to the other key, whose stream the caller gets
+// whole. Nothing of the first stream reached the caller.
+func TestKeysMoveOnAfterErrorEvent(t *testing.T) {
+	for _, tt := range []struct{ name, event string }{
+		{"rate_limit", `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`},
+		{"quota", `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`},
+	} {
+		event := tt.event
+		t.Run(tt.name, func(t *testing.T) {
+			leaktest.Check(t)
+			var mu sync.Mutex
+			var keysSent []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				mu.Lock()
+				keysSent = append(keysSent, r.Header.Get("Authorization"))
+				mu.Unlock()
+				w.Header().Set("Content-Type", "text/event-stream")
+				if r.Header.Get("Authorization") == "Bearer sk-a" {
+					io.WriteString(w, "data: "+event+"\n\n")
+					return
+				}
+				io.WriteString(w, openaiChunks+openaiDone)
+			}))
+			t.Cleanup(srv.Close)
+			p := fastPolicy()
+			p.Retry.Base, p.Retry.Cap = 5*time.Second, 5*time.Second
+			logs := &lockedBuffer{}
+			keys := &stubKeys{}
+			tr := &Transport{Policy: p, Provider: "openai", Log: NewAttemptLog(logs), Keys: keys}
+			t.Cleanup(tr.CloseIdleConnections)
+			r := &rig{t: t, tr: tr, logs: logs}
+			start := time.Now()
+			resp, err := r.post(srv.URL + "/v1/chat/completions")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readAll(t, resp); got != openaiChunks+openaiDone {
+				t.Errorf("body %q, want key b's stream whole", got)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("took %v: the move to another key waited", d)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(keysSent) != 2 || keysSent[0] != "Bearer sk-a" || keysSent[1] != "Bearer sk-b" {
+				t.Errorf("keys sent %q, want sk-a then sk-b", keysSent)
+			}
+			if want := []string{"a Too Many Requests", "b OK"}; !slices.Equal(keys.learned, want) {
+				t.Errorf("the Keys learned %q, want %q", keys.learned, want)
+			}
+			if lines := r.lines(); len(lines) != 2 || lines[0]["key"] != "a" || lines[0]["outcome"] != "retry" || lines[1]["outcome"] != "ok" {
+				t.Errorf("lines %v, want key a (retry) then key b (ok)", lines)
+			}
+		})
 	}
 }

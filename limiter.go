@@ -97,22 +97,25 @@ func (c *call) limitEnd() {
 	c.usedTokens = 0
 }
 
-// learn tells the Limiter an attempt's answer; body is an error answer's
-// body, which may hold the wait a 429 asks for (Google's RetryInfo).
-func (c *call) learn(resp *http.Response, v verdict, body []byte) {
+// learn tells the Limiter, or the Keys when the attempt used a pool's
+// key, an attempt's answer: its status (for a stream whose first event is
+// a provider error, the status that event stands for), its headers, and
+// the body of an error, which may hold the wait a 429 asks for (Google's
+// RetryInfo).
+func (c *call) learn(status int, h http.Header, v verdict, body []byte) {
 	c.switchKey = false
 	if c.t.Limiter == nil && c.keyID == "" {
 		return
 	}
 	var wait time.Duration
-	if resp.StatusCode == http.StatusTooManyRequests { // only a 429's pauses
-		if hint, ok := retryHint(resp.Header, body, time.Now()); ok {
+	if status == http.StatusTooManyRequests { // only a 429's pauses
+		if hint, ok := retryHint(h, body, time.Now()); ok {
 			wait = hint
 		}
 	}
 	if c.keyID != "" { // the pause is the key's, not the provider's
-		c.learnKey(resp, v, wait)
+		c.learnKey(status, h, v, wait)
 		return
 	}
-	c.t.Limiter.Learn(c.provider, c.model, resp.StatusCode, v.class == classQuota, resp.Header, wait)
+	c.t.Limiter.Learn(c.provider, c.model, status, v.class == classQuota, h, wait)
 }

@@ -321,3 +321,30 @@ func TestLimiterToldTokensUsed(t *testing.T) {
 		}
 	}
 }
+
+// A rate limit or a quota sent as a stream's first event, in a 200, is
+// learnt as a 429: the model is paused host-wide as for a 429 answer.
+func TestLimiterLearnsErrorEvent(t *testing.T) {
+	for _, tt := range []struct {
+		name, event string
+		want        stubLearn
+	}{
+		{"rate_limit", `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, stubLearn{status: 429}},
+		{"quota", `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, stubLearn{status: 429, quota: true}},
+		{"overloaded", `{"error":{"message":"Overloaded","type":"overloaded_error"}}`, stubLearn{status: 529}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			up, r, url := sseRig(t, fastPolicy(), 0, "data: "+tt.event+"\n\n")
+			up.end = true
+			lim := &stubLimiter{}
+			r.tr.Limiter = lim
+			resp, err := r.post(url)
+			if err == nil {
+				readAll(t, resp)
+			}
+			if len(lim.learned) == 0 || lim.learned[0] != tt.want {
+				t.Errorf("learned %+v, want first %+v", lim.learned, tt.want)
+			}
+		})
+	}
+}
