@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -27,13 +28,14 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer run.stores.Close()
 	reset, store := run.reset, run.stores.breakers
+	known := gateway.BreakerNames(run.cfg)
 	if reset != "" {
 		list, err := store.List()
 		if err != nil {
 			fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
 			return 1
 		}
-		if _, ok := list[reset]; !ok {
+		if _, ok := list[reset]; !ok && !slices.Contains(known, reset) {
 			fmt.Fprintf(stderr, "sluice breakers: no breaker named %q (sluice breakers lists them)\n", reset)
 			return exitUsage
 		}
@@ -44,7 +46,7 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: closed\n", reset)
 		return exitOK
 	}
-	views, err := gateway.Views(store)
+	views, err := gateway.Views(store, known)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice breakers: %v\n", err)
 		return 1
@@ -54,7 +56,7 @@ func runBreakers(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if len(views) == 0 {
-		fmt.Fprintln(stdout, "no breakers yet: they appear with the first call through a provider")
+		fmt.Fprintln(stdout, "no breakers: the config routes to no provider, and none has a record")
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

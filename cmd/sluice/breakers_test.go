@@ -102,3 +102,30 @@ func TestBreakersRefusesLeftovers(t *testing.T) {
 		}
 	}
 }
+
+// The breakers the config's routes use are listed closed before any has a
+// record, and one of them can be reset; a name no route uses cannot.
+func TestBreakersListsIdleOnes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "sluice.yaml")
+	yaml := fmt.Sprintf("state: {backend: file, dir: %s}\nroutes:\n  - {prefix: /openai, provider: openai}\n  - {prefix: /anthropic, provider: anthropic}\n", dir)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if code := run([]string{"breakers", "--config", cfg}, strings.NewReader(""), &out, &out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "anthropic  closed") || !strings.HasPrefix(lines[2], "openai     closed") {
+		t.Errorf("listing:\n%s\nwant a header, then anthropic and openai closed", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"breakers", "--config", cfg, "reset", "openai"}, strings.NewReader(""), &out, &out); code != exitOK || !strings.Contains(out.String(), "openai: closed") {
+		t.Errorf("reset openai: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"breakers", "--config", cfg, "reset", "gemini"}, strings.NewReader(""), &out, &out); code != exitUsage {
+		t.Errorf("reset gemini, which no route uses: exit %d, %q; want 2", code, out.String())
+	}
+}

@@ -3,11 +3,15 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/config"
 )
 
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
@@ -26,9 +30,12 @@ type BreakerView struct {
 	Transitions uint64    `json:"transitions"`
 }
 
-// Views lists every breaker of a store, sorted by name.
-func Views(store breaker.Store) ([]BreakerView, error) {
-	list, err := store.List()
+// Views lists the breakers of a store, sorted by name, with every name of
+// known the store holds no record of shown closed: a breaker that has
+// never counted a failure or a slow call keeps no record
+// (breaker.Record.Idle), yet guards its provider like any other.
+func Views(store breaker.Store, known []string) ([]BreakerView, error) {
+	list, err := records(store, known)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +54,57 @@ func Views(store breaker.Store) ([]BreakerView, error) {
 	return out, nil
 }
 
+// knownBreakers returns the breaker names of the current config, for the
+// metrics: nil before the first config is in place.
+func (sh *shared) knownBreakers() []string {
+	if g := sh.current.Load(); g != nil {
+		return g.breakerNames
+	}
+	return nil
+}
+
+// records returns the store's records by name, and the zero Record, a
+// closed breaker's, for every name of known that has none.
+func records(store breaker.Store, known []string) (map[string]breaker.Record, error) {
+	list, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range known {
+		if _, ok := list[name]; !ok {
+			if list == nil {
+				list = make(map[string]breaker.Record)
+			}
+			list[name] = breaker.Record{}
+		}
+	}
+	return list, nil
+}
+
+// BreakerNames returns the names of the breakers cfg's routes use that
+// are known before any call: every provider a route or a fallback
+// reaches, under a policy whose breakers are per provider; every
+// fallback's provider and model, under a policy whose breakers are per
+// model (a primary's model is the one each client names). Sorted.
+func BreakerNames(cfg *config.Config) []string {
+	seen := make(map[string]bool)
+	for _, pol := range cfg.Policies {
+		t := &sluice.Transport{Policy: pol} // only its names: it makes no call
+		byModel := pol.BreakerScope == sluice.ScopeModel
+		for _, r := range cfg.Routes {
+			if !byModel {
+				seen[t.BreakerName(r.Provider, "")] = true
+			}
+			for _, f := range r.Fallbacks {
+				if !byModel || f.Model != "" {
+					seen[t.BreakerName(f.Provider, f.Model)] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
 func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
@@ -57,7 +115,7 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			writeError(w, config0, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: use GET")
 			return
 		}
-		views, err := Views(g.store)
+		views, err := Views(g.store, g.breakerNames)
 		if err != nil {
 			writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
 			return
@@ -99,7 +157,7 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 
 // resetBreaker closes the named breaker.
 func (g *Gateway) resetBreaker(name string) error {
-	list, err := g.store.List()
+	list, err := records(g.store, g.breakerNames)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestJSONBodyFailingAnswersGatewayError(t *testing.T) {
 }
 
 func TestRetryBudgetRefusalsExported(t *testing.T) {
-	m := newMetrics(breaker.NewMemory(), nil)
+	m := newMetrics(breaker.NewMemory(), nil, nil)
 	m.observe(&sluice.Attempt{Provider: "openai", Outcome: sluice.OutcomeFail, Status: 503, RetryBudgetExhausted: true})
 	m.observe(&sluice.Attempt{Provider: "openai", Outcome: sluice.OutcomeRetry, Status: 503})
 	rec := httptest.NewRecorder()

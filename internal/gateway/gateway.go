@@ -70,18 +70,21 @@ type Options struct {
 type Gateway struct {
 	*shared
 
-	cfg        *config.Config
-	routes     []*route // longest prefix first
-	providers  map[string]*provider
-	policies   map[string]bool
-	spend      *spend.Meter // nil when there are no budgets
-	limiter    *limit.Limiter
-	limitByKey bool // a limit is scoped per client key
-	spendByKey bool // a budget is scoped per client key: calls name their client
-	authKeys   [][sha256.Size]byte
-	secrets    *secrets // the injected keys, scrubbed from answers
-	pools      KeyPools // the providers' pools of keys (keys.go)
-	adminToken string
+	cfg    *config.Config
+	routes []*route // longest prefix first
+	// breakerNames are the breakers the routes use that are known before
+	// any call (BreakerNames): listed closed while they keep no record.
+	breakerNames []string
+	providers    map[string]*provider
+	policies     map[string]bool
+	spend        *spend.Meter // nil when there are no budgets
+	limiter      *limit.Limiter
+	limitByKey   bool // a limit is scoped per client key
+	spendByKey   bool // a budget is scoped per client key: calls name their client
+	authKeys     [][sha256.Size]byte
+	secrets      *secrets // the injected keys, scrubbed from answers
+	pools        KeyPools // the providers' pools of keys (keys.go)
+	adminToken   string
 }
 
 // shared is what a reload keeps: the breaker store, the ledger and the
@@ -173,7 +176,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
-	sh.metrics = newMetrics(sh.store, opt.AttemptLog)
+	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = newHistory()
 	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() int {
 		if g := sh.current.Load(); g != nil {
@@ -196,13 +199,14 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 // names what the environment does not hold (an empty key variable, say).
 func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 	g := &Gateway{
-		shared:     sh,
-		cfg:        cfg,
-		providers:  make(map[string]*provider),
-		policies:   make(map[string]bool),
-		spend:      newSpend(cfg, sh.ledger),
-		limiter:    newLimiter(cfg, sh.limits),
-		limitByKey: hasKeyScope(cfg),
+		shared:       sh,
+		cfg:          cfg,
+		breakerNames: BreakerNames(cfg),
+		providers:    make(map[string]*provider),
+		policies:     make(map[string]bool),
+		spend:        newSpend(cfg, sh.ledger),
+		limiter:      newLimiter(cfg, sh.limits),
+		limitByKey:   hasKeyScope(cfg),
 	}
 	g.limiter.OnError = sh.limitStoreError
 	g.spendByKey = g.spend != nil && scopedByKey(cfg.Budgets)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -652,8 +653,10 @@ func TestAdminEndpoints(t *testing.T) {
 	body(t, e.do("POST", "/openai/v1/chat/completions", chatBody))
 	resp := e.do("GET", "/sluice/breakers", "")
 	var list struct{ Breakers []BreakerView }
-	if err := json.Unmarshal([]byte(body(t, resp)), &list); err != nil || len(list.Breakers) != 1 || list.Breakers[0].State != "open" {
-		t.Fatalf("breakers %+v (%v), want openai open", list, err)
+	if err := json.Unmarshal([]byte(body(t, resp)), &list); err != nil || len(list.Breakers) != 2 ||
+		list.Breakers[0].Name != "anthropic" || list.Breakers[0].State != "closed" ||
+		list.Breakers[1].Name != "openai" || list.Breakers[1].State != "open" {
+		t.Fatalf("breakers %+v (%v), want anthropic closed and openai open", list, err)
 	}
 	resp = e.do("POST", "/sluice/breakers/openai/reset", "")
 	body(t, resp)
@@ -737,5 +740,82 @@ func TestErrorBodyShapes(t *testing.T) {
 	if err := json.Unmarshal(errorBody(config.KindAnthropic, codeProviderDown, msg), &an); err != nil ||
 		an.Type != "error" || an.Error.Type != "provider_down" || an.Error.Message != msg {
 		t.Errorf("Anthropic shape: %+v, %v", an, err)
+	}
+}
+
+// Every breaker the routes use is listed from the start, closed, though a
+// breaker keeps no record until it counts a failure: by /sluice/breakers,
+// the status page and the metrics; one that is known can be reset, and a
+// name no route uses still cannot.
+func TestBreakersListedBeforeAnyCall(t *testing.T) {
+	e := newEnv(t, "200", func(c *config.Config) {
+		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:1", APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o"}}
+		p := c.Policies["nightly"]
+		p.BreakerScope = sluice.ScopeModel
+		c.Policies["nightly"] = p
+	})
+	if e.cfg.Routes[0].Prefix != "/openai" {
+		t.Fatalf("routes %+v: the test expects /openai first", e.cfg.Routes)
+	}
+	// interactive is per provider: the three providers; nightly per model:
+	// the fallback's model (the primary's is the client's to name).
+	want := []string{"anthropic", "backup", "backup/gpt-4o", "openai"}
+	var list struct{ Breakers []BreakerView }
+	if err := json.Unmarshal([]byte(body(t, e.do("GET", "/sluice/breakers", ""))), &list); err != nil {
+		t.Fatal(err)
+	}
+	var status statusView
+	if err := json.Unmarshal([]byte(body(t, e.do("GET", "/sluice/status.json", ""))), &status); err != nil {
+		t.Fatal(err)
+	}
+	for what, views := range map[string][]BreakerView{"/sluice/breakers": list.Breakers, "status.json": status.Breakers} {
+		var names []string
+		for _, v := range views {
+			names = append(names, v.Name)
+			if v.State != "closed" || v.Failures != 0 || v.Transitions != 0 {
+				t.Errorf("%s: %+v, want closed and idle", what, v)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s lists %q, want %q", what, names, want)
+		}
+	}
+	m := body(t, e.do("GET", "/metrics", ""))
+	for _, name := range want {
+		if line := `sluice_breaker_state{breaker="` + name + `"} 0`; !strings.Contains(m, line) {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
+	if resp := e.do("POST", "/sluice/breakers/backup%2Fgpt-4o/reset", ""); resp.StatusCode != 200 {
+		t.Errorf("reset of a known breaker with no record: %d, want 200", resp.StatusCode)
+		body(t, resp)
+	} else {
+		body(t, resp)
+	}
+	if resp := e.do("POST", "/sluice/breakers/openai%2Fgpt-4o/reset", ""); resp.StatusCode != 404 {
+		t.Errorf("reset of a breaker no route uses: %d, want 404", resp.StatusCode)
+		body(t, resp)
+	} else {
+		body(t, resp)
+	}
+}
+
+// BreakerNames gives a policy scoped by model no name for a primary, whose
+// model is the client's, and none for a fallback that keeps the model.
+func TestBreakerNamesByScope(t *testing.T) {
+	cfg := config.Default()
+	cfg.Routes = []config.Route{{Prefix: "/a", Provider: "openai", Fallbacks: []config.Target{{Provider: "backup", Model: "m"}, {Provider: "other"}}}}
+	for _, tt := range []struct {
+		scope sluice.Scope
+		want  []string
+	}{
+		{sluice.ScopeProvider, []string{"backup", "openai", "other"}},
+		{sluice.ScopeModel, []string{"backup/m"}},
+	} {
+		cfg.Policies = map[string]sluice.Policy{"p": {BreakerScope: tt.scope}}
+		if got := BreakerNames(cfg); !slices.Equal(got, tt.want) {
+			t.Errorf("scope %s: %q, want %q", tt.scope, got, tt.want)
+		}
 	}
 }

@@ -48,7 +48,7 @@ type provMetrics struct {
 // (logfile.File).
 type errorCounter interface{ Errors() uint64 }
 
-func newMetrics(store breaker.Store, attemptLog io.Writer) *metrics {
+func newMetrics(store breaker.Store, knownBreakers func() []string, attemptLog io.Writer) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		registry: reg,
@@ -89,7 +89,7 @@ func newMetrics(store breaker.Store, attemptLog io.Writer) *metrics {
 		Name: "sluice_attempt_log_errors_total", Help: "Attempt-log lines that could not be written (disk full, say).",
 	}, logErrors))
 	reg.MustRegister(m.spent, m.attempts, m.retries, m.refusedRetries, m.latency, m.ttfb, m.fallbacks, m.reloads,
-		&breakerCollector{store: store},
+		&breakerCollector{store: store, known: knownBreakers},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
@@ -152,9 +152,13 @@ func (m *metrics) provider(name string) *provMetrics {
 	return v.(*provMetrics)
 }
 
-// breakerCollector reports every breaker of the store when scraped: its
-// state and its transitions, as the shared store records them.
-type breakerCollector struct{ store breaker.Store }
+// breakerCollector reports every breaker of the store when scraped, and
+// every known one it holds no record of, closed: its state and its
+// transitions, as the shared store records them.
+type breakerCollector struct {
+	store breaker.Store
+	known func() []string // the names to report even without a record; may be nil
+}
 
 var (
 	breakerStateDesc = prometheus.NewDesc("sluice_breaker_state",
@@ -195,7 +199,11 @@ func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(storeDegradedDesc, prometheus.GaugeValue, v)
 		ch <- prometheus.MustNewConstMetric(storeFallbacksDesc, prometheus.CounterValue, float64(d.FallbacksTotal()))
 	}
-	list, err := c.store.List()
+	var known []string
+	if c.known != nil {
+		known = c.known()
+	}
+	list, err := records(c.store, known)
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, 0)
 		return

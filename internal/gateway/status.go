@@ -73,7 +73,7 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	v := statusView{Now: now.UTC(), Breakers: []BreakerView{}, Keys: KeyViews(g.pools, now)}
-	if b, err := Views(g.store); err != nil {
+	if b, err := Views(g.store, g.breakerNames); err != nil {
 		v.BreakersError = "the state store failed: " + err.Error()
 	} else {
 		v.Breakers = b
