@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
@@ -117,7 +118,8 @@ type Transport struct {
 	policy   Policy
 	base     http.RoundTripper
 	store    breaker.Store
-	breakers sync.Map // name → *breaker.Breaker
+	breakers sync.Map     // name → *breaker.Breaker, up to maxBreakers
+	nbreaker atomic.Int64 // about how many breakers holds
 	budget   *RetryBudget
 	own      RetryBudget // the budget when RetryBudget is nil
 }
@@ -186,13 +188,27 @@ func newBase(connect time.Duration) *http.Transport {
 	}
 }
 
+// maxBreakers bounds the breakers a Transport keeps at hand: past it, it
+// forgets them all and makes them again as calls name them. A Breaker
+// holds nothing of its own (its record is in the Store), so one made again
+// is the same breaker; the bound keeps a client that names ever new models
+// under ScopeModel from growing the Transport without end.
+const maxBreakers = 4096
+
 // Breaker returns the breaker called name, as this Transport uses it.
 func (t *Transport) Breaker(name string) *breaker.Breaker {
 	t.init()
 	if b, ok := t.breakers.Load(name); ok {
 		return b.(*breaker.Breaker)
 	}
-	b, _ := t.breakers.LoadOrStore(name, breaker.New(name, t.policy.Breaker, t.store))
+	if t.nbreaker.Add(1) > maxBreakers {
+		t.breakers.Clear()
+		t.nbreaker.Store(1)
+	}
+	b, loaded := t.breakers.LoadOrStore(name, breaker.New(name, t.policy.Breaker, t.store))
+	if loaded {
+		t.nbreaker.Add(-1)
+	}
 	return b.(*breaker.Breaker)
 }
 
