@@ -22,9 +22,13 @@
 // at every round trip (its error is at most half the round trip).
 //
 // Reads never wait for Redis. The store caches the record of every breaker
-// it has been asked about and refreshes all of them every Refresh (250 ms
-// by default) in one pipelined round trip; Load answers from that cache,
-// so a closed breaker whose calls succeed costs no Redis round trip at all.
+// it has been asked about in the last minute and refreshes all of them
+// every Refresh (250 ms by default) in one pipelined round trip; Load
+// answers from that cache, so a closed breaker whose calls succeed costs
+// no Redis round trip at all. A breaker unused for a minute leaves the
+// cache, and its next Load waits for Redis as a first one does: the
+// refresh reads the breakers in use, however many names were ever asked
+// about.
 // Changes made here are in the cache at once; a change made by another
 // process or host is seen here within Refresh plus one round trip, 250 ms
 // and a little by default. Only changes (failures, transitions, probes)

@@ -51,13 +51,21 @@ func (s *Store) run() {
 	}
 }
 
-// refresh reads every cached record again in one round trip. While the
+// refresh reads every cached record again in one round trip, after
+// dropping the names nobody asked about for the last idle turns. While the
 // store is degraded it is also the probe that finds Redis back.
 func (s *Store) refresh() {
+	turn := s.turns.Add(1)
+	evict := !s.degraded.Load() // in an outage, the cache seeds the local breakers
 	var names []string
 	var entries []*entry
 	s.cache.Range(func(k, v any) bool {
-		names, entries = append(names, k.(string)), append(entries, v.(*entry))
+		e := v.(*entry)
+		if evict && turn-min(turn, e.used.Load()) > s.idle {
+			s.cache.CompareAndDelete(k, e)
+			return true
+		}
+		names, entries = append(names, k.(string)), append(entries, e)
 		return true
 	})
 	if len(names) == 0 && !s.degraded.Load() {

@@ -45,8 +45,16 @@ type Options struct {
 	// slog.Default() is used.
 	Logger *slog.Logger
 
-	now func() time.Time // the local clock; tests move it
+	now  func() time.Time // the local clock; tests move it
+	idle time.Duration    // how long an unused name stays cached; if zero, cacheIdle
 }
+
+// cacheIdle is how long the store keeps refreshing a breaker nobody asked
+// about: past it the name leaves the cache, and its next Load reads Redis
+// again, as a first Load does. It bounds the refresh's round trip to the
+// breakers in use, however many names (models, under scope model) were
+// ever asked about.
+const cacheIdle = time.Minute
 
 // Store is a breaker.Store kept in Redis. It is safe for concurrent use.
 // Create one with New and Close it when done.
@@ -57,6 +65,8 @@ type Store struct {
 	clock  clock
 	cache  sync.Map      // name → *entry
 	tick   atomic.Uint64 // orders cache writes against refreshes
+	turns  atomic.Uint64 // the refreshes so far: the cache's clock of use
+	idle   uint64        // the refreshes an unused name stays cached
 
 	mode      sync.Mutex // serialises switching to and from local breakers
 	degraded  atomic.Bool
@@ -69,8 +79,16 @@ type Store struct {
 
 // entry is the cached record of one breaker.
 type entry struct {
-	mu  sync.Mutex // serialises the first fetch
-	cur atomic.Pointer[cached]
+	mu   sync.Mutex // serialises the first fetch
+	cur  atomic.Pointer[cached]
+	used atomic.Uint64 // Store.turns when last asked about
+}
+
+// touch notes that the entry was asked about at refresh turn n.
+func (e *entry) touch(n uint64) {
+	if e.used.Load() < n {
+		e.used.Store(n)
+	}
 }
 
 // cached is a record in local-clock times, with what orders it.
@@ -106,6 +124,7 @@ func New(opts Options) (*Store, error) {
 	s := &Store{
 		opts: opts, client: redis.NewClient(ro), log: opts.Logger,
 		clock: clock{now: opts.now}, stop: make(chan struct{}), done: make(chan struct{}),
+		idle: uint64(max(1, (opts.idle+opts.Refresh-1)/opts.Refresh)),
 	}
 	s.local.Store(&fallback{seed: s.seed})
 	s.ping()
@@ -133,6 +152,7 @@ func clientOptions(opts *Options) (*redis.Options, error) {
 	opts.Timeout = orDefault(opts.Timeout, 100*time.Millisecond)
 	opts.Refresh = orDefault(opts.Refresh, 250*time.Millisecond)
 	opts.IdleTTL = orDefault(opts.IdleTTL, 24*time.Hour)
+	opts.idle = orDefault(opts.idle, cacheIdle)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -161,7 +181,9 @@ func (s *Store) Load(name string) (breaker.Record, error) {
 		return s.local.Load().load(name), nil
 	}
 	if v, ok := s.cache.Load(name); ok {
-		if c := v.(*entry).cur.Load(); c != nil {
+		e := v.(*entry)
+		e.touch(s.turns.Load())
+		if c := e.cur.Load(); c != nil {
 			return c.rec, nil
 		}
 	}
@@ -229,11 +251,13 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 }
 
 func (s *Store) entry(name string) *entry {
-	if v, ok := s.cache.Load(name); ok {
-		return v.(*entry)
+	v, ok := s.cache.Load(name)
+	if !ok {
+		v, _ = s.cache.LoadOrStore(name, &entry{})
 	}
-	v, _ := s.cache.LoadOrStore(name, &entry{})
-	return v.(*entry)
+	e := v.(*entry)
+	e.touch(s.turns.Load())
+	return e
 }
 
 // seed returns the last shared record seen for name: where a local

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -383,5 +384,59 @@ func BenchmarkFailure(b *testing.B) {
 	}
 	if red.Degraded() {
 		b.Fatal("degraded during the benchmark")
+	}
+}
+
+// A name nobody asks about leaves the cache after the idle time, so that
+// the refresh reads the breakers in use and not every name ever asked
+// about; a name in use stays, and a forgotten one reads Redis again, its
+// state intact.
+func TestCacheForgetsUnusedNames(t *testing.T) {
+	srv := redistest.Start(t)
+	st, _ := newStore(t, srv, Options{Refresh: 5 * time.Millisecond, idle: 250 * time.Millisecond})
+	set := breaker.Settings{Cool: time.Hour}
+	if _, err := st.Apply("tripped", set, breaker.Event{Kind: breaker.EventTrip}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		st.Load("model-" + strconv.Itoa(i))
+	}
+	st.Load("kept")
+	first, _ := st.cache.Load("kept")
+	cached := func() (n int, kept bool) {
+		st.cache.Range(func(k, _ any) bool {
+			n++
+			kept = kept || k == "kept"
+			return true
+		})
+		return n, kept
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // "kept" is in use all along
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				st.Load("kept")
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	waitFor(t, 10*time.Second, "the unused names forgotten", func() bool { n, kept := cached(); return n == 1 && kept })
+	close(stop)
+	<-done
+	if now, _ := st.cache.Load("kept"); now != first {
+		t.Error("the name in use left the cache and was read from Redis again")
+	}
+	before := srv.CommandsProcessed()
+	time.Sleep(50 * time.Millisecond) // some ten refreshes
+	if n := srv.CommandsProcessed() - before; n > 100 {
+		t.Errorf("Redis processed %d commands in 50ms of refreshes of one name, want a few a refresh", n)
+	}
+	if rec, err := st.Load("tripped"); err != nil || rec.State != breaker.Open {
+		t.Errorf("a forgotten open breaker reads %+v, %v; want open", rec, err)
 	}
 }
