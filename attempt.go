@@ -140,6 +140,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if resp.StatusCode >= 400 {
 		return c.judgeError(a, resp)
 	}
+	c.learn(resp.StatusCode, resp.Header, verdict{}, nil) // its rate-limit headers, at once
 	stream := isEventStream(resp.Header)
 	a.rec.Stream = stream
 	b := &a.out
@@ -151,22 +152,19 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if stream {
 		head, errEvent, err := a.peek(resp.Body)
 		b.head, b.n = head, int64(len(head))
-		status, v := resp.StatusCode, verdict{}
-		if errEvent != nil {
-			// The provider's error, in a 200: judged, and learnt by the
-			// Limiter and the Keys, as the status it stands for, so that
-			// a rate limit or a quota sent this way pauses the model or
-			// the key as a 429 answer would.
-			status = errorEventStatus(errEvent)
-			v = c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
-		}
-		c.learn(status, resp.Header, v, errEvent)
 		if err != nil {
 			resp.Body.Close()
 			a.rec.BytesIn = b.n
 			return nil, c.failed(a, err), a.err
 		}
 		if errEvent != nil {
+			// The provider's error, in a 200: judged, and learnt by the
+			// Limiter and the Keys, as the status it stands for, so that
+			// a rate limit or a quota sent this way pauses the model or
+			// the key as a 429 answer would.
+			status := errorEventStatus(errEvent)
+			v := c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
+			c.learn(status, resp.Header, v, errEvent)
 			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
 			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
 			if retry || move {
@@ -178,7 +176,6 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		}
 		b.events = &sse.Parser{}
 	} else {
-		c.learn(resp.StatusCode, resp.Header, verdict{}, nil)
 		a.disarm()
 		if c.t.BufferBody {
 			head, err := a.readAll(resp.Body, maxBufferedBody)
