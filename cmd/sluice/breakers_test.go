@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,39 @@ func TestBreakersListsIdleOnes(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"breakers", "--config", cfg, "reset", "gemini"}, strings.NewReader(""), &out, &out); code != exitUsage {
 		t.Errorf("reset gemini, which no route uses: exit %d, %q; want 2", code, out.String())
+	}
+}
+
+// --state names the store to read instead of the config's: a directory,
+// or a Redis URL; a Redis that does not answer is an error, not a list of
+// local, empty breakers.
+func TestBreakersStateFlag(t *testing.T) {
+	_, dir := openBreaker(t, "openai")
+	var out strings.Builder
+	if code := run([]string{"breakers", "--state", dir}, strings.NewReader(""), &out, &out); code != exitOK || !strings.Contains(out.String(), "openai     open") {
+		t.Errorf("breakers --state DIR: exit %d,\n%s\nwant openai open", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"breakers", "reset", "openai", "--state", dir}, strings.NewReader(""), &out, &out); code != exitOK {
+		t.Errorf("reset --state DIR: exit %d, %q", code, out.String())
+	}
+	if got := breakerState(t, dir, "openai"); got != breaker.Closed {
+		t.Errorf("after the reset the breaker is %v, want closed", got)
+	}
+
+	url := startRedis(t)
+	out.Reset()
+	if code := run([]string{"breakers", "--state", url}, strings.NewReader(""), &out, &out); code != exitOK || !strings.Contains(out.String(), "openai     closed") {
+		t.Errorf("breakers --state %s: exit %d,\n%s\nwant openai closed", url, code, out.String())
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "redis://" + l.Addr().String() + "/0"
+	l.Close()
+	out.Reset()
+	if code := run([]string{"breakers", "--state", down}, strings.NewReader(""), &out, &out); code != 1 || !strings.Contains(out.String(), "Redis is unreachable") || strings.Contains(out.String(), "BREAKER") {
+		t.Errorf("breakers --state %s (nothing listening): exit %d,\n%s\nwant exit 1, unreachable, no list", down, code, out.String())
 	}
 }

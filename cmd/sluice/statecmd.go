@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"time"
 
+	"github.com/sluice-llm/sluice/breaker/redisstore"
 	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 )
@@ -40,9 +44,10 @@ func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, cod
 	fs := flag.NewFlagSet("sluice "+sc.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", sc.configHelp+" (default $"+config.EnvConfig+", else the built-in defaults)")
+	stateFlag := fs.String("state", "", "the state store to read instead of the config's: a state directory, or a redis://, rediss:// or unix:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: sluice %[1]s [--config F] [--json]\n       sluice %[1]s reset %[2]s [--config F]\n\n%[3]s\n\nFlags:\n",
+		fmt.Fprintf(stderr, "Usage: sluice %[1]s [--config F] [--state DIR|URL] [--json]\n       sluice %[1]s reset %[2]s [--config F] [--state DIR|URL]\n\n%[3]s\n\nFlags:\n",
 			sc.name, sc.item, sc.about)
 		fs.PrintDefaults()
 	}
@@ -61,6 +66,9 @@ func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, cod
 		fmt.Fprintf(stderr, "sluice %s: %v\n", sc.name, err)
 		return run, exitUsage, false
 	}
+	if *stateFlag != "" {
+		run.cfg.State = stateOf(*stateFlag)
+	}
 	if run.cfg.State.Backend == config.BackendMemory {
 		fmt.Fprintf(stderr, "sluice %s: state.backend is memory: %s\n", sc.name, sc.inProcess)
 		return run, exitUsage, false
@@ -68,6 +76,15 @@ func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, cod
 	if run.stores, err = openStore(run.cfg, slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
 		fmt.Fprintf(stderr, "sluice %s: %v\n", sc.name, err)
 		return run, exitUsage, false
+	}
+	if r, ok := run.stores.breakers.(*redisstore.Store); ok && r.Degraded() {
+		// Its local breakers are not the shared ones: say so, and list nothing.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := r.Client().Ping(ctx).Err()
+		cancel()
+		run.stores.Close()
+		fmt.Fprintf(stderr, "sluice %s: the state's Redis is unreachable (%v): start it, or name the state to read with --state\n", sc.name, err)
+		return run, 1, false
 	}
 	run.asJSON = *asJSON
 	return run, exitOK, true
@@ -88,4 +105,15 @@ func (sc stateCommand) toReset(pos []string) (string, error) {
 		return "", cmdline.Unexpected(pos[2:], want)
 	}
 	return pos[1], nil
+}
+
+// stateOf is the state store --state names: a Redis URL, else a state
+// directory.
+func stateOf(v string) config.State {
+	for _, scheme := range []string{"redis://", "rediss://", "unix://"} {
+		if strings.HasPrefix(v, scheme) {
+			return config.State{Backend: config.BackendRedis, URL: v}
+		}
+	}
+	return config.State{Backend: config.BackendFile, Dir: v}
 }
