@@ -3,6 +3,7 @@ package sluice
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,6 +78,35 @@ func (t *contractOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Header["Sluice-Model"] = v[3:4:4]
 	resp.Header["X-Should-Retry"] = v[4:5:5]
 	return resp, nil
+}
+
+// BenchmarkEngine measures the engine's own cost, without the network's
+// noise: Transport over a RoundTripper that answers at once from memory,
+// beside that RoundTripper alone.
+func BenchmarkEngine(b *testing.B) {
+	const url = "http://provider.invalid/v1/chat/completions" // never dialled
+	b.Run("memory", func(b *testing.B) {
+		benchRoundTrip(b, memoryProvider{}, url)
+	})
+	b.Run("sluice", func(b *testing.B) {
+		benchRoundTrip(b, &Transport{Provider: "openai", Log: NewAttemptLog(io.Discard), Base: memoryProvider{}}, url)
+	})
+}
+
+// memoryProvider answers every request at once with a small JSON answer
+// built in memory, with the four headers the fake sends.
+type memoryProvider struct{}
+
+func (memoryProvider) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	const answer = `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`
+	h := http.Header{"Content-Type": {"application/json"}, "Date": {"Tue, 01 Dec 2026 05:00:00 GMT"},
+		"Content-Length": {strconv.Itoa(len(answer))}, "X-Request-Id": {"req_1"}}
+	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(answer)),
+		ContentLength: int64(len(answer)), Request: r}, nil
 }
 
 func BenchmarkAttemptLogLine(b *testing.B) {
