@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/sluice-llm/sluice/internal/gateway"
 )
 
 // maxKeys is how many rows Summary.Keys keeps: a pool is a few keys, but
@@ -25,7 +23,7 @@ type KeyUse struct {
 	Provider string `json:"provider"`
 	// Key is the attempt log's key field: the first 8 hex digits of the
 	// key's SHA-256, as `sluice keys` names it, never the key itself (a
-	// field that is not such a hash is shown hashed).
+	// field that is not such a hash is shown as "(not a key hash)").
 	Key      string `json:"key"`
 	Attempts int    `json:"attempts"`
 	// OK counts the attempts with outcome ok.
@@ -83,15 +81,17 @@ func keys(lines []Line) ([]KeyUse, int) {
 	return rows, left
 }
 
+// notAHash stands for a key field that is not a key hash.
+const notAHash = "(not a key hash)"
+
 // keyName returns the attempt log's key field when it is a key hash (8
-// lowercase hex digits), else the hash of what the field holds: a line
-// written by hand or by another tool may hold a key itself, which the
-// report never prints.
+// lowercase hex digits), else notAHash: a line written by hand or by
+// another tool may hold a key itself, which the report never prints.
 func keyName(k string) string {
 	if len(k) == 8 && strings.Trim(k, "0123456789abcdef") == "" {
 		return k
 	}
-	return gateway.KeyHash(k)
+	return notAHash
 }
 
 // byProviderKey orders by provider, then key.
