@@ -44,6 +44,17 @@
 //   - Queued: attempts that waited for a rate-limit slot (queued_ms > 0),
 //     the sum, p50, p99 and max of the waits, and the calls refused with
 //     outcome rate_limited (a folded line counts the calls it stands for).
+//   - Keys, only when a line names a pool key (its key field, the first 8
+//     hex digits of the key's SHA-256; the report prints nothing else of
+//     a key): per provider and key, the attempts, and of them ok, rate
+//     limited (status 429, error class not quota_exhausted), quota (error
+//     class quota_exhausted, as Sluice judged the 429 or stream error event
+//     when it wrote the line) and other (every other attempt, retried or
+//     not), so that attempts = ok + rate limited + quota + other; and the
+//     time of the latest 429 of either kind. A line without a key is not
+//     counted. Rows are sorted by provider, then most 429s first, then key;
+//     at most 50 are kept, those with the most 429s (then attempts), and
+//     the rest are counted as "(N more keys)".
 //   - Breaker openings, per provider, from the breaker state each attempt
 //     saw when it started: the first attempt that saw "open" starts an
 //     opening, the first later one that saw "closed" ends it (an attempt

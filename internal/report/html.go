@@ -58,7 +58,7 @@ func cards(s *Summary) []card {
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"num": num, "pct": pct, "stamp": stamp, "ms": fmtMS, "why": why,
-	"dash": orDash, "status": statusName, "usd": fmtUSD, "join": strings.Join,
+	"dash": orDash, "stampdash": stampOrDash, "status": statusName, "usd": fmtUSD, "join": strings.Join,
 	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
 }).Parse(pageHTML))
 
@@ -141,6 +141,11 @@ svg text { fill: #444; }
 {{with .Retries}}{{if .Count}}<p>{{.Count}} attempts retried; waited {{ms .WaitSumMS}} in all (p50 {{ms .WaitP50MS}}, max {{ms .WaitMaxMS}}).</p>
 <table><tr><th class="l">retried after</th><th>attempts</th><th>share</th></tr>
 {{range .After}}<tr><td class="l">{{.Key}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}{{end}}
+{{if .Keys}}<h2 id="keys">429s and quota by pool key</h2>
+<p class="note">Keys by the first 8 hex digits of their SHA-256. Rate limited: 429s but quota_exhausted. Quota: attempts with error quota_exhausted. Other: every other attempt not ok, retried or not.</p>
+<table><tr><th class="l">provider</th><th class="l">key</th><th>attempts</th><th>ok</th><th>rate limited</th><th>quota</th><th>other</th><th class="l">last 429</th></tr>
+{{range .Keys}}<tr><td class="l">{{dash .Provider}}</td><td class="l"><code>{{.Key}}</code></td><td>{{.Attempts}}</td><td>{{.OK}}</td><td>{{.RateLimited}}</td><td>{{.Quota}}</td><td>{{.Other}}</td><td class="l">{{stampdash .Last429}}</td></tr>
+{{end}}</table>{{if .KeysLeftOut}}<p class="note">({{.KeysLeftOut}} more keys)</p>{{end}}{{end}}
 <h2>Breaker openings</h2>
 {{if .Openings}}<table><tr><th class="l">provider</th><th class="l">opened</th><th class="l">closed</th><th>lasted</th><th>calls failed fast</th><th>fast-fail attempts</th><th>probes (failed)</th><th class="l">after</th></tr>
 {{range .Openings}}<tr><td class="l">{{dash .Provider}}</td><td class="l">{{stamp .Start}}</td><td class="l">{{if .Ongoing}}still open at end{{else}}{{stamp .End}}{{end}}</td><td>{{ms .DurationMS}}</td><td>{{.CallsFailedFast}}</td><td>{{.FastFails}}</td><td>{{len .Probes}} ({{.FailedProbes}})</td><td class="l">{{why .Before}}</td></tr>

@@ -48,6 +48,13 @@ type Summary struct {
 	// Queued is what attempts waited for a rate-limit slot (queued_ms),
 	// and the calls rate limits refused.
 	Queued Queued `json:"queued"`
+	// Keys counts the attempts of every pool key by provider and key (a
+	// line without a key is not counted): rate limits, used-up quota and
+	// other failures, by provider, most 429s first. It keeps at most 50
+	// keys, those with the most 429s; KeysLeftOut is how many more the log
+	// names.
+	Keys        []KeyUse `json:"keys"`
+	KeysLeftOut int      `json:"keys_left_out"`
 	// Openings are the breaker openings seen in the log, by start time.
 	Openings []Opening `json:"breaker_openings"`
 	// SpendUSD is the sum of cost_usd; Spend splits it by provider and
@@ -135,6 +142,7 @@ func Summarize(lines []Line) Summary {
 	s.Overall, s.Latency = latencies(sorted)
 	s.Retries = retries(sorted)
 	s.Queued = queued(sorted)
+	s.Keys, s.KeysLeftOut = keys(sorted)
 	s.Openings = openings(sorted)
 	s.SpendUSD, s.Spend = spend(sorted)
 	s.RateLimited = rateLimited(sorted)

@@ -21,6 +21,7 @@ func WriteText(w io.Writer, s *Summary) error {
 		writeLatency(&b, s)
 		writeRetries(&b, s)
 		writeQueued(&b, s)
+		writeKeys(&b, s)
 		writeOpenings(&b, s)
 		writeSpend(&b, s)
 		writeMinutes(&b, &s.RateLimited)
@@ -165,6 +166,32 @@ func writeQueued(b *bytes.Buffer, s *Summary) {
 	if q.Refused > 0 {
 		fmt.Fprintf(b, "  %d calls refused: their turn was further than their max_queue (429 rate_limited)\n", q.Refused)
 	}
+}
+
+// writeKeys writes the pool keys' table: only when a line named a key.
+func writeKeys(b *bytes.Buffer, s *Summary) {
+	if len(s.Keys) == 0 {
+		return // no provider has a pool: no section
+	}
+	b.WriteString("\nKEYS: 429s and quota by pool key (sha-256 prefix)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "  provider\tkey\tattempts\tok\trate_limited\tquota\tother\tlast 429\n")
+	for _, k := range s.Keys {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", orDash(k.Provider), k.Key,
+			k.Attempts, k.OK, k.RateLimited, k.Quota, k.Other, stampOrDash(k.Last429))
+	}
+	tw.Flush()
+	if s.KeysLeftOut > 0 {
+		fmt.Fprintf(b, "  (%d more keys)\n", s.KeysLeftOut)
+	}
+}
+
+// stampOrDash formats t as stamp does, or "-" when it is zero.
+func stampOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return stamp(t)
 }
 
 // why formats the attempts before an opening: "5× 503".
