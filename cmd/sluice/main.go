@@ -33,7 +33,7 @@ var commands = map[string]command{
 	"breakers": {"list the breakers of the state store and their state; reset one", runBreakers},
 	"audit":    {"find OpenAI/Anthropic SDK clients that retry on their own or have no timeout", runAudit},
 	"check":    {"validate a config; print worst-case call times; check systemd units and timers", check.Run},
-	"report":   {"summarise attempt logs: outcomes, latency, retries, breaker openings, spend, 429s by minute", report.Run},
+	"report":   {"summarise attempt logs: outcomes, latency, retries, breaker openings, spend, 429s by minute and by pool key", report.Run},
 	"fake":     {"run the scripted fake OpenAI/Anthropic/Gemini provider, for drills", runFake},
 	"keys":     {"list the providers' pool keys by hash and their state (ready, paused, out); reset one", runKeys},
 	"serve":    {"run the gateway that agents point their SDK base URL at", runServe},
