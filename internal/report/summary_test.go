@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +124,43 @@ func TestQueued(t *testing.T) {
 	}
 	if s.Overall.Latency.N != 3 {
 		t.Errorf("latency counts %d attempts, want the 3 that went upstream", s.Overall.Latency.N)
+	}
+}
+
+// The page shows the queued attempts and the refused calls as the text
+// does, and no such section when no rate limit held anything.
+func TestHTMLQueued(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	page := func(lines []Line) string {
+		t.Helper()
+		s := Summarize(lines)
+		var b bytes.Buffer
+		if err := WriteHTML(&b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if err := wellFormed(b.Bytes()); err != nil {
+			t.Errorf("page is not well-formed: %v", err)
+		}
+		return b.String()
+	}
+	p := page([]Line{
+		{TS: t0, RequestID: "b", Outcome: "ok", Status: 200, LatencyMS: 10, QueuedMS: 400},
+		{TS: t0, RequestID: "c", Outcome: "ok", Status: 200, LatencyMS: 10, QueuedMS: 1600},
+		{TS: t0, RequestID: "e", Outcome: sluice.OutcomeRateLimited, Error: "rate_limited", Refused: 7},
+	})
+	for _, want := range []string{
+		`<h2 id="queued">`,
+		"<p>2 attempts waited 2s in all (p50 400ms, p99 1.6s, max 1.6s).</p>",
+		"<p>7 calls refused: their turn was further than their max_queue (429 rate_limited).</p>",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if r, q := strings.Index(p, "<h2>Retries"), strings.Index(p, `<h2 id="queued">`); q < r {
+		t.Errorf("queued section at %d, want after retries (%d), as in the text", q, r)
+	}
+	if p := page([]Line{{TS: t0, RequestID: "a", Outcome: "ok", Status: 200, LatencyMS: 10}}); strings.Contains(p, `id="queued"`) {
+		t.Error("a log where nothing waited has a queued section on the page")
 	}
 }
