@@ -131,9 +131,7 @@ func (l *Limiter) acquire(ctx context.Context, st Store, g *gate, deadline time.
 func (l *Limiter) try(g *gate) (bool, error) {
 	token, ok, err := g.st.Acquire(g.key, g.n, l.lease())
 	if err != nil && g.st == l.Store {
-		if l.OnError != nil {
-			l.OnError(err)
-		}
+		l.storeFailed(err)
 		g.st = l.local()
 		token, ok, err = g.st.Acquire(g.key, g.n, l.lease())
 	}
@@ -155,8 +153,8 @@ func (l *Limiter) pausedNow(st Store, pause string) bool {
 // queue in this process.
 func (l *Limiter) releaseAll(gs []gate) {
 	for _, g := range gs {
-		if err := g.st.Release(g.key, g.token); err != nil && l.OnError != nil {
-			l.OnError(err)
+		if err := g.st.Release(g.key, g.token); err != nil {
+			l.storeFailed(err)
 		}
 		l.stats.hold(g.limit, -1)
 		l.queues.wake(g.key)

@@ -66,7 +66,9 @@
 //     slots gives them back when their leases expire.
 //
 // When the Store fails, the slot is taken in this process's own memory,
-// where the limit then holds for this process alone (OnError is told).
+// where the limit then holds for this process alone (OnError is told), and
+// the Store rests: for a second the calls are not asked of it, so that a
+// Redis that hangs costs one call a second its timeout, not every call.
 //
 // # Keys
 //

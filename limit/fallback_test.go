@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -48,18 +49,86 @@ func TestWaitFallsBackWhenStoreFails(t *testing.T) {
 			}
 			done(0)
 		}
-		if errs != 3 {
-			t.Errorf("OnError told %d times, want once per call (3)", errs)
+		// The Store failed at 0 s and rested a second: the call at 0 s
+		// after the first went to this process's memory without asking it;
+		// the one at 1 s asked it again.
+		if errs != 2 {
+			t.Errorf("OnError told %d times, want 2 (at 0 s and at 1 s)", errs)
 		}
 		// A pause learned while the store is down holds in this process.
 		l.Learn("openai", "m", http.StatusTooManyRequests, false, nil, 10*time.Second)
-		if errs != 4 {
-			t.Errorf("OnError told %d times after Learn, want 4", errs)
+		if errs != 3 {
+			t.Errorf("OnError told %d times after Learn at 2 s, want 3", errs)
 		}
 		time.Sleep(3 * time.Second) // past the rate's next slot, 3 s into the pause
 		waited, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
 		if err != nil || waited != 7*time.Second {
 			t.Errorf("after the pause: waited %v (%v), want exactly 7s (the rest of the 10s pause)", waited, err)
+		}
+	})
+}
+
+// countingStore is a Memory that fails while down is set, and counts the
+// operations it was asked.
+type countingStore struct {
+	*Memory
+	asked atomic.Int64
+	down  atomic.Bool
+}
+
+func (s *countingStore) Reserve(key string, r Rate, cost int64, notBefore time.Time, maxWait time.Duration) (time.Time, bool, error) {
+	s.asked.Add(1)
+	if s.down.Load() {
+		return time.Time{}, false, errDown
+	}
+	return s.Memory.Reserve(key, r, cost, notBefore, maxWait)
+}
+
+func (s *countingStore) PausedUntil(key string) (time.Time, error) {
+	s.asked.Add(1)
+	if s.down.Load() {
+		return time.Time{}, errDown
+	}
+	return s.Memory.PausedUntil(key)
+}
+
+// After the Store fails, the Limiter asks it nothing for storeRest: the
+// calls meanwhile hold their limits in this process, so that a Redis that
+// hangs costs one call a second its timeout, not every call. Once it rests,
+// the Store is asked again, and serves again once it answers.
+func TestStoreRestsAfterFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &countingStore{Memory: NewMemory()}
+		st.down.Store(true)
+		l := &Limiter{Store: st, Limits: []Limit{{Name: "rps", Requests: Rate{Limit: 1000, Per: time.Second}}}}
+		ctx := context.Background()
+		wait := func() {
+			t.Helper()
+			_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done(0)
+		}
+		for range 100 {
+			wait()
+		}
+		if n := st.asked.Load(); n != 1 {
+			t.Errorf("a failed Store was asked %d times by 100 calls within its rest, want once", n)
+		}
+		time.Sleep(storeRest)
+		wait()
+		if n := st.asked.Load(); n != 2 {
+			t.Errorf("after the rest the Store was asked %d times in all, want 2 (asked again once)", n)
+		}
+		st.down.Store(false)
+		time.Sleep(storeRest)
+		before := st.asked.Load()
+		for range 3 {
+			wait()
+		}
+		if n := st.asked.Load() - before; n < 3 {
+			t.Errorf("the Store, answering again, was asked %d times by 3 calls, want each call to ask it", n)
 		}
 	})
 }

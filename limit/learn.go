@@ -42,11 +42,9 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 	}
 	l.stats.paused()
 	key := PauseKey(provider, model)
-	if err := l.store().Pause(key, now.Add(d)); err != nil {
+	if err := l.active().Pause(key, now.Add(d)); err != nil {
 		l.local().Pause(key, now.Add(d)) // this process at least keeps it
-		if l.OnError != nil {
-			l.OnError(err)
-		}
+		l.storeFailed(err)
 	}
 }
 

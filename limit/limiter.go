@@ -40,7 +40,8 @@ type Limiter struct {
 	// OnError, if set, is told the Store's errors: a pause Learn could not
 	// keep, or a Wait that fell back on this process's own memory (where
 	// the limits then hold for this process alone) because the Store
-	// failed.
+	// failed. After an error the Store rests a second: the calls meanwhile
+	// use this process's memory without asking it.
 	OnError func(error)
 
 	// Lease is how long a slot of a Concurrent limit is held at most by a
@@ -53,6 +54,7 @@ type Limiter struct {
 
 	once    sync.Once
 	memory  *Memory
+	resting atomic.Int64 // until when (Unix ns) the failed Store is not asked; 0: it is
 	stats   stats
 	queues  queues
 	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
@@ -65,6 +67,32 @@ func (l *Limiter) store() Store {
 		return l.Store
 	}
 	return l.local()
+}
+
+// storeRest is how long a Limiter keeps to its own memory after its Store
+// failed, before asking the Store again: while a shared Redis hangs, one
+// call a second waits for its timeout, not every call.
+const storeRest = time.Second
+
+// active returns the store a call asks now: l.store(), or this process's
+// own Memory while the Store rests after a failure.
+func (l *Limiter) active() Store {
+	if until := l.resting.Load(); until != 0 {
+		if time.Now().UnixNano() < until {
+			return l.local()
+		}
+		l.resting.CompareAndSwap(until, 0) // rested: ask it again
+	}
+	return l.store()
+}
+
+// storeFailed tells OnError that the Store failed with err, and rests the
+// Store for storeRest.
+func (l *Limiter) storeFailed(err error) {
+	l.resting.Store(time.Now().Add(storeRest).UnixNano())
+	if l.OnError != nil {
+		l.OnError(err)
+	}
 }
 
 // local returns the process's own Memory: the store when none is given,
@@ -122,7 +150,7 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	giveBack := l.SettlesUnused != nil && l.SettlesUnused(provider)
 	l.stats.enter(bs, gs, pause, start)
 	defer l.stats.leave(bs, gs, pause)
-	st := l.store()
+	st := l.active()
 	for {
 		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
 		if l.failed(ctx, st, err) {

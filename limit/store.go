@@ -66,15 +66,14 @@ type Store interface {
 }
 
 // failed reports whether err is a failure of the shared Store st, which
-// OnError is told, and after which the call falls back on l.local().
+// OnError is told (and which rests the Store), and after which the call
+// falls back on l.local().
 func (l *Limiter) failed(ctx context.Context, st Store, err error) bool {
 	var refusal *Error
 	if err == nil || l.Store == nil || st != l.Store || ctx.Err() != nil || errors.As(err, &refusal) {
 		return false
 	}
-	if l.OnError != nil {
-		l.OnError(err)
-	}
+	l.storeFailed(err)
 	return true
 }
 
