@@ -87,7 +87,8 @@ type File struct {
 	hand   int     // where the search for a page to take resumes
 }
 
-var errFileClosed = errors.New("state: file is closed")
+// ErrClosed is the error of an operation on a File after its Close.
+var ErrClosed = errors.New("state: file is closed")
 
 // fileSyscalls counts the File's entries into the kernel (open, map, lock,
 // unlock, stat, truncate, remove), so tests can show the fast path makes

@@ -50,7 +50,7 @@ func (f *File) acquirePage(s *slot) (int, error) {
 		f.mu.Lock()
 		if f.closed.Load() {
 			f.mu.Unlock()
-			return 0, errFileClosed
+			return 0, ErrClosed
 		}
 		if i, ok := f.freePage(); ok {
 			f.pages[i] = s

@@ -36,7 +36,7 @@ func (r *Record) Name() string { return r.name }
 func (r *Record) slot() (*slot, error) {
 	f := r.c.k.f
 	if f.closed.Load() {
-		return nil, errFileClosed
+		return nil, ErrClosed
 	}
 	s := r.s.Load()
 	if !s.gone.Load() {

@@ -92,7 +92,7 @@ func (f *File) fresh(s *slot, v *view) (same bool) {
 // opens nothing.
 func (f *File) slot(k *Kind, name string) (*slot, error) {
 	if f.closed.Load() {
-		return nil, errFileClosed
+		return nil, ErrClosed
 	}
 	if v, ok := k.slots.Load(name); ok {
 		return v.(*slot), nil
@@ -152,7 +152,7 @@ func (f *File) lockSlot(s *slot) (*slot, error) {
 		s.mu.Lock()
 		if f.closed.Load() {
 			s.mu.Unlock()
-			return nil, errFileClosed
+			return nil, ErrClosed
 		}
 		if !s.dead {
 			return s, nil
@@ -213,7 +213,7 @@ func (f *File) update(s *slot, fn func(p *payload, st readStatus) (action, error
 func (f *File) updateHeld(s *slot, fn func(p *payload, st readStatus) (action, error)) error {
 	defer func() { s.pending = nil }()
 	if f.closed.Load() {
-		return errFileClosed
+		return ErrClosed
 	}
 	m, _, err := f.current(s)
 	if err != nil {

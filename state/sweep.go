@@ -12,7 +12,7 @@ import (
 // the directory, in no particular order.
 func (k *Kind) Names() ([]string, error) {
 	if k.f.closed.Load() {
-		return nil, errFileClosed
+		return nil, ErrClosed
 	}
 	ents, err := os.ReadDir(k.f.dir)
 	if err != nil {
@@ -45,7 +45,7 @@ func (k *Kind) nameOf(e os.DirEntry) (string, bool) {
 func (k *Kind) RemoveRecords(drop func(name string, rec []byte) bool) (int, error) {
 	f := k.f
 	if f.closed.Load() {
-		return 0, errFileClosed
+		return 0, ErrClosed
 	}
 	ents, err := os.ReadDir(f.dir)
 	if err != nil {

@@ -31,8 +31,11 @@ import (
 //	watch             → "watching", then "seen T" once the breaker is not closed
 //	record            → "STATE FAILURES"
 func TestMain(m *testing.M) {
-	if os.Getenv("BREAKER_CHILD") == "file" {
+	switch os.Getenv("BREAKER_CHILD") {
+	case "file":
 		os.Exit(runFileChild())
+	case "full":
+		os.Exit(runFullChild())
 	}
 	os.Exit(m.Run())
 }

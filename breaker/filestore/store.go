@@ -18,13 +18,23 @@
 // breaker, a warning is logged once, and it is rewritten at the breaker's
 // next change.
 //
+// A breaker whose file cannot be written (a full disk, a file-size limit)
+// goes on counting in this process's memory, for this process alone,
+// rather than counting nothing: a warning is logged once, Degraded
+// reports it, and a reset made meanwhile returns the error, since the
+// other processes did not see it. The first change written again carries
+// every record the process kept into the directory.
+//
 // The breakers share their directory, its open files and its MaxOpen
 // budget with the directory's other records: Records returns the
 // state.File a spend ledger keeps its records in.
 package filestore
 
 import (
+	"errors"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
@@ -52,6 +62,16 @@ const ext = ".breaker"
 type Store struct {
 	f        *state.File
 	breakers *state.Kind
+	log      *slog.Logger
+
+	// While a breaker's file cannot be written (a full disk, a file-size
+	// limit, a directory made read-only), its record is kept here, in this
+	// process alone, and carried into the file at its first write that
+	// succeeds.
+	localMu   sync.Mutex   // serialises the changes of local records
+	local     sync.Map     // name → *breaker.Record
+	nlocal    atomic.Int64 // the names in local
+	fallbacks atomic.Uint64
 }
 
 // Open opens the state directory dir (creating it, 0700, if needed) and
@@ -63,13 +83,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(f), nil
+	s := New(f)
+	if opts.Logger != nil {
+		s.log = opts.Logger
+	}
+	return s, nil
 }
 
 // New returns the breaker store over the state directory f: f's records
 // of the kind ".breaker". Closing the Store closes f.
 func New(f *state.File) *Store {
-	return &Store{f: f, breakers: f.Kind(ext, state.KindOptions{Blank: encode(breaker.Record{}), Encode: encodeTo, Decode: decode})}
+	return &Store{f: f, breakers: f.Kind(ext, state.KindOptions{Blank: encode(breaker.Record{}), Encode: encodeTo, Decode: decode}),
+		log: slog.Default()}
 }
 
 // Records returns the state directory the store stands on, for records
@@ -83,8 +108,12 @@ func (s *Store) Dir() string { return s.f.Dir() }
 // store, nor its Records, any more.
 func (s *Store) Close() error { return s.f.Close() }
 
-// Load returns name's record, read lock-free through the shared mapping.
+// Load returns name's record, read lock-free through the shared mapping;
+// while its file cannot be written, the record this process keeps.
 func (s *Store) Load(name string) (breaker.Record, error) {
+	if rec, ok := s.localRecord(name); ok {
+		return rec, nil
+	}
 	v, err := s.breakers.Load(name)
 	rec, _ := v.(breaker.Record)
 	return rec, err
@@ -100,17 +129,99 @@ func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (break
 	var next breaker.Record
 	err := s.breakers.Update(name, func(old any) (any, error) {
 		cur, _ := old.(breaker.Record)
+		if rec, ok := s.localRecord(name); ok {
+			cur = rec // what this process counted while the file could not be written
+		}
 		next = set.Next(cur, e, time.Now())
 		if next.Idle() {
 			return nil, nil
 		}
 		return next, nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, state.ErrClosed):
 		return breaker.Record{}, err
+	case err != nil:
+		return s.applyLocal(name, set, e, err)
+	}
+	s.written(name)
+	return next, nil
+}
+
+// localRecord returns the record this process keeps for name while its
+// file cannot be written; false when it keeps none.
+func (s *Store) localRecord(name string) (breaker.Record, bool) {
+	if s.nlocal.Load() == 0 {
+		return breaker.Record{}, false
+	}
+	v, ok := s.local.Load(name)
+	if !ok {
+		return breaker.Record{}, false
+	}
+	return *v.(*breaker.Record), true
+}
+
+// applyLocal applies e to name's record in this process's memory, when
+// writing its file failed with cause: the breaker goes on counting, for
+// this process alone, rather than counting nothing. The first breaker to
+// go local logs a warning. A reset still returns cause: an operator must
+// know that other processes did not see it.
+func (s *Store) applyLocal(name string, set breaker.Settings, e breaker.Event, cause error) (breaker.Record, error) {
+	s.localMu.Lock()
+	cur, ok := s.localRecord(name)
+	if !ok {
+		cur, _ = s.Load(name) // the file's last record, as far as it can be read
+	}
+	next := set.Next(cur, e, time.Now())
+	if _, had := s.local.Swap(name, &next); !had && s.nlocal.Add(1) == 1 {
+		s.fallbacks.Add(1)
+		s.log.Warn("filestore: cannot write the state directory; breakers count in this process alone until it can be written again",
+			"dir", s.Dir(), "breaker", name, "err", cause)
+	}
+	s.localMu.Unlock()
+	if e.Kind == breaker.EventReset {
+		return next, cause
 	}
 	return next, nil
 }
+
+// written notes that name's file was written: a record kept in this
+// process is in the file now, and the directory can be written again, so
+// the other records kept here are carried into their files too.
+func (s *Store) written(name string) {
+	if s.nlocal.Load() == 0 {
+		return
+	}
+	s.localMu.Lock()
+	defer s.localMu.Unlock()
+	if _, had := s.local.LoadAndDelete(name); had {
+		s.nlocal.Add(-1)
+	}
+	s.local.Range(func(k, v any) bool {
+		other, rec := k.(string), v.(*breaker.Record)
+		err := s.breakers.Update(other, func(any) (any, error) {
+			if rec.Idle() {
+				return nil, nil
+			}
+			return *rec, nil
+		})
+		if err == nil && s.local.CompareAndDelete(other, rec) {
+			s.nlocal.Add(-1)
+		}
+		return err == nil
+	})
+	if s.nlocal.Load() == 0 {
+		s.log.Info("filestore: the state directory can be written again; breakers are shared again", "dir", s.Dir())
+	}
+}
+
+// Degraded reports whether some breaker counts in this process alone,
+// its file not writable.
+func (s *Store) Degraded() bool { return s.nlocal.Load() > 0 }
+
+// FallbacksTotal returns how many times breakers went local because the
+// state directory could not be written.
+func (s *Store) FallbacksTotal() uint64 { return s.fallbacks.Load() }
 
 // List returns the record of every breaker file in the directory, by name.
 // A breaker with no file (closed, idle) is not listed.
@@ -126,6 +237,12 @@ func (s *Store) List() (map[string]breaker.Record, error) {
 			return nil, err
 		}
 		out[name] = rec
+	}
+	if s.nlocal.Load() > 0 {
+		s.local.Range(func(k, v any) bool {
+			out[k.(string)] = *v.(*breaker.Record)
+			return true
+		})
 	}
 	return out, nil
 }

@@ -177,9 +177,9 @@ type degradable interface {
 
 var (
 	storeDegradedDesc = prometheus.NewDesc("sluice_state_store_degraded",
-		"1 while the shared state store is unreachable and breakers are local.", nil, nil)
+		"1 while the shared state store is unreachable or cannot be written and breakers count locally.", nil, nil)
 	storeFallbacksDesc = prometheus.NewDesc("sluice_state_store_fallbacks_total",
-		"Times the shared state store became unreachable and breakers went local.", nil, nil)
+		"Times breakers went local because the shared state store was unreachable or could not be written.", nil, nil)
 )
 
 func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) {
