@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/rest"
 )
 
 // brokenStore fails every operation, as a Redis that is down does.
@@ -92,7 +94,7 @@ func (s *countingStore) PausedUntil(key string) (time.Time, error) {
 	return s.Memory.PausedUntil(key)
 }
 
-// After the Store fails, the Limiter asks it nothing for storeRest: the
+// After the Store fails, the Limiter asks it nothing for rest.Period: the
 // calls meanwhile hold their limits in this process, so that a Redis that
 // hangs costs one call a second its timeout, not every call. Once it rests,
 // the Store is asked again, and serves again once it answers.
@@ -116,13 +118,13 @@ func TestStoreRestsAfterFailure(t *testing.T) {
 		if n := st.asked.Load(); n != 1 {
 			t.Errorf("a failed Store was asked %d times by 100 calls within its rest, want once", n)
 		}
-		time.Sleep(storeRest)
+		time.Sleep(rest.Period)
 		wait()
 		if n := st.asked.Load(); n != 2 {
 			t.Errorf("after the rest the Store was asked %d times in all, want 2 (asked again once)", n)
 		}
 		st.down.Store(false)
-		time.Sleep(storeRest)
+		time.Sleep(rest.Period)
 		before := st.asked.Load()
 		for range 3 {
 			wait()

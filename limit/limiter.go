@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/rest"
 )
 
 // Limiter admits calls under Limits, and under the pauses it learns from
@@ -54,7 +56,7 @@ type Limiter struct {
 
 	once    sync.Once
 	memory  *Memory
-	resting atomic.Int64 // until when (Unix ns) the failed Store is not asked; 0: it is
+	rest    rest.Rest // the Store's, after it failed
 	stats   stats
 	queues  queues
 	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
@@ -69,27 +71,19 @@ func (l *Limiter) store() Store {
 	return l.local()
 }
 
-// storeRest is how long a Limiter keeps to its own memory after its Store
-// failed, before asking the Store again: while a shared Redis hangs, one
-// call a second waits for its timeout, not every call.
-const storeRest = time.Second
-
 // active returns the store a call asks now: l.store(), or this process's
-// own Memory while the Store rests after a failure.
+// own Memory while the Store rests after a failure (package rest).
 func (l *Limiter) active() Store {
-	if until := l.resting.Load(); until != 0 {
-		if time.Now().UnixNano() < until {
-			return l.local()
-		}
-		l.resting.CompareAndSwap(until, 0) // rested: ask it again
+	if l.rest.Resting() {
+		return l.local()
 	}
 	return l.store()
 }
 
 // storeFailed tells OnError that the Store failed with err, and rests the
-// Store for storeRest.
+// Store.
 func (l *Limiter) storeFailed(err error) {
-	l.resting.Store(time.Now().Add(storeRest).UnixNano())
+	l.rest.Fail(time.Now(), err)
 	if l.OnError != nil {
 		l.OnError(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -38,35 +39,8 @@ type Meter struct {
 
 	once    sync.Once
 	ledger  Ledger
-	windows []atomic.Pointer[window]   // per budget, its current period
-	down    atomic.Pointer[ledgerDown] // the ledger's last failure, while it rests
-}
-
-// ledgerRest is how long a Meter does not ask a ledger that failed: its
-// calls meanwhile are refused, or allowed, as their budgets say for an
-// unreachable ledger, at once, so that a shared Redis that hangs costs one
-// call a second its timeout, not every call.
-const ledgerRest = time.Second
-
-// ledgerDown is a ledger failure: its error, and until when (Unix ns) the
-// ledger rests.
-type ledgerDown struct {
-	err   error
-	until int64
-}
-
-// resting returns the ledger's last error while it rests after it, else
-// nil.
-func (m *Meter) resting(now time.Time) error {
-	d := m.down.Load()
-	if d == nil {
-		return nil
-	}
-	if now.UnixNano() < d.until {
-		return d.err
-	}
-	m.down.CompareAndSwap(d, nil) // rested: ask it again
-	return nil
+	windows []atomic.Pointer[window] // per budget, its current period
+	rest    rest.Rest                // the Ledger's, after it failed
 }
 
 func (m *Meter) init() {
@@ -120,10 +94,10 @@ func (m *Meter) Reserve(req *http.Request, provider string, models []string, bod
 		}
 		var h Hold
 		var left float64
-		ok, err := false, m.resting(now)
+		ok, err := false, m.rest.Err(now) // a ledger that failed rests: refused or allowed at once
 		if err == nil {
 			if h, left, ok, err = reserveIn(m.ledger, key, amount, b.LimitUSD, ttl, resets); err != nil {
-				m.down.Store(&ledgerDown{err: err, until: now.Add(ledgerRest).UnixNano()})
+				m.rest.Fail(now, err)
 			}
 		}
 		switch {

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -29,7 +30,7 @@ func (l *flakyLedger) Reserve(key string, amount, limit float64, ttl time.Durati
 	return l.Ledger.Reserve(key, amount, limit, ttl)
 }
 
-// After the ledger fails, the Meter does not ask it for ledgerRest: each
+// After the ledger fails, the Meter does not ask it for rest.Period: each
 // call meanwhile is refused at once (the budget fails closed) or allowed
 // at once (on_store_error: allow), with the ledger's last error, so that a
 // Redis that hangs costs one call a second its timeout. Rested, the ledger
@@ -56,7 +57,7 @@ func TestLedgerRestsAfterFailure(t *testing.T) {
 				t.Errorf("allow %v: a failed ledger was asked %d times by 50 calls within its rest, want once", allow, n)
 			}
 			l.down.Store(false)
-			time.Sleep(ledgerRest)
+			time.Sleep(rest.Period)
 			settle, err := reserve()
 			if err != nil || settle == nil || l.asked.Load() != 2 {
 				t.Fatalf("allow %v: after the rest: %v (held: %v), ledger asked %d times; want a hold, asked again once", allow, err, settle != nil, l.asked.Load())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/limit"
 )
 
@@ -60,6 +61,7 @@ type keyPool struct {
 	provider string
 	keys     []poolKey
 	store    limit.Store
+	rest     rest.Rest // the store's, after it failed
 
 	mu      sync.Mutex
 	current []int // the smooth weighted round robin's running weights
@@ -92,14 +94,34 @@ type keyState struct{ paused, out time.Time }
 func (s keyState) ready(now time.Time) bool { return !s.paused.After(now) && !s.out.After(now) }
 
 // states reads every key's state from the store. A key whose state cannot
-// be read counts as ready: a store that fails must not stop the calls.
+// be read counts as ready: a store that fails must not stop the calls. A
+// store that failed rests (package rest), and its keys count as ready
+// meanwhile without asking it.
 func (p *keyPool) states() []keyState {
 	out := make([]keyState, len(p.keys))
-	for i := range p.keys {
-		out[i].paused, _ = p.store.PausedUntil(p.pauseKey(i))
-		out[i].out, _ = p.store.PausedUntil(p.outKey(i))
+	if p.rest.Resting() {
+		return out
+	}
+	var err error
+	for i := 0; i < len(p.keys) && err == nil; i++ {
+		if out[i].paused, err = p.store.PausedUntil(p.pauseKey(i)); err == nil {
+			out[i].out, err = p.store.PausedUntil(p.outKey(i))
+		}
+	}
+	if err != nil {
+		p.rest.Fail(time.Now(), err) // the keys not read count as ready
 	}
 	return out
+}
+
+// pause pauses key until the time given, in the store unless it rests.
+func (p *keyPool) pause(key string, until time.Time) {
+	if p.rest.Resting() {
+		return
+	}
+	if err := p.store.Pause(key, until); err != nil {
+		p.rest.Fail(time.Now(), err)
+	}
 }
 
 // pick chooses the next ready key at now by smooth weighted round robin
@@ -183,14 +205,14 @@ func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter tim
 		if retryAfter > 0 {
 			d = retryAfter
 		}
-		p.store.Pause(p.outKey(i), now.Add(d))
+		p.pause(p.outKey(i), now.Add(d))
 	default:
 		d := limit.PauseFor(now, status, quota, h, retryAfter)
 		if d <= 0 && status == http.StatusTooManyRequests {
 			d = noRateLimitHint
 		}
 		if d > 0 {
-			p.store.Pause(p.pauseKey(i), now.Add(d))
+			p.pause(p.pauseKey(i), now.Add(d))
 		}
 	}
 	if status != http.StatusTooManyRequests {

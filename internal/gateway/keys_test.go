@@ -163,3 +163,56 @@ func TestKeyPoolLearnsHeaders(t *testing.T) {
 		}
 	})
 }
+
+// failingLimits is a limits store that fails every read and write while
+// down is set, counting what it was asked.
+type failingLimits struct {
+	*limit.Memory
+	asked int
+	down  bool
+}
+
+var errLimitsDown = errors.New("limits store down")
+
+func (s *failingLimits) PausedUntil(key string) (time.Time, error) {
+	s.asked++
+	if s.down {
+		return time.Time{}, errLimitsDown
+	}
+	return s.Memory.PausedUntil(key)
+}
+
+func (s *failingLimits) Pause(key string, until time.Time) error {
+	s.asked++
+	if s.down {
+		return errLimitsDown
+	}
+	return s.Memory.Pause(key, until)
+}
+
+// A pool whose store fails lets every call through on some key, and
+// after the failure does not ask the store for a second (package rest),
+// so that a hanging Redis costs one call a second its timeout, not each
+// call four (two keys, two states each); then it asks again.
+func TestPoolStoreRests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testPool(t, 1, 1)
+		st := &failingLimits{Memory: limit.NewMemory(), down: true}
+		p.store = st
+		for range 20 {
+			i, err := p.take(context.Background(), 0)
+			if err != nil {
+				t.Fatalf("take with the store down: %v", err)
+			}
+			p.learn(i, http.StatusTooManyRequests, false, nil, time.Second) // its pause cannot be kept
+		}
+		if st.asked != 1 {
+			t.Errorf("20 calls asked a failed store %d times, want once", st.asked)
+		}
+		time.Sleep(time.Second)
+		st.down = false
+		if _, err := p.take(context.Background(), 0); err != nil || st.asked != 5 {
+			t.Errorf("after its rest: %v, store asked %d times in all, want 5 (the four states read again)", err, st.asked)
+		}
+	})
+}
