@@ -139,3 +139,18 @@ func TestHTMLInChromium(t *testing.T) {
 		os.WriteFile(keep+".html", page, 0o644)
 	}
 }
+
+// htmlPage returns the page WriteHTML makes of lines, failing the test
+// when the page is not well-formed.
+func htmlPage(t *testing.T, lines []Line) string {
+	t.Helper()
+	s := Summarize(lines)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := wellFormed(b.Bytes()); err != nil {
+		t.Errorf("page is not well-formed: %v", err)
+	}
+	return b.String()
+}

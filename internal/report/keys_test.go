@@ -155,18 +155,7 @@ func TestTextKeysPlace(t *testing.T) {
 }
 
 func TestHTMLKeys(t *testing.T) {
-	page := func(lines []Line) string {
-		t.Helper()
-		s := Summarize(lines)
-		var b bytes.Buffer
-		if err := WriteHTML(&b, &s); err != nil {
-			t.Fatal(err)
-		}
-		if err := wellFormed(b.Bytes()); err != nil {
-			t.Errorf("page is not well-formed: %v", err)
-		}
-		return b.String()
-	}
+	page := func(lines []Line) string { return htmlPage(t, lines) }
 	p := page(pooled())
 	rows := []string{
 		`<tr><td class="l">anthropic</td><td class="l"><code>cccccccc</code></td><td>3</td><td>1</td><td>0</td><td>1</td><td>1</td><td class="l">2025-01-01T00:00:10Z</td></tr>`,

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,18 +130,7 @@ func TestQueued(t *testing.T) {
 // does, and no such section when no rate limit held anything.
 func TestHTMLQueued(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	page := func(lines []Line) string {
-		t.Helper()
-		s := Summarize(lines)
-		var b bytes.Buffer
-		if err := WriteHTML(&b, &s); err != nil {
-			t.Fatal(err)
-		}
-		if err := wellFormed(b.Bytes()); err != nil {
-			t.Errorf("page is not well-formed: %v", err)
-		}
-		return b.String()
-	}
+	page := func(lines []Line) string { return htmlPage(t, lines) }
 	p := page([]Line{
 		{TS: t0, RequestID: "b", Outcome: "ok", Status: 200, LatencyMS: 10, QueuedMS: 400},
 		{TS: t0, RequestID: "c", Outcome: "ok", Status: 200, LatencyMS: 10, QueuedMS: 1600},
