@@ -2,7 +2,6 @@ package sluice
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -96,12 +95,8 @@ func TestKeepAliveIsNotTheFirstEvent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := keepAlive + "data: {\"x\":1}\n\ndata: [DONE]\n\n"; string(b) != want {
+		b := readAll(t, resp)
+		if want := keepAlive + "data: {\"x\":1}\n\ndata: [DONE]\n\n"; b != want {
 			t.Errorf("body %q, want %q", b, want)
 		}
 		if len(u.at) != 2 {
@@ -143,13 +138,8 @@ func TestKeepAliveKeepsIdleAlive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var te *TimeoutError
-		if errors.As(err, &te) || err != nil {
-			t.Fatalf("read: %v", err)
-		}
-		if !strings.HasSuffix(string(b), "data: [DONE]\n\n") || strings.Count(string(b), keepAlive) != 10 {
+		b := readAll(t, resp) // a TimeoutError, or any error, fails the test
+		if !strings.HasSuffix(b, "data: [DONE]\n\n") || strings.Count(b, keepAlive) != 10 {
 			t.Errorf("body %q, want the event, 10 comments and the end", b)
 		}
 		if got := time.Since(start); got != 5500*time.Millisecond {
@@ -177,9 +167,8 @@ func TestCommentsThenEOFIsACut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if want := "data: {\"x\":1}\n\ndata: [DONE]\n\n"; string(b) != want || len(u.at) != 2 {
+		b := readAll(t, resp)
+		if want := "data: {\"x\":1}\n\ndata: [DONE]\n\n"; b != want || len(u.at) != 2 {
 			t.Errorf("body %q after %d upstream attempts, want %q after 2", b, len(u.at), want)
 		}
 	})

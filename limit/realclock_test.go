@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/sluice-llm/sluice/state"
 )
 
 // On a real clock, which moves between a call's reservations, calls under
@@ -16,15 +14,7 @@ import (
 // a pass over the buckets that chases the clock; the gateway's
 // TestRateLimitRefusesBeyondMaxQueue hangs on that one.)
 func TestWaitRealClock(t *testing.T) {
-	st, err := state.OpenFile(t.TempDir(), state.FileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	fs, err := NewFile(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := newFileStore(t)
 	t.Cleanup(func() { fs.Close() })
 	for _, store := range []struct {
 		name string
@@ -64,15 +54,7 @@ func TestWaitRealClock(t *testing.T) {
 // it reports goes into the attempt log's queued_ms and the wait metrics,
 // which count only the calls that waited.
 func TestWaitFreeSlotIsNoWait(t *testing.T) {
-	st, err := state.OpenFile(t.TempDir(), state.FileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	fs, err := NewFile(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := newFileStore(t)
 	t.Cleanup(func() { fs.Close() })
 	for _, s := range []Store{NewMemory(), fs} {
 		l := &Limiter{Store: s, Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 6000, Per: time.Minute}}}}

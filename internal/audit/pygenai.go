@@ -18,25 +18,13 @@ func (f *pyFile) path(i, next int) string {
 // importSubmodules reads "from pkg import sub [as x], …" from i, where
 // pkg.sub is an SDK package ("from google import genai").
 func (f *pyFile) importSubmodules(pkg string, i int) {
-	if f.is(i, "(") {
-		i++
-	}
-	for f.name(i) {
-		name, local := f.text(i), f.text(i)
-		i++
-		if f.is(i, "as") && f.name(i+1) {
-			local, i = f.text(i+1), i+2
-		}
+	f.importList(i, func(name, local string) {
 		if _, ok := pyClasses[pkg+"."+name]; ok {
 			f.modules[local] = pkg + "." + name
 		} else {
 			delete(f.modules, local)
 		}
-		if !f.is(i, ",") {
-			return
-		}
-		i++
-	}
+	})
 }
 
 // genai returns the findings for a google-genai Client built at i with

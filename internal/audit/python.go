@@ -125,6 +125,18 @@ func (f *pyFile) importFrom(i int) {
 		}
 		return
 	}
+	f.importList(i, func(name, local string) {
+		if class, ok := classes[name]; ok {
+			f.classes[local] = class
+		} else {
+			delete(f.classes, local)
+		}
+	})
+}
+
+// importList reads the names imported from i, "(A as B, C)" or "A, B",
+// and calls bind with each name and the local name it is bound to.
+func (f *pyFile) importList(i int, bind func(name, local string)) {
 	if f.is(i, "(") {
 		i++
 	}
@@ -134,11 +146,7 @@ func (f *pyFile) importFrom(i int) {
 		if f.is(i, "as") && f.name(i+1) {
 			local, i = f.text(i+1), i+2
 		}
-		if class, ok := classes[name]; ok {
-			f.classes[local] = class
-		} else {
-			delete(f.classes, local)
-		}
+		bind(name, local)
 		if !f.is(i, ",") {
 			return
 		}

@@ -117,11 +117,10 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		views, err := Views(g.store, g.breakerNames)
 		if err != nil {
-			writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
+			writeStateFailed(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"breakers": views})
+		writeJSON(w, map[string]any{"breakers": views})
 	case p == "/sluice/":
 		g.serveStatusPage(w, r)
 	case p == "/sluice/status.json":
@@ -145,14 +144,25 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			writeError(w, config0, http.StatusNotFound, codeNotFound, err.Error())
 			return
 		} else if err != nil {
-			writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
+			writeStateFailed(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]string{"name": name, "state": "closed"})
+		writeJSON(w, map[string]string{"name": name, "state": "closed"})
 	default:
 		writeError(w, config0, http.StatusNotFound, codeNotFound, "sluice: unknown admin endpoint (try /sluice/breakers or /sluice/limits)")
 	}
+}
+
+// writeJSON answers 200 with v as JSON.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeStateFailed answers an admin request whose state store failed with
+// err: 503 state_unavailable.
+func writeStateFailed(w http.ResponseWriter, err error) {
+	writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
 }
 
 // resetBreaker closes the named breaker.

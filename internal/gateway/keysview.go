@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -117,8 +116,7 @@ func (g *Gateway) serveKeys(w http.ResponseWriter, r *http.Request) {
 			writeError(w, config0, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: use GET")
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"keys": KeyViews(g.pools, time.Now())})
+		writeJSON(w, map[string]any{"keys": KeyViews(g.pools, time.Now())})
 		return
 	}
 	hash, ok := strings.CutSuffix(strings.TrimPrefix(p, "/sluice/keys/"), "/reset")
@@ -135,11 +133,10 @@ func (g *Gateway) serveKeys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, config0, http.StatusNotFound, codeNotFound, err.Error())
 		return
 	} else if err != nil {
-		writeError(w, config0, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the state store failed: "+err.Error())
+		writeStateFailed(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]string{"hash": hash, "state": KeyReady})
+	writeJSON(w, map[string]string{"hash": hash, "state": KeyReady})
 }
 
 // answerKeysOut answers a call whose provider's keys are all out of

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -128,8 +127,7 @@ func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
 		writeError(w, kind, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the limits cannot be read: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	writeJSON(w, v)
 }
 
 // limitsView is what GET /sluice/limits answers, and status.json shows.

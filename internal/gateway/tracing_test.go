@@ -396,16 +396,7 @@ func BenchmarkForwardTraced(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer gw.Close()
-			b.ReportAllocs()
-			for b.Loop() {
-				req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(chatBody))
-				req.RemoteAddr = "127.0.0.1:1"
-				w := httptest.NewRecorder()
-				gw.ServeHTTP(w, req)
-				if w.Code != 200 {
-					b.Fatalf("status %d: %s", w.Code, w.Body)
-				}
-			}
+			forwardLoop(b, gw, chatBody)
 		})
 	}
 }

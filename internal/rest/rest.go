@@ -41,8 +41,14 @@ func (r *Rest) Err(now time.Time) error {
 	return nil
 }
 
-// Resting reports whether the store rests now.
-func (r *Rest) Resting() bool { return r.Err(time.Now()) != nil }
+// Resting reports whether the store rests now: one atomic load, and no
+// clock read, while it has not failed.
+func (r *Rest) Resting() bool {
+	if r.down.Load() == nil {
+		return false
+	}
+	return r.Err(time.Now()) != nil
+}
 
 // Fail notes that the store failed with err (not nil) at now: it rests
 // until Period after.
