@@ -97,8 +97,16 @@ func (s keyState) ready(now time.Time) bool { return !s.paused.After(now) && !s.
 // be read counts as ready: a store that fails must not stop the calls. A
 // store that failed rests (package rest), and its keys count as ready
 // meanwhile without asking it.
-func (p *keyPool) states() []keyState {
-	out := make([]keyState, len(p.keys))
+//
+// The states are written into buf when it has room (a caller's array on
+// its stack spares an allocation per attempt), else into a new slice.
+func (p *keyPool) states(buf []keyState) []keyState {
+	out := buf[:0]
+	if cap(out) < len(p.keys) {
+		out = make([]keyState, 0, len(p.keys))
+	}
+	out = out[:len(p.keys)]
+	clear(out)
 	if p.rest.Resting() {
 		return out
 	}
@@ -171,9 +179,10 @@ func nextReady(now time.Time, states []keyState) (at time.Time, allOut bool) {
 // least once a second, to see a key reset by an operator.
 func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) {
 	deadline := time.Now().Add(max(maxWait, 0))
+	var buf [8]keyState
 	for {
 		now := time.Now()
-		states := p.states()
+		states := p.states(buf[:])
 		if i, ok := p.pick(now, states); ok {
 			return i, nil
 		}
@@ -218,7 +227,8 @@ func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter tim
 	if status != http.StatusTooManyRequests {
 		return false
 	}
-	states := p.states()
+	var buf [8]keyState
+	states := p.states(buf[:])
 	for j := range p.keys {
 		if j != i && states[j].ready(now) {
 			return true

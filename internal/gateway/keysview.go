@@ -60,7 +60,7 @@ func KeyViews(ps KeyPools, now time.Time) []KeyView {
 	out := []KeyView{}
 	for _, name := range slices.Sorted(maps.Keys(ps)) {
 		p := ps[name]
-		for i, s := range p.states() {
+		for i, s := range p.states(nil) {
 			k := p.keys[i]
 			v := KeyView{Provider: name, Hash: k.hash, Env: k.env, Weight: k.weight, State: KeyReady}
 			switch {
