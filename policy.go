@@ -201,3 +201,13 @@ func setDur(d *time.Duration, def time.Duration) {
 		*d = def
 	}
 }
+
+// BreakerName returns the name of the breaker that guards calls to model
+// of provider under p: the provider, or with ScopeModel the provider and
+// model ("openai/gpt-4o").
+func (p Policy) BreakerName(provider, model string) string {
+	if p.BreakerScope == ScopeModel && model != "" {
+		return provider + "/" + model
+	}
+	return provider
+}

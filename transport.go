@@ -217,10 +217,7 @@ func (t *Transport) Breaker(name string) *breaker.Breaker {
 // same answer before and after the Transport's first call.
 func (t *Transport) BreakerName(provider, model string) string {
 	t.init()
-	if t.policy.BreakerScope == ScopeModel && model != "" {
-		return provider + "/" + model
-	}
-	return provider
+	return t.policy.BreakerName(provider, model)
 }
 
 // RoundTrip makes the call, retrying as the policy allows. It reads the

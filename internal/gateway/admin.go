@@ -89,15 +89,14 @@ func records(store breaker.Store, known []string) (map[string]breaker.Record, er
 func BreakerNames(cfg *config.Config) []string {
 	seen := make(map[string]bool)
 	for _, pol := range cfg.Policies {
-		t := &sluice.Transport{Policy: pol} // only its names: it makes no call
 		byModel := pol.BreakerScope == sluice.ScopeModel
 		for _, r := range cfg.Routes {
 			if !byModel {
-				seen[t.BreakerName(r.Provider, "")] = true
+				seen[pol.BreakerName(r.Provider, "")] = true
 			}
 			for _, f := range r.Fallbacks {
 				if !byModel || f.Model != "" {
-					seen[t.BreakerName(f.Provider, f.Model)] = true
+					seen[pol.BreakerName(f.Provider, f.Model)] = true
 				}
 			}
 		}
