@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,16 +34,7 @@ routes:
 	env := []string{"SLUICE_TEST_KEY_1=" + key1, "SLUICE_TEST_KEY_2=" + key2}
 	a := startSluice(t, env, "serve", "--config", cfg)
 	b := startSluice(t, env, "serve", "--config", cfg)
-	post := func(p *proc) int {
-		t.Helper()
-		resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(p *proc) int { return postChat(t, p) }
 	with := func(key string) int {
 		n := 0
 		for _, r := range up.Requests() {

@@ -56,6 +56,19 @@ func (l *lockedText) String() string {
 var addrRE = regexp.MustCompile(`addr=http://(\S+)`)
 
 // startSluice runs `sluice args…` and, for serve, waits until it listens.
+// postChat sends a small chat call to p's /openai route and returns the
+// status of the answer, whose body it reads and drops.
+func postChat(t *testing.T, p *proc) int {
+	t.Helper()
+	resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func startSluice(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
@@ -267,15 +280,7 @@ policies:
 `, dir, up.URL)), 0o600)
 	a := startSluice(t, nil, "serve", "--config", cfg)
 	b := startSluice(t, nil, "serve", "--config", cfg)
-	post := func(p *proc) int {
-		resp, err := http.Post("http://"+p.addr+"/openai/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(p *proc) int { return postChat(t, p) }
 	post(a)
 	post(a) // opens the shared breaker
 	if got := post(b); got != 503 {
