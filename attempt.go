@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
@@ -40,6 +41,32 @@ type attempt struct {
 
 	// traceEnd ends the attempt's span (Transport.Tracer); nil when none.
 	traceEnd func(*Attempt)
+
+	budget   *RetryBudget // the budget the attempt counts in
+	handed   atomic.Bool  // its answer was handed to the caller (out)
+	released bool         // release ran
+}
+
+// release reports the attempt's outcome to the breaker, ends its context
+// and counts it out of the retry budget, once. It runs on the goroutine
+// that ends the attempt: the caller's, or the total timeout's for a body
+// nobody reads (under the body's lock).
+func (a *attempt) release(o breaker.Outcome, latency time.Duration) {
+	if a.released {
+		return
+	}
+	a.released = true
+	a.permit.Done(o, latency)
+	a.cancel(nil)
+	a.budget.active.Add(-1)
+}
+
+// endSpan ends the attempt's span with its log line, once.
+func (a *attempt) endSpan() {
+	if end := a.traceEnd; end != nil {
+		a.traceEnd = nil
+		end(&a.rec)
+	}
 }
 
 // newAttempt starts attempt n (its log line's number) on the current
@@ -54,6 +81,8 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		a = new(attempt)
 	}
 	a.call, a.permit, a.start = c, permit, time.Now()
+	a.budget = c.budget
+	a.budget.active.Add(1)
 	a.firstByte = TimeoutError{Phase: PhaseFirstByte, Limit: pol.Timeout.FirstByte}
 	a.idle = TimeoutError{Phase: PhaseIdle, Limit: pol.Timeout.Idle}
 	a.ctx, a.cancel = context.WithCancelCause(c.ctx)
@@ -131,6 +160,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	}
 	resp, err := c.t.base.RoundTrip(r)
 	a.answer()
+	c.dropToken() // a retry is outstanding until answered
 	if err != nil {
 		return nil, c.failed(a, err), a.err
 	}
@@ -168,9 +198,15 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
 			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
 			if retry || move {
+				// Kept as the call's last failure, as it came: should no
+				// attempt follow after all (the breaker opens, the time
+				// runs out), the caller gets the provider's own error
+				// event, never a made-up "could not be reached".
 				resp.Body.Close()
+				resp.Body = io.NopCloser(bytes.NewReader(head))
+				resp.ContentLength = -1
 				c.settle(a, v, int64(len(head)))
-				return nil, v, &statusError{status: status}
+				return resp, v, nil
 			}
 			b.errStat, b.errV = status, v
 		}
@@ -189,6 +225,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	}
 	resp.Body = b
 	c.stamp(resp)
+	a.handed.Store(true)
 	return resp, verdict{}, nil
 }
 
@@ -242,8 +279,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 func (c *call) settle(a *attempt, v verdict, bytesIn int64) {
 	a.disarm()
 	latency := time.Since(a.start)
-	a.permit.Done(v.breaker, latency)
-	a.cancel(nil)
+	a.release(v.breaker, latency)
 	c.limitEnd()
 	a.rec.Error = v.class
 	a.rec.BytesIn = bytesIn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,9 @@ type body struct {
 	count    func([]byte)            // the Meter's, for the bytes handed to the caller
 	meterEnd func() (float64, int64) // and what the attempt cost and used, at its end
 	ended    atomic.Bool
+	mu       sync.Mutex  // held by Read, and by the total timeout ending a body nobody reads
+	closing  atomic.Bool // Close was called: a Read's error is the caller's doing
+	expired  error       // the total timeout that ended the body, returned by later Reads
 
 	events   *sse.Parser // a stream's events as handed to the caller
 	terminal atomic.Bool // the stream's terminal event was handed to the caller
@@ -65,6 +69,8 @@ func (b *body) judgeErrorEvent(data []byte) *verdict {
 
 // Read reads from the replay buffer, then from the upstream body.
 func (b *body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if len(b.head) > 0 {
 		n := copy(p, b.head)
 		b.head = b.head[n:]
@@ -79,6 +85,9 @@ func (b *body) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if b.ended.Load() {
+		if b.expired != nil {
+			return 0, b.expired
+		}
 		return 0, errBodyClosed
 	}
 	b.a.arm(&b.a.idle)
@@ -100,6 +109,8 @@ func (b *body) Read(p []byte) (int, error) {
 		b.end(err)
 	case err == io.EOF:
 		b.end(nil)
+	case err != nil && b.closing.Load():
+		b.end(errEarlyClose) // the caller closed the body under this Read
 	case err != nil:
 		err = b.a.cause(err)
 		if !isTimeoutOrCancel(err) && b.sent > 0 {
@@ -110,6 +121,29 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// expire ends, at the call's total timeout, a body the caller holds
+// without reading it to its end or closing it: its attempt is judged (as
+// a timeout the breaker ignores: the provider answered), logged, and what
+// the call holds is given back. A Read in progress ends first, cancelled
+// by the same timeout, and ends the body itself.
+func (b *body) expire(te *TimeoutError) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended.Load() {
+		return
+	}
+	b.expired = te
+	b.end(&heldError{te})
+}
+
+// heldError is the end of a body the caller held past the call's total
+// timeout without reading it.
+type heldError struct{ te *TimeoutError }
+
+func (e *heldError) Error() string { return e.te.Error() + " (the answer was held unread)" }
+
+func (e *heldError) Unwrap() error { return e.te }
+
 var errBodyClosed = errors.New("sluice: read on closed response body")
 
 func isTimeoutOrCancel(err error) bool {
@@ -119,11 +153,24 @@ func isTimeoutOrCancel(err error) bool {
 // Close closes the upstream body; an unfinished body ends the attempt as
 // the caller's choice.
 func (b *body) Close() error {
-	b.end(errEarlyClose)
+	b.closing.Store(true)
+	if b.mu.TryLock() { // no Read under way: end it here
+		b.end(errEarlyClose)
+		b.mu.Unlock()
+		return b.rc.Close()
+	}
+	// A Read is under way: cancelling the attempt and closing rc end it,
+	// and it ends the body.
+	b.a.cancel(errEarlyClose)
 	return b.rc.Close()
 }
 
 var errEarlyClose = errors.New("sluice: body closed before its end")
+
+func isHeld(err error) bool {
+	var h *heldError
+	return errors.As(err, &h)
+}
 
 // end reports how the attempt ended, once.
 func (b *body) end(err error) {
@@ -131,6 +178,7 @@ func (b *body) end(err error) {
 		return
 	}
 	a := b.a
+	defer a.call.end() // even when a hook panics
 	a.disarm()
 	latency := time.Since(a.start)
 	r := &a.rec
@@ -146,8 +194,7 @@ func (b *body) end(err error) {
 	if err != nil && err != errEarlyClose && outcome != OutcomeOK {
 		r.Error = errorClass(err)
 	}
-	a.permit.Done(bo, slowBy)
-	a.cancel(nil)
+	a.release(bo, slowBy)
 	if b.meterEnd != nil && b.errStat == 0 {
 		r.CostUSD, a.call.usedTokens = b.meterEnd()
 		a.call.cost += r.CostUSD
@@ -169,6 +216,8 @@ func (b *body) judge(err error) (Outcome, breaker.Outcome) {
 		// A stream whose terminal event reached the caller is complete,
 		// whatever the caller does next.
 		return OutcomeOK, breaker.Success
+	case isHeld(err):
+		return OutcomeTimeout, breaker.Ignored
 	case err == errEarlyClose:
 		if !b.stream && b.sent > 0 {
 			return OutcomeOK, breaker.Success

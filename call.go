@@ -42,8 +42,8 @@ type call struct {
 
 	// The retry loop.
 	idempotent bool
-	budget     *RetryBudget   // the budget the call counts in: its provider's
-	retrying   bool           // holds a token of budget
+	budget     *RetryBudget   // the current target's provider's
+	token      *RetryBudget   // where the call holds a retry until it is answered; nil if none
 	last       *http.Response // the last failed response, body buffered
 	lastErr    error          // else the last attempt's error
 	first      attempt        // the first attempt, in the call's allocation
@@ -151,41 +151,38 @@ func (c *call) end() {
 	}
 	c.stopClock()
 	c.limitEnd()
-	if c.settleFn != nil {
-		c.settleFn(c.cost)
-	}
-	c.useBudget(nil)
-}
-
-// useBudget moves the call's count to budget b (nil: out of every
-// budget), giving back the retry it holds in the one it leaves.
-func (c *call) useBudget(b *RetryBudget) {
-	if c.budget == b {
-		return
-	}
-	if old := c.budget; old != nil {
-		old.calls.Add(-1)
-		if c.retrying {
-			old.retries.Add(-1)
-			c.retrying = false
-		}
-	}
-	c.budget = b
-	if b != nil {
-		b.calls.Add(1)
+	c.dropToken()
+	if settle := c.settleFn; settle != nil {
+		c.settleFn = nil
+		settle(c.cost)
 	}
 }
 
-// record logs a finished attempt, and ends its span.
+// abandon gives back what the call holds when Send leaves by a panic (in
+// Observe, a Tracer, Base or a Target's Rewrite): the current attempt's
+// breaker permit (as an outcome to ignore), its context, its place in the
+// retry budget and its span, then the call's rate-limit slot, its money
+// and its timer. The panic then goes on to the caller: hiding it would
+// hide the bug, and what the call took is back either way.
+func (c *call) abandon() {
+	c.mu.Lock()
+	a := c.cur
+	c.mu.Unlock()
+	if a != nil {
+		a.release(breaker.Ignored, 0)
+		a.endSpan()
+	}
+	c.end()
+}
+
+// record logs a finished attempt, and ends its span, even when a hook
+// panics.
 func (c *call) record(a *attempt) {
+	defer a.endSpan()
 	r := &a.rec
 	c.t.Log.Write(r)
 	if c.t.Observe != nil {
 		c.t.Observe(r)
-	}
-	if end := a.traceEnd; end != nil {
-		a.traceEnd = nil
-		end(r)
 	}
 }
 
@@ -229,7 +226,17 @@ func (c *call) aim(i int) {
 		}
 	}
 	c.brk = t.Breaker(t.BreakerName(c.provider, c.model))
-	c.useBudget(budget)
+	c.dropToken()
+	c.budget = budget
+}
+
+// dropToken gives back the retry the call holds, if any: its attempt was
+// answered, or it will not be made.
+func (c *call) dropToken() {
+	if b := c.token; b != nil {
+		c.token = nil
+		b.retries.Add(-1)
+	}
 }
 
 // hasNext reports whether a fallback follows the current target.
@@ -267,6 +274,7 @@ func (c *call) give() (*http.Response, error) {
 // call on to the next target when there is one and time is left; false
 // when the call must end, err its error if no attempt failed before.
 func (c *call) refused(line int, err error) bool {
+	c.limitEnd() // the slot was taken for an attempt that did not go
 	c.logRefusal(line, err)
 	if c.hasNext() && c.timedOut() == nil {
 		c.aim(c.target + 1)
@@ -309,8 +317,10 @@ func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 	case !retry && c.hasNext():
 		move = c.shouldFallBack(v, a.errBody, err)
 	}
-	if retry && !c.retrying && !c.switchKey { // the budget decides before the line says retry; a move to another key needs none
-		if c.retrying = c.budget.take(c.policy.Retry.Budget); !c.retrying {
+	if retry && !c.switchKey { // the budget decides before the line says retry; a move to another key needs none
+		if c.budget.take(c.policy.Retry.Budget) {
+			c.token = c.budget
+		} else {
 			retry = false
 			a.rec.RetryBudgetExhausted = true
 		}

@@ -68,8 +68,7 @@ func TestKeysMoveOnAfter429(t *testing.T) {
 			keys := &stubKeys{}
 			lim := &stubLimiter{}
 			r.tr.Keys, r.tr.Limiter = keys, lim
-			full := &RetryBudget{} // three calls retrying already: a fourth retry is refused
-			full.calls.Add(3)
+			full := &RetryBudget{} // three retries outstanding already: a fourth is refused
 			full.retries.Add(3)
 			r.tr.RetryBudget = full
 			start := time.Now()
@@ -95,8 +94,8 @@ func TestKeysMoveOnAfter429(t *testing.T) {
 			if len(lim.learned) != 0 {
 				t.Errorf("the Limiter learned %+v; a pool's answers are the key's", lim.learned)
 			}
-			if calls, retrying := full.InFlight(); calls != 3 || retrying != 3 {
-				t.Errorf("retry budget holds %d calls, %d retrying after the call, want 3 and 3 as before", calls, retrying)
+			if calls, retrying := full.InFlight(); calls != 0 || retrying != 3 {
+				t.Errorf("retry budget holds %d attempts, %d retries after the call, want 0 and 3 as before", calls, retrying)
 			}
 			if rec, _ := r.tr.Breaker(r.tr.BreakerName("openai", "gpt-4o-mini")).Record(); rec.State != breaker.Closed || rec.Failures != 0 {
 				t.Errorf("breaker %+v, want closed with no failure", rec)

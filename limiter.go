@@ -45,8 +45,10 @@ const OutcomeRateLimited Outcome = "rate_limited"
 
 // admit waits for the Limiter to let the next attempt go. The time waited
 // goes on the attempt's log line; what Wait returns to call at its end is
-// kept until then.
+// kept until then. A slot still held (an attempt that did not go) is given
+// back first: a call holds at most one.
 func (c *call) admit() error {
+	c.limitEnd()
 	maxWait := c.queueLimit()
 	waited, done, err := c.t.Limiter.Wait(c.ctx, c.req, c.provider, c.model, len(c.body), c.in.MaxTokens, maxWait)
 	c.queued, c.limitDone = waited, done
@@ -72,8 +74,19 @@ func (c *call) waitRefused(from string, err error) error {
 	if errors.As(err, &cl) {
 		class = cl.Class()
 	}
-	c.logUnsent(from+":"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, breaker.Closed)
+	c.logUnsent(from+":"+c.provider+":"+class, c.sent+1, OutcomeRateLimited, class, c.breakerState())
 	return err
+}
+
+// breakerState returns the state of the current target's breaker as its
+// store holds it now, for the line of an attempt refused before the
+// breaker was asked; closed when the store cannot tell.
+func (c *call) breakerState() breaker.State {
+	rec, err := c.brk.Record()
+	if err != nil {
+		return breaker.Closed
+	}
+	return rec.State
 }
 
 // queueLimit is the longest the next attempt may wait for a slot: the

@@ -51,6 +51,13 @@ type Attempt struct {
 	// that line stands for (see above); 0, and omitted, on other lines.
 	Refused int `json:"refused,omitempty"`
 
+	// RefusedIDs are, on the line of refused calls, the request ids of
+	// every call the line stands for, in the order they were refused (the
+	// line's own RequestID is the last): each id a refused caller was
+	// given is in the log. A line lists at most 256; more refusals under
+	// one breaker or budget in a second get a line per 256.
+	RefusedIDs []string `json:"refused_ids,omitempty"`
+
 	// RetryBudgetExhausted reports that the attempt would have been
 	// retried but the retry budget refused it: its Outcome is its final
 	// one, not retry. It is not written to the log.
@@ -117,6 +124,7 @@ func (l *AttemptLog) WriteRefused(key string, a *Attempt) error {
 	}
 	line := *a
 	line.Refused = n
+	a.RefusedIDs = nil // the caller's Attempt, as it came (Observe sees it)
 	return l.write(&line)
 }
 
@@ -208,6 +216,16 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	if a.Refused != 0 {
 		dst = append(dst, `,"refused":`...)
 		dst = strconv.AppendInt(dst, int64(a.Refused), 10)
+	}
+	if len(a.RefusedIDs) > 0 {
+		dst = append(dst, `,"refused_ids":[`...)
+		for i, id := range a.RefusedIDs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, id)
+		}
+		dst = append(dst, ']')
 	}
 	return append(dst, '}')
 }

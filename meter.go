@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"time"
-
-	"github.com/sluice-llm/sluice/breaker"
 )
 
 // Meter caps and prices the calls of a Transport. Package spend provides
@@ -66,5 +64,5 @@ func (c *call) logMeterRefusal(err error) {
 	if errors.As(err, &rf) {
 		key += ":" + rf.Refuser()
 	}
-	c.logUnsent(key, 1, OutcomeBudgetExhausted, class, breaker.Closed)
+	c.logUnsent(key, 1, OutcomeBudgetExhausted, class, c.breakerState())
 }

@@ -10,6 +10,11 @@ import (
 // the calls one breaker or one budget refuses.
 const refusalPeriod = time.Second
 
+// maxFoldedIDs bounds the request ids one folded line lists: a key whose
+// refusals in a period pass it gets a line for each maxFoldedIDs of them,
+// so that no line grows without end and every id is still written.
+const maxFoldedIDs = 256
+
 // refusals folds the log lines of refused calls: per key (a breaker's or
 // a budget's name), the first refusal in a quiet period is written at
 // once, and later ones within refusalPeriod are counted and written as one
@@ -25,11 +30,22 @@ type refusals struct {
 type refusalKey struct {
 	last    time.Time // when its last line was written
 	pending int       // refusals counted since that line
+	ids     []string  // their request ids, in order
 	latest  Attempt   // the latest of those, written when they are flushed
 }
 
+// take returns the line for the refusals pending under k, and forgets
+// them.
+func (k *refusalKey) take() Attempt {
+	line := k.latest
+	line.Refused, line.RefusedIDs = k.pending, k.ids
+	k.pending, k.ids = 0, nil
+	return line
+}
+
 // admit counts a refusal under key at a.TS. It returns how many refusals
-// the line for a must carry, or 0 when a is folded into a later line.
+// the line for a must carry, their ids set in a.RefusedIDs, or 0 when a is
+// folded into a later line.
 func (r *refusals) admit(key string, a *Attempt) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -42,13 +58,15 @@ func (r *refusals) admit(key string, a *Attempt) int {
 		r.keys[key] = k
 	}
 	k.pending++
-	if !k.last.IsZero() && a.TS.Sub(k.last) < refusalPeriod {
+	k.ids = append(k.ids, a.RequestID)
+	if !k.last.IsZero() && a.TS.Sub(k.last) < refusalPeriod && len(k.ids) < maxFoldedIDs {
 		k.latest = *a
 		r.soon(k.last.Add(refusalPeriod))
 		return 0
 	}
-	n := k.pending
-	k.pending, k.last = 0, a.TS
+	n, ids := k.pending, k.ids
+	k.pending, k.ids, k.last = 0, nil, a.TS
+	a.RefusedIDs = ids
 	return n
 }
 
@@ -70,10 +88,8 @@ func (r *refusals) overdue(now time.Time) []Attempt {
 			r.soon(next)
 			continue
 		}
-		line := k.latest
-		line.Refused = k.pending
-		out = append(out, line)
-		k.pending, k.last = 0, now
+		out = append(out, k.take())
+		k.last = now
 	}
 	return out
 }
@@ -85,10 +101,7 @@ func (r *refusals) all() []Attempt {
 	var out []Attempt
 	for _, k := range r.keys {
 		if k.pending > 0 {
-			line := k.latest
-			line.Refused = k.pending
-			out = append(out, line)
-			k.pending = 0
+			out = append(out, k.take())
 		}
 	}
 	r.due.Store(0)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,24 +16,45 @@ import (
 )
 
 // refusedLines decodes a log and returns, per breaker name in its path
-// field, the lines and the sum of their refused counts.
+// field, the lines and the sum of their refused counts. Each line must
+// list the request id of every call it counts.
 func refusedLines(t *testing.T, log string) (lines map[string]int, refused map[string]int) {
 	t.Helper()
-	lines, refused = map[string]int{}, map[string]int{}
+	lines, refused, _ = refusedIDs(t, log)
+	return lines, refused
+}
+
+// refusedIDs is refusedLines, with the request ids the lines list.
+func refusedIDs(t *testing.T, log string) (lines, refused map[string]int, ids map[string]bool) {
+	t.Helper()
+	lines, refused, ids = map[string]int{}, map[string]int{}, map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(log))
 	for sc.Scan() {
 		var a Attempt
 		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 			t.Fatalf("line does not parse: %v: %s", err, sc.Text())
 		}
+		if a.Outcome == OutcomeOK {
+			continue // an upstream attempt's line
+		}
 		if a.Refused < 1 {
 			t.Errorf("refusal line without its count: %s", sc.Text())
+		}
+		if len(a.RefusedIDs) != a.Refused || a.RefusedIDs[len(a.RefusedIDs)-1] != a.RequestID {
+			t.Errorf("line counts %d refusals, lists ids %q, its own %q last", a.Refused, a.RefusedIDs, a.RequestID)
+		}
+		for _, id := range a.RefusedIDs {
+			ids[id] = true
 		}
 		lines[a.Provider]++
 		refused[a.Provider] += a.Refused
 	}
-	return lines, refused
+	return lines, refused, ids
 }
+
+// maxLines is the most lines n refusals under one key within a second
+// may take: one at once, then one per maxFoldedIDs.
+func maxLines(n int) int { return 2 + n/maxFoldedIDs }
 
 func TestRefusalsFoldedPerKeyAtFixedInstants(t *testing.T) {
 	var buf lockedBuffer
@@ -42,24 +64,35 @@ func TestRefusalsFoldedPerKeyAtFixedInstants(t *testing.T) {
 	for i := range n {
 		at := t0.Add(time.Duration(i) * (time.Second / n)) // spread over one second
 		for _, key := range []string{"a", "b"} {
-			l.WriteRefused("breaker:"+key, &Attempt{TS: at, Provider: key, Outcome: OutcomeCircuitOpen})
+			id := fmt.Sprintf("%s%023d", key, i)
+			l.WriteRefused("breaker:"+key, &Attempt{TS: at, RequestID: id, Provider: key, Outcome: OutcomeCircuitOpen})
 		}
 	}
 	lines, refused := refusedLines(t, buf.String())
 	for _, key := range []string{"a", "b"} {
-		if lines[key] > 2 {
-			t.Errorf("key %s: %d lines for %d refusals in one second, want ≤ 2", key, lines[key], n)
+		if lines[key] > maxLines(n) {
+			t.Errorf("key %s: %d lines for %d refusals in one second, want ≤ %d", key, lines[key], n, maxLines(n))
 		}
 	}
+	// Bounded: the ids, and a line per 256 of them; a line per refusal
+	// takes ~300 bytes.
+	if per := buf.b.Len() / (2 * n); per > 40 {
+		t.Errorf("%d bytes written per refusal, want ≤ 40", per)
+	}
 	// An upstream attempt's line after the second writes what was folded.
-	l.Write(&Attempt{TS: t0.Add(3 * time.Second), Provider: "upstream", Outcome: OutcomeOK, Refused: 1})
-	lines, refused = refusedLines(t, buf.String())
+	l.Write(&Attempt{TS: t0.Add(3 * time.Second), Provider: "upstream", Outcome: OutcomeOK})
+	lines, refused, ids := refusedIDs(t, buf.String())
 	for _, key := range []string{"a", "b"} {
 		if refused[key] != n {
 			t.Errorf("key %s: refused counts sum to %d, want %d", key, refused[key], n)
 		}
-		if lines[key] > 3 {
-			t.Errorf("key %s: %d lines, want ≤ 3", key, lines[key])
+		if lines[key] > maxLines(n)+1 {
+			t.Errorf("key %s: %d lines, want ≤ %d", key, lines[key], maxLines(n)+1)
+		}
+		for i := range n {
+			if id := fmt.Sprintf("%s%023d", key, i); !ids[id] {
+				t.Fatalf("request id %s of a refused call is not in the log", id)
+			}
 		}
 	}
 }
@@ -127,14 +160,17 @@ func TestBreakerRefusalsFoldedAcrossTransports(t *testing.T) {
 			t.Errorf("Observe saw %d refusals, want %d", got, n)
 		}
 		lines, _ := refusedLines(t, buf.String())
-		if lines["openai"] != 1 {
-			t.Errorf("%d lines for %d refusals at one instant, want 1", lines["openai"], n)
+		if want := 1 + (n-1)/maxFoldedIDs; lines["openai"] != want {
+			t.Errorf("%d lines for %d refusals at one instant, want %d (the first, then one per %d ids)", lines["openai"], n, want, maxFoldedIDs)
 		}
 		time.Sleep(2 * time.Second)
 		log.Flush()
-		lines, refused := refusedLines(t, buf.String())
-		if refused["openai"] != n || lines["openai"] != 2 {
-			t.Errorf("%d lines, refused counts sum to %d; want 2 lines summing to %d", lines["openai"], refused["openai"], n)
+		lines, refused, ids := refusedIDs(t, buf.String())
+		if want := 2 + (n-1)/maxFoldedIDs; refused["openai"] != n || lines["openai"] != want {
+			t.Errorf("%d lines, refused counts sum to %d; want %d lines summing to %d", lines["openai"], refused["openai"], want, n)
+		}
+		if len(ids) != n {
+			t.Errorf("the log lists %d distinct request ids, want all %d refused calls'", len(ids), n)
 		}
 	})
 }

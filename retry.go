@@ -143,38 +143,45 @@ func jitter(d time.Duration) time.Duration {
 }
 
 // RetryBudget caps the retries in flight across the calls that share it,
-// as Envoy's retry budget does: a call may start retrying only while at
-// most its policy's Retry.Budget of the calls in flight are retrying, and
-// never fewer than 3 retrying calls are refused. A call counts once
-// whatever its attempts, from its start to its end, and holds one retry
-// token from its first retry on. The zero value is an empty budget, ready
-// to use; a RetryBudget is safe for concurrent use.
+// as Envoy's retry budget does, counting what Envoy counts: a retry may be
+// decided only while the retries outstanding stay within Retry.Budget of
+// the attempts in flight upstream, and never fewer than 3 are let through
+// at once. A retry is outstanding from its decision (its backoff sleep
+// included) until its attempt is answered (the response headers, or its
+// failure), as Envoy holds its retry from shouldRetry until the next;
+// an attempt is in flight from its start to its end (for an answer handed
+// over, the end of its body). A successful retry's stream, a call waiting
+// between attempts for a rate-limit slot or a key, and a first attempt
+// count nowhere as retries. The zero value is an empty budget, ready to
+// use; a RetryBudget is safe for concurrent use.
 //
 // A budget belongs to a provider: give every Transport (and Target) that
 // calls one provider the same *RetryBudget, so that its retries are
 // bounded together whatever the route or policy.
 type RetryBudget struct {
-	calls   atomic.Int64 // calls in flight
-	retries atomic.Int64 // of those, calls that are retrying
+	active  atomic.Int64 // attempts in flight
+	retries atomic.Int64 // retries decided and not yet answered
 }
 
 // minRetries is the floor of the retry budget.
 const minRetries = 3
 
-// take reserves a retry for a call; false when the budget is spent.
+// take reserves a retry, frac of the attempts in flight being allowed to
+// be outstanding retries (negative: no cap); false when the budget is
+// spent.
 func (b *RetryBudget) take(frac float64) bool {
 	n := b.retries.Add(1)
-	if frac < 0 || n <= minRetries || float64(n) <= frac*float64(b.calls.Load()) {
+	if frac < 0 || n <= minRetries || float64(n) <= frac*float64(b.active.Load()) {
 		return true
 	}
 	b.retries.Add(-1)
 	return false
 }
 
-// InFlight returns the calls in flight under the budget and, of those, the
-// calls holding a retry.
-func (b *RetryBudget) InFlight() (calls, retrying int64) {
-	return b.calls.Load(), b.retries.Load()
+// InFlight returns the attempts in flight under the budget and the
+// retries outstanding.
+func (b *RetryBudget) InFlight() (attempts, retries int64) {
+	return b.active.Load(), b.retries.Load()
 }
 
 // sleep waits d or until ctx ends; false when ctx ended first.

@@ -82,6 +82,9 @@ func (c *call) fire() {
 	c.mu.Unlock()
 	if a != nil {
 		a.cancel(te)
+		if te == &c.totalErr && a.handed.Load() {
+			a.out.expire(te) // nothing outlives total, not even a body nobody reads
+		}
 	}
 }
 

@@ -266,9 +266,28 @@ type Body struct {
 // closed. The Transport trusts b's Model and MaxTokens and does not parse
 // b.Bytes for them; a fallback Target's Model is still written into a copy
 // of the body. Like RoundTrip, Send does not change req.
+//
+// A panic in a hook (Observe, the Tracer, Base, a Target's Rewrite, the
+// Limiter, the Meter or the Keys) gives back all that the call holds — its
+// rate-limit slot, its money, its breaker permit, its place in the retry
+// budget, its span and its timer — and then goes on to the caller.
 func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 	t.init()
 	c := t.newCall(req, b)
+	returned := false
+	defer func() {
+		if !returned { // a panic on its way to the caller
+			c.abandon()
+		}
+	}()
+	resp, err := c.send()
+	returned = true
+	return resp, err
+}
+
+// send admits the call under the Limiter and the Meter, then runs it.
+func (c *call) send() (*http.Response, error) {
+	t := c.t
 	if t.Limiter != nil { // the wait comes before the money is held
 		if err := c.admit(); err != nil {
 			c.end()
@@ -277,8 +296,8 @@ func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 	}
 	if t.Meter != nil {
 		if err := c.reserve(); err != nil {
-			c.logMeterRefusal(err)
 			c.end()
+			c.logMeterRefusal(err)
 			return nil, err
 		}
 	}

@@ -671,9 +671,11 @@ func TestCallerRequestNotMutated(t *testing.T) {
 	}
 }
 
+// The budget lets retries be outstanding up to its share of the attempts
+// in flight, never fewer than the floor.
 func TestRetryBudgetTake(t *testing.T) {
 	var b retryBudget
-	b.calls.Store(100)
+	b.active.Store(100)
 	got := 0
 	for range 50 {
 		if b.take(0.2) {
@@ -681,10 +683,10 @@ func TestRetryBudgetTake(t *testing.T) {
 		}
 	}
 	if got != 20 {
-		t.Errorf("100 calls in flight, 20 %% budget: %d retries admitted, want 20", got)
+		t.Errorf("100 attempts in flight, 20 %% budget: %d retries admitted, want 20", got)
 	}
 	var small retryBudget
-	small.calls.Store(2)
+	small.active.Store(2)
 	got = 0
 	for range 10 {
 		if small.take(0.2) {
@@ -692,7 +694,7 @@ func TestRetryBudgetTake(t *testing.T) {
 		}
 	}
 	if got != minRetries {
-		t.Errorf("2 calls in flight: %d retries admitted, want the floor %d", got, minRetries)
+		t.Errorf("2 attempts in flight: %d retries admitted, want the floor %d", got, minRetries)
 	}
 }
 
