@@ -17,20 +17,30 @@
 //
 // # Figures
 //
-//   - Failed calls first, the incident view: calls whose last attempt was
-//     neither ok nor the client's cancellation, per provider, with the
+//   - Failed calls first, the incident view: calls that ended on neither
+//     ok nor the client's cancellation, per provider, with the
 //     first and last failure, whether the provider is still failing (its
 //     last call in the log failed: since when) or ok again, and the
 //     reasons its calls ended on.
 //   - Failures by reason and provider: the reason is the attempt's error
 //     class (timeout_idle, stream_cut, quota_exhausted, status_503,
 //     error_event_529, …), or its outcome when it has none (circuit_open,
-//     budget_exhausted); calls counts the calls that ended on it, attempts
-//     every attempt that failed so, retried or not; up to three sample
-//     request ids of the latest such calls, to look up next.
-//   - Calls: distinct request_id values (a line without one is a call of its
-//     own); attempts per call is the number of lines of each. A call's
-//     result is the outcome of its last line in time.
+//     budget_exhausted, rate_limited); calls counts the calls that ended
+//     on it (the rows add up to the failed calls), attempts every attempt
+//     that failed so, retried or not; up to three sample request ids of
+//     the latest such calls, to look up next. A client's cancellation is
+//     no failure: the call results count it.
+//   - Calls, counted alike by every figure, text, --json and page: a
+//     call is a request_id (a line without one is a call of its own); a
+//     refusal line the log folded ("refused": N) stands for N refused
+//     calls, those its refused_ids list (a line written before the log
+//     listed them names its own request_id and counts the rest as calls of
+//     their own). Attempts are the lines, a folded line counting as the N
+//     attempts it refused; attempts per call is how many of them each call
+//     made. A call's result is the outcome of the attempt it ended on: its
+//     line with the highest attempt number (numbers run on across retries,
+//     refusals and fallbacks, so a fallback written before the folded
+//     refusal line that counts its call still ends it).
 //   - Outcome and status mix: attempts by outcome and by status (0: no
 //     response arrived).
 //   - Latency and time to first byte: p50, p95, p99 and max per provider
