@@ -7,9 +7,13 @@
 // Run takes attempt-log files: several at once (rotated or written by
 // concurrent processes; they are merged by ts), gzip files read as they
 // are (detected by their magic bytes, so a piped .gz works too), and "-"
-// for standard input. With no file it reads the default log,
+// for standard input. With no file it reads the log the gateway writes:
+// the config's log.attempts, else attempts.jsonl in its state directory,
+// the config found as sluice serve finds it (--config, else
+// $SLUICE_CONFIG, else the built-in defaults, whose log is
 // $XDG_STATE_HOME/sluice/attempts.jsonl or
-// ~/.local/state/sluice/attempts.jsonl. Lines are decoded by the field
+// ~/.local/state/sluice/attempts.jsonl), and says on stderr which log it
+// read and which config named it. --config with files is an error. Lines are decoded by the field
 // names of sluice.Attempt; unknown fields are ignored. A line that is not a
 // JSON object with a valid RFC 3339 ts, or is longer than MaxLineBytes, is
 // counted as malformed and skipped. A gzip file cut short is used up to the
