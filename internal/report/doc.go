@@ -15,7 +15,7 @@
 // ~/.local/state/sluice/attempts.jsonl), and says on stderr which log it
 // read and which config named it. --config with files is an error. Lines are decoded by the field
 // names of sluice.Attempt; unknown fields are ignored. A line that is not a
-// JSON object with a valid RFC 3339 ts, or is longer than MaxLineBytes, is
+// JSON object with a valid RFC 3339 ts, or is longer than MaxLineBytes (16 MiB), is
 // counted as malformed and skipped. A gzip file cut short is used up to the
 // cut and flagged.
 //

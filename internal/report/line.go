@@ -11,8 +11,13 @@ import (
 )
 
 // MaxLineBytes is the longest attempt-log line Read accepts, without its
-// newline. A longer line is counted as malformed and skipped.
-const MaxLineBytes = 1 << 20
+// newline. A longer line is counted as malformed and skipped. A folded
+// refusal line lists the ids of the calls it counts, one second of a
+// breaker's refusals: at 50,000 refusals a second, some 1.4 MB.
+const MaxLineBytes = 16 << 20
+
+// maxLine is MaxLineBytes, smaller in tests of the bound.
+var maxLine = MaxLineBytes
 
 // Line is one attempt as read from the attempt log: the fields of
 // sluice.Attempt, whose JSON names are the contract, and those of a folded
@@ -90,7 +95,7 @@ func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err erro
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
 			buf = append(buf, chunk...)
-			if len(buf) > MaxLineBytes+2 {
+			if len(buf) > maxLine+2 {
 				tooLong, buf = true, buf[:0]
 			}
 		}
@@ -99,7 +104,7 @@ func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err erro
 		}
 		buf = bytes.TrimSuffix(buf, []byte("\n"))
 		buf = bytes.TrimSuffix(buf, []byte("\r"))
-		if len(buf) > MaxLineBytes {
+		if len(buf) > maxLine {
 			tooLong, buf = true, buf[:0]
 		}
 		return buf, tooLong, err
