@@ -259,3 +259,45 @@ func TestLineHasEveryAttemptField(t *testing.T) {
 		t.Errorf("decoded %+v, %v", l, err)
 	}
 }
+
+// TestRequestIDLookup: --request-id finds a call by the id its client was
+// given, a refused one among the refused_ids of the folded line that
+// counts it, and tells how it ended as the report counts it.
+func TestRequestIDLookup(t *testing.T) {
+	data := jsonl(t, mixedLog())
+	for _, tc := range []struct {
+		id       string
+		attempts []string // outcomes, in order
+		result   string
+	}{
+		{"c4", []string{"retry", "circuit_open"}, "circuit_open"},
+		{"c3", []string{"circuit_open", "ok"}, "ok"},
+		{"q3", []string{"rate_limited"}, "rate_limited"},
+		{"r1", []string{"retry", "retry", "ok"}, "ok"},
+	} {
+		code, out, stderr := runCmd(t, data, "--request-id", tc.id, "--json", "-")
+		var c Call
+		if err := json.Unmarshal([]byte(out), &c); code != ExitOK || err != nil {
+			t.Fatalf("--request-id %s: exit %d, %v, %s", tc.id, code, err, stderr)
+		}
+		var got []string
+		for _, l := range c.Attempts {
+			got = append(got, string(l.Outcome))
+		}
+		if !c.Found || c.Result != tc.result || !slices.Equal(got, tc.attempts) {
+			t.Errorf("--request-id %s: found %v, result %q, attempts %q; want %q, %q", tc.id, c.Found, c.Result, got, tc.result, tc.attempts)
+		}
+	}
+	_, out, _ := runCmd(t, data, "--request-id", "c6", "-")
+	for _, want := range []string{"call c6: 1 attempt, ended on circuit_open", "(one of the 4 refusals this line counts)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, _ := runCmd(t, data, "--request-id", "nope", "-"); code != ExitOK || !strings.Contains(out, "no attempt of call nope in the log") {
+		t.Errorf("unknown id: exit %d, %q", code, out)
+	}
+	if code, _, stderr := runCmd(t, data, "--request-id", "c6", "--html", "x.html", "-"); code != ExitUsage || !strings.Contains(stderr, "give one or the other") {
+		t.Errorf("--request-id with --html: exit %d, %q; want 2", code, stderr)
+	}
+}

@@ -82,6 +82,11 @@
 //     text bar chart with the busiest minutes named, so that jobs started
 //     by cron at :00 stand out.
 //
+// --request-id ID shows one call instead of the figures: the lines that
+// name it (its own, and the folded refusal lines whose refused_ids list
+// it), by attempt number, and the outcome it ended on as the figures count
+// it; --json prints them as one object (Call).
+//
 // --since and --until keep the attempts with since ≤ ts < until; each
 // takes RFC 3339, a date (UTC midnight) or a duration back from now (2h,
 // 7d). --json prints the Summary as one JSON object. --html FILE also

@@ -24,6 +24,7 @@ const (
 )
 
 const usage = `usage: sluice report [--config FILE] [--since T] [--until T] [--json] [--html FILE] [FILE.jsonl ...]
+       sluice report --request-id ID [--config FILE] [--json] [FILE.jsonl ...]
 
 Reads attempt logs and reports, first, the calls that failed (per provider:
 since when, still failing or ok again) and why (per reason and provider, with
@@ -49,6 +50,10 @@ Flags:
                or a duration back from now (90m, 2h, 7d)
   --json       print one JSON object with every figure instead of text
   --html FILE  also write a self-contained HTML page with charts to FILE
+  --request-id ID
+               show the attempts of the call with this request id instead
+               (Sluice-Request-Id; a refused call is found among the
+               refused_ids of the folded line that counts it)
   --help       print this help
 
 Exit status: 0 report produced, 2 unusable input (missing file, bad flag,
@@ -62,6 +67,7 @@ type options struct {
 	html         string
 	files        []string
 	config       cmdline.Source // where the log to read comes from, with no files
+	requestID    string         // --request-id: the one call to show
 }
 
 // Run runs `sluice report` with args (without the command names) and
@@ -82,12 +88,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time
 		fmt.Fprintf(stderr, "sluice report: %v\n", err)
 		return ExitUsage
 	}
-	s, err := load(opt, stdin, stderr)
+	s, lines, err := load(opt, stdin, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice report: %v\n", err)
 		return ExitUsage
 	}
-	if err := write(opt, &s, stdout); err != nil {
+	if opt.requestID != "" {
+		err = writeCall(stdout, lookup(lines, opt.requestID), opt.json)
+	} else {
+		err = write(opt, &s, stdout)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "sluice report: %v\n", err)
 		return ExitUsage
 	}
@@ -106,6 +117,7 @@ func parseArgs(args []string, now time.Time) (options, error) {
 	fs.StringVar(&until, "until", "", "")
 	fs.BoolVar(&opt.json, "json", false, "")
 	fs.StringVar(&opt.html, "html", "", "")
+	fs.StringVar(&opt.requestID, "request-id", "", "")
 	files, err := cmdline.Parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return opt, err
@@ -116,6 +128,9 @@ func parseArgs(args []string, now time.Time) (options, error) {
 	opt.files = files
 	if *cfgPath != "" && len(files) > 0 {
 		return opt, fmt.Errorf("--config %s names the attempt log to read, and so do %q: give one or the other", *cfgPath, files)
+	}
+	if opt.requestID != "" && opt.html != "" {
+		return opt, errors.New("--request-id shows one call, --html the whole log: give one or the other")
 	}
 	opt.config = cmdline.LocateConfig(*cfgPath)
 	if opt.since, err = parseWhen("--since", since, now); err != nil {
@@ -161,15 +176,15 @@ func parseAgo(v string) (time.Duration, bool) {
 	return d, err == nil && d >= 0
 }
 
-// load reads every input, keeps the attempts within the window and
-// summarizes them. With no file, it reads the log the config names, and
-// says which on stderr.
-func load(opt options, stdin io.Reader, stderr io.Writer) (Summary, error) {
+// load reads every input, keeps the attempts within the window (and, with
+// --request-id, those of that call) and summarizes them. With no file, it
+// reads the log the config names, and says which on stderr.
+func load(opt options, stdin io.Reader, stderr io.Writer) (Summary, []Line, error) {
 	files := opt.files
 	if len(files) == 0 {
 		p, err := configuredLog(opt.config)
 		if err != nil {
-			return Summary{}, err
+			return Summary{}, nil, err
 		}
 		cmdline.Reading(stderr, "sluice report", p, opt.config)
 		files = []string{p}
@@ -183,20 +198,22 @@ func load(opt options, stdin io.Reader, stderr io.Writer) (Summary, error) {
 				outside++
 				return
 			}
-			lines = append(lines, l)
+			if opt.requestID == "" || names(&l, opt.requestID) {
+				lines = append(lines, l)
+			}
 		})
 		if err != nil {
-			return Summary{}, err
+			return Summary{}, nil, err
 		}
 		inputs = append(inputs, in)
 		malformed += in.Malformed
 	}
-	if len(lines) == 0 && outside == 0 && malformed > 0 {
-		return Summary{}, fmt.Errorf("no readable attempt lines, %d malformed; is this an attempt log (JSONL)?", malformed)
+	if len(lines) == 0 && outside == 0 && malformed > 0 && opt.requestID == "" {
+		return Summary{}, nil, fmt.Errorf("no readable attempt lines, %d malformed; is this an attempt log (JSONL)?", malformed)
 	}
 	s := Summarize(lines)
 	s.Inputs, s.Malformed, s.OutsideWindow = inputs, malformed, outside
-	return s, nil
+	return s, lines, nil
 }
 
 // configuredLog returns the attempt log the config of src names, when it
