@@ -61,10 +61,11 @@ type callRec struct {
 
 // end is the attempt the call ended on. Attempt numbers run on across a
 // call's retries, refusals and fallbacks, so it is the call's own line
-// with the highest number, unless a folded refusal line counts the call
-// and the call has no own line after which it could not have been
-// refused: none, or a retried one. (Only a fallback's attempts follow a
-// refusal in its call, and they have own lines.)
+// with the highest number. A refusal listed by a folded line has no number
+// of its own: it ends the call when the call's own lines end on none or on
+// a retried attempt, which only a later attempt follows. Otherwise the own
+// line ends it: in its call, only a fallback's attempts follow a refusal,
+// and they are own lines.
 func (c *callRec) end() *Line {
 	if c.listed != nil && (c.own == nil || c.own.Outcome == sluice.OutcomeRetry) {
 		return c.listed
