@@ -1,13 +1,17 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // Call is one call as `sluice report --request-id` shows it: the attempts
@@ -19,10 +23,10 @@ type Call struct {
 	// Result is the outcome of the attempt the call ended on, counted as
 	// every figure of the report counts it (see Summary.CallResults).
 	Result string `json:"result,omitempty"`
-	// Attempts are the lines that name the call, by attempt number, then
-	// time: its own lines, and the folded refusal lines that list it among
-	// their refused_ids (such a line's attempt number and time are those of
-	// the first refusal it counts).
+	// Attempts are the lines that name the call, in order: its own lines
+	// by attempt number, and the folded refusal lines that list it among
+	// their refused_ids (whose attempt number and time are those of the
+	// first refusal they count) after its retried attempts.
 	Attempts []Line `json:"attempts"`
 }
 
@@ -35,19 +39,26 @@ func names(l *Line, id string) bool {
 // lookup returns the call id of lines, sorted by time or not.
 func lookup(lines []Line, id string) Call {
 	c := Call{RequestID: id, Attempts: []Line{}}
+	var own, listed []Line
 	for _, l := range lines {
-		if names(&l, id) {
-			c.Attempts = append(c.Attempts, l)
+		switch {
+		case l.RequestID == id:
+			own = append(own, l)
+		case names(&l, id):
+			listed = append(listed, l)
 		}
 	}
-	slices.SortStableFunc(c.Attempts, func(a, b Line) int {
-		if a.Attempt != b.Attempt {
-			return a.Attempt - b.Attempt
-		}
-		return a.TS.Compare(b.TS)
-	})
-	sorted := slices.Clone(c.Attempts)
-	slices.SortStableFunc(sorted, func(a, b Line) int { return a.TS.Compare(b.TS) })
+	byTime := func(a, b Line) int { return a.TS.Compare(b.TS) }
+	slices.SortStableFunc(own, func(a, b Line) int { return cmp.Or(cmp.Compare(a.Attempt, b.Attempt), byTime(a, b)) })
+	slices.SortStableFunc(listed, byTime)
+	// A listed refusal has no number of its own: it came after the call's
+	// retried attempts and before the fallback that followed it (callRec.end).
+	i := slices.IndexFunc(own, func(l Line) bool { return l.Outcome != sluice.OutcomeRetry })
+	if i < 0 {
+		i = len(own)
+	}
+	c.Attempts = slices.Concat(own[:i], listed, own[i:])
+	sorted := slices.SortedStableFunc(slices.Values(c.Attempts), byTime)
 	for _, e := range groupCalls(sorted) {
 		if e.id == id {
 			c.Found, c.Result = true, string(e.last.Outcome)
@@ -76,11 +87,14 @@ func writeCall(w io.Writer, c Call, asJSON bool) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "  attempt\tts\tprovider\tmodel\toutcome\tstatus\terror\tbreaker\tlatency\t\n")
 	for _, l := range c.Attempts {
-		note := ""
-		if n := weight(&l); n > 1 {
-			note = fmt.Sprintf("(one of the %d refusals this line counts)", n)
+		n, note := strconv.Itoa(l.Attempt), ""
+		if l.RequestID != c.RequestID {
+			n = "-" // the line's number is its first refusal's
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.Attempt, l.TS.UTC().Format(time.RFC3339Nano),
+		if k := weight(&l); k > 1 {
+			note = fmt.Sprintf("(one of the %d refusals this line counts)", k)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n, l.TS.UTC().Format(time.RFC3339Nano),
 			orDash(l.Provider), orDash(l.Model), orDash(string(l.Outcome)), l.Status, orDash(l.Error),
 			orDash(l.Breaker), fmtMS(l.LatencyMS), note)
 	}
