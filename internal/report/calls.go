@@ -32,14 +32,14 @@ func weight(l *Line) int { return max(l.Refused, len(l.RefusedIDs), 1) }
 // not its own. unnamed numbers the calls the log does not name.
 func callsOf(l *Line, unnamed *int, fn func(key string, listed bool)) {
 	ids := l.RefusedIDs
-	if len(ids) == 0 {
-		ids = []string{l.RequestID}
-	}
 	n := weight(l)
 	for i := range n {
 		id := ""
-		if i < len(ids) {
+		switch {
+		case i < len(ids):
 			id = ids[i]
+		case i == 0:
+			id = l.RequestID
 		}
 		if id == "" {
 			*unnamed++
