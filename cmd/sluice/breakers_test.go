@@ -113,13 +113,16 @@ func TestBreakersListsIdleOnes(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	if code := run([]string{"breakers", "--config", cfg}, strings.NewReader(""), &out, &out); code != exitOK {
-		t.Fatalf("exit %d: %s", code, out.String())
+	var out, errb strings.Builder
+	if code := run([]string{"breakers", "--config", cfg}, strings.NewReader(""), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[1], "anthropic  closed") || !strings.HasPrefix(lines[2], "openai     closed") {
 		t.Errorf("listing:\n%s\nwant a header, then anthropic and openai closed", out.String())
+	}
+	if want := "sluice breakers: reading state file:" + dir + " (config " + cfg + ")\n"; errb.String() != want {
+		t.Errorf("stderr %q, want %q", errb.String(), want)
 	}
 	out.Reset()
 	if code := run([]string{"breakers", "--config", cfg, "reset", "openai"}, strings.NewReader(""), &out, &out); code != exitOK || !strings.Contains(out.String(), "openai: closed") {

@@ -43,7 +43,7 @@ type stateRun struct {
 func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, code int, ok bool) {
 	fs := flag.NewFlagSet("sluice "+sc.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", sc.configHelp+" (default $"+config.EnvConfig+", else the built-in defaults)")
+	cfgPath := cmdline.ConfigFlag(fs, sc.configHelp)
 	stateFlag := fs.String("state", "", "the state store to read instead of the config's: a state directory, or a redis://, rediss:// or unix:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
@@ -62,15 +62,18 @@ func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, cod
 		fmt.Fprintf(stderr, "sluice %s: %v\n", sc.name, err)
 		return run, exitUsage, false
 	}
-	if run.cfg, err = config.Load(config.Locate(*cfgPath)); err != nil {
+	src := cmdline.LocateConfig(*cfgPath)
+	if run.cfg, err = src.Load(); err != nil {
 		fmt.Fprintf(stderr, "sluice %s: %v\n", sc.name, err)
 		return run, exitUsage, false
 	}
+	var from fmt.Stringer = src
 	if *stateFlag != "" {
 		run.cfg.State = stateOf(*stateFlag)
+		from = stateFrom{src}
 	}
 	if run.cfg.State.Backend == config.BackendMemory {
-		fmt.Fprintf(stderr, "sluice %s: state.backend is memory: %s\n", sc.name, sc.inProcess)
+		fmt.Fprintf(stderr, "sluice %s: state.backend is memory (%s): %s\n", sc.name, src, sc.inProcess)
 		return run, exitUsage, false
 	}
 	if run.stores, err = openStore(run.cfg, slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
@@ -86,8 +89,20 @@ func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, cod
 		fmt.Fprintf(stderr, "sluice %s: the state's Redis is unreachable (%v): start it, or name the state to read with --state\n", sc.name, err)
 		return run, 1, false
 	}
+	cmdline.Reading(stderr, "sluice "+sc.name, "state "+stateWhere(run.cfg), from)
 	run.asJSON = *asJSON
 	return run, exitOK, true
+}
+
+// stateFrom says where the state read comes from when --state names it:
+// the flag, and the config whose providers and routes say what to list.
+type stateFrom struct{ src cmdline.Source }
+
+func (f stateFrom) String() string {
+	if f.src.Path == "" {
+		return "--state, with the built-in providers and routes: no --config and no $" + config.EnvConfig
+	}
+	return "--state, with the providers and routes of " + f.src.String()
 }
 
 // toReset reads the positional arguments: none to list, or "reset X". It

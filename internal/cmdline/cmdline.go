@@ -5,6 +5,12 @@
 // "sluice breakers reset NAME --config F" would leave "--config F" unread.
 // Parse reads every flag wherever it stands and hands back the positional
 // arguments; the caller then refuses any it does not use.
+//
+// Every command that reads the config, its state or its attempt log finds
+// the config as sluice serve does (LocateConfig: --config, else
+// $SLUICE_CONFIG, else the built-in defaults) and says on stderr what it
+// read and why (Reading), so that a tool never silently reads another
+// store or log than the gateway's.
 package cmdline
 
 import (

@@ -76,3 +76,30 @@ func TestUnexpected(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestLocateConfig: --config, else $SLUICE_CONFIG, else the built-in
+// defaults, each said as such.
+func TestLocateConfig(t *testing.T) {
+	t.Setenv("SLUICE_CONFIG", "")
+	for _, tc := range []struct {
+		flag, env string
+		want      Source
+		says      string
+	}{
+		{"", "", Source{}, "no --config and no $SLUICE_CONFIG: the built-in defaults"},
+		{"", "/etc/sluice.yaml", Source{Path: "/etc/sluice.yaml", FromEnv: true}, "config /etc/sluice.yaml, named by $SLUICE_CONFIG"},
+		{"f.yaml", "/etc/sluice.yaml", Source{Path: "f.yaml"}, "config f.yaml"},
+		{"f.yaml", "", Source{Path: "f.yaml"}, "config f.yaml"},
+	} {
+		t.Setenv("SLUICE_CONFIG", tc.env)
+		got := LocateConfig(tc.flag)
+		if got != tc.want || got.String() != tc.says {
+			t.Errorf("--config %q, $SLUICE_CONFIG %q: %+v, %q; want %+v, %q", tc.flag, tc.env, got, got.String(), tc.want, tc.says)
+		}
+	}
+	var b strings.Builder
+	Reading(&b, "sluice breakers", "state file:/var/lib/sluice", Named("--state"))
+	if want := "sluice breakers: reading state file:/var/lib/sluice (--state)\n"; b.String() != want {
+		t.Errorf("Reading wrote %q, want %q", b.String(), want)
+	}
+}

@@ -3,8 +3,9 @@ package report
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // Opening is one stretch of time during which a provider's breaker was seen
@@ -23,7 +24,8 @@ type Opening struct {
 	// Ongoing.
 	DurationMS float64 `json:"duration_ms"`
 	// FastFails counts attempts with outcome circuit_open during the
-	// opening; CallsFailedFast the distinct calls among them.
+	// opening (a folded line as the refusals it counts); CallsFailedFast
+	// the distinct calls among them, counted as every figure counts calls.
 	FastFails       int `json:"fast_fails"`
 	CallsFailedFast int `json:"calls_failed_fast"`
 	// Probes are the times of attempts that saw the breaker half open;
@@ -41,9 +43,10 @@ const whyWindow = 5
 
 // breakerTrack is the state of one provider while walking the log.
 type breakerTrack struct {
-	recent []Line
-	cur    *Opening
-	calls  map[string]bool
+	recent  []Line
+	cur     *Opening
+	calls   map[string]bool
+	unnamed int // numbers the calls the log does not name (callsOf)
 }
 
 // openings walks lines, sorted by time, and returns the breaker openings
@@ -114,22 +117,17 @@ func (t *breakerTrack) observe(l Line) {
 		t.recent = append(t.recent, l)
 		return
 	}
-	if l.Outcome == "circuit_open" {
-		t.cur.FastFails += max(l.Refused, 1) // a folded line stands for Refused calls
-		t.calls[callKey(l, t.cur.FastFails)] = true
+	if l.Outcome == sluice.OutcomeCircuitOpen {
+		callsOf(&l, &t.unnamed, func(key string, _ bool) {
+			t.cur.FastFails++
+			t.calls[key] = true
+		})
+		return // a refusal is no probe, whatever state refused it
 	}
 	if l.Breaker == "half_open" {
 		t.cur.Probes = append(t.cur.Probes, l.TS)
-		if l.Outcome != "ok" {
+		if l.Outcome != sluice.OutcomeOK {
 			t.cur.FailedProbes++
 		}
 	}
-}
-
-// callKey is l's request id, or a key of its own when it has none.
-func callKey(l Line, n int) string {
-	if l.RequestID == "" {
-		return "\x00" + strconv.Itoa(n)
-	}
-	return l.RequestID
 }

@@ -7,30 +7,44 @@
 // Run takes attempt-log files: several at once (rotated or written by
 // concurrent processes; they are merged by ts), gzip files read as they
 // are (detected by their magic bytes, so a piped .gz works too), and "-"
-// for standard input. With no file it reads the default log,
+// for standard input. With no file it reads the log the gateway writes:
+// the config's log.attempts, else attempts.jsonl in its state directory,
+// the config found as sluice serve finds it (--config, else
+// $SLUICE_CONFIG, else the built-in defaults, whose log is
 // $XDG_STATE_HOME/sluice/attempts.jsonl or
-// ~/.local/state/sluice/attempts.jsonl. Lines are decoded by the field
+// ~/.local/state/sluice/attempts.jsonl), and says on stderr which log it
+// read and which config named it. --config with files is an error. Lines are decoded by the field
 // names of sluice.Attempt; unknown fields are ignored. A line that is not a
-// JSON object with a valid RFC 3339 ts, or is longer than MaxLineBytes, is
+// JSON object with a valid RFC 3339 ts, or is longer than MaxLineBytes (16 MiB), is
 // counted as malformed and skipped. A gzip file cut short is used up to the
 // cut and flagged.
 //
 // # Figures
 //
-//   - Failed calls first, the incident view: calls whose last attempt was
-//     neither ok nor the client's cancellation, per provider, with the
+//   - Failed calls first, the incident view: calls that ended on neither
+//     ok nor the client's cancellation, per provider, with the
 //     first and last failure, whether the provider is still failing (its
 //     last call in the log failed: since when) or ok again, and the
 //     reasons its calls ended on.
 //   - Failures by reason and provider: the reason is the attempt's error
 //     class (timeout_idle, stream_cut, quota_exhausted, status_503,
 //     error_event_529, …), or its outcome when it has none (circuit_open,
-//     budget_exhausted); calls counts the calls that ended on it, attempts
-//     every attempt that failed so, retried or not; up to three sample
-//     request ids of the latest such calls, to look up next.
-//   - Calls: distinct request_id values (a line without one is a call of its
-//     own); attempts per call is the number of lines of each. A call's
-//     result is the outcome of its last line in time.
+//     budget_exhausted, rate_limited); calls counts the calls that ended
+//     on it (the rows add up to the failed calls), attempts every attempt
+//     that failed so, retried or not; up to three sample request ids of
+//     the latest such calls, to look up next. A client's cancellation is
+//     no failure: the call results count it.
+//   - Calls, counted alike by every figure, text, --json and page: a
+//     call is a request_id (a line without one is a call of its own); a
+//     refusal line the log folded ("refused": N) stands for N refused
+//     calls, those its refused_ids list (a line written before the log
+//     listed them names its own request_id and counts the rest as calls of
+//     their own). Attempts are the lines, a folded line counting as the N
+//     attempts it refused; attempts per call is how many of them each call
+//     made. A call's result is the outcome of the attempt it ended on: its
+//     line with the highest attempt number (numbers run on across retries,
+//     refusals and fallbacks, so a fallback written before the folded
+//     refusal line that counts its call still ends it).
 //   - Outcome and status mix: attempts by outcome and by status (0: no
 //     response arrived).
 //   - Latency and time to first byte: p50, p95, p99 and max per provider
@@ -67,6 +81,11 @@
 //   - 429s by minute of the hour (UTC): a 60-bucket histogram, drawn as a
 //     text bar chart with the busiest minutes named, so that jobs started
 //     by cron at :00 stand out.
+//
+// --request-id ID shows one call instead of the figures: the lines that
+// name it (its own, and the folded refusal lines whose refused_ids list
+// it), by attempt number, and the outcome it ended on as the figures count
+// it; --json prints them as one object (Call).
 //
 // --since and --until keep the attempts with since ≤ ts < until; each
 // takes RFC 3339, a date (UTC midnight) or a duration back from now (2h,

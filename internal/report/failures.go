@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // maxSamples is how many request ids a failure row keeps: enough to grep
@@ -16,12 +18,14 @@ const maxSamples = 3
 type Failure struct {
 	// Class is the attempt log's error class (timeout_idle, stream_cut,
 	// quota_exhausted, status_503, …), or the outcome when the line has no
-	// error class (circuit_open, budget_exhausted, client_cancel).
+	// error class (circuit_open, budget_exhausted). A client's cancellation
+	// is not a failure: the call results count it.
 	Class    string `json:"class"`
 	Provider string `json:"provider"`
 	// Attempts counts the attempts that failed so, retried or not; Calls
-	// the calls whose last attempt failed so. A refusal line folded by the
-	// attempt log counts as the refused calls it stands for.
+	// the calls that ended on it. A refusal line folded by the attempt log
+	// counts as the refused calls it stands for. The Calls of every row add
+	// up to Incident.FailedCalls.
 	Attempts int `json:"attempts"`
 	Calls    int `json:"calls"`
 	// First and Last are the times of the first and last such attempt.
@@ -65,10 +69,11 @@ type ProviderIncident struct {
 }
 
 // reason names why an attempt failed: its error class, else its outcome,
-// else its status. An attempt that did not fail has no reason.
-func reason(l Line) string {
+// else its status. An attempt that did not fail has no reason, nor has one
+// the caller cancelled: a caller leaving is not a failure (failedCall).
+func reason(l *Line) string {
 	switch {
-	case l.Outcome == "ok":
+	case l.Outcome == sluice.OutcomeOK || l.Outcome == sluice.OutcomeClientCancel:
 		return ""
 	case l.Error != "":
 		return l.Error
@@ -82,40 +87,9 @@ func reason(l Line) string {
 	return "unknown"
 }
 
-// callEnd is the last attempt of one call.
-type callEnd struct {
-	id   string
-	last Line
-}
-
-// callEnds returns the last attempt of every call, in time order. Lines
-// must be sorted by time.
-func callEnds(lines []Line) []callEnd {
-	idx := map[string]int{}
-	var out []callEnd
-	for _, l := range lines {
-		if l.RequestID == "" {
-			out = append(out, callEnd{last: l})
-			continue
-		}
-		if i, ok := idx[l.RequestID]; ok {
-			out[i].last = l
-			continue
-		}
-		idx[l.RequestID] = len(out)
-		out = append(out, callEnd{id: l.RequestID, last: l})
-	}
-	slices.SortStableFunc(out, func(a, b callEnd) int { return a.last.TS.Compare(b.last.TS) })
-	return out
-}
-
-// weight is how many calls a line stands for: the refused calls a folded
-// refusal line counts (refused), else one.
-func weight(l Line) int { return max(l.Refused, 1) }
-
 // failedCall reports whether a call that ended on l failed, as the caller
 // saw it: neither ok nor the caller's own cancellation.
-func failedCall(l Line) bool { return l.Outcome != "ok" && l.Outcome != "client_cancel" }
+func failedCall(l *Line) bool { return l.Outcome != "ok" && l.Outcome != "client_cancel" }
 
 type classAt struct{ class, provider string }
 
@@ -123,7 +97,7 @@ type classAt struct{ class, provider string }
 // must be sorted by time.
 func failures(lines []Line, ends []callEnd) []Failure {
 	by := map[classAt]*Failure{}
-	get := func(l Line) *Failure {
+	get := func(l *Line) *Failure {
 		k := classAt{reason(l), l.Provider}
 		f := by[k]
 		if f == nil {
@@ -133,17 +107,21 @@ func failures(lines []Line, ends []callEnd) []Failure {
 		return f
 	}
 	var attemptIDs = map[classAt][]string{}
-	for _, l := range lines {
+	unnamed := 0
+	for i := range lines {
+		l := &lines[i]
 		if reason(l) == "" {
 			continue
 		}
 		f := get(l)
-		f.Attempts += weight(l)
 		f.Last = l.TS
-		if l.RequestID != "" {
-			k := classAt{f.Class, f.Provider}
-			attemptIDs[k] = append(attemptIDs[k], l.RequestID)
-		}
+		k := classAt{f.Class, f.Provider}
+		callsOf(l, &unnamed, func(key string, _ bool) {
+			f.Attempts++
+			if key[0] != anonymous[0] {
+				attemptIDs[k] = append(attemptIDs[k], key)
+			}
+		})
 	}
 	for i := len(ends) - 1; i >= 0; i-- { // newest first, for the samples
 		l := ends[i].last
@@ -151,7 +129,7 @@ func failures(lines []Line, ends []callEnd) []Failure {
 			continue
 		}
 		f := get(l)
-		f.Calls += weight(l)
+		f.Calls++
 		if ends[i].id != "" && len(f.Samples) < maxSamples {
 			f.Samples = append(f.Samples, ends[i].id)
 		}
@@ -192,18 +170,17 @@ func incident(ends []callEnd) Incident {
 			by[l.Provider] = t
 			order = append(order, l.Provider)
 		}
-		n := weight(l)
-		in.Calls += n
-		t.Calls += n
+		in.Calls++
+		t.Calls++
 		if !failedCall(l) {
 			if l.Outcome == "ok" {
 				t.Failing, t.LastOK = false, l.TS
 			}
 			continue
 		}
-		in.FailedCalls += n
-		t.FailedCalls += n
-		t.classes[reason(l)] += n
+		in.FailedCalls++
+		t.FailedCalls++
+		t.classes[reason(l)]++
 		if t.First.IsZero() {
 			t.First = l.TS
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // Input is one source of attempt lines and what was read from it.
@@ -22,21 +21,6 @@ type Input struct {
 	// Truncated is true for a gzip stream that ended early; the lines
 	// before the cut are used.
 	Truncated bool `json:"truncated,omitempty"`
-}
-
-// DefaultLogPath returns where the gateway writes its attempt log by
-// default: $XDG_STATE_HOME/sluice/attempts.jsonl, or
-// ~/.local/state/sluice/attempts.jsonl when XDG_STATE_HOME is unset or not
-// absolute.
-func DefaultLogPath() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "sluice", "attempts.jsonl"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the default attempt log (%v); give its path, or - for stdin", err)
-	}
-	return filepath.Join(home, ".local", "state", "sluice", "attempts.jsonl"), nil
 }
 
 // readInput reads the named input ("-" is stdin), gzip or plain, and calls

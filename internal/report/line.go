@@ -5,17 +5,56 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/sluice-llm/sluice"
 )
 
 // MaxLineBytes is the longest attempt-log line Read accepts, without its
-// newline. A longer line is counted as malformed and skipped.
-const MaxLineBytes = 1 << 20
+// newline. A longer line is counted as malformed and skipped. A folded
+// refusal line lists the ids of the calls it counts, one second of a
+// breaker's refusals: at 50,000 refusals a second, some 1.4 MB.
+const MaxLineBytes = 16 << 20
 
-// Line is one upstream attempt as read from the attempt log: the log's
-// own type, whose JSON names are the contract. Unknown fields are ignored.
-type Line = sluice.Attempt
+// maxLine is MaxLineBytes, smaller in tests of the bound.
+var maxLine = MaxLineBytes
+
+// Line is one attempt as read from the attempt log: the fields of
+// sluice.Attempt, whose JSON names are the contract, and those of a folded
+// refusal line. Unknown fields are ignored.
+type Line struct {
+	TS                time.Time      `json:"ts"`
+	RequestID         string         `json:"request_id"`
+	Attempt           int            `json:"attempt"`
+	Policy            string         `json:"policy"`
+	Provider          string         `json:"provider"`
+	Model             string         `json:"model"`
+	Method            string         `json:"method"`
+	Path              string         `json:"path"`
+	Status            int            `json:"status"`
+	Outcome           sluice.Outcome `json:"outcome"`
+	Error             string         `json:"error"`
+	LatencyMS         float64        `json:"latency_ms"`
+	TTFBMS            float64        `json:"ttfb_ms"`
+	BytesOut          int64          `json:"bytes_out"`
+	BytesIn           int64          `json:"bytes_in"`
+	Breaker           string         `json:"breaker"`
+	RetryInMS         float64        `json:"retry_in_ms"`
+	QueuedMS          float64        `json:"queued_ms,omitempty"`
+	Key               string         `json:"key,omitempty"`
+	UpstreamRequestID string         `json:"upstream_request_id,omitempty"`
+	CostUSD           float64        `json:"cost_usd,omitempty"`
+	Stream            bool           `json:"stream"`
+
+	// Refused is, on a refusal line, how many refused calls the line
+	// stands for: the log folds the refusals of one breaker, budget or
+	// rate limit into at most one line a second. 0 on other lines.
+	Refused int `json:"refused,omitempty"`
+	// RefusedIDs are the request ids of the calls a refusal line stands
+	// for, in order; the line's own request_id is the first. Lines written
+	// before the log listed them have Refused without RefusedIDs.
+	RefusedIDs []string `json:"refused_ids,omitempty"`
+}
 
 // Read reads attempt-log lines (JSONL) from r and calls fn with each one it
 // can decode, in order. Blank lines are skipped. A line that is not a JSON
@@ -56,7 +95,7 @@ func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err erro
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
 			buf = append(buf, chunk...)
-			if len(buf) > MaxLineBytes+2 {
+			if len(buf) > maxLine+2 {
 				tooLong, buf = true, buf[:0]
 			}
 		}
@@ -65,7 +104,7 @@ func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err erro
 		}
 		buf = bytes.TrimSuffix(buf, []byte("\n"))
 		buf = bytes.TrimSuffix(buf, []byte("\r"))
-		if len(buf) > MaxLineBytes {
+		if len(buf) > maxLine {
 			tooLong, buf = true, buf[:0]
 		}
 		return buf, tooLong, err

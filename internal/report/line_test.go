@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const goodLine = `{"ts":"2025-03-04T10:00:00.123Z","request_id":"r1","attempt":1,"provider":"openai","model":"m","status":200,"outcome":"ok","latency_ms":12.5,"breaker":"closed"}`
@@ -18,7 +20,14 @@ func bigLine(n int) string {
 	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 }
 
+// testMaxLine is the line bound TestRead sets: larger than the reader's
+// buffer, smaller than MaxLineBytes, so that the bound is tested without
+// lines of many megabytes.
+const testMaxLine = 200 << 10
+
 func TestRead(t *testing.T) {
+	defer func(m int) { maxLine = m }(maxLine)
+	maxLine = testMaxLine
 	tests := []struct {
 		name          string
 		in            string
@@ -38,9 +47,9 @@ func TestRead(t *testing.T) {
 		{"array", "[1]\n", 0, 1},
 		{"wrong type", `{"ts":"2025-03-04T10:00:00Z","status":"200"}` + "\n", 0, 1},
 		{"two objects on a line", goodLine + goodLine + "\n", 0, 1},
-		{"line of MaxLineBytes", bigLine(MaxLineBytes) + "\n" + goodLine + "\n", 2, 0},
-		{"line over MaxLineBytes", bigLine(MaxLineBytes+1) + "\n" + goodLine + "\n", 1, 1},
-		{"huge line at end", goodLine + "\n" + bigLine(3*MaxLineBytes), 1, 1},
+		{"line of the bound", bigLine(testMaxLine) + "\n" + goodLine + "\n", 2, 0},
+		{"line over the bound", bigLine(testMaxLine+1) + "\n" + goodLine + "\n", 1, 1},
+		{"huge line at end", goodLine + "\n" + bigLine(3*testMaxLine), 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +62,29 @@ func TestRead(t *testing.T) {
 				t.Errorf("lines, malformed = %d, %d; want %d, %d", len(got), broken, tc.lines, tc.broken)
 			}
 		})
+	}
+}
+
+// TestReadLongFoldedLine: a folded refusal line listing a storm's second
+// of ids, longer than a megabyte, is read whole.
+func TestReadLongFoldedLine(t *testing.T) {
+	ids := make([]string, 60000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%024x", i)
+	}
+	l := Line{TS: time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC), RequestID: ids[0], Attempt: 1,
+		Outcome: "circuit_open", Refused: len(ids), RefusedIDs: ids}
+	data := jsonl(t, []Line{l})
+	if len(data) < 1<<20 {
+		t.Fatalf("line of %d bytes; the test wants one over a megabyte", len(data))
+	}
+	var got []Line
+	broken, err := Read(bytes.NewReader(data), func(l Line) { got = append(got, l) })
+	if err != nil || broken != 0 || len(got) != 1 || len(got[0].RefusedIDs) != len(ids) {
+		t.Fatalf("read %d lines, %d malformed, %v", len(got), broken, err)
+	}
+	if s := Summarize(got); s.Calls != len(ids) || s.Incident.FailedCalls != len(ids) {
+		t.Errorf("%d calls, %d failed; want %d each", s.Calls, s.Incident.FailedCalls, len(ids))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/cmdline"
+	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // Exit codes of Run. A report has no thresholds, so it never exits 1
@@ -22,7 +23,8 @@ const (
 	ExitUsage = 2 // unusable input: a missing file, a bad flag, nothing readable
 )
 
-const usage = `usage: sluice report [--since T] [--until T] [--json] [--html FILE] [FILE.jsonl ...]
+const usage = `usage: sluice report [--config FILE] [--since T] [--until T] [--json] [--html FILE] [FILE.jsonl ...]
+       sluice report --request-id ID [--config FILE] [--json] [FILE.jsonl ...]
 
 Reads attempt logs and reports, first, the calls that failed (per provider:
 since when, still failing or ok again) and why (per reason and provider, with
@@ -32,17 +34,26 @@ minute of the hour.
 
 Inputs are JSONL attempt logs; several files (rotated or written
 concurrently) are merged by time, gzip files are read as they are, and - is
-standard input. With no FILE, the default log is read:
-$XDG_STATE_HOME/sluice/attempts.jsonl or ~/.local/state/sluice/attempts.jsonl.
-A malformed line is counted and skipped.
+standard input. With no FILE, the log the gateway writes is read: the
+config's log.attempts, else attempts.jsonl in its state directory, with the
+config found as sluice serve finds it (--config, else $SLUICE_CONFIG, else
+the built-in defaults: $XDG_STATE_HOME/sluice/attempts.jsonl or
+~/.local/state/sluice/attempts.jsonl). The log read and the config that
+named it are said on stderr. A malformed line is counted and skipped.
 
 Flags:
+  --config F   read the attempt log config F names (default $SLUICE_CONFIG,
+               else the built-in defaults); not with FILE
   --since T    leave out attempts before T
   --until T    leave out attempts at or after T
                T is RFC 3339 (2025-03-04T10:00:00Z), a date (2025-03-04, UTC),
                or a duration back from now (90m, 2h, 7d)
   --json       print one JSON object with every figure instead of text
   --html FILE  also write a self-contained HTML page with charts to FILE
+  --request-id ID
+               show the attempts of the call with this request id instead
+               (Sluice-Request-Id; a refused call is found among the
+               refused_ids of the folded line that counts it)
   --help       print this help
 
 Exit status: 0 report produced, 2 unusable input (missing file, bad flag,
@@ -55,6 +66,8 @@ type options struct {
 	json         bool
 	html         string
 	files        []string
+	config       cmdline.Source // where the log to read comes from, with no files
+	requestID    string         // --request-id: the one call to show
 }
 
 // Run runs `sluice report` with args (without the command names) and
@@ -75,12 +88,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time
 		fmt.Fprintf(stderr, "sluice report: %v\n", err)
 		return ExitUsage
 	}
-	s, err := load(opt, stdin)
+	s, lines, err := load(opt, stdin, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice report: %v\n", err)
 		return ExitUsage
 	}
-	if err := write(opt, &s, stdout); err != nil {
+	if opt.requestID != "" {
+		err = writeCall(stdout, lookup(lines, opt.requestID), opt.json)
+	} else {
+		err = write(opt, &s, stdout)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "sluice report: %v\n", err)
 		return ExitUsage
 	}
@@ -94,10 +112,12 @@ func parseArgs(args []string, now time.Time) (options, error) {
 	var since, until string
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	cfgPath := cmdline.ConfigFlag(fs, "config file whose attempt log to read")
 	fs.StringVar(&since, "since", "", "")
 	fs.StringVar(&until, "until", "", "")
 	fs.BoolVar(&opt.json, "json", false, "")
 	fs.StringVar(&opt.html, "html", "", "")
+	fs.StringVar(&opt.requestID, "request-id", "", "")
 	files, err := cmdline.Parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return opt, err
@@ -106,6 +126,13 @@ func parseArgs(args []string, now time.Time) (options, error) {
 		return opt, fmt.Errorf("%v (see sluice report --help)", err)
 	}
 	opt.files = files
+	if *cfgPath != "" && len(files) > 0 {
+		return opt, fmt.Errorf("--config %s names the attempt log to read, and so do %q: give one or the other", *cfgPath, files)
+	}
+	if opt.requestID != "" && opt.html != "" {
+		return opt, errors.New("--request-id shows one call, --html the whole log: give one or the other")
+	}
+	opt.config = cmdline.LocateConfig(*cfgPath)
 	if opt.since, err = parseWhen("--since", since, now); err != nil {
 		return opt, err
 	}
@@ -149,18 +176,17 @@ func parseAgo(v string) (time.Duration, bool) {
 	return d, err == nil && d >= 0
 }
 
-// load reads every input, keeps the attempts within the window and
-// summarizes them.
-func load(opt options, stdin io.Reader) (Summary, error) {
+// load reads every input, keeps the attempts within the window (and, with
+// --request-id, those of that call) and summarizes them. With no file, it
+// reads the log the config names, and says which on stderr.
+func load(opt options, stdin io.Reader, stderr io.Writer) (Summary, []Line, error) {
 	files := opt.files
 	if len(files) == 0 {
-		p, err := DefaultLogPath()
+		p, err := configuredLog(opt.config)
 		if err != nil {
-			return Summary{}, err
+			return Summary{}, nil, err
 		}
-		if _, err := os.Stat(p); err != nil {
-			return Summary{}, fmt.Errorf("no attempt log at %s; give its path (sluice report FILE.jsonl) or - for stdin", p)
-		}
+		cmdline.Reading(stderr, "sluice report", p, opt.config)
 		files = []string{p}
 	}
 	var lines []Line
@@ -172,20 +198,44 @@ func load(opt options, stdin io.Reader) (Summary, error) {
 				outside++
 				return
 			}
-			lines = append(lines, l)
+			if opt.requestID == "" || names(&l, opt.requestID) {
+				lines = append(lines, l)
+			}
 		})
 		if err != nil {
-			return Summary{}, err
+			return Summary{}, nil, err
 		}
 		inputs = append(inputs, in)
 		malformed += in.Malformed
 	}
-	if len(lines) == 0 && outside == 0 && malformed > 0 {
-		return Summary{}, fmt.Errorf("no readable attempt lines, %d malformed; is this an attempt log (JSONL)?", malformed)
+	if len(lines) == 0 && outside == 0 && malformed > 0 && opt.requestID == "" {
+		return Summary{}, nil, fmt.Errorf("no readable attempt lines, %d malformed; is this an attempt log (JSONL)?", malformed)
 	}
 	s := Summarize(lines)
 	s.Inputs, s.Malformed, s.OutsideWindow = inputs, malformed, outside
-	return s, nil
+	return s, lines, nil
+}
+
+// configuredLog returns the attempt log the config of src names, when it
+// is a file that exists. Its error says which config named it and how to
+// name another.
+func configuredLog(src cmdline.Source) (string, error) {
+	cfg, err := src.Load()
+	if err != nil {
+		return "", err
+	}
+	p, err := cfg.AttemptsPath()
+	if err != nil {
+		return "", fmt.Errorf("%v (%s)", err, src)
+	}
+	if p == "-" {
+		return "", fmt.Errorf("the gateway writes its attempt log to its standard output (log.attempts: -, %s); give the file it was kept in, or - to read stdin", src)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no attempt log at %s (%s); name the gateway's config with --config or $%s, or give the log's path (sluice report FILE.jsonl) or - for stdin",
+			p, src, config.EnvConfig)
+	}
+	return p, nil
 }
 
 // write prints s as text or JSON and writes the HTML page when asked.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // writeFile writes data to name in dir, gzipped when name ends in .gz,
@@ -149,23 +151,98 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestDefaultLogPath(t *testing.T) {
+// logLine is an attempt line whose request id says which log it is in.
+func logLine(id string) []byte {
+	return []byte(`{"ts":"2025-03-04T10:00:00Z","request_id":"` + id + `","attempt":1,"outcome":"ok","status":200}` + "\n")
+}
+
+// readsLog runs the report with args and returns the log it read and its
+// stderr.
+func readsLog(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	code, out, stderr := runCmd(t, nil, append([]string{"--json"}, args...)...)
+	if code != ExitOK {
+		t.Fatalf("sluice report %q: exit %d: %s", args, code, stderr)
+	}
+	var s Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.Inputs) != 1 || s.Calls != 1 {
+		t.Fatalf("sluice report %q: %v, %d calls", args, err, s.Calls)
+	}
+	return s.Inputs[0].Name, stderr
+}
+
+// TestDefaultLog: with no file, no --config and no $SLUICE_CONFIG, the
+// report reads the built-in defaults' log, and says so.
+func TestDefaultLog(t *testing.T) {
+	t.Setenv(config.EnvConfig, "")
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
+	want := filepath.Join(state, "sluice", "attempts.jsonl")
 	code, _, stderr := runCmd(t, nil)
-	if code != ExitUsage || !strings.Contains(stderr, filepath.Join(state, "sluice", "attempts.jsonl")) {
-		t.Errorf("no log: exit %d, %q; want 2 naming the default path", code, stderr)
+	if code != ExitUsage || !strings.Contains(stderr, "no attempt log at "+want+" (no --config and no $SLUICE_CONFIG: the built-in defaults)") {
+		t.Errorf("no log: exit %d, %q; want 2 naming the default path and why", code, stderr)
 	}
-	os.MkdirAll(filepath.Join(state, "sluice"), 0o755)
-	writeFile(t, filepath.Join(state, "sluice"), "attempts.jsonl", []byte(goodLine+"\n"))
-	if s := summaryOf(t, nil); s.Attempts != 1 {
-		t.Errorf("default log: %d attempts, want 1", s.Attempts)
+	os.MkdirAll(filepath.Dir(want), 0o755)
+	writeFile(t, filepath.Dir(want), "attempts.jsonl", logLine("default"))
+	if id, stderr := readsLog(t); id != want || stderr != "sluice report: reading "+want+" (no --config and no $SLUICE_CONFIG: the built-in defaults)\n" {
+		t.Errorf("read %q, stderr %q; want the default log, said", id, stderr)
 	}
 	t.Setenv("XDG_STATE_HOME", "relative/ignored")
 	t.Setenv("HOME", state)
-	p, err := DefaultLogPath()
-	if want := filepath.Join(state, ".local", "state", "sluice", "attempts.jsonl"); err != nil || p != want {
-		t.Errorf("DefaultLogPath() = %q, %v; want %q", p, err, want)
+	home := filepath.Join(state, ".local", "state", "sluice")
+	os.MkdirAll(home, 0o755)
+	writeFile(t, home, "attempts.jsonl", logLine("home"))
+	if id, _ := readsLog(t); id != filepath.Join(home, "attempts.jsonl") {
+		t.Errorf("read %q; want ~/.local/state/sluice/attempts.jsonl", id)
+	}
+}
+
+// TestReportFollowsConfig: the report reads the log the gateway's config
+// names, found as sluice serve finds it (--config, else $SLUICE_CONFIG),
+// never the default one beside it, and says which it read.
+func TestReportFollowsConfig(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	os.MkdirAll(filepath.Join(state, "sluice"), 0o755)
+	writeFile(t, filepath.Join(state, "sluice"), "attempts.jsonl", logLine("default"))
+
+	dir := t.TempDir()
+	envDir, flagLog := filepath.Join(dir, "env-state"), filepath.Join(dir, "flag.jsonl")
+	os.MkdirAll(envDir, 0o755)
+	writeFile(t, envDir, "attempts.jsonl", logLine("env"))
+	writeFile(t, dir, "flag.jsonl", logLine("flag"))
+	envCfg := writeFile(t, dir, "env.yaml", []byte("state: {backend: file, dir: "+envDir+"}\n"))
+	flagCfg := writeFile(t, dir, "flag.yaml", []byte("log: {attempts: "+flagLog+"}\n"))
+	emptyCfg := writeFile(t, dir, "empty.yaml", []byte("state: {backend: file, dir: "+t.TempDir()+"}\n"))
+	stdoutCfg := writeFile(t, dir, "stdout.yaml", []byte("log: {attempts: \"-\"}\n"))
+	t.Setenv(config.EnvConfig, envCfg)
+
+	id, stderr := readsLog(t)
+	if want := "sluice report: reading " + filepath.Join(envDir, "attempts.jsonl") + " (config " + envCfg + ", named by $SLUICE_CONFIG)\n"; id != filepath.Join(envDir, "attempts.jsonl") || stderr != want {
+		t.Errorf("$SLUICE_CONFIG: read %q, stderr %q; want the log of its state dir, and %q", id, stderr, want)
+	}
+	id, stderr = readsLog(t, "--config", flagCfg)
+	if want := "sluice report: reading " + flagLog + " (config " + flagCfg + ")\n"; id != flagLog || stderr != want {
+		t.Errorf("--config: read %q, stderr %q; want its log.attempts, and %q", id, stderr, want)
+	}
+	named := filepath.Join(state, "sluice", "attempts.jsonl")
+	if id, stderr = readsLog(t, named); id != named || stderr != "" {
+		t.Errorf("a file named: read %q, stderr %q; want that file, nothing said", id, stderr)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		message string
+	}{
+		{"config and file", []string{"--config", flagCfg, flagLog}, "give one or the other"},
+		{"log to stdout", []string{"--config", stdoutCfg}, "log.attempts: -, config " + stdoutCfg + "); give the file"},
+		{"missing config", []string{"--config", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"no log", []string{"--config", emptyCfg}, "attempts.jsonl (config " + emptyCfg + "); name the gateway's config with --config or $SLUICE_CONFIG"},
+	} {
+		code, _, stderr := runCmd(t, nil, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.message) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line with %q", tc.name, code, stderr, tc.message)
+		}
 	}
 }
 

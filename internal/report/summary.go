@@ -21,20 +21,26 @@ type Summary struct {
 	// From and To are the times of the first and last attempt.
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
-	// Attempts is the number of attempt lines; Calls the number of distinct
-	// request ids (a line without one counts as a call of its own).
+	// Attempts is the number of attempts, sent or refused: one per line,
+	// and a folded refusal line as the refusals it counts. Calls is the
+	// number of calls, as every figure counts them (see callsOf): distinct
+	// request ids, each refused call a folded line counts, and a line
+	// without a request id as a call of its own.
 	Attempts int `json:"attempts"`
 	Calls    int `json:"calls"`
-	// AttemptsPerCall is how many lines each call left.
+	// AttemptsPerCall is how many attempts each call made, refused ones
+	// included.
 	AttemptsPerCall PerCall `json:"attempts_per_call"`
 	// Incident says which calls failed, since when, at which provider.
 	Incident Incident `json:"incident"`
 	// Failures counts failed attempts and calls by reason and provider,
 	// with sample request ids, most failed calls first.
 	Failures []Failure `json:"failures"`
-	// CallResults counts calls by the outcome of their last attempt.
+	// CallResults counts calls by the outcome of the attempt they ended on
+	// (its own line with the highest attempt number, see callRec.end).
 	CallResults []Count `json:"call_results"`
-	// Outcomes counts attempts by outcome, most frequent first.
+	// Outcomes counts attempts by outcome, most frequent first; they add
+	// up to Attempts.
 	Outcomes []Count `json:"outcomes"`
 	// Statuses counts attempts by HTTP status ("0": none arrived), in
 	// ascending order of status.
@@ -129,16 +135,20 @@ type Spend struct {
 func Summarize(lines []Line) Summary {
 	sorted := slices.Clone(lines)
 	slices.SortStableFunc(sorted, func(a, b Line) int { return a.TS.Compare(b.TS) })
-	s := Summary{Attempts: len(sorted)}
+	var s Summary
+	for i := range sorted {
+		s.Attempts += weight(&sorted[i])
+	}
 	if len(sorted) > 0 {
 		s.From, s.To = sorted[0].TS, sorted[len(sorted)-1].TS
 	}
-	s.Calls, s.AttemptsPerCall, s.CallResults = calls(sorted)
-	ends := callEnds(sorted)
+	ends := groupCalls(sorted)
+	s.Calls = len(ends)
+	s.AttemptsPerCall, s.CallResults = perCall(ends, s.Attempts)
 	s.Incident = incident(ends)
 	s.Failures = failures(sorted, ends)
-	s.Outcomes = counted(sorted, func(l Line) string { return string(l.Outcome) }, byCount)
-	s.Statuses = counted(sorted, func(l Line) string { return strconv.Itoa(l.Status) }, byNumber)
+	s.Outcomes = counted(sorted, s.Attempts, func(l *Line) string { return string(l.Outcome) }, byCount)
+	s.Statuses = counted(sorted, s.Attempts, func(l *Line) string { return strconv.Itoa(l.Status) }, byNumber)
 	s.Overall, s.Latency = latencies(sorted)
 	s.Retries = retries(sorted)
 	s.Queued = queued(sorted)
@@ -150,43 +160,14 @@ func Summarize(lines []Line) Summary {
 	return s
 }
 
-// calls groups lines by request id. The result of a call is the outcome of
-// its last line in time.
-func calls(lines []Line) (int, PerCall, []Count) {
-	n := map[string]int{}
-	last := map[string]string{}
-	anon := 0
-	for _, l := range lines {
-		id := l.RequestID
-		if id == "" {
-			anon++
-			id = "\x00" + strconv.Itoa(anon)
-		}
-		n[id]++
-		last[id] = string(l.Outcome)
-	}
-	pc := PerCall{}
-	hist := map[string]int{}
-	for _, k := range n {
-		pc.Max = max(pc.Max, k)
-		hist[strconv.Itoa(k)]++
-	}
-	pc.Mean = share(len(lines), len(n))
-	pc.Hist = sortedCounts(hist, len(n), byNumber)
-	results := map[string]int{}
-	for _, o := range last {
-		results[o]++
-	}
-	return len(n), pc, sortedCounts(results, len(n), byCount)
-}
-
-// counted counts lines by key.
-func counted(lines []Line, key func(Line) string, order func(a, b Count) int) []Count {
+// counted counts the attempts of lines by key: a folded refusal line
+// counts as the attempts it records.
+func counted(lines []Line, attempts int, key func(*Line) string, order func(a, b Count) int) []Count {
 	m := map[string]int{}
-	for _, l := range lines {
-		m[key(l)]++
+	for i := range lines {
+		m[key(&lines[i])] += weight(&lines[i])
 	}
-	return sortedCounts(m, len(lines), order)
+	return sortedCounts(m, attempts, order)
 }
 
 // sortedCounts turns m into Counts of total, in the given order.
@@ -290,13 +271,13 @@ func queued(lines []Line) Queued {
 	for _, l := range lines {
 		switch {
 		case l.Outcome == sluice.OutcomeRateLimited:
-			q.Refused += max(l.Refused, 1)
 		case l.QueuedMS > 0:
 			q.Count++
 			q.WaitSumMS = addFinite(q.WaitSumMS, l.QueuedMS)
 			waits = append(waits, l.QueuedMS)
 		}
 	}
+	q.Refused = countedCalls(lines, func(l *Line) bool { return l.Outcome == sluice.OutcomeRateLimited })
 	d := distOf(waits)
 	q.WaitP50MS, q.WaitP99MS, q.WaitMaxMS = d.P50, d.P99, d.Max
 	return q

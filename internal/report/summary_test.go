@@ -39,7 +39,7 @@ func TestOpenings(t *testing.T) {
 			l(0, "a", "open", "circuit_open", 0), folded(l(1, "a", "open", "circuit_open", 0), 40),
 			l(12, "a", "closed", "ok", 200),
 		}, []Opening{{Provider: "a", Start: at(0), End: at(12), DurationMS: 12000, FastFails: 41,
-			CallsFailedFast: 2, Probes: []time.Time{}, Before: []Count{}}}},
+			CallsFailedFast: 41, Probes: []time.Time{}, Before: []Count{}}}},
 		{"still open at the end", []Line{
 			l(0, "a", "closed", "fail", 503), l(4, "a", "open", "circuit_open", 0), l(9, "b", "closed", "ok", 200),
 		}, []Opening{{Provider: "a", Start: at(4), Ongoing: true, DurationMS: 5000, FastFails: 1,

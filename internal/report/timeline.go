@@ -13,7 +13,8 @@ type Timeline struct {
 	Buckets []Bucket `json:"buckets"`
 }
 
-// Bucket is the attempts that started within one step of time.
+// Bucket is the attempts that started within one step of time, a folded
+// refusal line as the refusals it counts.
 type Bucket struct {
 	Start    time.Time `json:"start"`
 	Attempts int       `json:"attempts"`
@@ -54,8 +55,9 @@ func timeline(lines []Line) Timeline {
 	for _, l := range lines {
 		i := min(max(int(l.TS.Sub(start)/step), 0), n-1)
 		b := &buckets[i]
-		b.Attempts++
-		b.Outcomes[string(l.Outcome)]++
+		w := weight(&l)
+		b.Attempts += w
+		b.Outcomes[string(l.Outcome)] += w
 		if l.Status == 429 {
 			b.RateLimited++
 		}
