@@ -28,8 +28,8 @@ func weight(l *Line) int { return max(l.Refused, len(l.RefusedIDs), 1) }
 //     ids names only its own request_id), a call of its own.
 //
 // listed is true for a refusal that a folded line counts under another
-// call than its own first one: its attempt number and time are the line's,
-// not its own. unnamed numbers the calls the log does not name.
+// call than its own (the line's request_id, the last of its refused_ids):
+// its attempt number and time are the line's, not its own. unnamed numbers the calls the log does not name.
 func callsOf(l *Line, unnamed *int, fn func(key string, listed bool)) {
 	ids := l.RefusedIDs
 	n := weight(l)
@@ -45,7 +45,7 @@ func callsOf(l *Line, unnamed *int, fn func(key string, listed bool)) {
 			*unnamed++
 			id = anonymous + strconv.Itoa(*unnamed)
 		}
-		fn(id, i > 0 || id != l.RequestID)
+		fn(id, id != l.RequestID)
 	}
 }
 
