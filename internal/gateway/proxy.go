@@ -331,7 +331,7 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 			fmt.Sprintf("sluice: the provider did not answer in time (%s limit %s)", te.Phase, te.Limit))
 	default:
 		writeError(w, kind, http.StatusBadGateway, codeUnreachable,
-			fmt.Sprintf("sluice: the provider could not be reached after %d attempts", max(attempts, 1)))
+			fmt.Sprintf("sluice: the provider could not be reached after %s", plural(max(attempts, 1), "attempt")))
 	}
 }
 
