@@ -83,6 +83,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}
+	_, err := checkPathModel(rt.provider.base.Path + rest)
+	if err != nil {
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
+		return
+	}
 	token, fromAuthHeader := clientToken(r)
 	if token == "" && kind == config.KindGemini {
 		token, fromAuthHeader = geminiQueryKey(r.URL), true // Google's SDKs may send ?key=

@@ -2,9 +2,14 @@ package gateway
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // ServeHTTP answers the admin endpoints and forwards everything under a
@@ -114,4 +119,19 @@ func (g *Gateway) adminAllowed(r *http.Request) bool {
 		}
 	}
 	return isLoopback(r)
+}
+
+// checkPathModel returns the model the upstream path p names (Gemini's
+// /models/{model}:method, Azure's /openai/deployments/{deployment}/), the
+// one the call is served by, checked as a body's model is
+// (request.CheckModel). A path holding a control character is refused
+// too, whether or not the engine would read a model from it (a CR-LF name
+// holding a colon names none).
+func checkPathModel(p string) (string, error) {
+	if i := strings.IndexFunc(p, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(p[i:])
+		return "", fmt.Errorf("sluice: the path holds the character %U, which is not printable; send a plain API path", r)
+	}
+	m := request.ModelInPath(p)
+	return m, request.CheckModel(m)
 }
