@@ -397,21 +397,6 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	return t
 }
 
-// observer returns the Observe hook of a route's Transports: every attempt
-// goes to the metrics, and a call that ends on a fallback's answer is
-// counted as answered by that fallback.
-func (g *Gateway) observer(rt *route) func(*sluice.Attempt) {
-	primary, prefix := rt.provider.name, rt.prefix
-	return func(a *sluice.Attempt) {
-		g.metrics.observe(a)
-		g.limitMetrics.observe(a)
-		g.history.observe(a)
-		if a.Provider != primary && a.Outcome != sluice.OutcomeRetry && a.Status != 0 {
-			g.metrics.fallback(prefix, a.Provider)
-		}
-	}
-}
-
 // keyDigest is the SHA-256 of a client token, from the token or from its
 // "sha256:<hex>" form.
 func keyDigest(k string) [sha256.Size]byte {
