@@ -178,11 +178,11 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = newHistory()
-	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() int {
+	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() *limit.Limiter {
 		if g := sh.current.Load(); g != nil {
-			return g.limiter.Queued()
+			return g.limiter
 		}
-		return 0
+		return nil
 	})
 	g, err := sh.build(cfg)
 	if err != nil {
