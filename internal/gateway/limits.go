@@ -251,11 +251,10 @@ func (m *limitMetrics) observe(a *sluice.Attempt) {
 }
 
 // limitStoreError logs a failure of the limits' store, after which a call
-// is admitted under this process's own buckets and pauses: the first,
-// then one in a thousand, so that an outage of the store does not flood
-// the log.
+// is admitted under this process's own buckets and pauses, as an operator
+// event (rate-limited, so that an outage of the store does not flood the
+// log).
 func (sh *shared) limitStoreError(err error) {
-	if n := sh.limitErrors.Add(1); n == 1 || n%1000 == 0 {
-		sh.logger.Warn("rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", "err", err, "errors", n)
-	}
+	n := sh.limitErrors.Add(1)
+	sh.events.storeError("limits", "rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", err, "errors", n)
 }

@@ -6,14 +6,17 @@ import (
 	"github.com/sluice-llm/sluice"
 )
 
-// observer returns the Observe hook of a route's Transports: every
-// attempt goes to the metrics, the status page's history and the
-// operator events.
-func (g *Gateway) observer(rt *route) func(*sluice.Attempt) {
+// observer returns the Observe hook of a route's Transport under policy
+// pol: every attempt goes to the metrics and the status page's history; a
+// refused one to the operator events too.
+func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) {
 	return func(a *sluice.Attempt) {
 		g.metrics.observe(a)
 		g.limitMetrics.observe(a)
 		g.history.observe(a)
+		if a.Outcome == sluice.OutcomeCircuitOpen || a.Outcome == sluice.OutcomeRateLimited {
+			g.events.refused(pol, a)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -134,4 +136,17 @@ func checkPathModel(p string) (string, error) {
 	}
 	m := request.ModelInPath(p)
 	return m, request.CheckModel(m)
+}
+
+// keyDigest is the SHA-256 of a client token, from the token or from its
+// "sha256:<hex>" form.
+func keyDigest(k string) [sha256.Size]byte {
+	var d [sha256.Size]byte
+	if hexd, ok := strings.CutPrefix(k, "sha256:"); ok {
+		if b, err := hex.DecodeString(hexd); err == nil && len(b) == sha256.Size {
+			copy(d[:], b)
+			return d
+		}
+	}
+	return sha256.Sum256([]byte(k))
 }
