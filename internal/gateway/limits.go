@@ -218,7 +218,9 @@ var inFlightDesc = prometheus.NewDesc("sluice_ratelimit_in_flight",
 // every concurrent limit of the current Limiter, the slots this process
 // holds (limit.Stats.InFlight), 0 for one not used yet. It reads no
 // store: the slots held by every process sharing the state are in
-// /sluice/limits, per key.
+// /sluice/limits, per key. Each config snapshot has its own Limiter, so
+// for the moment a reload takes, the calls the old one admitted are
+// counted only in the store's count per key.
 type inFlightCollector func() *limit.Limiter
 
 func (c inFlightCollector) Describe(ch chan<- *prometheus.Desc) { ch <- inFlightDesc }
