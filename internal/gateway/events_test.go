@@ -61,7 +61,7 @@ func withBreaker(failures int, cool time.Duration) func(*config.Config) {
 // half_open→closed). Each is one structured line with event=<kind>.
 func TestOperatorEventsOutage(t *testing.T) {
 	logs := &syncBuffer{}
-	e := newEnvWith(t, "200", withBreaker(3, 300*time.Millisecond),
+	e := newEnvWith(t, "200", withBreaker(3, time.Second), // a cool period the refused call cannot outlast
 		Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	resp := e.do("POST", "/openai/v1/chat/completions", chatBody, fake.ScriptHeader, "503")
 	if body(t, resp); resp.StatusCode != 503 || e.up.Calls() != 3 {
