@@ -15,5 +15,14 @@
 // fallbacks) is the one the path names where the provider's dialect puts
 // it there (Gemini's /v1beta/models/{model}:…, Azure OpenAI's
 // /openai/deployments/{deployment}/…), else the body's "model": the
-// engine reads the path, and puts a fallback's model back into it.
+// engine reads the path, and puts a fallback's model back into it. A
+// model named in the path is checked as a body's is (at most 256 bytes of
+// printable UTF-8, and no control character anywhere in the path), else
+// 400 invalid_request before any upstream call.
+//
+// Operator events — a breaker's transitions (those of other processes
+// sharing the state too), the first refusals after a quiet period, a
+// budget exhausted, a state store failing, a pool key paused — are one
+// structured line each on Options.Logger, which `sluice serve` sends to
+// stderr, at most one per kind and subject every 10 s (events.go).
 package gateway

@@ -83,3 +83,12 @@ func errorEvent(kind, code, message string) []byte {
 	}
 	return sse.AppendEvent(nil, "", errorBody(kind, code, message))
 }
+
+// plural returns n and noun, with an s unless n is 1: "1 attempt",
+// "3 attempts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

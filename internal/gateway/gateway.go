@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -100,6 +99,7 @@ type shared struct {
 	limits  limit.Store
 	log     *sluice.AttemptLog
 	logger  *slog.Logger
+	events  *operatorEvents // operator events on logger (events.go)
 	metrics *metrics
 	// history is the status page's last hour (history.go).
 	history *history
@@ -176,13 +176,14 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
+	sh.events = newEvents(sh.logger, sh.store)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = newHistory()
-	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() int {
+	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() *limit.Limiter {
 		if g := sh.current.Load(); g != nil {
-			return g.limiter.Queued()
+			return g.limiter
 		}
-		return 0
+		return nil
 	})
 	g, err := sh.build(cfg)
 	if err != nil {
@@ -190,7 +191,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, err
 	}
 	sh.current.Store(g)
-	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, logger: sh.logger},
+	sh.events.start(sh.store, sh.knownBreakers)
+	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, events: sh.events},
 		&keysCollector{pools: func() KeyPools { return sh.current.Load().pools }})
 	return g, nil
 }
@@ -226,8 +228,8 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		return nil, err
 	}
 	g.pools = pools
-	for name := range pools {
-		g.providers[name].pool = true
+	for name, p := range pools {
+		g.providers[name].pool, p.events = true, sh.events
 	}
 	g.secrets = providerSecrets(g.providers, pools.secrets()...)
 	for _, r := range cfg.Routes {
@@ -372,10 +374,10 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		Base:        g.upstream(pol),
 		Policy:      pol,
 		Provider:    rt.provider.name,
-		Store:       g.store,
+		Store:       g.events.store, // its transitions logged (events.go)
 		RetryBudget: rt.provider.budget,
 		Log:         g.log,
-		Observe:     g.observer(rt),
+		Observe:     g.observer(rt, &pol),
 		// A JSON answer is read whole inside its attempt: a stall or cut is
 		// retried, or answered with the gateway's own error, never relayed
 		// as an empty reply.
@@ -397,34 +399,6 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	return t
 }
 
-// observer returns the Observe hook of a route's Transports: every attempt
-// goes to the metrics, and a call that ends on a fallback's answer is
-// counted as answered by that fallback.
-func (g *Gateway) observer(rt *route) func(*sluice.Attempt) {
-	primary, prefix := rt.provider.name, rt.prefix
-	return func(a *sluice.Attempt) {
-		g.metrics.observe(a)
-		g.limitMetrics.observe(a)
-		g.history.observe(a)
-		if a.Provider != primary && a.Outcome != sluice.OutcomeRetry && a.Status != 0 {
-			g.metrics.fallback(prefix, a.Provider)
-		}
-	}
-}
-
-// keyDigest is the SHA-256 of a client token, from the token or from its
-// "sha256:<hex>" form.
-func keyDigest(k string) [sha256.Size]byte {
-	var d [sha256.Size]byte
-	if hexd, ok := strings.CutPrefix(k, "sha256:"); ok {
-		if b, err := hex.DecodeString(hexd); err == nil && len(b) == sha256.Size {
-			copy(d[:], b)
-			return d
-		}
-	}
-	return sha256.Sum256([]byte(k))
-}
-
 // Abort ends every call still in flight: streams get an error event.
 // Call it when the drain period is over.
 func (g *Gateway) Abort() { g.abortFunc() }
@@ -435,6 +409,7 @@ func (g *Gateway) InFlight() int64 { return g.inflight.Load() }
 // Close releases the gateway's idle upstream connections.
 func (g *Gateway) Close() error {
 	g.abortFunc()
+	g.events.stop()
 	for _, rt := range g.current.Load().routes {
 		for _, t := range rt.transports {
 			t.CloseIdleConnections()

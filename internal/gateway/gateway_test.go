@@ -325,6 +325,29 @@ func TestUnreachableAnswers502(t *testing.T) {
 	}
 }
 
+// The message of a 502 counts its attempts in good grammar: "after 1
+// attempt", "after 3 attempts".
+func TestUnreachableMessageGrammar(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, tt := range []struct {
+		attempts int
+		want     string
+	}{{1, "after 1 attempt\""}, {3, "after 3 attempts\""}} {
+		e := newEnv(t, "200", func(c *config.Config) {
+			c.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://" + addr, MaxConcurrent: 4}
+			p := c.Policies["interactive"]
+			p.Retry.MaxAttempts = tt.attempts
+			c.Policies["interactive"] = p
+		})
+		resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+		if raw := body(t, resp); resp.StatusCode != 502 || !strings.Contains(raw, tt.want) {
+			t.Errorf("%d attempts: %d %s, want 502 saying %s", tt.attempts, resp.StatusCode, raw, tt.want)
+		}
+	}
+}
+
 // events splits an SSE body into its events' raw text.
 func events(s string) []string {
 	var out []string

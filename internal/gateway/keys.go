@@ -61,7 +61,8 @@ type keyPool struct {
 	provider string
 	keys     []poolKey
 	store    limit.Store
-	rest     rest.Rest // the store's, after it failed
+	rest     rest.Rest       // the store's, after it failed
+	events   *operatorEvents // the gateway's operator events; nil outside a gateway
 
 	mu      sync.Mutex
 	current []int // the smooth weighted round robin's running weights
@@ -118,6 +119,7 @@ func (p *keyPool) states(buf []keyState) []keyState {
 	}
 	if err != nil {
 		p.rest.Fail(time.Now(), err) // the keys not read count as ready
+		p.events.storeError("keys", "pool keys: the state store failed; every key counts as ready meanwhile", err, "provider", p.provider)
 	}
 	return out
 }
@@ -129,6 +131,7 @@ func (p *keyPool) pause(key string, until time.Time) {
 	}
 	if err := p.store.Pause(key, until); err != nil {
 		p.rest.Fail(time.Now(), err)
+		p.events.storeError("keys", "pool keys: the state store failed; a key's pause holds nowhere meanwhile", err, "provider", p.provider)
 	}
 }
 
@@ -215,6 +218,7 @@ func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter tim
 			d = retryAfter
 		}
 		p.pause(p.outKey(i), now.Add(d))
+		p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), true)
 	default:
 		d := limit.PauseFor(now, status, quota, h, retryAfter)
 		if d <= 0 && status == http.StatusTooManyRequests {
@@ -222,6 +226,7 @@ func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter tim
 		}
 		if d > 0 {
 			p.pause(p.pauseKey(i), now.Add(d))
+			p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), false)
 		}
 	}
 	if status != http.StatusTooManyRequests {

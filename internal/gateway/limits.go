@@ -108,10 +108,16 @@ type bucketView struct {
 	FreeAt      *time.Time `json:"free_at,omitempty"`
 	PausedUntil *time.Time `json:"paused_until,omitempty"`
 	Queued      int        `json:"queued"`
+	// InFlight is, for a concurrency key (…:concurrent), the slots taken
+	// in every process sharing the state; 0 for a bucket or a pause.
+	InFlight int64 `json:"in_flight"`
 }
 
 type statView struct {
-	Queued   int    `json:"queued"`
+	Queued int `json:"queued"`
+	// InFlight is the slots of a concurrent limit this process's calls
+	// hold now (every provider's, for max_concurrent).
+	InFlight int    `json:"in_flight"`
 	Admitted uint64 `json:"admitted"`
 	Refused  uint64 `json:"refused"`
 	Paused   uint64 `json:"paused,omitempty"`
@@ -142,7 +148,7 @@ func (g *Gateway) limitsView() (limitsView, error) {
 			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens), Concurrent: l.Concurrent})
 	}
 	for _, b := range buckets {
-		bv := bucketView{Key: b.Key, Queued: b.Queued}
+		bv := bucketView{Key: b.Key, Queued: b.Queued, InFlight: b.InFlight}
 		if !b.FreeAt.IsZero() {
 			t := b.FreeAt.UTC()
 			bv.FreeAt = &t
@@ -154,7 +160,7 @@ func (g *Gateway) limitsView() (limitsView, error) {
 		v.Buckets = append(v.Buckets, bv)
 	}
 	for name, s := range g.limiter.Stats() {
-		v.Stats[name] = statView{Queued: s.Queued, Admitted: s.Admitted, Refused: s.Refused, Paused: s.Paused}
+		v.Stats[name] = statView{Queued: s.Queued, InFlight: s.InFlight, Admitted: s.Admitted, Refused: s.Refused, Paused: s.Paused}
 	}
 	return v, nil
 }
@@ -168,14 +174,17 @@ func perMinute(r limit.Rate) int64 {
 }
 
 // limitMetrics are the rate limiter's metrics: the wait of each attempt
-// that waited, refusals, and the calls waiting now.
+// that waited, refusals, the calls waiting now and the concurrency slots
+// held now.
 type limitMetrics struct {
 	wait     *prometheus.HistogramVec
 	admitted *prometheus.CounterVec
 	refused  *prometheus.CounterVec
 }
 
-func newLimitMetrics(reg *prometheus.Registry, queued func() int) *limitMetrics {
+// newLimitMetrics registers the limiter's metrics in reg; limiter returns
+// the current config's Limiter, nil before there is one.
+func newLimitMetrics(reg *prometheus.Registry, limiter func() *limit.Limiter) *limitMetrics {
 	m := &limitMetrics{
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "sluice_ratelimit_wait_seconds",
@@ -191,8 +200,45 @@ func newLimitMetrics(reg *prometheus.Registry, queued func() int) *limitMetrics 
 	}
 	reg.MustRegister(m.wait, m.admitted, m.refused, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sluice_ratelimit_queued", Help: "Calls waiting for a rate-limit slot now, in this process.",
-	}, func() float64 { return float64(queued()) }))
+	}, func() float64 {
+		if l := limiter(); l != nil {
+			return float64(l.Queued())
+		}
+		return 0
+	}), inFlightCollector(limiter))
 	return m
+}
+
+var inFlightDesc = prometheus.NewDesc("sluice_ratelimit_in_flight",
+	"Concurrency slots this process's calls hold now, by limit: each limits.rates limit with concurrent, "+
+		"and max_concurrent (every provider's). 0 whenever no call is in flight; a higher floor is a leak.",
+	[]string{"limit"}, nil)
+
+// inFlightCollector reports sluice_ratelimit_in_flight when scraped: for
+// every concurrent limit of the current Limiter, the slots this process
+// holds (limit.Stats.InFlight), 0 for one not used yet. It reads no
+// store: the slots held by every process sharing the state are in
+// /sluice/limits, per key. Each config snapshot has its own Limiter, so
+// for the moment a reload takes, the calls the old one admitted are
+// counted only in the store's count per key.
+type inFlightCollector func() *limit.Limiter
+
+func (c inFlightCollector) Describe(ch chan<- *prometheus.Desc) { ch <- inFlightDesc }
+
+func (c inFlightCollector) Collect(ch chan<- prometheus.Metric) {
+	l := c()
+	if l == nil {
+		return
+	}
+	stats := l.Stats()
+	seen := make(map[string]bool)
+	for _, lim := range l.Limits {
+		if lim.Concurrent <= 0 || seen[lim.Name] {
+			continue
+		}
+		seen[lim.Name] = true
+		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(stats[lim.Name].InFlight), lim.Name)
+	}
 }
 
 // observe counts an attempt's wait, or its refusal.
@@ -207,11 +253,10 @@ func (m *limitMetrics) observe(a *sluice.Attempt) {
 }
 
 // limitStoreError logs a failure of the limits' store, after which a call
-// is admitted under this process's own buckets and pauses: the first,
-// then one in a thousand, so that an outage of the store does not flood
-// the log.
+// is admitted under this process's own buckets and pauses, as an operator
+// event (rate-limited, so that an outage of the store does not flood the
+// log).
 func (sh *shared) limitStoreError(err error) {
-	if n := sh.limitErrors.Add(1); n == 1 || n%1000 == 0 {
-		sh.logger.Warn("rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", "err", err, "errors", n)
-	}
+	n := sh.limitErrors.Add(1)
+	sh.events.storeError("limits", "rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", err, "errors", n)
 }

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -274,5 +276,90 @@ func TestReloadKeepsRateLimitBuckets(t *testing.T) {
 	}
 	if e.up.Calls() != 1 {
 		t.Errorf("upstream calls %d, want 1", e.up.Calls())
+	}
+}
+
+// The concurrency slots a call holds show while it is in flight — in GET
+// /sluice/limits (this process's count per limit, and every process's per
+// key), in status.json and in sluice_ratelimit_in_flight — for the
+// provider's max_concurrent and for a limits.rates concurrent limit
+// alike; and all go back to 0 when the call ends (here its client
+// leaves).
+func TestInFlightShown(t *testing.T) {
+	e := newEnv(t, "hang", func(c *config.Config) {
+		p := c.Providers["openai"]
+		p.MaxConcurrent = 2
+		c.Providers["openai"] = p
+		c.Rates = append(c.Rates, limit.Limit{Name: "agents", Provider: "openai", Scope: "provider", Concurrent: 4})
+		pol := c.Policies["interactive"]
+		pol.Timeout.FirstByte, pol.Timeout.Total = 20*time.Second, 30*time.Second
+		c.Policies["interactive"] = pol
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/openai/v1/chat/completions", strings.NewReader(chatBody))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the call upstream", func() bool { return e.up.Calls() == 1 })
+	e.checkInFlight(1)
+	// The status page shows the field in a column of both tables (its
+	// rendering is checked in a browser by TestStatusPageInChromium).
+	if page := string(statusPage); strings.Count(page, `["in flight"]`) != 2 ||
+		!strings.Contains(page, "td(b.in_flight || 0)") || !strings.Contains(page, "td(s.in_flight || 0)") {
+		t.Error("the status page has no in-flight column for buckets and limits")
+	}
+	cancel()
+	<-done
+	waitFor(t, "the slots back", func() bool { return e.gw.current.Load().limiter.Stats()["agents"].InFlight == 0 })
+	e.checkInFlight(0)
+}
+
+// checkInFlight checks that the openai call slots held are n in every
+// view: /sluice/limits, status.json and /metrics.
+func (e *env) checkInFlight(n int) {
+	t := e.t
+	t.Helper()
+	var v limitsView
+	resp := e.do("GET", "/sluice/limits", "")
+	if raw := body(t, resp); resp.StatusCode != 200 || json.Unmarshal([]byte(raw), &v) != nil {
+		t.Fatalf("GET /sluice/limits: %d %s", resp.StatusCode, raw)
+	}
+	st := e.status()
+	if st.Limits == nil {
+		t.Fatalf("status.json has no limits: %s", st.LimitsError)
+	}
+	for _, view := range []struct {
+		name string
+		v    limitsView
+	}{{"/sluice/limits", v}, {"status.json", *st.Limits}} {
+		for _, name := range []string{"max_concurrent", "agents"} {
+			if got := view.v.Stats[name].InFlight; got != n {
+				t.Errorf("%s: stats[%s].in_flight %d, want %d", view.name, name, got, n)
+			}
+		}
+		var found bool
+		for _, b := range view.v.Buckets {
+			if b.Key == "limit:max_concurrent:openai:concurrent" {
+				found = true
+				if b.InFlight != int64(n) {
+					t.Errorf("%s: bucket %s in_flight %d, want %d", view.name, b.Key, b.InFlight, n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no bucket limit:max_concurrent:openai:concurrent in %+v", view.name, view.v.Buckets)
+		}
+	}
+	m := body(t, e.do("GET", "/metrics", ""))
+	for _, name := range []string{"max_concurrent", "agents"} {
+		want := fmt.Sprintf("sluice_ratelimit_in_flight{limit=%q} %d", name, n)
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("/metrics has no %q: %q", want, metricLines(m, "sluice_ratelimit_in_flight"))
+		}
 	}
 }

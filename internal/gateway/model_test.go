@@ -61,3 +61,51 @@ func TestModelNamesChecked(t *testing.T) {
 		t.Errorf("the error %s does not name the limit and the size", raw)
 	}
 }
+
+// A model named in the path (Gemini's /models/{model}:generateContent and
+// its siblings, Azure's /openai/deployments/{deployment}/…) is checked as
+// a body's model is: a 10 kB or a CR-LF (percent-encoded) name gets 400
+// invalid_request in the dialect's shape, with no upstream call and no
+// attempt logged.
+func TestPathModelNamesChecked(t *testing.T) {
+	long := strings.Repeat("m", 10_000)
+	tests := []struct {
+		name, path, kind string
+	}{
+		{"gemini 10 kB", "/gemini/v1beta/models/" + long + ":generateContent", config.KindGemini},
+		{"gemini CR-LF", "/gemini/v1beta/models/gemini%0D%0AX-Injected%201:generateContent", config.KindGemini},
+		{"gemini CR-LF and a colon", "/gemini/v1beta/models/gemini%0D%0AX-Injected:%201:generateContent", config.KindGemini},
+		{"gemini stream CR-LF", "/gemini/v1beta/models/g%0D%0Ax:streamGenerateContent?alt=sse", config.KindGemini},
+		{"gemini countTokens 10 kB", "/gemini/v1beta/models/" + long + ":countTokens", config.KindGemini},
+		{"azure 10 kB", "/azure/openai/deployments/" + long + "/chat/completions?api-version=2024-10-21", config.KindAzure},
+		{"azure CR-LF", "/azure/openai/deployments/gpt%0D%0AX-Injected:%201/chat/completions?api-version=2024-10-21", config.KindAzure},
+	}
+	for _, tt := range tests {
+		e := newEnv(t, "200", func(c *config.Config) { withGemini(c); withAzure(nil)(c) })
+		resp := e.do("POST", tt.path, geminiBody)
+		raw := body(t, resp)
+		if resp.StatusCode != http.StatusBadRequest || e.up.Calls() != 0 {
+			t.Errorf("%s: %d with %d upstream calls, want 400 with 0", tt.name, resp.StatusCode, e.up.Calls())
+			continue
+		}
+		if tt.kind == config.KindGemini {
+			if _, reason := geminiGatewayError(t, raw, http.StatusBadRequest); reason != "invalid_request" {
+				t.Errorf("%s: reason %q, want invalid_request", tt.name, reason)
+			}
+		} else if !strings.Contains(raw, `"code":"invalid_request"`) {
+			t.Errorf("%s: %s, want an invalid_request error", tt.name, raw)
+		}
+		if strings.Contains(raw, "X-Injected") || len(raw) > 2000 {
+			t.Errorf("%s: the answer echoes the name: %.300s", tt.name, raw)
+		}
+		if e.logs.String() != "" {
+			t.Errorf("%s: an attempt was logged: %.300s", tt.name, e.logs.String())
+		}
+	}
+	// A good name still passes.
+	e := newEnv(t, "200", withGemini)
+	resp := e.do("POST", geminiGenerate, geminiBody)
+	if body(t, resp); resp.StatusCode != 200 || e.up.Calls() != 1 {
+		t.Errorf("a valid path model: %d with %d upstream calls, want 200 with 1", resp.StatusCode, e.up.Calls())
+	}
+}

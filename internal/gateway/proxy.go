@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -83,6 +84,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}
+	pathModel, err := checkPathModel(rt.provider.base.Path + rest)
+	if err != nil {
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
+		return
+	}
 	token, fromAuthHeader := clientToken(r)
 	if token == "" && kind == config.KindGemini {
 		token, fromAuthHeader = geminiQueryKey(r.URL), true // Google's SDKs may send ?key=
@@ -140,6 +146,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		g.answerError(w, r, kind, id, err)
 		return
 	}
+	g.countFallback(rt, cmp.Or(pathModel, fields.Model), resp)
 	g.relay(w, resp, kind, hideUsage)
 }
 
@@ -305,11 +312,13 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 	case errors.As(err, &out):
 		answerKeysOut(w, kind, out)
 	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, spend.ErrUnpriced):
+		g.events.budget(be)
 		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))
 	case errors.As(err, &be) && be.Err != nil:
 		writeError(w, kind, http.StatusBadRequest, codeUnpricedModel, "sluice: "+be.Err.Error())
 	case errors.As(err, &be):
+		g.events.budget(be)
 		h.Set("Retry-After", retryAfterSeconds(be.Resets, time.Now()))
 		h.Set("Sluice-Budget-Remaining", strconv.FormatFloat(be.Remaining, 'f', 6, 64))
 		msg := fmt.Sprintf("sluice: budget %s is spent ($%.6g left, less than this call's worst case $%.6g); it resets at %s",
@@ -331,7 +340,7 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 			fmt.Sprintf("sluice: the provider did not answer in time (%s limit %s)", te.Phase, te.Limit))
 	default:
 		writeError(w, kind, http.StatusBadGateway, codeUnreachable,
-			fmt.Sprintf("sluice: the provider could not be reached after %d attempts", max(attempts, 1)))
+			fmt.Sprintf("sluice: the provider could not be reached after %s", plural(max(attempts, 1), "attempt")))
 	}
 }
 

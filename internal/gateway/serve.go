@@ -1,10 +1,17 @@
 package gateway
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // ServeHTTP answers the admin endpoints and forwards everything under a
@@ -114,4 +121,32 @@ func (g *Gateway) adminAllowed(r *http.Request) bool {
 		}
 	}
 	return isLoopback(r)
+}
+
+// checkPathModel returns the model the upstream path p names (Gemini's
+// /models/{model}:method, Azure's /openai/deployments/{deployment}/), the
+// one the call is served by, checked as a body's model is
+// (request.CheckModel). A path holding a control character is refused
+// too, whether or not the engine would read a model from it (a CR-LF name
+// holding a colon names none).
+func checkPathModel(p string) (string, error) {
+	if i := strings.IndexFunc(p, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(p[i:])
+		return "", fmt.Errorf("sluice: the path holds the character %U, which is not printable; send a plain API path", r)
+	}
+	m := request.ModelInPath(p)
+	return m, request.CheckModel(m)
+}
+
+// keyDigest is the SHA-256 of a client token, from the token or from its
+// "sha256:<hex>" form.
+func keyDigest(k string) [sha256.Size]byte {
+	var d [sha256.Size]byte
+	if hexd, ok := strings.CutPrefix(k, "sha256:"); ok {
+		if b, err := hex.DecodeString(hexd); err == nil && len(b) == sha256.Size {
+			copy(d[:], b)
+			return d
+		}
+	}
+	return sha256.Sum256([]byte(k))
 }

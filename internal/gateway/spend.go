@@ -3,7 +3,6 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -45,7 +44,7 @@ func clientID(token string) string {
 type spendCollector struct {
 	spend  func() *spend.Meter // nil when there are no budgets
 	ledger spend.Ledger
-	logger *slog.Logger
+	events *operatorEvents
 }
 
 var (
@@ -74,7 +73,7 @@ func (c *spendCollector) Collect(ch chan<- prometheus.Metric) {
 		key, _ := b.Key(now, "", "", "")
 		spent, held, err := c.ledger.Read(key)
 		if err != nil {
-			c.logger.Warn("reading a budget for metrics failed", "budget", b.Name, "err", err)
+			c.events.storeError("ledger", "reading a budget for metrics failed", err, "budget", b.Name)
 			continue
 		}
 		ch <- prometheus.MustNewConstMetric(budgetSpentDesc, prometheus.GaugeValue, spent, b.Name)

@@ -1,0 +1,315 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/spend"
+)
+
+// Operator events are what someone on call must see on the console
+// (`sluice serve` logs to stderr, which journalctl keeps) while the
+// attempt log keeps the detail: a breaker changing state, the first calls
+// refused after a quiet period (breaker open, rate limit), a budget
+// exhausted, a state store failing or recovering, a pool key paused. Each
+// is one structured line on the gateway's logger with event=<kind>.
+//
+// A storm cannot flood the journal: after a line of one kind and subject
+// (a breaker's name, a budget's, a key's hash), the same kind and subject
+// is held back for eventEvery; the next line written says how many were
+// held back meanwhile (suppressed=N).
+//
+// Breaker transitions are noticed two ways. The breaker store the
+// Transports use is wrapped (watchedStore): every record an Apply of this
+// process returns is compared with the last one seen, so a transition this
+// process makes (closed→open, open→half_open for its probe, →closed) is
+// logged at once. And every breakerPollEvery the records of the store are
+// read (the breakers /sluice/breakers lists), so a transition another
+// process sharing the state made (its probe closing the breaker, an
+// operator's reset) is logged too, within that period. A record's
+// Transitions count tells a change from a record already seen, so no
+// transition is logged twice; a breaker that changed more than once
+// between two looks is logged once with transitions=N.
+
+// eventEvery is how long a line of one kind and subject holds back the
+// next ones of the same kind and subject.
+const eventEvery = 10 * time.Second
+
+// breakerPollEvery is how often the breaker records are read to notice
+// the transitions other processes make.
+var breakerPollEvery = time.Second
+
+// maxEventSubjects bounds the subjects whose last line is remembered;
+// past it, new subjects of a kind share one mark.
+const maxEventSubjects = 1024
+
+// The kinds of operator events (the event attribute of their lines).
+const (
+	evBreaker  = "breaker"
+	evRefused  = "refused"
+	evBudget   = "budget_exhausted"
+	evStore    = "state_store"
+	evKeyPause = "key_paused"
+)
+
+// operatorEvents writes the operator events on a logger, rate-limited. It is safe
+// for concurrent use.
+type operatorEvents struct {
+	logger *slog.Logger
+	every  time.Duration
+
+	mu    sync.Mutex
+	marks map[eventKey]*eventMark
+
+	// store is the breaker store the Transports use, watched by
+	// breakers; poller reads the records, from start until stop.
+	store    breaker.Store
+	breakers breakerWatch
+	poller   *watcher
+}
+
+type eventKey struct{ kind, subject string }
+
+// eventMark is when a kind and subject was last written, and how many of
+// its lines were held back since.
+type eventMark struct {
+	at   time.Time
+	held int
+}
+
+// newEvents returns the operator events of a gateway logging on logger,
+// whose breakers are kept in store.
+func newEvents(logger *slog.Logger, store breaker.Store) *operatorEvents {
+	ev := &operatorEvents{logger: logger, every: eventEvery, marks: make(map[eventKey]*eventMark)}
+	ev.breakers = breakerWatch{ev: ev, last: make(map[string]breaker.Record)}
+	ev.store = watchedStore{Store: store, w: &ev.breakers}
+	return ev
+}
+
+// log writes one event line of kind about subject, unless a line of the
+// same kind and subject was written less than ev.every ago: then it is
+// only counted, and the next line written says how many were held back.
+func (ev *operatorEvents) log(level slog.Level, kind, subject, msg string, args ...any) {
+	if ev == nil {
+		return
+	}
+	now := time.Now()
+	ev.mu.Lock()
+	k := eventKey{kind, subject}
+	m := ev.marks[k]
+	if m == nil {
+		if len(ev.marks) >= maxEventSubjects {
+			ev.sweep(now)
+		}
+		if len(ev.marks) >= maxEventSubjects {
+			k.subject = "" // too many subjects: they share one mark
+			m = ev.marks[k]
+		}
+		if m == nil {
+			m = &eventMark{}
+			ev.marks[k] = m
+		}
+	}
+	if !m.at.IsZero() && now.Sub(m.at) < ev.every {
+		m.held++
+		ev.mu.Unlock()
+		return
+	}
+	held := m.held
+	m.at, m.held = now, 0
+	ev.mu.Unlock()
+	args = append([]any{"event", kind}, args...)
+	if held > 0 {
+		args = append(args, "suppressed", held)
+	}
+	ev.logger.Log(context.Background(), level, msg, args...)
+}
+
+// sweep forgets the marks that no longer hold anything back, with ev.mu
+// held. Their held-back counts are 0 or stale: a mark older than ev.every
+// would have let its next line through.
+func (ev *operatorEvents) sweep(now time.Time) {
+	for k, m := range ev.marks {
+		if now.Sub(m.at) >= ev.every && m.held == 0 {
+			delete(ev.marks, k)
+		}
+	}
+}
+
+// refused logs the first refusals after a quiet period: a.Outcome
+// circuit_open (the breaker of policy pol refused it) or rate_limited.
+func (ev *operatorEvents) refused(pol *sluice.Policy, a *sluice.Attempt) {
+	switch a.Outcome {
+	case sluice.OutcomeCircuitOpen:
+		name := pol.BreakerName(a.Provider, a.Model)
+		ev.log(slog.LevelWarn, evRefused, "breaker:"+name, "calls refused: the breaker is open",
+			"breaker", name, "provider", a.Provider, "model", a.Model, "request_id", a.RequestID)
+	case sluice.OutcomeRateLimited:
+		ev.log(slog.LevelWarn, evRefused, "limit:"+a.Provider, "calls refused: a rate limit's queue is full",
+			"provider", a.Provider, "model", a.Model, "request_id", a.RequestID)
+	}
+}
+
+// budget logs a call refused by a budget: spent, or its ledger failing.
+func (ev *operatorEvents) budget(be *spend.BudgetError) {
+	if be.Err != nil {
+		ev.log(slog.LevelError, evStore, "ledger", "the spend ledger failed; calls under its budgets are refused meanwhile",
+			"budget", be.Budget, "err", be.Err)
+		return
+	}
+	ev.log(slog.LevelWarn, evBudget, be.Budget, "budget exhausted; calls are refused until it resets",
+		"budget", be.Budget, "remaining_usd", be.Remaining, "resets", be.Resets.UTC().Format(time.RFC3339))
+}
+
+// storeError logs a failure of a state store: part names which one
+// (limits, keys, ledger, breakers).
+func (ev *operatorEvents) storeError(part, msg string, err error, args ...any) {
+	ev.log(slog.LevelError, evStore, part, msg, append([]any{"store", part, "err", err}, args...)...)
+}
+
+// keyPaused logs a pool key paused (a rate limit) or taken out (quota).
+func (ev *operatorEvents) keyPaused(provider, hash string, until time.Time, out bool) {
+	msg, reason := "pool key paused: the provider's rate limit", "rate_limit"
+	if out {
+		msg, reason = "pool key out of quota: its calls go to the other keys", "quota"
+	}
+	ev.log(slog.LevelWarn, evKeyPause, provider+"/"+hash, msg,
+		"provider", provider, "key", hash, "reason", reason, "until", until.UTC().Format(time.RFC3339))
+}
+
+// breakerWatch logs breaker transitions, from the records this process
+// applies and those it reads from the store. It is safe for concurrent
+// use.
+type breakerWatch struct {
+	ev *operatorEvents
+
+	mu   sync.Mutex
+	last map[string]breaker.Record // by name: the record last seen
+	// degraded is whether the store was last seen degraded.
+	degraded bool
+}
+
+// saw notes r as the record of breaker name now, and logs the transition
+// from the record last seen when r's Transitions count is higher. A
+// record older than the one seen (an Apply that returned late) is
+// ignored.
+func (w *breakerWatch) saw(name string, r breaker.Record) {
+	w.mu.Lock()
+	last, known := w.last[name]
+	if known && r.Transitions <= last.Transitions {
+		w.mu.Unlock()
+		return
+	}
+	if len(w.last) < maxEventSubjects || known {
+		w.last[name] = r
+	}
+	w.mu.Unlock()
+	if !known && (r.State == breaker.Closed || r.Transitions == 0) {
+		return // first seen, closed: nothing to tell
+	}
+	from := "closed" // a breaker's first state
+	if known {
+		from = last.State.String()
+	} else if r.Transitions > 1 {
+		from = "unknown"
+	}
+	level, msg := slog.LevelWarn, "breaker opened: calls fail fast until a probe succeeds"
+	args := []any{"breaker", name, "from", from, "to", r.State.String(), "transitions", r.Transitions - last.Transitions}
+	switch r.State {
+	case breaker.Open:
+		args = append(args, "reason", r.Reason, "until", time.Unix(0, r.Until).UTC().Format(time.RFC3339))
+	case breaker.HalfOpen:
+		level, msg = slog.LevelInfo, "breaker half_open: one probe goes to the provider"
+	case breaker.Closed:
+		level, msg = slog.LevelInfo, "breaker closed: calls go to the provider again"
+	}
+	w.ev.log(level, evBreaker, name+":"+r.State.String(), msg, args...)
+}
+
+// poll reads the records of the store's breakers (and of the names known,
+// closed while they keep none) and notes each; and notes whether the
+// store is degraded (it has fallen back to breakers in this process).
+func (w *breakerWatch) poll(store breaker.Store, known []string) {
+	if d, ok := store.(degradable); ok {
+		now := d.Degraded()
+		w.mu.Lock()
+		was := w.degraded
+		w.degraded = now
+		w.mu.Unlock()
+		switch {
+		case now && !was:
+			w.ev.log(slog.LevelError, evStore, "breakers:degraded",
+				"the shared state store cannot be reached or written; breakers count in this process alone meanwhile", "store", "breakers")
+		case was && !now:
+			w.ev.log(slog.LevelInfo, evStore, "breakers:recovered", "the shared state store is back; breakers are shared again", "store", "breakers")
+		}
+	}
+	list, err := records(store, known)
+	if err != nil {
+		w.ev.storeError("breakers", "the breakers' state cannot be read", err)
+		return
+	}
+	for name, r := range list {
+		w.saw(name, r)
+	}
+}
+
+// watchedStore is the breaker store the Transports use: it notes the
+// record every Apply returns in a breakerWatch. Load, on every attempt,
+// goes straight to the store.
+type watchedStore struct {
+	breaker.Store
+	w *breakerWatch
+}
+
+// Apply implements breaker.Store.
+func (s watchedStore) Apply(name string, st breaker.Settings, e breaker.Event) (breaker.Record, error) {
+	r, err := s.Store.Apply(name, st, e)
+	if err == nil {
+		s.w.saw(name, r)
+	}
+	return r, err
+}
+
+// watcher polls the breaker records until stopped.
+type watcher struct {
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// start polls the records of store's breakers, and of those known
+// returns, every breakerPollEvery until stop.
+func (ev *operatorEvents) start(store breaker.Store, known func() []string) {
+	wt := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
+	ev.poller = wt
+	every := breakerPollEvery
+	go func() {
+		defer close(wt.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			ev.breakers.poll(store, known())
+			select {
+			case <-t.C:
+			case <-wt.stop:
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the polling start began and waits for it to end. It may be
+// called more than once, and without start.
+func (ev *operatorEvents) stop() {
+	wt := ev.poller
+	if wt == nil {
+		return
+	}
+	wt.once.Do(func() { close(wt.stop) })
+	<-wt.done
+}
