@@ -5,15 +5,18 @@ import (
 	"testing"
 )
 
-// TestShippedUnitsPass: `sluice check` passes the gateway's unit and the
-// example agent's service and timer as shipped with the built-in
+// TestShippedUnitsPass: `sluice check deploy/systemd` as shipped finds the
+// gateway's unit and the example agent's service and timer below it (the
+// examples/ directory included) and passes them with the built-in
 // defaults, --strict too: the gateway's TimeoutStopSec covers the default
 // drain (the longest total, nightly's 10m) plus the margin, and the agent
 // passes against the nightly policy it calls with as well as the default
 // one.
 func TestShippedUnitsPass(t *testing.T) {
 	for _, args := range [][]string{
-		{"--strict", "../../deploy/systemd/sluice.service", "../../deploy/systemd/examples/"},
+		{"../../deploy/systemd"},
+		{"--strict", "../../deploy/systemd/"},
+		{"--strict", "--policy", "nightly", "../../deploy/systemd"},
 		{"--strict", "--policy", "nightly", "../../deploy/systemd/sluice.service", "../../deploy/systemd/examples/"},
 	} {
 		code, out, errOut := runCheck(t, args...)
