@@ -91,8 +91,10 @@
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
-//	                injects; "" passes the client's own key through. When set, a listen
-//	                address off loopback needs auth.keys
+//	                injects, dropping whatever key the client sent (its SDK still needs
+//	                one to start: a placeholder such as unused-when-injected, or its
+//	                auth.keys token); "" passes the client's own key through. When set,
+//	                a listen address off loopback needs auth.keys
 //	api_keys_env    [none] a pool of keys instead of api_key_env (not both): a list whose
 //	                items are a variable's name or {env: NAME, weight: N} (weight [1]); each
 //	                attempt takes the next key neither paused nor out of quota, by weighted
