@@ -7,6 +7,13 @@ import (
 	"testing"
 )
 
+// TestMain runs the tests without $SLUICE_CONFIG, so that the gateway's
+// total is the built-in one unless a test sets it.
+func TestMain(m *testing.M) {
+	os.Unsetenv("SLUICE_CONFIG")
+	os.Exit(m.Run())
+}
+
 // TestShortTimeout: a client whose explicit timeout is shorter than the
 // gateway's total (the built-in interactive 30s when no config is given)
 // is named, in every language and SDK, with the timeout it has, the total
