@@ -118,3 +118,6 @@ func (anthropic) events(r reply) []event {
 func (anthropic) failEvent(reply, int) event {
 	return named("error", newAnthropicErr("overloaded_error", "Overloaded", ""))
 }
+
+// overloadedStatus is Anthropic's 529, whose body is overloaded_error.
+func (anthropic) overloadedStatus() int { return 529 }

@@ -85,8 +85,12 @@
 //	cut                 as stall, but the connection then closes: the client
 //	                    reads an unexpected EOF
 //	mix:STEP=P%;…       one of the steps, picked at random for each call
-//	overloaded          200, then a stream whose first event is an
-//	                    overloaded error (Anthropic's event: error), then its end
+//	overloaded          the provider is overloaded: a request that asked for
+//	                    a stream gets 200, then a stream whose first event is
+//	                    an overloaded error (Anthropic's event: error), then
+//	                    its end; any other request gets the plain error, as an
+//	                    SDK raises it: Anthropic 529 overloaded_error, OpenAI,
+//	                    Azure and Gemini 503
 //	stream:MODS         a 200 stream, even if the request did not ask for one
 //
 // An error step takes modifiers after a colon, separated by semicolons, as
@@ -119,7 +123,8 @@
 //	cut-after=N       N events, then the connection closes without the
 //	                  stream's end: the client reads an unexpected EOF
 //	error-after=N     N events, then an overloaded error event, then the
-//	                  end; "overloaded" is error-after=0
+//	                  end; "overloaded" is error-after=0 for a request that
+//	                  asked for a stream
 //
 // # Random faults
 //

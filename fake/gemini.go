@@ -237,3 +237,7 @@ func geminiDialect(path string) dialect {
 	}
 	return nil
 }
+
+// overloadedStatus is Google's 503 UNAVAILABLE ("The model is
+// overloaded.").
+func (gemini) overloadedStatus() int { return http.StatusServiceUnavailable }

@@ -17,7 +17,8 @@ const nodeDir = "testdata/node"
 // TestOfficialNodeSDK runs the official OpenAI Node SDK (pinned in
 // testdata/node) against the fake: the Responses API stream helper's
 // finalResponse(), a non-streamed response, and chat completions streamed
-// (raw and through the helper) and not. It skips when node or the
+// (raw and through the helper) and not, and a non-streamed call that the
+// overloaded step answers, which the SDK must raise as a 503. It skips when node or the
 // installed SDK is missing.
 func TestOfficialNodeSDK(t *testing.T) {
 	s := NewServer("")
@@ -48,6 +49,10 @@ func TestOfficialNodeSDK(t *testing.T) {
 			CompletionTokens int
 		}
 		ChatStreamHelper struct{ Text, FinishReason string }
+		Overloaded       struct {
+			Answered, Type, Name string
+			Status               int
+		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("script output %q: %v", string(out), err)
@@ -77,7 +82,10 @@ func TestOfficialNodeSDK(t *testing.T) {
 	if c := got.ChatStreamHelper; c.Text != answer || c.FinishReason != "stop" {
 		t.Errorf("chat.completions.stream finalChatCompletion = %+v, want %q ending in stop", c, answer)
 	}
-	if n := s.Calls(); n != 5 {
-		t.Errorf("fake received %d calls, want 5 (one per SDK call, no retries)", n)
+	if o := got.Overloaded; o.Status != 503 || o.Type != "server_error" || o.Name != "InternalServerError" {
+		t.Errorf("chat.completions.create with the overloaded step = %+v, want the SDK's InternalServerError, 503 server_error", o)
+	}
+	if n := s.Calls(); n != 6 {
+		t.Errorf("fake received %d calls, want 6 (one per SDK call, no retries)", n)
 	}
 }

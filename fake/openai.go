@@ -1,6 +1,9 @@
 package fake
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // openAI is the OpenAI chat completions dialect.
 type openAI struct{}
@@ -136,3 +139,8 @@ func marshal(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// overloadedStatus is the 503 OpenAI answers when its engine is
+// overloaded ("The engine is currently overloaded, please try again
+// later.").
+func (openAI) overloadedStatus() int { return http.StatusServiceUnavailable }

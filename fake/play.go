@@ -25,6 +25,9 @@ type dialect interface {
 	events(r reply) []event
 	// failEvent is an overloaded error sent in a stream after seq events.
 	failEvent(r reply, seq int) event
+	// overloadedStatus is the status of an overloaded error answered as
+	// plain HTTP, outside a stream.
+	overloadedStatus() int
 	// limitHeaders sets the rate-limit headers of an answer under the
 	// limits; limitError is the 429 body of a call they refused.
 	limitHeaders(h http.Header, q quota)
@@ -107,6 +110,8 @@ func (c *call) play() {
 		c.send(http.StatusOK)
 	case Partial:
 		c.partial()
+	case Overloaded:
+		c.overloaded()
 	default:
 		if s.Status >= 400 {
 			c.fail(s.Status, s.Error, "")
@@ -123,6 +128,17 @@ func (c *call) answer(status int) {
 		return
 	}
 	writeJSON(c.w, status, c.d.answer(c.rep))
+}
+
+// overloaded answers an Overloaded step: in a stream the provider says
+// so with an error as the first event; otherwise with a plain error.
+func (c *call) overloaded() {
+	if c.stream {
+		c.step = Step{Kind: Stream, End: Fail}
+		c.send(http.StatusOK)
+		return
+	}
+	c.fail(c.d.overloadedStatus(), "", "")
 }
 
 // partialEvents is how many events a Partial step sends of a stream: the

@@ -35,6 +35,14 @@ const (
 	// Mix plays one step of Step.Shares, picked at random for each call
 	// with the shares' probabilities; the rest answer 200.
 	Mix
+	// Overloaded answers as an overloaded provider does: a request that
+	// asked for a stream gets a 200 event stream whose first event is the
+	// dialect's overloaded error (Anthropic's event: error), then its end;
+	// any other request gets that error as a plain HTTP error, as the
+	// provider sends it (Anthropic 529 overloaded_error; OpenAI, Azure and
+	// Gemini 503), so that an SDK raises it instead of reading an event
+	// stream as the answer.
+	Overloaded
 )
 
 // End says how a Stream step ends.
@@ -149,7 +157,7 @@ func parseStep(s string) (Step, error) {
 		return map[string]Step{
 			"hang":       {Kind: Hang},
 			"reset":      {Kind: Reset},
-			"overloaded": {Kind: Stream, End: Fail},
+			"overloaded": {Kind: Overloaded},
 			"stall":      {Kind: Partial, End: Stall},
 			"cut":        {Kind: Partial, End: Cut},
 		}[head], nil
@@ -327,6 +335,8 @@ func (s Step) String() string {
 		return "stall"
 	case Mix:
 		return s.mixString()
+	case Overloaded:
+		return "overloaded"
 	}
 	var mods []string
 	if s.Error != "" {
@@ -339,9 +349,6 @@ func (s Step) String() string {
 }
 
 func (s Step) streamString() string {
-	if s.End == Fail && s.After == 0 && s.Events == 0 && s.Interval == 0 && s.KeepAlives == 0 {
-		return "overloaded"
-	}
 	var mods []string
 	if s.Events != 0 {
 		mods = append(mods, "events="+strconv.Itoa(s.Events))

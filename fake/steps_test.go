@@ -62,24 +62,30 @@ func TestCut(t *testing.T) {
 	}
 }
 
+// TestOverloaded: a request that asked for a stream gets the overloaded
+// error as the stream's first event after a 200 (as Anthropic sends it);
+// error-after=N sends it after N events.
 func TestOverloaded(t *testing.T) {
 	s := NewServer("")
 	defer s.Close()
 	tests := []struct {
-		script, path string
-		events       int // before the error
-		name, data   string
+		script, path, body string
+		events             int // before the error
+		name, data         string
 	}{
-		{"overloaded", messagesPath, 0, "error",
+		{"overloaded", messagesPath, streamed(messagesBody), 0, "error",
 			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-		{"overloaded", chatPath, 0, "",
+		{"overloaded", chatPath, streamed(chatBody), 0, "",
 			`{"error":{"message":"The server is overloaded, please try again later.","type":"server_error","param":null,"code":"overloaded"}}`},
-		{"stream:error-after=3", messagesPath, 3, "error",
+		{"stream:error-after=3", messagesPath, streamed(messagesBody), 3, "error",
 			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-		{"overloaded", respPath, 0, "error", `"code":"server_error"`},
+		{"overloaded", respPath, `{"model":"gpt-test","input":"hi","stream":true}`, 0, "error", `"code":"server_error"`},
+		// A stream: step streams even to a request that did not ask.
+		{"stream:error-after=0", chatPath, chatBody, 0, "",
+			`"code":"overloaded"`},
 	}
 	for _, tt := range tests {
-		resp := post(t, s, tt.path, tt.script, chatBody)
+		resp := post(t, s, tt.path, tt.script, tt.body)
 		evs := streamOf(t, resp)
 		if resp.StatusCode != 200 || len(evs) != tt.events+1 {
 			t.Fatalf("%s %s: status %d, events %+v", tt.script, tt.path, resp.StatusCode, evs)
@@ -90,6 +96,41 @@ func TestOverloaded(t *testing.T) {
 		}
 	}
 }
+
+// TestOverloadedNotStreamed: a request that did not ask for a stream gets
+// the provider's overloaded error as a plain HTTP error in its dialect —
+// Anthropic's 529 overloaded_error, OpenAI's and Google's 503 — never a
+// 200 event stream that an SDK would take for the answer.
+func TestOverloadedNotStreamed(t *testing.T) {
+	s := NewServer("")
+	defer s.Close()
+	tests := []struct {
+		path, body string
+		status     int
+		want       string // in the body
+	}{
+		{messagesPath, messagesBody, 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}`},
+		{chatPath, chatBody, 503, `{"error":{"message":"The engine is currently overloaded, please try again later.","type":"server_error"`},
+		{respPath, `{"model":"gpt-test","input":"hi"}`, 503, `"type":"server_error"`},
+		{geminiPath, geminiBody, 503, `"status":"UNAVAILABLE"`},
+	}
+	for _, tt := range tests {
+		resp := post(t, s, tt.path, "overloaded", tt.body)
+		body := string(readAll(t, resp))
+		if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, tt.want) {
+			t.Errorf("overloaded %s: %d %s %s, want %d application/json holding %s",
+				tt.path, resp.StatusCode, resp.Header.Get("Content-Type"), body, tt.status, tt.want)
+		}
+	}
+	resp, body := azurePost(t, s, "/openai/deployments/d/chat/completions?api-version=2024-10-21", chatBody,
+		"Sluice-Fake-Script", "overloaded")
+	if resp.StatusCode != 503 || strings.Contains(body, "data:") {
+		t.Errorf("overloaded on Azure: %d %s, want a 503 error body", resp.StatusCode, body)
+	}
+}
+
+// streamed returns a JSON request body with "stream":true added.
+func streamed(body string) string { return strings.Replace(body, "{", `{"stream":true,`, 1) }
 
 func TestReset(t *testing.T) {
 	s := NewServer("reset,200")

@@ -106,7 +106,9 @@ func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 		"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
 		"stall (200, part of the answer, then silence), cut (the same, then the connection closes), and\n"+
 		"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+
-		"(see go doc github.com/sluice-llm/sluice/fake).\n\n"+
+		"(see go doc github.com/sluice-llm/sluice/fake). overloaded answers as an overloaded provider: a\n"+
+		"request for a stream gets 200 and the overloaded error as its first event, any other the API's\n"+
+		"plain error (Anthropic 529 overloaded_error; OpenAI, Azure and Gemini 503).\n\n"+
 		"Rate limits: --rpm and --tpm make it a rate-limited provider. Over a sliding 60 s window of the\n"+
 		"calls it admitted, a call over a limit gets a 429 at once (plays no step) with Retry-After, in the\n"+
 		"API's shape; every answer carries the API's rate-limit headers (x-ratelimit-*-requests/-tokens,\n"+

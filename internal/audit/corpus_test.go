@@ -22,6 +22,8 @@ var problemNames = map[problem]string{
 	pRetriesOn: "retries-on",
 	pTimeout:   "timeout",
 	pNoTimeout: "no-timeout",
+
+	pShortTimeout: "short-timeout",
 }
 
 // wantMarker matches a "# want: …" or "// want: …" comment.

@@ -2,11 +2,16 @@
 // Google GenAI SDK clients that are built to retry on their own or to wait
 // too long.
 //
-// Behind the Sluice gateway, retries happen once, in one place. An SDK
-// client left at its default of 2 retries multiplies the gateway's attempts
-// during an outage (gateway attempts × SDK attempts), and one left at its
-// default timeout (10 minutes in the Python and JavaScript SDKs) hangs
-// workers. So every client construction gets two separate checks:
+// Behind the Sluice gateway, retries happen once, in one place. Every
+// answer of the gateway says x-should-retry: false, which the OpenAI and
+// Anthropic SDKs obey, so an SDK does not retry the gateway's answers even
+// at its default of 2 retries. What it still retries is a connection error
+// and its own timeout: an SDK timeout shorter than the gateway's total
+// abandons a call the gateway is still working on (retrying, or waiting for
+// a slow answer) and sends it again while the first still runs — that is
+// the multiplier, each call paid for. An SDK left at its default timeout
+// (10 minutes in the Python and JavaScript SDKs) hangs workers. So every
+// client construction gets these checks:
 //
 //   - retries: the client must be given 0 retries (max_retries=0 in Python,
 //     maxRetries: 0 in JavaScript/TypeScript, option.WithMaxRetries(0) in
@@ -17,6 +22,15 @@
 //     disables the timeout, is a finding too. The advice is a timeout a
 //     little above the gateway's total (total + TimeoutMargin) with the
 //     SDK's retries at 0, so that the gateway's own 504 arrives first.
+//   - short timeout: a timeout known where the client is built (a number
+//     of seconds in Python, of milliseconds in JavaScript and in
+//     google-genai, a Go duration such as 20*time.Second or a name bound
+//     once to one) that is shorter than the gateway's total is a finding
+//     naming both. The total is Options.Total: `sluice audit` takes it
+//     from the gateway's config (--config, else $SLUICE_CONFIG) and the
+//     policy --policy names (else interactive, else the one with the
+//     shortest total); with neither, the built-in interactive policy's
+//     30s (DefaultTotal). A timeout equal to the total or above is none.
 //
 // Clients of AWS Bedrock and Google Vertex AI (AnthropicBedrock,
 // AnthropicVertex and their Async variants; Go's NewClient given a

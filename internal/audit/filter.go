@@ -1,10 +1,12 @@
 package audit
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Options changes what a scan reads. The zero value reads every source file
@@ -21,6 +23,27 @@ type Options struct {
 	// folders ("**/mocks/**"). Each element is matched with
 	// path.Match. A folder that matches is skipped whole. Default: none.
 	Exclude []string
+	// Total is the gateway's total timeout that an SDK client's own
+	// explicit timeout must be above: one not above it gives up while the
+	// gateway is still working on the call. If zero, DefaultTotal.
+	Total time.Duration
+	// TotalFrom says where Total comes from, for the findings' words,
+	// e.g. "policy interactive of sluice.yaml". If empty, "the built-in
+	// interactive policy".
+	TotalFrom string
+}
+
+// DefaultTotal is the total timeout of the gateway's built-in interactive
+// policy, the one its routes use unless configured otherwise: 30s.
+const DefaultTotal = 30 * time.Second
+
+// total returns the total an SDK's timeout is judged against, and where
+// it comes from.
+func (o Options) total() (time.Duration, string) {
+	if o.Total <= 0 {
+		return DefaultTotal, "the built-in interactive policy"
+	}
+	return o.Total, cmp.Or(o.TotalFrom, "the configured policy")
 }
 
 // check returns an error naming the first pattern that is not a valid glob.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // addCorpus seeds f with the corpus files whose names end in one of exts.
@@ -114,12 +115,15 @@ func TestHostileInput(t *testing.T) {
 		auditJS([]byte(src))
 	}
 	// Names each spreading the next twice: resolved once each, they set
-	// the timeout and leave the retries.
-	if got, _ := auditPython([]byte(spreads)); len(got) != 1 || got[0].problem != pRetries {
-		t.Errorf("Python spread chain: findings %+v, want one retries finding", got)
+	// the timeout (1 s in Python, 1 ms in JavaScript, both shorter than
+	// any total) and leave the retries.
+	if got, _ := auditPython([]byte(spreads)); len(got) != 2 || got[0].problem != pRetries ||
+		got[1].problem != pShortTimeout || got[1].timeout != time.Second {
+		t.Errorf("Python spread chain: findings %+v, want retries and a 1s timeout", got)
 	}
-	if got, _ := auditJS([]byte(js)); len(got) != 1 || got[0].problem != pRetries {
-		t.Errorf("JS spread chain: findings %+v, want one retries finding", got)
+	if got, _ := auditJS([]byte(js)); len(got) != 2 || got[0].problem != pRetries ||
+		got[1].problem != pShortTimeout || got[1].timeout != time.Millisecond {
+		t.Errorf("JS spread chain: findings %+v, want retries and a 1ms timeout", got)
 	}
 }
 

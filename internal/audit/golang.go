@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // goSDKs maps the module path of each Go SDK to its name.
@@ -209,7 +210,7 @@ func (g *goFile) client(call *ast.CallExpr, sdk string, scopes []ast.Node) []iss
 	}
 	name := sdk + ".NewClient"
 	line := g.fset.Position(call.Pos()).Line
-	return clientIssues(line, name, name+"(…)", opts.get("direct").text, opts.get("retries"), opts.get("timeout"), false)
+	return clientIssues(line, name, name+"(…)", opts.get("direct").text, opts.get("retries"), opts.get("timeout"), false, time.Nanosecond)
 }
 
 // option returns the settings one request option expression makes.
@@ -259,7 +260,7 @@ func (g *goFile) optionCall(call *ast.CallExpr, scopes []ast.Node, nest int) opt
 	case "WithMaxRetries":
 		return options{{key: "retries", val: g.intValue(call.Args[0], scopes, nest+1)}}
 	case "WithRequestTimeout":
-		return options{{key: "timeout", val: value{kind: vOther}}}
+		return options{{key: "timeout", val: g.durValue(call.Args[0], scopes, nest+1)}}
 	case "WithHTTPClient":
 		return g.httpClient(call.Args[0], scopes, nest+1)
 	}
@@ -284,4 +285,47 @@ func (g *goFile) intValue(e ast.Expr, scopes []ast.Node, nest int) value {
 		}
 	}
 	return value{kind: vOther}
+}
+
+// timeUnits are the duration constants of package time, in nanoseconds.
+var timeUnits = map[string]float64{
+	"Nanosecond": 1, "Microsecond": 1e3, "Millisecond": 1e6,
+	"Second": 1e9, "Minute": 60e9, "Hour": 3600e9,
+}
+
+// durValue classifies a time.Duration expression: a number of nanoseconds
+// when it is a product of literals and time's units (35 * time.Second,
+// time.Minute, time.Duration(35) * time.Second) or a name bound once to
+// one; otherwise set, to something not known here.
+func (g *goFile) durValue(e ast.Expr, scopes []ast.Node, nest int) value {
+	other := value{kind: vOther}
+	if nest >= maxNest {
+		return other
+	}
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.INT || e.Kind == token.FLOAT {
+			return numValue(e.Value, false)
+		}
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok && x.Name == "time" && timeUnits[e.Sel.Name] > 0 {
+			return value{kind: vNum, num: timeUnits[e.Sel.Name], text: "time." + e.Sel.Name}
+		}
+	case *ast.CallExpr: // time.Duration(n)
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok && len(e.Args) == 1 && sel.Sel.Name == "Duration" {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "time" {
+				return g.durValue(e.Args[0], scopes, nest+1)
+			}
+		}
+	case *ast.BinaryExpr:
+		a, b := g.durValue(e.X, scopes, nest+1), g.durValue(e.Y, scopes, nest+1)
+		if e.Op == token.MUL && a.kind == vNum && b.kind == vNum {
+			return value{kind: vNum, num: a.num * b.num, text: a.text + "*" + b.text}
+		}
+	case *ast.Ident:
+		if v, ok := g.resolve(e.Name, scopes); ok {
+			return g.durValue(v, scopes, nest+1)
+		}
+	}
+	return other
 }

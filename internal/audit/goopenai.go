@@ -2,6 +2,7 @@ package audit
 
 import (
 	"go/ast"
+	"time"
 )
 
 // goOpenAIPath is the module of the community Go client for OpenAI. It has
@@ -39,7 +40,7 @@ func (g *goFile) goOpenAI(call *ast.CallExpr, name string, scopes []ast.Node) []
 		}
 	}
 	line := g.fset.Position(call.Pos()).Line
-	is := clientIssues(line, name, name+"(…)", "", value{kind: vNum}, timeout, false)
+	is := clientIssues(line, name, name+"(…)", "", value{kind: vNum}, timeout, false, time.Nanosecond)
 	for i := range is {
 		is[i].words = &goOpenAI
 	}

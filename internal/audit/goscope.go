@@ -261,7 +261,7 @@ func (g *goFile) httpClient(e ast.Expr, scopes []ast.Node, nest int) options {
 				if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Value == "0" {
 					return nil
 				}
-				return set
+				return options{{key: "timeout", val: g.durValue(kv.Value, scopes, nest+1)}}
 			}
 		}
 		return nil

@@ -1,6 +1,9 @@
 package audit
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // jsPackage describes the client classes an npm package exports.
 type jsPackage struct {
@@ -129,7 +132,7 @@ func (f *jsFile) construction(i int) []issue {
 	if class == "GoogleGenAI" {
 		return f.genai(i, opts)
 	}
-	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true)
+	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true, time.Millisecond)
 }
 
 // genai returns the findings for a new GoogleGenAI(…) at i built with opts.
@@ -144,7 +147,7 @@ func (f *jsFile) genai(i int, opts options) []issue {
 	default:
 		timeout = f.argument(h.sp, 0).get("timeout")
 	}
-	is := clientIssues(f.toks[i].line, "GoogleGenAI", "new GoogleGenAI(…)", "", value{kind: vNum}, timeout, true)
+	is := clientIssues(f.toks[i].line, "GoogleGenAI", "new GoogleGenAI(…)", "", value{kind: vNum}, timeout, true, time.Millisecond)
 	for k := range is {
 		is[k].words = &genaiJS
 	}

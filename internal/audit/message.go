@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,6 +27,10 @@ type dialect struct {
 	// directTimeout is the fix for a missing timeout on a client that
 	// calls its cloud service directly (see directService).
 	directTimeout string
+	// raise is the fix for a timeout not above the gateway's total, with
+	// %s for the timeout to give, written in unit (0: a Go duration).
+	raise string
+	unit  time.Duration
 }
 
 var (
@@ -38,6 +43,8 @@ var (
 		noTimeout:     "turns the timeout off (None)",
 		defaultTTL:    "the SDK default of 10 minutes",
 		directTimeout: "pass timeout=… in seconds and an explicit max_retries: the gateway cannot front this client, so they are its only bounds",
+		raise:         "pass timeout=%s (seconds), above the gateway's total, with max_retries=0, so that the gateway's clean answer or 504 arrives first",
+		unit:          time.Second,
 	}
 	javascript = dialect{
 		retries:    "maxRetries",
@@ -47,6 +54,8 @@ var (
 			", with maxRetries: 0, so that the gateway's clean 504 arrives first",
 		defaultTTL:    "the SDK default of 10 minutes",
 		directTimeout: "pass timeout: … in milliseconds and an explicit maxRetries: the gateway cannot front this client, so they are its only bounds",
+		raise:         "pass timeout: %s (milliseconds), above the gateway's total, with maxRetries: 0, so that the gateway's clean answer or 504 arrives first",
+		unit:          time.Millisecond,
 	}
 	golang = dialect{
 		retries:    "the retry count",
@@ -56,6 +65,7 @@ var (
 			", with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
 		defaultTTL:    "as long as the SDK allows",
 		directTimeout: "pass option.WithRequestTimeout(…) and an explicit option.WithMaxRetries: the gateway cannot front this client, so they are its only bounds",
+		raise:         "pass option.WithRequestTimeout(%s), above the gateway's total, with option.WithMaxRetries(0), so that the gateway's clean answer or 504 arrives first",
 	}
 	// goOpenAI words the findings for github.com/sashabaranov/go-openai,
 	// which never retries and reads no base-URL variable.
@@ -63,6 +73,7 @@ var (
 		setTimeout: "build it with openai.NewClientWithConfig, setting config.HTTPClient = &http.Client{Timeout: …} " + aboveTotal +
 			" and config.BaseURL to the gateway's route (e.g. http://127.0.0.1:8080/openai/v1): go-openai reads no base-URL variable",
 		defaultTTL: "as long as the connection stays open (its default http.Client has no timeout)",
+		raise:      "set config.HTTPClient's Timeout to %s, above the gateway's total, so that the gateway's clean answer or 504 arrives first",
 	}
 	// genaiPython words the findings for Google's google-genai Python
 	// client, whose timeout lives in http_options, in milliseconds.
@@ -70,6 +81,8 @@ var (
 		setTimeout: "pass http_options=types.HttpOptions(timeout=…) in milliseconds " + aboveTotal +
 			", with base_url=… set to the gateway's route, so that the gateway's clean 504 arrives first",
 		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
+		raise:      "pass http_options=types.HttpOptions(timeout=%s) (milliseconds), above the gateway's total, so that the gateway's clean answer or 504 arrives first",
+		unit:       time.Millisecond,
 	}
 	// genaiJS words the findings for Google's @google/genai client, whose
 	// timeout lives in httpOptions, in milliseconds.
@@ -77,6 +90,8 @@ var (
 		setTimeout: "pass httpOptions: {timeout: …} in milliseconds " + aboveTotal +
 			", with baseUrl set to the gateway's route, so that the gateway's clean 504 arrives first",
 		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
+		raise:      "pass httpOptions: {timeout: %s} (milliseconds), above the gateway's total, so that the gateway's clean answer or 504 arrives first",
+		unit:       time.Millisecond,
 	}
 )
 
@@ -85,13 +100,15 @@ func (d dialect) finding(file string, is issue) Finding {
 	f := Finding{File: file, Line: is.line, Client: is.client}
 	switch is.problem {
 	case pRetries:
-		f.Problem = fmt.Sprintf("%s leaves %s at the SDK default of 2, so each gateway attempt can become 3 calls", is.call, d.retries)
+		f.Problem = fmt.Sprintf("%s leaves %s at the SDK default of 2: the SDK obeys the gateway's x-should-retry: false, but still retries a connection error or its own timeout, sending the call again (up to 3 times) while the gateway may still be working on it", is.call, d.retries)
 		f.Fix = d.setRetries
 	case pRetriesOn:
 		f.Problem = is.call + " " + fmt.Sprintf(d.setsN, is.retries)
-		if n := calls(is.retries); n != "" {
-			f.Problem += ", so each gateway attempt can become " + n + " calls"
+		n := calls(is.retries)
+		if n == "" {
+			n = "more"
 		}
+		f.Problem += ": the SDK obeys the gateway's x-should-retry: false, but still retries a connection error or its own timeout, sending the call again (up to " + n + " times) while the gateway may still be working on it"
 		f.Fix = d.setRetries
 	case pTimeout:
 		f.Problem = fmt.Sprintf("%s has no explicit timeout, so a stalled call can hold a worker for %s", is.call, d.defaultTTL)
@@ -105,6 +122,37 @@ func (d dialect) finding(file string, is issue) Finding {
 		f.Fix = d.directTimeout
 	}
 	return f
+}
+
+// shortTimeout words f, a pShortTimeout finding: the client's timeout is
+// not above the gateway's total (from names where that comes from).
+func (d dialect) shortTimeout(f Finding, is issue, total time.Duration, from string) Finding {
+	f.Problem = fmt.Sprintf("%s gives up after %s, before the gateway's total of %s (%s): it abandons calls the gateway is still working on and paying for, and an SDK retry sends each again while the first still runs — this, not the gateway's answers (x-should-retry: false), is what multiplies calls",
+		is.call, fmtDur(is.timeout), fmtDur(total), from)
+	f.Fix = fmt.Sprintf(d.raise, d.amount(total+TimeoutMargin))
+	return f
+}
+
+// amount writes t as the dialect's timeout option takes it.
+func (d dialect) amount(t time.Duration) string {
+	if d.unit <= 0 {
+		if t%time.Second == 0 {
+			return fmt.Sprintf("%d*time.Second", t/time.Second)
+		}
+		return fmt.Sprintf("%d*time.Millisecond", t/time.Millisecond)
+	}
+	return strconv.FormatFloat(float64(t)/float64(d.unit), 'f', -1, 64)
+}
+
+// fmtDur writes d as a person reads it: 30s, 1m30s, 10m, 1.5s.
+func fmtDur(d time.Duration) string {
+	s := d.String()
+	for _, z := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, z) {
+			s = strings.TrimSuffix(s, z[1:])
+		}
+	}
+	return s
 }
 
 // directService returns the cloud service a client class calls directly,

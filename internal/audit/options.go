@@ -3,6 +3,7 @@ package audit
 import (
 	"slices"
 	"strconv"
+	"time"
 )
 
 // valKind classifies the value an option is given.
@@ -84,10 +85,11 @@ func (o options) compact() options {
 type problem uint8
 
 const (
-	pRetries   problem = iota + 1 // retries left at the SDK default
-	pRetriesOn                    // retries set to a non-zero number
-	pTimeout                      // no explicit timeout
-	pNoTimeout                    // the timeout explicitly disabled
+	pRetries      problem = iota + 1 // retries left at the SDK default
+	pRetriesOn                       // retries set to a non-zero number
+	pTimeout                         // no explicit timeout
+	pNoTimeout                       // the timeout explicitly disabled
+	pShortTimeout                    // a timeout known, maybe not above the gateway's total
 )
 
 // issue is a finding before it is worded.
@@ -99,6 +101,9 @@ type issue struct {
 	retries string   // the retry count as written, for pRetriesOn
 	direct  string   // the cloud service the client calls directly, if any (see directService)
 	words   *dialect // the words for this client's SDK, when not its language's usual ones
+	// timeout is the explicit timeout of a pShortTimeout issue; the scan
+	// keeps the issue only when it is not above the gateway's total.
+	timeout time.Duration
 }
 
 // retriesIssue returns the finding for a client whose retries setting is v,
@@ -130,16 +135,31 @@ func timeoutIssue(v value, nullUnset bool) problem {
 // clientIssues returns the findings for one client construction. A client
 // that calls a cloud service directly (direct, see directService) cannot go
 // through the gateway, so its SDK retries multiply nothing and are not a
-// finding; its timeout still is.
-func clientIssues(line int, client, call, direct string, retries, timeout value, nullUnset bool) []issue {
+// finding; its timeout still is. unit is what one of the timeout's numbers
+// stands for (time.Second in Python's OpenAI and Anthropic SDKs,
+// time.Millisecond in JavaScript's and Google's, 1 for a Go duration): a
+// timeout known as a number gives a pShortTimeout issue, which the scan
+// keeps when it is not above the gateway's total.
+func clientIssues(line int, client, call, direct string, retries, timeout value, nullUnset bool, unit time.Duration) []issue {
 	var out []issue
 	if p, n := retriesIssue(retries, nullUnset); p != 0 && direct == "" {
 		out = append(out, issue{line: line, client: client, call: call, problem: p, retries: n})
 	}
 	if p := timeoutIssue(timeout, nullUnset); p != 0 {
 		out = append(out, issue{line: line, client: client, call: call, problem: p, direct: direct})
+	} else if d := known(timeout, unit); d > 0 && direct == "" {
+		out = append(out, issue{line: line, client: client, call: call, problem: pShortTimeout, timeout: d})
 	}
 	return out
+}
+
+// known returns the duration a numeric value stands for in unit, 0 when it
+// is not a positive number known where the client is built.
+func known(v value, unit time.Duration) time.Duration {
+	if v.kind != vNum || v.num <= 0 || unit <= 0 || v.num*float64(unit) > float64(1<<62) {
+		return 0
+	}
+	return time.Duration(v.num * float64(unit))
 }
 
 // numValue returns the value of a numeric literal written as text, with
@@ -155,8 +175,9 @@ func numValue(text string, neg bool) value {
 	return value{kind: vNum, num: n, text: text}
 }
 
-// calls returns how many calls one gateway attempt can become with retries
-// SDK retries, as text; "" when retries is not a whole number.
+// calls returns how many times an SDK with retries retries may send one
+// call (after a connection error or its own timeout), as text; "" when
+// retries is not a whole number.
 func calls(retries string) string {
 	n, ok := parseNumber(retries)
 	if !ok || n < 0 || n != float64(int64(n)) || n > 1e6 {

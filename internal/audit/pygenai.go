@@ -1,6 +1,9 @@
 package audit
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // genaiClass is how Google's google-genai client (google.genai.Client) is
 // named in findings.
@@ -36,7 +39,7 @@ func (f *pyFile) genai(i int, opts options) []issue {
 	if timeout.kind == vNull {
 		timeout = value{}
 	}
-	is := clientIssues(f.toks[i].line, genaiClass, genaiClass+"(…)", "", value{kind: vNum}, timeout, false)
+	is := clientIssues(f.toks[i].line, genaiClass, genaiClass+"(…)", "", value{kind: vNum}, timeout, false, time.Millisecond)
 	for k := range is {
 		is[k].words = &genaiPython
 	}

@@ -1,5 +1,7 @@
 package audit
 
+import "time"
+
 // pyClasses maps each Python SDK package to the client classes it exports,
 // each name to the class it stands for (openai.Client is OpenAI).
 var pyClasses = map[string]map[string]string{
@@ -200,7 +202,7 @@ func (f *pyFile) client(i int, class string) []issue {
 	if timeout.kind == vUnset {
 		timeout = f.httpClientTimeout(opts.get("http_client"))
 	}
-	return clientIssues(f.toks[i].line, class, class+"(…)", directService(class), opts.get("max_retries"), timeout, false)
+	return clientIssues(f.toks[i].line, class, class+"(…)", directService(class), opts.get("max_retries"), timeout, false, time.Second)
 }
 
 // withOptions returns the findings for a client.with_options(…) call at i

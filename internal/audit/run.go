@@ -18,17 +18,26 @@ const (
 	exitUsage    = 2 // unusable input: a bad flag or a path that cannot be read
 )
 
-const usage = `usage: sluice audit [--json] [--include-tests] [--exclude GLOB]… [PATH…]
+const usage = `usage: sluice audit [--json] [--include-tests] [--exclude GLOB]… [--config FILE] [--policy NAME] [PATH…]
 
 Finds OpenAI and Anthropic SDK clients built without their own retries set
-to 0 or without an explicit timeout, in Python, JavaScript/TypeScript and Go.
-Behind the Sluice gateway, which retries in one place, an SDK left at its
-default of 2 retries turns every gateway attempt into up to 3 calls during
-an outage, and an SDK left at its default timeout can hold a worker for
-10 minutes. The advice: retries 0 and a timeout a little above the
-gateway's total (e.g. total + 5 s), so that the gateway's own 504 comes
-first. Clients of AWS Bedrock and Google Vertex AI cannot go through the
-gateway: for them only a missing timeout is reported.
+to 0, without an explicit timeout, or with a timeout not above the
+gateway's total, in Python, JavaScript/TypeScript and Go. Behind the
+Sluice gateway, which retries in one place, the SDKs obey the gateway's
+x-should-retry: false, so its answers are not retried; but an SDK timeout
+that fires while the gateway is still working (retrying, or waiting for a
+slow answer) abandons the call, and the SDK's own retries send it again
+while the first still runs: each one paid for. An SDK left at its default
+timeout can hold a worker for 10 minutes. The advice: retries 0 and a
+timeout a little above the gateway's total (e.g. total + 5 s), so that
+the gateway's own answer or 504 comes first. Clients of AWS Bedrock and
+Google Vertex AI cannot go through the gateway: for them only a missing
+timeout is reported.
+
+The total is the policy's in the gateway's config: --config FILE (default
+$SLUICE_CONFIG, else the built-in defaults) and --policy NAME (default
+interactive when the config has it, else its policy with the shortest
+total); with neither, the built-in interactive policy's 30s.
 
 Each PATH is a file or a directory (default "."). Directories are walked
 without following symbolic links; node_modules, .git, vendor, virtualenvs
@@ -52,6 +61,9 @@ Flags:
                      the keys file, line, client, problem and fix ([] when
                      none)
   --include-tests    read test files and folders too
+  --config FILE      the gateway's config, for the policy's total
+                     (default $SLUICE_CONFIG, else the built-in defaults)
+  --policy NAME      the policy whose total SDK timeouts must be above
   --exclude GLOB     do not read paths matching GLOB (repeatable). Without
                      a slash GLOB matches a file or folder name at any
                      depth ('*.gen.ts', 'examples'); with one it matches
@@ -60,8 +72,9 @@ Flags:
                      each element is matched as by Go's path.Match
   --help             print this help
 
-Exit status: 0 no findings, 1 findings, 2 unusable input (a bad flag or
-pattern, or a path that does not exist or cannot be read).
+Exit status: 0 no findings, 1 findings, 2 unusable input (a bad flag,
+pattern, config or policy, or a path that does not exist or cannot be
+read).
 `
 
 // Run runs "sluice audit" with args (the arguments after "audit"), writes
@@ -77,6 +90,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice audit: %v; see sluice audit --help\n", err)
+		return exitUsage
+	}
+	if a.opts.Total, a.opts.TotalFrom, err = gatewayTotal(a.config, a.policy); err != nil {
+		fmt.Fprintf(stderr, "sluice audit: %v\n", err)
 		return exitUsage
 	}
 	s := &scanner{opts: a.opts}
@@ -100,9 +117,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // args are the parsed command line.
 type args struct {
-	json  bool
-	opts  Options
-	paths []string
+	json           bool
+	config, policy string
+	opts           Options
+	paths          []string
 }
 
 // patterns is a repeatable string flag.
@@ -119,6 +137,8 @@ func parseArgs(argv []string) (args, error) {
 	fs.BoolVar(&a.json, "json", false, "")
 	fs.BoolVar(&a.opts.IncludeTests, "include-tests", false, "")
 	fs.Var((*patterns)(&a.opts.Exclude), "exclude", "")
+	fs.StringVar(&a.config, "config", "", "")
+	fs.StringVar(&a.policy, "policy", "", "")
 	paths, err := cmdline.Parse(fs, argv)
 	if err != nil {
 		return args{}, err

@@ -240,12 +240,17 @@ func (s *scanner) file(p string, explicit bool) {
 		return
 	}
 	s.files++
+	total, from := s.opts.total()
 	for _, is := range s.audit(a, p, src) {
 		d := a.dialect
 		if is.words != nil {
 			d = *is.words
 		}
-		s.findings = append(s.findings, d.finding(p, is))
+		f := d.finding(p, is)
+		if is.problem == pShortTimeout {
+			f = d.shortTimeout(f, is, total, from)
+		}
+		s.findings = append(s.findings, f)
 	}
 }
 
@@ -259,7 +264,11 @@ func (s *scanner) audit(a *auditor, p string, src []byte) (out []issue) {
 		}
 	}()
 	issues, ignored := a.audit(p, src)
+	total, _ := s.opts.total()
 	for _, is := range issues {
+		if is.problem == pShortTimeout && is.timeout >= total {
+			continue // above the gateway's total (or equal): no finding
+		}
 		if !ignored[is.line] {
 			out = append(out, is)
 		}

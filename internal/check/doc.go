@@ -13,6 +13,13 @@
 //
 // # Units
 //
+// A directory given is searched below it: every .service and .timer file
+// in it and its subdirectories, but not in drop-in directories (foo.d,
+// read with their unit), hidden directories, or the *.wants, *.requires
+// and *.upholds directories of enabled units, whose links name units
+// installed elsewhere. A unit reached twice (an alias link) is judged
+// once.
+//
 // Units are read as systemd reads them (systemd.syntax(7), systemd.time(7),
 // systemd.unit(5)): comments, continuation lines, later assignments
 // replacing earlier ones, drop-ins applied after the main file in the

@@ -29,11 +29,12 @@ func isUnit(name string) bool {
 }
 
 // collect lists the units the paths name: a .service or .timer file, or a
-// directory whose .service and .timer files are all taken (not its
-// subdirectories). Masked units (links to /dev/null) are left out. Each
-// unit's drop-ins are looked up next to its main file. A path that does
-// not exist, cannot be read, or is neither a unit nor a directory is an
-// error.
+// directory whose .service and .timer files are all taken, in its
+// subdirectories too (see mainFiles). Masked units (links to /dev/null)
+// are left out, and a unit named twice (by two paths, or by a link and
+// its target) is taken once. Each unit's drop-ins are looked up next to
+// its main file. A path that does not exist, cannot be read, or is neither
+// a unit nor a directory is an error.
 func collect(paths []string) ([]unitFiles, error) {
 	var out []unitFiles
 	seen := map[string]bool{}
@@ -43,10 +44,14 @@ func collect(paths []string) ([]unitFiles, error) {
 			return nil, err
 		}
 		for _, m := range mains {
-			if seen[m] || masked(m) {
+			id := m
+			if t, err := filepath.EvalSymlinks(m); err == nil {
+				id = t
+			}
+			if seen[id] || masked(m) {
 				continue
 			}
-			seen[m] = true
+			seen[id] = true
 			d, err := dropIns(filepath.Dir(m), filepath.Base(m))
 			if err != nil {
 				return nil, err
@@ -57,7 +62,13 @@ func collect(paths []string) ([]unitFiles, error) {
 	return out, nil
 }
 
-// mainFiles returns the unit files path names, cleaned.
+// mainFiles returns the unit files path names, cleaned: path itself, or
+// for a directory every .service and .timer file below it, in lexical
+// order, subdirectories included (deploy/systemd/ names the gateway's unit
+// and the examples/ beside it). Left out: drop-in directories (foo.d,
+// read with their unit), the .wants, .requires and .upholds directories
+// of enabled units (links to units installed elsewhere, which the caller
+// did not name), hidden directories, and links to directories.
 func mainFiles(p string) ([]string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
@@ -69,25 +80,43 @@ func mainFiles(p string) ([]string, error) {
 		}
 		return []string{filepath.Clean(p)}, nil
 	}
-	ents, err := os.ReadDir(p)
-	if err != nil {
-		return nil, pathError(p, err)
-	}
 	var out []string
-	for _, e := range ents {
-		full := filepath.Join(p, e.Name())
+	err = filepath.WalkDir(p, func(full string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return pathError(full, err)
+		}
+		if e.IsDir() {
+			if full != p && skipDir(e.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		if !isUnit(e.Name()) {
-			continue
+			return nil
 		}
 		if st, err := os.Stat(full); err == nil && st.IsDir() {
-			continue
+			return nil
 		}
 		out = append(out, full)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no .service or .timer files in it", p)
+		return nil, fmt.Errorf("%s: no .service or .timer files in it or below it", p)
 	}
 	return out, nil
+}
+
+// skipDir reports whether mainFiles leaves out the directory name.
+func skipDir(name string) bool {
+	for _, suffix := range []string{".d", ".wants", ".requires", ".upholds"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(name, ".")
 }
 
 // pathError says in one line why p cannot be used.

@@ -114,6 +114,20 @@ func TestCollect(t *testing.T) {
 	if err := os.Symlink(os.DevNull, filepath.Join(tmp, "units", "masked.service")); err != nil {
 		t.Fatal(err)
 	}
+	write("units/agents/nightly/d.service", "[Service]\nExecStart=/bin/d\n")
+	write("units/agents/e.timer", "[Timer]\nOnCalendar=daily\n")
+	write("units/a.service.d/10-x.conf", "[Service]\nTimeoutStopSec=1m\n")
+	write("units/.git/f.service", "[Service]\n")
+	vendor := write("vendor/v.service", "[Service]\n")
+	if err := os.MkdirAll(filepath.Join(tmp, "units", "multi-user.target.wants"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(vendor, filepath.Join(tmp, "units", "multi-user.target.wants", "v.service")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(tmp, "units", "a.service"), filepath.Join(tmp, "units", "alias.service")); err != nil {
+		t.Fatal(err)
+	}
 	sock := write("c.socket", "[Socket]\n")
 	empty := filepath.Join(tmp, "empty")
 	if err := os.Mkdir(empty, 0o755); err != nil {
@@ -128,8 +142,14 @@ func TestCollect(t *testing.T) {
 	for _, u := range units {
 		names = append(names, filepath.Base(u.Path))
 	}
-	if want := []string{"a.service", "b.timer"}; !reflect.DeepEqual(names, want) {
-		t.Errorf("collected %q, want %q (no socket, no directory, no masked unit, no repeat)", names, want)
+	// Below the directory named, subdirectories too; not drop-ins, hidden
+	// directories or the links of enabled units, and a unit once.
+	want := []string{"a.service", "e.timer", "d.service", "b.timer"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("collected %q, want %q (subdirectories; no socket, no directory, no masked unit, no .wants link, no hidden directory, no repeat)", names, want)
+	}
+	if len(units) > 0 && (len(units[0].DropIns) != 1 || filepath.Base(units[0].DropIns[0]) != "10-x.conf") {
+		t.Errorf("a.service's drop-ins %q, want its 10-x.conf", units[0].DropIns)
 	}
 
 	for _, tt := range []struct {

@@ -28,7 +28,9 @@ first_byte, plus the longest backoff or max_retry_after wait before each
 retry, bounded by total; and per route, the same with its fallbacks.
 
 Each UNIT is a systemd .service or .timer file, or a directory whose
-.service and .timer files are all checked. Drop-ins are applied as
+.service and .timer files are all checked, in its subdirectories too
+(not in drop-in directories, hidden ones or the *.wants, *.requires and
+*.upholds links of enabled units). Drop-ins are applied as
 systemd applies them: the *.conf files of foo.service.d/, of the
 template's and dash prefixes' directories, and of service.d/ next to the
 unit, in the order of their file names.

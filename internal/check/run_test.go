@@ -33,8 +33,12 @@ func TestRunExitCodes(t *testing.T) {
 		{"help", []string{"--help"}, 0, "", "usage: sluice check", false},
 		{"clean config, clean units", []string{"--config", quiet, "testdata/clean"}, 0, "", "sluice check: clean (6 units)", false},
 		{"clean config, no units", []string{"--config", quiet}, 0, "", "Units: none given", false},
-		{"built-in defaults pass, warning about drain", nil, 0, "", "drain 30s is shorter than the total 10m of policy nightly", false},
-		{"built-in defaults with --strict", []string{"--strict"}, 1, "", "sluice check: 1 warning, 0 findings", false},
+		{"built-in defaults pass", nil, 0, "", "sluice check: clean (0 units)", false},
+		{"built-in defaults pass --strict: drain is the longest total", []string{"--strict"}, 0, "", "sluice check: clean (0 units)", false},
+		{"a drain shorter than a total warns", []string{"--config", "testdata/config/short-drain.yaml"}, 0, "",
+			"drain 30s is shorter than the total 10m of policy nightly", false},
+		{"a drain shorter than a total with --strict", []string{"--strict", "--config", "testdata/config/short-drain.yaml"}, 1, "",
+			"sluice check: 1 warning, 0 findings", false},
 		{"findings", []string{"--config", quiet, "testdata/bad/report-job.timer"}, 1, "",
 			"testdata/bad/report-job.timer: OnCalendar=hourly fires on the clock", false},
 		{"flags after paths", []string{"testdata/bad/gateway.service", "--config", quiet, "--margin", "0s"}, 0, "",
@@ -97,7 +101,7 @@ func TestRunText(t *testing.T) {
 		"  /openai     openai     interactive  none       1m59s      30s         total bounds it",
 		"Units: 1 checked against policy interactive (the default; choose another with --policy): worst case 30s + margin 10s = 40s",
 		"\ntestdata/bad/report-job.service:7: TimeoutStartSec=20s is shorter than",
-		"sluice check: 1 warning, 1 finding in 1 unit\n",
+		"sluice check: 0 warnings, 1 finding in 1 unit\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)

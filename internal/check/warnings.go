@@ -2,8 +2,6 @@ package check
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/sluice-llm/sluice/internal/config"
@@ -44,15 +42,10 @@ func warnings(c *config.Config, fsMagic func(string) (uint32, error)) []warning 
 // a client may choose any policy (Sluice-Policy), so a restart of the
 // gateway cuts such a stream mid-answer.
 func drainWarning(c *config.Config) string {
-	longest, name := c.Drain, ""
-	for _, n := range slices.Sorted(maps.Keys(c.Policies)) {
-		if t := c.Policies[n].WithDefaults().Timeout.Total; t > longest {
-			longest, name = t, n
-		}
-	}
-	if name == "" {
+	longest, name := c.LongestTotal()
+	if longest <= c.Drain {
 		return ""
 	}
-	return fmt.Sprintf("drain: drain %s is shorter than the total %s of policy %s, the longest a stream under it may run: stopping the gateway cuts such a stream mid-answer — set drain: %s, or lower that policy's total",
+	return fmt.Sprintf("drain: drain %s is shorter than the total %s of policy %s, the longest a stream under it may run: stopping the gateway cuts such a stream mid-answer — set drain: %s (or leave drain out: it defaults to the longest total), or lower that policy's total",
 		fmtDur(c.Drain), fmtDur(longest), name, fmtDur(longest))
 }

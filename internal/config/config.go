@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +25,11 @@ type Config struct {
 	Listen string
 
 	// Drain is how long in-flight calls and streams may run on after
-	// SIGTERM or SIGINT. Default 30s; 0 stops at once.
+	// SIGTERM or SIGINT; the gateway stops as soon as the last one ends,
+	// so a long drain costs a stop nothing unless a call that long is in
+	// flight. Default the longest total of the policies (LongestTotal,
+	// 10m with the built-in nightly), so that a stop cuts no call; 0 stops
+	// at once.
 	Drain time.Duration
 
 	// State says where breaker and budget state lives.
@@ -223,9 +229,8 @@ const DefaultMaxHeaderBytes = 64 << 10
 // Default returns the built-in configuration: the one `sluice serve` runs
 // with when given no config file.
 func Default() *Config {
-	return &Config{
+	c := &Config{
 		Listen:    "127.0.0.1:8080",
-		Drain:     30 * time.Second,
 		State:     State{Backend: BackendFile},
 		Auth:      Auth{Keys: []string{}},
 		Providers: defaultProviders(),
@@ -243,6 +248,23 @@ func Default() *Config {
 		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
 		Tracing: Tracing{SampleRatio: 1},
 	}
+	c.Drain, _ = c.LongestTotal()
+	return c
+}
+
+// LongestTotal returns the longest total among c's policies, defaults
+// filled in, and the name of the policy that has it (the first by name of
+// those that tie; "" when c has no policy): the longest a call or stream
+// may run, and so the default drain.
+func (c *Config) LongestTotal() (time.Duration, string) {
+	var longest time.Duration
+	name := ""
+	for _, n := range slices.Sorted(maps.Keys(c.Policies)) {
+		if t := c.Policies[n].WithDefaults().Timeout.Total; t > longest {
+			longest, name = t, n
+		}
+	}
+	return longest, name
 }
 
 func defaultProviders() map[string]Provider {

@@ -39,7 +39,7 @@ func TestDefaultValues(t *testing.T) {
 		got, want any
 	}{
 		{"listen", c.Listen, "127.0.0.1:8080"},
-		{"drain", c.Drain, 30 * s},
+		{"drain", c.Drain, 10 * time.Minute}, // the longest total, nightly's: a stop cuts no call
 		{"state", c.State, State{Backend: "file"}},
 		{"log", c.Log, Log{}},
 		{"auth.keys", len(c.Auth.Keys), 0},
@@ -116,7 +116,9 @@ func checkPolicyNumbers(t *testing.T, p sluice.Policy, w policyNumbers) {
 }
 
 // TestParseDesignExample parses the config block of DESIGN.md, which shows
-// the default values: it must give exactly Default().
+// the default values: it must give exactly Default(), but for its drain:
+// 30s there is a value of its own, shorter than the default (the longest
+// total, 10m).
 func TestParseDesignExample(t *testing.T) {
 	data, err := os.ReadFile("testdata/design.yaml")
 	if err != nil {
@@ -126,8 +128,10 @@ func TestParseDesignExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse(design.yaml): %v", err)
 	}
-	if want := Default(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Parse(design.yaml) =\n%+v\nwant Default() =\n%+v", got, want)
+	want := Default()
+	want.Drain = 30 * time.Second
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Parse(design.yaml) =\n%+v\nwant Default() with drain 30s =\n%+v", got, want)
 	}
 }
 
@@ -587,5 +591,32 @@ func TestRatesDecoded(t *testing.T) {
 		if _, err := Parse([]byte(tt.yaml)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want an error containing %q", tt.yaml, err, tt.want)
 		}
+	}
+}
+
+// TestDrainDefaultsToLongestTotal: a drain left out is the longest total
+// of the policies the config ends with, so that stopping the gateway cuts
+// no call or stream; a drain given is kept.
+func TestDrainDefaultsToLongestTotal(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		want      time.Duration
+	}{
+		{"built-in policies: nightly's total", "", 10 * time.Minute},
+		{"null is left out", "drain: ~\n", 10 * time.Minute},
+		{"given", "drain: 30s\n", 30 * time.Second},
+		{"given as 0", "drain: 0s\n", 0},
+		{"interactive alone", "policies:\n  interactive: {timeout: {first_byte: 10s, total: 20s}}\n" +
+			"routes: [{prefix: /openai, provider: openai, policy: interactive}]\n", 20 * time.Second},
+		{"a longer policy", "policies:\n  interactive:\n  nightly:\n  weekly: {timeout: {total: 1h}}\n", time.Hour},
+		{"a changed nightly", "policies:\n  interactive:\n  nightly: {timeout: {total: 15m}}\n", 15 * time.Minute},
+	} {
+		c := mustParse(t, tt.src)
+		if c.Drain != tt.want {
+			t.Errorf("%s: drain %v, want %v", tt.name, c.Drain, tt.want)
+		}
+	}
+	if d, name := Default().LongestTotal(); d != 10*time.Minute || name != "nightly" {
+		t.Errorf("Default().LongestTotal() = %v, %q; want 10m, nightly", d, name)
 	}
 }

@@ -21,7 +21,8 @@ import (
 // fields from the built-in policy of the same name (nightly), or from
 // interactive for any other name; and a provider named openai, anthropic or
 // gemini takes its missing fields from the preset provider of that name.
-// A key with no value (null) is the same as a key left out.
+// A key with no value (null) is the same as a key left out. A drain left
+// out is the longest total of the policies the file ends with.
 func Parse(data []byte) (*Config, error) {
 	if len(data) > maxFileSize {
 		return nil, errf("", "the file is larger than 4 MiB; a config is a few kilobytes, is this the right file?")
@@ -36,6 +37,9 @@ func Parse(data []byte) (*Config, error) {
 		if err := d.config(root, c); err != nil {
 			return nil, err
 		}
+	}
+	if !d.drainSet {
+		c.Drain, _ = c.LongestTotal()
 	}
 	if err := c.Validate(); err != nil {
 		return nil, d.locate(err)
@@ -53,7 +57,10 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 	}
 	return d.fields(n, "", map[string]field{
 		"listen": str(&c.Listen),
-		"drain":  duration(&c.Drain),
+		"drain": func(n *yaml.Node, path string) error {
+			d.drainSet = true
+			return duration(&c.Drain)(n, path)
+		},
 		"state": d.section(map[string]field{
 			"backend": str(&c.State.Backend),
 			"dir":     str(&c.State.Dir),

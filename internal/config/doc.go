@@ -40,8 +40,14 @@
 // interactive and nightly policies.
 //
 //	listen                      [127.0.0.1:8080] host:port to serve on; :8080 is every interface
-//	drain                       [30s] how long in-flight calls and streams may finish after
-//	                            SIGTERM or SIGINT; 0s stops at once
+//	drain                       [the longest total of the policies: 10m with the built-in
+//	                            nightly] how long in-flight calls and streams may finish after
+//	                            SIGTERM or SIGINT; the gateway exits as soon as the last one
+//	                            ends, so only a stop while such a long call is in flight
+//	                            waits that long; 0s stops at once. Shorter than a policy's
+//	                            total, a stop may cut that policy's calls (sluice check
+//	                            warns), and the client's retry pays again. A systemd unit's
+//	                            TimeoutStopSec must exceed drain (sluice check: drain + 10s)
 //	state.backend               [file] memory (one process), file (the processes of one host)
 //	                            or redis (many hosts)
 //	state.dir                   [""] state directory; "" is $XDG_STATE_HOME/sluice, else
@@ -85,8 +91,10 @@
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
-//	                injects; "" passes the client's own key through. When set, a listen
-//	                address off loopback needs auth.keys
+//	                injects, dropping whatever key the client sent (its SDK still needs
+//	                one to start: a placeholder such as unused-when-injected, or its
+//	                auth.keys token); "" passes the client's own key through. When set,
+//	                a listen address off loopback needs auth.keys
 //	api_keys_env    [none] a pool of keys instead of api_key_env (not both): a list whose
 //	                items are a variable's name or {env: NAME, weight: N} (weight [1]); each
 //	                attempt takes the next key neither paused nor out of quota, by weighted

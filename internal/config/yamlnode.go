@@ -21,6 +21,8 @@ type decoder struct {
 	lines   map[string]int
 	left    int
 	merging map[*yaml.Node]bool // mappings whose merge keys are being resolved
+	// drainSet says that the file gave drain a value.
+	drainSet bool
 }
 
 // maxMergeDepth caps merge keys (<<) nested through aliases.

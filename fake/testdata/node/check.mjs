@@ -54,4 +54,14 @@ const helper = client.chat.completions.stream({ model, messages: [{ role: 'user'
 const done = await helper.finalChatCompletion();
 out.chatStreamHelper = { text: done.choices[0].message.content, finishReason: done.choices[0].finish_reason };
 
+// A drill's overloaded step, not streamed: the SDK must raise the
+// provider's error, not take an event stream for the answer.
+try {
+  const r = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] },
+    { headers: { 'Sluice-Fake-Script': 'overloaded' } });
+  out.overloaded = { answered: JSON.stringify(r) };
+} catch (e) {
+  out.overloaded = { status: e.status, type: e.type ?? e.error?.type, name: e.constructor.name };
+}
+
 process.stdout.write(JSON.stringify(out) + '\n');

@@ -38,7 +38,7 @@ func newFromSlice() openai.Client {
 	if os.Getenv("DEBUG") != "" {
 		opts = append(opts, option.WithMaxRetries(retries))
 	}
-	return openai.NewClient(opts...) // want: retries-on
+	return openai.NewClient(opts...) // want: retries-on short-timeout
 }
 
 func newBareHTTP() openai.Client {

@@ -21,9 +21,9 @@ const options = {
 };
 export const fromName = new Anthropic(options);
 
-export const chained = new OpenAI().withOptions({ maxRetries: 0, timeout: 10_000 });
+export const chained = new OpenAI().withOptions({ maxRetries: 0, timeout: 60_000 });
 export const shorter = openai.withOptions({ timeout: 5000 });
-export const quoted = new OpenAI({ "maxRetries": 0, 'timeout': 1000 });
+export const quoted = new OpenAI({ "maxRetries": 0, 'timeout': 40_000 });
 const maxRetries = 0;
 const timeout = 45_000;
 export const shorthand = new OpenAI({ maxRetries, timeout });

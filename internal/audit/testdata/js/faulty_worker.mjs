@@ -5,7 +5,7 @@ const client = new OpenAI(); // want: retries timeout
 
 const retrying = new OpenAI({ apiKey: process.env.OPENAI_API_KEY, maxRetries: 3 }); // want: retries-on timeout
 
-const patient = new OpenAI({ // want: retries
+const patient = new OpenAI({ // want: retries short-timeout
   baseURL: "http://127.0.0.1:8080/openai/v1",
   timeout: 20_000,
 });
@@ -21,4 +21,4 @@ export async function answer(ticket) {
 }
 
 export const slow = patient.withOptions({ maxRetries: 5 }); // want: retries-on
-export const chained = new OpenAI({ maxRetries: 0 }).withOptions({ maxRetries: 2, timeout: 9000 }); // want: retries-on
+export const chained = new OpenAI({ maxRetries: 0 }).withOptions({ maxRetries: 2, timeout: 9000 }); // want: retries-on short-timeout

@@ -16,11 +16,11 @@ async_client = AsyncOpenAI(
 )
 
 chained = OpenAI().with_options(max_retries=0, timeout=30)
-claude = anthropic.Anthropic(max_retries=0, http_client=httpx.Client(timeout=20))
+claude = anthropic.Anthropic(max_retries=0, http_client=httpx.Client(timeout=60))
 
-CLIENT_KWARGS = {"max_retries": 0, "timeout": 25.0}
+CLIENT_KWARGS = {"max_retries": 0, "timeout": 60.0}
 spread = OpenAI(**CLIENT_KWARGS)
-spread_dict = OpenAI(**dict(max_retries=0, timeout=25.0))
+spread_dict = OpenAI(**dict(max_retries=0, timeout=60.0))
 
 MAX_RETRIES = 0
 REQUEST_TIMEOUT: float = 30

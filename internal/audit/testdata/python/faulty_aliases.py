@@ -21,4 +21,4 @@ legacy = oa.OpenAI(max_retries=0, timeout=None)  # want: no-timeout
 plain = Client()  # want: retries timeout
 vertex = anthropic.AnthropicVertex(region="us-east5", project_id="agents-prod")  # want: timeout
 renamed = OAI(base_url="http://127.0.0.1:8080/openai/v1")  # want: retries timeout
-azure = oa.AzureOpenAI(api_version="2024-06-01", max_retries=-1, timeout=10)  # want: retries-on
+azure = oa.AzureOpenAI(api_version="2024-06-01", max_retries=-1, timeout=10)  # want: retries-on short-timeout

@@ -9,7 +9,7 @@ retrying = OpenAI(api_key=os.environ["OPENAI_API_KEY"], max_retries=5)  # want: 
 
 async_client = AsyncOpenAI(timeout=30.0)  # want: retries
 
-azure = AzureOpenAI(  # want: retries
+azure = AzureOpenAI(  # want: retries short-timeout
     api_version="2024-06-01",
     azure_endpoint=os.environ["AZURE_OPENAI_ENDPOINT"],
     api_key=os.environ["AZURE_OPENAI_API_KEY"],

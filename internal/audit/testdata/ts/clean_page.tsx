@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 
-const client = new OpenAI({ maxRetries: 0, timeout: 15_000, dangerouslyAllowBrowser: true });
+const client = new OpenAI({ maxRetries: 0, timeout: 60_000, dangerouslyAllowBrowser: true });
 
 export function Help(): JSX.Element {
   return (

@@ -18,7 +18,7 @@ export class LlmService {
 }
 
 const opts: ClientOptions = { timeout: 20_000 };
-export const fromOpts = new oai.OpenAI(opts); // want: retries
+export const fromOpts = new oai.OpenAI(opts); // want: retries short-timeout
 export const viaDefault = new oai.default({ maxRetries: 0 }); // want: timeout
 export const azure = new AzureOpenAI({ // want: retries timeout
   apiVersion: "2024-10-21",
@@ -27,20 +27,20 @@ export const azure = new AzureOpenAI({ // want: retries timeout
 export const bare = new OAI; // want: retries timeout
 
 const shared = { timeout: 8_000 };
-export const fromShared = new OAI(shared); // want: retries
+export const fromShared = new OAI(shared); // want: retries short-timeout
 export const wrap = (shared: ClientOptions) => new OAI(shared);
 export function wrapped(shared: ClientOptions): OAI {
   return new OAI({ ...shared });
 }
 export function perTenant(): OAI[] {
   const shared = { maxRetries: 0, timeout: 1_000 };
-  return [new OAI(shared)];
+  return [new OAI(shared)];  // want: short-timeout
 }
 export class Pool {
   make(shared?: ClientOptions): OAI {
     return new OAI(shared);
   }
   fallback(): OAI {
-    return new OAI(shared); // want: retries
+    return new OAI(shared); // want: retries short-timeout
   }
 }
