@@ -15,7 +15,7 @@ var fakeSteps = []struct{ step, does, example string }{
 	{"hang", "accept the request and never answer", "hang"},
 	{"slow:DUR", "wait DUR, then answer 200", "slow:16s"},
 	{"reset", "close the connection with a TCP RST, no response", "reset"},
-	{"overloaded", "200, then a stream whose first event is an overloaded error", "overloaded"},
+	{"overloaded", "a stream: 200, its first event an overloaded error; else the plain error (Anthropic 529, others 503)", "overloaded"},
 	{"stream:events=N", "a 200 stream of N text events (modifiers join with ;)", "stream:events=64;interval=20ms"},
 	{"stream:interval=DUR", "DUR between stream events", "stream:interval=50ms"},
 	{"stream:keepalive=N", "N SSE comments (: OPENROUTER PROCESSING), an interval apart, before the first event", "stream:keepalive=10;interval=100ms"},
