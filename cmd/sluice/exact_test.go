@@ -79,7 +79,9 @@ func slotsHeld(t *testing.T, p *proc) string {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var v struct {
-		Stats   map[string]struct{ InFlight int `json:"in_flight"` } `json:"stats"`
+		Stats map[string]struct {
+			InFlight int `json:"in_flight"`
+		} `json:"stats"`
 		Buckets []struct {
 			Key      string `json:"key"`
 			InFlight int64  `json:"in_flight"`
