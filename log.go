@@ -62,6 +62,11 @@ type Attempt struct {
 	// retried but the retry budget refused it: its Outcome is its final
 	// one, not retry. It is not written to the log.
 	RetryBudgetExhausted bool `json:"-"`
+
+	// Target is the target the attempt went to, or was refused for: 0 the
+	// Transport's primary, i its Fallbacks[i-1]. It is not written to the
+	// log (provider and model say who it was).
+	Target int `json:"-"`
 }
 
 // Outcome is how an attempt ended, as written in the attempt log.
@@ -373,7 +378,7 @@ func (c *call) logUnsent(key string, n int, outcome Outcome, class string, state
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
-		Outcome: outcome, Error: class, Breaker: state.String(),
+		Outcome: outcome, Error: class, Breaker: state.String(), Target: c.target,
 	}
 	c.t.Log.WriteRefused(key, &a)
 	if c.t.Observe != nil {

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"net/http"
-
 	"github.com/sluice-llm/sluice"
 )
 
@@ -14,27 +12,20 @@ func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) 
 		g.metrics.observe(a)
 		g.limitMetrics.observe(a)
 		g.history.observe(a)
+		if answeredByFallback(a) {
+			g.metrics.fallback(rt.prefix, a.Provider)
+		}
 		if a.Outcome == sluice.OutcomeCircuitOpen || a.Outcome == sluice.OutcomeRateLimited {
 			g.events.refused(pol, a)
 		}
 	}
 }
 
-// countFallback counts a call answered by a route's fallback: one whose
-// answer says (Sluice-Provider, Sluice-Model) that another provider, or
-// another model of the same provider, answered than the primary target
-// the call was sent to, the route's provider and model.
-//
-// The engine names the target that answered only in the answer's
-// headers, which it stamps for the client; comparing both the provider
-// and the model is what tells a fallback to another model of the same
-// provider (a breaker scoped per model) from the primary.
-func (g *Gateway) countFallback(rt *route, model string, resp *http.Response) {
-	p := resp.Header.Get("Sluice-Provider")
-	if p == "" {
-		return
-	}
-	if p != rt.provider.name || resp.Header.Get("Sluice-Model") != model {
-		g.metrics.fallback(rt.prefix, p)
-	}
+// answeredByFallback reports whether a is the last attempt of a call that
+// a route's fallback answered, whatever its status: the engine's own
+// account of the target, so a fallback to another model of the same
+// provider (a breaker scoped per model) counts as one to another provider
+// does.
+func answeredByFallback(a *sluice.Attempt) bool {
+	return a.Target > 0 && a.Status != 0 && a.Outcome != sluice.OutcomeRetry
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -84,8 +83,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}
-	pathModel, err := checkPathModel(rt.provider.base.Path + rest)
-	if err != nil {
+	if err := checkPathModel(rt.provider.base.Path + rest); err != nil {
 		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
@@ -146,7 +144,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		g.answerError(w, r, kind, id, err)
 		return
 	}
-	g.countFallback(rt, cmp.Or(pathModel, fields.Model), resp)
 	g.relay(w, resp, kind, hideUsage)
 }
 

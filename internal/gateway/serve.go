@@ -123,19 +123,18 @@ func (g *Gateway) adminAllowed(r *http.Request) bool {
 	return isLoopback(r)
 }
 
-// checkPathModel returns the model the upstream path p names (Gemini's
+// checkPathModel checks the model the upstream path p names (Gemini's
 // /models/{model}:method, Azure's /openai/deployments/{deployment}/), the
-// one the call is served by, checked as a body's model is
-// (request.CheckModel). A path holding a control character is refused
-// too, whether or not the engine would read a model from it (a CR-LF name
-// holding a colon names none).
-func checkPathModel(p string) (string, error) {
+// one the call is served by, as a body's model is (request.CheckModel).
+// A path holding a control character is refused too, whether or not the
+// engine would read a model from it (a CR-LF name holding a colon names
+// none).
+func checkPathModel(p string) error {
 	if i := strings.IndexFunc(p, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(p[i:])
-		return "", fmt.Errorf("sluice: the path holds the character %U, which is not printable; send a plain API path", r)
+		return fmt.Errorf("sluice: the path holds the character %U, which is not printable; send a plain API path", r)
 	}
-	m := request.ModelInPath(p)
-	return m, request.CheckModel(m)
+	return request.CheckModel(request.ModelInPath(p))
 }
 
 // keyDigest is the SHA-256 of a client token, from the token or from its
