@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/gateway"
 	"github.com/sluice-llm/sluice/internal/logfile"
@@ -23,7 +24,7 @@ import (
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sluice serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "config file (default $"+config.EnvConfig+", else the built-in defaults)")
+	cfgPath := cmdline.ConfigFlag(fs, "config file")
 	listen := fs.String("listen", "", "address to listen on, overriding the config's listen")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: sluice serve [--config FILE] [--listen ADDR]\n\n"+
@@ -35,7 +36,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only: --config FILE, --listen ADDR"); !ok {
 		return code
 	}
-	load := func() (*config.Config, error) { return loadConfig(config.Locate(*cfgPath), *listen) }
+	src := cmdline.LocateConfig(*cfgPath)
+	load := func() (*config.Config, error) { return loadConfig(src.Path, *listen) }
 	cfg, err := load()
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
@@ -50,7 +52,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
-	s.load = load
+	s.load, s.source = load, src
 	return s.run(stdout)
 }
 
@@ -77,6 +79,7 @@ type server struct {
 	store  io.Closer
 	logger *slog.Logger
 	load   func() (*config.Config, error) // the config again, on SIGHUP
+	source cmdline.Source                 // where the config comes from
 }
 
 func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
@@ -142,7 +145,7 @@ func (s *server) run(stdout io.Writer) int {
 	for _, r := range s.cfg.Routes {
 		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
 	}
-	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg))
+	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg), "config", s.source.String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.ln) }()
 	for done := false; !done; {

@@ -236,6 +236,9 @@ func TestServeDefaultsAnswerHealth(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(state, "sluice", "attempts.jsonl")); err != nil {
 		t.Errorf("attempt log not under the state dir: %v", err)
 	}
+	if !strings.Contains(p.stderr.String(), `config="no --config and no $SLUICE_CONFIG: the built-in defaults"`) {
+		t.Errorf("the start line does not say the built-in defaults are served:\n%s", p.stderr.String())
+	}
 	p.cmd.Process.Signal(syscall.SIGINT)
 	if err := <-p.done; err != nil {
 		t.Errorf("exit after SIGINT: %v", err)
