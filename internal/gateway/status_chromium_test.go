@@ -61,6 +61,9 @@ func TestStatusPageInChromium(t *testing.T) {
 		!regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ`).MatchString(b) {
 		t.Errorf("the anthropic breaker's row is not shown open, highlighted, with its until: %s", b)
 	}
+	if b := row("data-breaker", "anthropic"); strings.Contains(b, ">0<") || !strings.Contains(b, ">—<") {
+		t.Errorf("the open breaker's row shows a failure count (its record keeps none once open), want —: %s", b)
+	}
 	if k := row("data-key", KeyHash(poolKeyA)); !strings.Contains(k, ">paused<") {
 		t.Errorf("key A's row is not shown paused: %s", k)
 	}
