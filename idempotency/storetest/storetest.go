@@ -55,8 +55,9 @@ func (RealClock) Advance(d time.Duration) { time.Sleep(d) }
 // clock to drive it with.
 type Open func(t *testing.T, maxAnswer int64) (idempotency.Store, Clock)
 
-// Run runs every check on stores made by open. Lease and ttl are what the
-// time-based checks use (short for a store on a real clock).
+// Run runs every check on stores made by open. Unit is the step of the
+// checks' leases and ttls (a few of them): a second on a FakeClock, a
+// tenth of one for a store on the real clock.
 func Run(t *testing.T, open Open, unit time.Duration) {
 	checks := []struct {
 		name string
