@@ -1,0 +1,147 @@
+package idempotency
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckValue(t *testing.T) {
+	tests := []struct {
+		v    string
+		ok   bool
+		rule string
+	}{
+		{"a", true, ""},
+		{"job-2026-12-01 #7 ~!", true, ""},
+		{strings.Repeat("k", 255), true, ""},
+		{"", false, "empty"},
+		{strings.Repeat("k", 256), false, "256 bytes long"},
+		{"tab\there", false, "byte 3 is 0x09"},
+		{"del\x7f", false, "byte 3 is 0x7f"},
+		{"é", false, "byte 0 is 0xc3"},
+		{"nl\n", false, "byte 2 is 0x0a"},
+	}
+	for _, tt := range tests {
+		err := CheckValue(tt.v)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckValue(%q) = %v, want ok %v", tt.v, err, tt.ok)
+			continue
+		}
+		if err != nil && (!errors.Is(err, ErrInvalidKey) || !strings.Contains(err.Error(), tt.rule)) {
+			t.Errorf("CheckValue(%q) = %v, want ErrInvalidKey naming %q", tt.v, err, tt.rule)
+		}
+	}
+}
+
+func TestKeyID(t *testing.T) {
+	base := Key{Scope: "openai", Caller: "team", Value: "k"}
+	id := base.ID()
+	if len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
+		t.Fatalf("ID %q is not 64 hex digits", id)
+	}
+	if base.ID() != id {
+		t.Fatal("ID is not stable")
+	}
+	others := []Key{
+		{Scope: "openai", Caller: "team", Value: "k2"},
+		{Scope: "openai", Caller: "other", Value: "k"},
+		{Scope: "anthropic", Caller: "team", Value: "k"},
+		{Scope: "openaiteam", Caller: "", Value: "k"},     // fields shifted
+		{Scope: "openai", Caller: "teamk", Value: ""},     // fields shifted
+		{Scope: "", Caller: "openaiteam", Value: "k"},     // fields shifted
+		{Scope: "openai", Caller: "", Value: "team\x00k"}, // a separator smuggled in
+	}
+	seen := map[string]Key{id: base}
+	for _, k := range others {
+		if prev, dup := seen[k.ID()]; dup {
+			t.Errorf("%+v and %+v share an ID", k, prev)
+		}
+		seen[k.ID()] = k
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	body := []byte(`{"model":"m"}`)
+	q := func(s string) url.Values { v, _ := url.ParseQuery(s); return v }
+	base := Fingerprint("POST", "/v1/models/m:generateContent", q("alt=sse&x=1"), body)
+	same := []url.Values{
+		q("x=1&alt=sse"),
+		q("alt=sse&x=1&key=AIza-secret"),
+		q("alt=sse&x=1&api-key=a&API_KEY=b&access_token=c&Key=d"),
+	}
+	for _, v := range same {
+		if Fingerprint("POST", "/v1/models/m:generateContent", v, body) != base {
+			t.Errorf("query %v changed the fingerprint", v)
+		}
+	}
+	differ := map[string][32]byte{
+		"method": Fingerprint("PUT", "/v1/models/m:generateContent", q("alt=sse&x=1"), body),
+		"path":   Fingerprint("POST", "/v1/models/n:generateContent", q("alt=sse&x=1"), body),
+		"query":  Fingerprint("POST", "/v1/models/m:generateContent", q("alt=sse&x=2"), body),
+		"order":  Fingerprint("POST", "/v1/models/m:generateContent", q("alt=sse&x=1&x=2"), body),
+		"body":   Fingerprint("POST", "/v1/models/m:generateContent", q("alt=sse&x=1"), []byte(`{"model":"n"}`)),
+		"shift":  Fingerprint("POST", "/v1/models/m:generateContent", q("alt=ssex%3D1"), body),
+	}
+	if Fingerprint("POST", "/p", q("x=1&x=2"), nil) == Fingerprint("POST", "/p", q("x=2&x=1"), nil) {
+		t.Error("the order of one parameter's values does not count")
+	}
+	for what, fp := range differ {
+		if fp == base {
+			t.Errorf("another %s, the same fingerprint", what)
+		}
+	}
+}
+
+func TestAnswerRoundTrip(t *testing.T) {
+	a := &Answer{
+		Status:    201,
+		Header:    http.Header{"Content-Type": {"application/json"}, "Content-Language": {"en", "fr"}, "Authorization": {"Bearer x"}},
+		Body:      []byte("{\"ok\":true}\x00"),
+		Stream:    true,
+		RequestID: "req-1",
+		CostUSD:   1.5e-7,
+		Kept:      time.Unix(1_800_000_000, 123),
+	}
+	b, _ := a.MarshalBinary()
+	var got Answer
+	if err := got.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	want := *a
+	want.Header = http.Header{"Content-Type": {"application/json"}, "Content-Language": {"en", "fr"}}
+	if !reflect.DeepEqual(got.Header, want.Header) || string(got.Body) != string(want.Body) ||
+		got.Status != want.Status || got.Stream != want.Stream || got.RequestID != want.RequestID ||
+		got.CostUSD != want.CostUSD || !got.Kept.Equal(want.Kept) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	b[len(b)-1] = 'X'
+	if string(got.Body) != string(want.Body) {
+		t.Error("the decoded answer shares the caller's buffer")
+	}
+	for n := range len(b) { // every cut is refused, none panics
+		if err := new(Answer).UnmarshalBinary(b[:n]); err == nil {
+			t.Errorf("a record cut to %d of %d bytes decoded", n, len(b))
+		}
+	}
+}
+
+func FuzzAnswerUnmarshal(f *testing.F) {
+	b, _ := (&Answer{Status: 200, Header: http.Header{"Content-Type": {"a"}}, Body: []byte("x")}).MarshalBinary()
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var a Answer
+		if a.UnmarshalBinary(b) != nil {
+			return
+		}
+		again, _ := a.MarshalBinary()
+		var c Answer
+		if err := c.UnmarshalBinary(again); err != nil || string(c.Body) != string(a.Body) || c.Status != a.Status {
+			t.Fatalf("a decoded record does not encode back: %v", err)
+		}
+	})
+}

@@ -1,0 +1,226 @@
+package idempotency_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/idempotency"
+	"github.com/sluice-llm/sluice/idempotency/storetest"
+)
+
+func TestMemoryContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, maxAnswer int64) (idempotency.Store, storetest.Clock) {
+		return &idempotency.Memory{MaxAnswer: maxAnswer}, storetest.NewFakeClock()
+	}, time.Second)
+}
+
+func TestFileContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, maxAnswer int64) (idempotency.Store, storetest.Clock) {
+		return openFile(t, t.TempDir(), idempotency.FileOptions{MaxAnswer: maxAnswer}), storetest.NewFakeClock()
+	}, time.Second)
+}
+
+func openFile(t testing.TB, dir string, opts idempotency.FileOptions) *idempotency.File {
+	t.Helper()
+	f, err := idempotency.OpenFile(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestFileNoSecretAndPrivate: nothing the store writes holds a credential
+// put in the answer's headers, the caller or the query; the directory is
+// 0700 and its files 0600.
+func TestFileNoSecretAndPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "answers")
+	f := openFile(t, dir, idempotency.FileOptions{})
+	c := storetest.NewFakeClock()
+	key := idempotency.Key{Scope: "openai", Caller: storetest.Secret, Value: "job-" + storetest.Secret}
+	fp := idempotency.Fingerprint("POST", "/v1/x", map[string][]string{"key": {storetest.Secret}}, []byte("{}"))
+	r, err := f.Begin(key.ID(), fp, time.Minute, c.Now())
+	if err != nil || r.Verdict != idempotency.Run {
+		t.Fatal(r, err)
+	}
+	r2, _ := f.Begin(storetest.ID("in-flight"), fp, time.Minute, c.Now()) // a mark left on disk
+	if err := f.Keep(r.Mark, storetest.SampleAnswer("body"), time.Hour, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var files int
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		if d.IsDir() {
+			if info.Mode().Perm() != 0o700 {
+				t.Errorf("%s: mode %v, want 0700", path, info.Mode().Perm())
+			}
+			return nil
+		}
+		files++
+		if info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", path, info.Mode().Perm())
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(storetest.Secret)) || strings.Contains(path, storetest.Secret) {
+			t.Errorf("%s holds the secret", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, r2.Mark.ID+".mark")); err != nil || files < 3 {
+		t.Fatalf("%d files, mark %v: the test looked at nothing", files, err)
+	}
+}
+
+// TestFileRefusesForeignIDs: a store name that is not a Key.ID is
+// refused before it names a file.
+func TestFileRefusesForeignIDs(t *testing.T) {
+	f := openFile(t, t.TempDir(), idempotency.FileOptions{})
+	for _, id := range []string{"", "../../etc/passwd", strings.Repeat("A", 64), strings.Repeat("a", 63) + "/"} {
+		if _, err := f.Begin(id, [32]byte{}, time.Second, time.Now()); err == nil {
+			t.Errorf("Begin(%q) accepted", id)
+		}
+	}
+}
+
+// TestFileDamagedCountsAsAbsent: an answer or mark file cut short reads as
+// none; the next Begin runs and its Keep replaces it.
+func TestFileDamagedCountsAsAbsent(t *testing.T) {
+	dir := t.TempDir()
+	f := openFile(t, dir, idempotency.FileOptions{})
+	c := storetest.NewFakeClock()
+	id, fp := storetest.ID("d"), storetest.FP("x")
+	r, _ := f.Begin(id, fp, time.Minute, c.Now())
+	if err := f.Keep(r.Mark, storetest.SampleAnswer("whole"), time.Hour, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, id+".answer")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, b[:len(b)-1], 0o600)
+	os.Chtimes(path, c.Now().Add(time.Hour), c.Now().Add(time.Hour))
+	r, err := f.Begin(id, fp, time.Minute, c.Now())
+	if err != nil || r.Verdict != idempotency.Run {
+		t.Fatalf("Begin on a damaged answer: %v %v, want run", r.Verdict, err)
+	}
+	os.WriteFile(filepath.Join(dir, id+".mark"), []byte("SLUIMRK1 cut"), 0o600)
+	r, err = f.Begin(id, fp, time.Minute, c.Now())
+	if err != nil || r.Verdict != idempotency.Run {
+		t.Fatalf("Begin on a damaged mark: %v %v, want run", r.Verdict, err)
+	}
+	if err := f.Keep(r.Mark, storetest.SampleAnswer("again"), time.Hour, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := f.Begin(id, fp, time.Minute, c.Now()); r.Verdict != idempotency.Replay || string(r.Answer.Body) != "again" {
+		t.Fatalf("after the damage: %v", r.Verdict)
+	}
+}
+
+// keepN keeps one answer of size bytes for each of ids, the i-th
+// expiring i minutes after the first.
+func keepN(t *testing.T, s idempotency.Store, c *storetest.FakeClock, ids []string, size int) {
+	t.Helper()
+	for i, id := range ids {
+		r, err := s.Begin(id, storetest.FP("x"), time.Minute, c.Now())
+		if err != nil || r.Verdict != idempotency.Run {
+			t.Fatal(r.Verdict, err)
+		}
+		if err := s.Keep(r.Mark, storetest.SampleAnswer(string(make([]byte, size))), time.Hour+time.Duration(i)*time.Minute, c.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func replays(t *testing.T, s idempotency.Store, c *storetest.FakeClock, id string) bool {
+	t.Helper()
+	r, err := s.Begin(id, storetest.FP("x"), time.Minute, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict == idempotency.Run {
+		s.Release(r.Mark)
+	}
+	return r.Verdict == idempotency.Replay
+}
+
+// TestFileSweepEvictsExpiringFirstNeverMarks: over MaxBytes, Sweep drops
+// the answers expiring first until the rest fit; live marks stay; expired
+// answers and marks and old temporary files go.
+func TestFileSweepEvictsExpiringFirstNeverMarks(t *testing.T) {
+	dir := t.TempDir()
+	f := openFile(t, dir, idempotency.FileOptions{MaxBytes: 1 << 30})
+	c := storetest.NewFakeClock()
+	ids := []string{storetest.ID("0"), storetest.ID("1"), storetest.ID("2"), storetest.ID("3"), storetest.ID("4")}
+	keepN(t, f, c, ids, 10_000)
+	marked := storetest.ID("marked")
+	if r, _ := f.Begin(marked, storetest.FP("x"), 10*time.Hour, c.Now()); r.Verdict != idempotency.Run {
+		t.Fatal(r.Verdict)
+	}
+	st, err := f.Sweep(c.Now())
+	if err != nil || st.Answers != 5 || st.Marks != 1 || st.Evicted+st.Expired != 0 {
+		t.Fatalf("sweep under the bound: %+v %v", st, err)
+	}
+	one := st.Bytes / 5
+	small := openFile(t, dir, idempotency.FileOptions{MaxBytes: 3*one + one/2})
+	st, err = small.Sweep(c.Now())
+	if err != nil || st.Answers != 3 || st.Evicted != 2 || st.Marks != 1 || st.Bytes > 3*one+one/2 {
+		t.Fatalf("sweep over the bound: %+v %v", st, err)
+	}
+	for i, id := range ids {
+		if got, want := replays(t, small, c, id), i >= 2; got != want {
+			t.Errorf("answer %d (expiring %d min after the first) kept %v, want %v", i, i, got, want)
+		}
+	}
+	if r, _ := small.Begin(marked, storetest.FP("x"), time.Minute, c.Now()); r.Verdict != idempotency.InFlight {
+		t.Errorf("the live mark: %v, want in flight", r.Verdict)
+	}
+	// An hour and three minutes on: answers 2 and 3 have expired, so has
+	// a temporary file a killed writer left; answer 4 and the mark live.
+	tmp := filepath.Join(dir, ".tmp-killed")
+	os.WriteFile(tmp, []byte("half"), 0o600)
+	os.Chtimes(tmp, c.Now(), c.Now())
+	c.Advance(time.Hour + 3*time.Minute + time.Second)
+	st, err = small.Sweep(c.Now())
+	if err != nil || st.Answers != 1 || st.Expired != 2 || st.Marks != 1 {
+		t.Fatalf("sweep after two expired: %+v %v", st, err)
+	}
+	if _, err := os.Stat(tmp); err == nil {
+		t.Error("the killed writer's temporary file was not swept")
+	}
+	c.Advance(10 * time.Hour)
+	st, err = small.Sweep(c.Now())
+	if err != nil || st.Answers != 0 || st.Expired != 2 || st.Marks != 0 {
+		t.Fatalf("sweep after all expired: %+v %v", st, err)
+	}
+	left, _ := os.ReadDir(dir)
+	for _, e := range left {
+		if e.Name() != ".locks" {
+			t.Errorf("left after the sweep: %s", e.Name())
+		}
+	}
+}
+
+// TestFileKeepSweepsOverMaxBytes: a Keep that takes the kept bytes past
+// MaxBytes sweeps at once, dropping the answer expiring first.
+func TestFileKeepSweepsOverMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	f := openFile(t, dir, idempotency.FileOptions{MaxBytes: 25_000})
+	c := storetest.NewFakeClock()
+	ids := []string{storetest.ID("0"), storetest.ID("1"), storetest.ID("2")}
+	keepN(t, f, c, ids, 10_000)
+	if replays(t, f, c, ids[0]) || !replays(t, f, c, ids[1]) || !replays(t, f, c, ids[2]) {
+		t.Error("want the first answer dropped by the third Keep, the others kept")
+	}
+}
