@@ -13,7 +13,7 @@ import (
 // BenchmarkWait is one admitted call (no wait) under a request and a token
 // limit, on each store.
 func BenchmarkWait(b *testing.B) {
-	limits := []Limit{{Name: "rpm", Requests: Rate{1 << 40, time.Second}}, {Name: "tpm", Tokens: Rate{1 << 50, time.Second}}}
+	limits := []Limit{{Name: "rpm", Requests: Rate{Limit: 1 << 40, Per: time.Second}}, {Name: "tpm", Tokens: Rate{Limit: 1 << 50, Per: time.Second}}}
 	for _, name := range []string{"memory", "file"} {
 		b.Run(name, func(b *testing.B) {
 			var st Store = NewMemory()

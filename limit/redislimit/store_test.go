@@ -55,6 +55,12 @@ func TestScriptMatchesStep(t *testing.T) {
 		{math.MaxInt64 - 1, math.MaxInt64 - 1, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, 0},
 		{0, math.MaxInt64 - 5, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, math.MaxInt64},
 		{0, 1_700_000_000 * sec, 0, limit.Rate{Limit: 1, Per: 24 * time.Hour}, 1_000_000_000, 0},
+		// token buckets: full, just empty, waiting for the next unit, a TAT never set
+		{1_700_000_000 * sec, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 0},
+		{1_700_000_060 * sec, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, sec},
+		{1_700_000_060*sec + 1, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 500_000_000},
+		{0, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 0},
+		{1_700_000_030 * sec, 1_700_000_000 * sec, 1_700_000_001 * sec, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 2 * sec},
 	}
 	const cases = 3000
 	for i := range cases + len(edges) {
@@ -63,6 +69,9 @@ func TestScriptMatchesStep(t *testing.T) {
 			in.nb = 0
 		}
 		in.r = limit.Rate{Limit: rng.Int64N(1_000_001), Per: time.Duration(rng.Int64N(int64(24*time.Hour) + 1))}
+		if rng.IntN(3) == 0 { // a token bucket (a learned limit's)
+			in.r.Burst = rng.Int64N(2*in.r.Limit + 1)
+		}
 		if rng.IntN(10) == 0 {
 			in.r = limit.Rate{}
 		}
@@ -221,5 +230,59 @@ func TestLimiterOnRedis(t *testing.T) {
 	if _, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0); err == nil {
 		// the next slot is ~100 ms away: refused with no wait allowed
 		t.Fatal("a call that may not wait was admitted while the bucket is busy")
+	}
+}
+
+// TestLearnScriptMatchesGo: the learn script against limit.LearnStep,
+// and reservations and cancels in a learned bucket against limit.Step and
+// the cancel rule, over random rates, uses and clocks: the same TAT and
+// rate in Redis as in Go after every step.
+func TestLearnScriptMatchesGo(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv)
+	t0 := time.Now().Add(time.Hour).Truncate(time.Second)
+	now := t0
+	s.now = func() time.Time { return now }
+	rng := rand.New(rand.NewPCG(3, 4))
+	const key = "pause:openai/m"
+	var tat int64
+	var rate limit.Rate
+	for i := range 600 {
+		now = now.Add(time.Duration(rng.Int64N(int64(2 * time.Second))))
+		n := now.UnixNano()
+		if rng.IntN(3) == 0 && !rate.IsZero() { // a reservation in the learned bucket, a quarter of them cancelled
+			at, ok, err := s.Reserve(key, rate, 1, time.Time{}, time.Minute)
+			wantTAT, wantAt, wantOK := limit.Step(tat, n, 0, rate, 1, time.Minute)
+			if err != nil || ok != wantOK || at.UnixNano() != wantAt {
+				t.Fatalf("step %d: reserve in Redis at %v %v (%v), in Go at %v %v", i, at.Sub(t0), ok, err, time.Unix(0, wantAt).Sub(t0), wantOK)
+			}
+			if ok {
+				tat = wantTAT
+			}
+			if ok && rng.IntN(4) == 0 {
+				s.Cancel(key, rate, at, 1)
+				iv := rate.Interval(1)
+				tol := rate.Burst*iv - iv
+				switch tat {
+				case wantAt + iv:
+					tat = wantAt
+				case wantAt + tol + iv:
+					tat = wantAt + tol
+				}
+			}
+		} else { // an answer with a window
+			size := 1 + rng.Int64N(500)
+			r := limit.Rate{Limit: size, Per: time.Duration(1 + rng.Int64N(int64(2*time.Minute))), Burst: size}
+			used := rng.Int64N(size + 1)
+			if err := s.Learn(key, r, used); err != nil {
+				t.Fatal(err)
+			}
+			tat, rate = limit.LearnStep(tat, n, rate, r, used), r
+		}
+		got, err := s.FreeAt(key)
+		_, r, err2 := s.Learned(key)
+		if err != nil || err2 != nil || got.UnixNano() != tat || r != rate {
+			t.Fatalf("step %d: Redis TAT %v rate %+v (%v %v), Go TAT %v rate %+v", i, got.Sub(t0), r, err, err2, time.Unix(0, tat).Sub(t0), rate)
+		}
 	}
 }
