@@ -57,10 +57,14 @@
 // it holds requests, calls start at once, as the provider's bucket lets
 // them; once it is empty, one every I, first come first served across
 // everything sharing the Store. Each answer of a window at least half
-// spent raises its TAT to at least now + (L − r)·I (the provider counts
-// calls of other clients too; the calls of this bucket in flight are
-// already in it, so an answer never lowers it), and a rate-limit 429 to
-// now + L·I: empty. A 429's
+// spent raises its TAT to at least now + min(L − r + ⌈L/10⌉, L)·I: the
+// provider counts the calls of other clients too, and calls that started
+// before the bucket was learned; a tenth of the window is kept for the
+// calls in flight it had not counted yet (which a raise drops from the
+// TAT), while the window drains; once it is spent, the TAT says empty, not
+// beyond, so the pace stays the provider's. An answer never lowers the
+// TAT: the calls of this bucket in flight are in it. A rate-limit 429
+// raises it to now + L·I: empty. A 429's
 // Retry-After still pauses the model; when the pause ends, the calls
 // waiting for it take the bucket's slots one by one, at the provider's
 // pace, instead of all going at once into the next 429. A new rate scales

@@ -22,7 +22,9 @@ const MaxPause = time.Hour
 // x-ratelimit-remaining-requests and x-ratelimit-reset-requests;
 // Anthropic's anthropic-ratelimit-requests-limit, -remaining and -reset)
 // at least half spent, it learns the provider's bucket: its rate and how
-// many requests are out of it (all of them after a rate-limit 429). Calls
+// many requests are out of it (the window's spent ones and a tenth of it
+// for calls in flight, at most all of them; all of them after a
+// rate-limit 429). Calls
 // then take a slot in it as in a configured limit's, so that once it is
 // empty they start one by one at the provider's pace.
 //
@@ -72,6 +74,8 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 	if paced {
 		if limited {
 			used = r.Limit // the provider says its bucket is empty
+		} else {
+			used = min(used+headroom(size), size)
 		}
 		if err := l.active().Learn(key, r, used); err != nil {
 			l.local().Learn(key, r, used) // this process at least keeps it
@@ -87,6 +91,17 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 		l.storeFailed(err)
 	}
 }
+
+// headroom returns how many requests of a window of size the learned
+// bucket keeps for calls in flight that the provider had not counted when
+// it answered: a tenth of the window, rounded up. An answer raises the
+// bucket's TAT to what the provider counted; calls that took a slot in
+// the bucket and had not reached the provider yet were in the TAT, and a
+// raise above them drops them from it, as do calls that started before
+// the bucket was learned. The headroom keeps room for them while the
+// window drains; an answer saying it is spent sets it to empty, not
+// beyond, so that the pace once it is spent stays the provider's.
+func headroom(size int64) int64 { return (size + 9) / 10 }
 
 // maxLearnedPer bounds the period of a learned rate, so that its
 // nanoseconds and Redis's doubles hold it exactly.

@@ -107,18 +107,19 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 
 // TestLearnedBucketFromHeaders: an answer of a window of 120 a minute
 // with 60 left, 30 s from full, and no 429: the calls that come next
-// start at once while the provider has room (exactly the 60 it says are
-// left), and the 61st waits one interval of the bucket: it is not refused
-// by a call that may not wait, and goes one interval later when it may.
+// start at once while the provider has room, less the tenth of the window
+// kept for calls in flight (48 of the 60 it says are left), and the 49th
+// waits one interval of the bucket: it is refused when it may not wait,
+// and goes one interval later when it may.
 func TestLearnedBucketFromHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
 		l.Learn("openai", "gpt-4o", http.StatusOK, false,
 			header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "60", "x-ratelimit-reset-requests", "30s"), 0)
-		ats, errs := admitTimes([]*Limiter{l}, 61, "gpt-4o", 0)
+		ats, errs := admitTimes([]*Limiter{l}, 49, "gpt-4o", 0)
 		var e *Error
-		if len(ats) != 60 || ats[59] != 0 || len(errs) != 1 || !errors.As(errs[0], &e) || e.Key != "pause:openai/gpt-4o" || e.Limit != "pause" {
-			t.Fatalf("61 calls that may not wait: %d admitted (last at %v), refused %v; want 60 at once and the 61st refused by the learned bucket",
+		if len(ats) != 48 || ats[47] != 0 || len(errs) != 1 || !errors.As(errs[0], &e) || e.Key != "pause:openai/gpt-4o" || e.Limit != "pause" {
+			t.Fatalf("49 calls that may not wait: %d admitted (at %v), refused %v; want 48 at once and the 49th refused by the learned bucket",
 				len(ats), ats, errs)
 		}
 		r, ok := windowRate(120, 60, 30*time.Second)
@@ -126,7 +127,7 @@ func TestLearnedBucketFromHeaders(t *testing.T) {
 			t.Fatalf("rate %+v %v, want 120 per 30s·120/59", r, ok)
 		}
 		if w := time.Duration(r.Interval(1)); e.Wait != w {
-			t.Fatalf("the 61st would have waited %v, want one interval, %v", e.Wait, w)
+			t.Fatalf("the 49th would have waited %v, want one interval, %v", e.Wait, w)
 		}
 		waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute)
 		if err != nil || waited != time.Duration(r.Interval(1)) {
@@ -135,6 +136,14 @@ func TestLearnedBucketFromHeaders(t *testing.T) {
 		bs, err := l.Buckets()
 		if err != nil || len(bs) != 1 || bs[0].Learned != r || bs[0].FreeAt.Sub(time.Now()) != time.Duration(r.Interval(1)) {
 			t.Fatalf("Buckets %+v (%v), want the pause with the learned %+v, next free in one interval", bs, err, r)
+		}
+		// Spent: the window says so, and the headroom goes: the next
+		// request one interval on, not a tenth of the window later.
+		time.Sleep(time.Minute)
+		l.Learn("openai", "gpt-4o", http.StatusOK, false, spent120(), 0)
+		r, _ = windowRate(120, 0, time.Minute)
+		if waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute); err != nil || waited != time.Duration(r.Interval(1)) {
+			t.Fatalf("after a spent window: waited %v (%v), want one interval, %v", waited, err, time.Duration(r.Interval(1)))
 		}
 	})
 }
