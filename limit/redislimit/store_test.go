@@ -2,6 +2,7 @@ package redislimit
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -211,25 +212,50 @@ func TestExactAcrossClients(t *testing.T) {
 	}
 }
 
-// TestLimiterOnRedis: the Limiter on this Store admits 3 calls at 10 a
-// second 100 ms apart (generous bounds: a real clock and socket).
+// TestLimiterOnRedis: the Limiter on this Store, 2 calls a second, on a
+// real clock and socket. Whatever the scheduler does on a busy box: the
+// slots Redis hands out are at least an interval (500 ms) apart, never
+// sooner (exactly one apart when the calls queue); no call returns before
+// its slot; each waits less than a second more than its interval; and a
+// call that may not wait is refused while the next slot is ahead, or
+// admitted no sooner than it.
 func TestLimiterOnRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	l := &limit.Limiter{Store: newStore(t, srv), Limits: []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 10, Per: time.Second}}}}
-	var waits []time.Duration
-	for range 3 {
-		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+	st := newStore(t, srv)
+	const key = "limit:rps:openai:requests"
+	const iv = 500 * time.Millisecond
+	l := &limit.Limiter{Store: st, Limits: []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 2, Per: time.Second}}}}
+	var slots []time.Time
+	for i := range 3 {
+		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 5*time.Second)
+		back := time.Now()
 		if err != nil {
 			t.Fatal(err)
 		}
-		waits = append(waits, w)
+		free, err := st.FreeAt(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot := free.Add(-iv)
+		if i > 0 && slot.Sub(slots[i-1]) < iv {
+			t.Fatalf("slot %d is %v after the one before, want at least %v", i, slot.Sub(slots[i-1]), iv)
+		}
+		if back.Before(slot.Add(-5 * time.Millisecond)) { // Redis's clock is this host's
+			t.Fatalf("call %d returned %v before its slot", i, slot.Sub(back))
+		}
+		if w > iv+time.Second {
+			t.Fatalf("call %d waited %v, want at most its interval and a second", i, w)
+		}
+		slots = append(slots, slot)
 	}
-	if waits[0] > 50*time.Millisecond || waits[1] < 50*time.Millisecond || waits[1] > 150*time.Millisecond || waits[2] < 50*time.Millisecond || waits[2] > 150*time.Millisecond {
-		t.Fatalf("waits %v, want about 0, 100ms, 100ms", waits)
-	}
-	if _, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0); err == nil {
-		// the next slot is ~100 ms away: refused with no wait allowed
-		t.Fatal("a call that may not wait was admitted while the bucket is busy")
+	free, _ := st.FreeAt(key)
+	_, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
+	var e *limit.Error
+	switch {
+	case err == nil && time.Now().Before(free.Add(-5*time.Millisecond)):
+		t.Fatalf("a call that may not wait was admitted %v before the next slot", free.Sub(time.Now()))
+	case err != nil && (!errors.As(err, &e) || e.Key != key):
+		t.Fatalf("a call that may not wait: %v, want refused by %s", err, key)
 	}
 }
 
