@@ -62,6 +62,16 @@ type Provider struct {
 	// it gets a 429 at once and plays no step. If zero, no limit.
 	TokensPerMinute int
 
+	// TokenBucket makes RequestsPerMinute and TokensPerMinute token
+	// buckets, as OpenAI and Anthropic describe their limits: each holds a
+	// minute's worth, starts full and refills continuously (the limit per
+	// minute, a fraction of a unit at a time), a call taking one request
+	// and its tokens. The reset headers then say when the buckets are full
+	// again, and a 429's Retry-After when the call would fit (in whole
+	// seconds, at least 1). If false, the limits count over a sliding 60 s
+	// window, which frees a call's units 60 s after it all at once.
+	TokenBucket bool
+
 	// Now tells the time the rate limits count by and answers are dated
 	// with. It is called with the Provider's lock held, so it must not
 	// call the Provider. If nil, time.Now.
@@ -71,6 +81,7 @@ type Provider struct {
 	calls    int
 	limited  int                  // calls refused by the rate limits
 	window   window               // the calls admitted under the rate limits
+	bucket   tokenBucket          // the rate limits' buckets, with TokenBucket
 	pos      map[string]int       // the next step of each script, by script text
 	pickers  map[mixAt]*rand.Rand // the random source of each mix step
 	played   map[string]int       // calls by the step they played, as Step.String gives it
@@ -172,7 +183,7 @@ func (p *Provider) next(r *http.Request, body []byte, in requestFields, script s
 		if out == 0 {
 			out = answerEvents(p.peekLocked(script, steps), p.Events)
 		}
-		v := p.window.admit(p.now(), p.RequestsPerMinute, p.TokensPerMinute, len(body)/4+out)
+		v := p.admitLocked(p.now(), len(body)/4+out)
 		if q = &v; !v.admitted {
 			p.limited++
 			req.RateLimited = true
@@ -291,7 +302,7 @@ func (p *Provider) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls, p.pos, p.reqs, p.pickers, p.played = 0, nil, nil, nil, nil
-	p.limited, p.window = 0, window{}
+	p.limited, p.window, p.bucket = 0, window{}, tokenBucket{}
 }
 
 // Close releases every call that hangs, stalls or waits, closing its

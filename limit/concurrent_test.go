@@ -351,7 +351,7 @@ func TestConcurrentDoneTwice(t *testing.T) {
 // but both in-flight slots are held until 10 s, when it goes.
 func TestConcurrentAfterRateSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "conc", Requests: Rate{60, time.Minute}, Concurrent: 2}}}
+		l := &Limiter{Limits: []Limit{{Name: "conc", Requests: Rate{Limit: 60, Per: time.Minute}, Concurrent: 2}}}
 		out, most := runQueue(t, l, []time.Duration{10 * time.Second, 10 * time.Second, time.Second})
 		for i, want := range []time.Duration{0, time.Second, 10 * time.Second} {
 			if out[i].at != want || out[i].waited != want {

@@ -5,9 +5,11 @@
 //
 // # Algorithm
 //
-// Each bucket is the generic cell rate algorithm (GCRA, from ATM networks;
-// the throttled and redis-cell libraries use it, and x/time/rate's
-// Reservation is the same idea) with zero burst tolerance. A bucket is one
+// Each bucket of a configured limit is the generic cell rate algorithm
+// (GCRA, from ATM networks; the throttled and redis-cell libraries use it,
+// and x/time/rate's Reservation is the same idea) with zero burst
+// tolerance (the buckets learned from providers have one: see Learned
+// limits). A bucket is one
 // value, its theoretical arrival time TAT. A Rate of Limit units per Per
 // gives each unit an emission interval of Per/Limit. A reservation of cost
 // units not before notBefore takes the slot at = max(TAT, now, notBefore)
@@ -28,6 +30,66 @@
 //
 // Slots are handed out in the order of the Store's atomic steps, so calls
 // are served first come, first served across processes and hosts.
+//
+// # Learned limits
+//
+// With no limit configured, the limits a provider tells in its answers
+// hold its calls (Limiter.Learn). OpenAI's and Anthropic's request limits
+// are token buckets: "your capacity is continuously replenished up to
+// your maximum limit, rather than being reset at fixed intervals"
+// (Anthropic), and x-ratelimit-reset-requests is "the time until the rate
+// limit resets to its initial state" (OpenAI): when the bucket is full
+// again. So an answer with a window of L requests (x-ratelimit-limit-
+// requests, anthropic-ratelimit-requests-limit), r of them left (-remaining)
+// and full again in R (-reset) tells a bucket of L requests, L − r of them
+// out, refilling L − r in R. r is a whole count of a bucket that holds
+// fractions (or refills whole requests, the next in less than an
+// interval), so between L − r − 1 and L − r requests refill in R; the
+// learned rate takes the lower, L per R·L/(L − r − 1): never faster than
+// the provider's, slower by 1/(L − r) at most (0.8% with 120 spent). It
+// is learned only from windows at least half spent, where that bound is
+// 2/L; a fuller window has room anyway.
+//
+// The learned bucket is a GCRA bucket like a configured limit's, under
+// the model's pause key, with a tolerance: a Rate with Burst = L, whose
+// slot is at = max(TAT − τ, now, notBefore) with τ = L·I − I (I the
+// interval of one request) and whose TAT becomes max(TAT, at) + I. While
+// it holds requests, calls start at once, as the provider's bucket lets
+// them; once it is empty, one every I, first come first served across
+// everything sharing the Store. Each answer of a window at least half
+// spent raises its TAT to at least now + min(L − r + ⌈L/10⌉, L)·I: the
+// provider counts the calls of other clients too, and calls that started
+// before the bucket was learned; a tenth of the window is kept for the
+// calls in flight it had not counted yet (which a raise drops from the
+// TAT), while the window drains; once it is spent, the TAT says empty, not
+// beyond, so the pace stays the provider's. An answer never lowers the
+// TAT: the calls of this bucket in flight are in it. A rate-limit 429
+// raises it to now + L·I: empty. A 429's
+// Retry-After still pauses the model; when the pause ends, the calls
+// waiting for it take the bucket's slots one by one, at the provider's
+// pace, instead of all going at once into the next 429. A new rate scales
+// a TAT in the future so that the requests it holds out stay as many
+// (LearnStep). The bucket and its rate are kept in the Store (File: two
+// more counters of the pause record; Redis: two more fields), so the
+// processes and hosts sharing it, and the Limiter of a reloaded config,
+// pace together; like a pause, a record idle for a minute is swept, and
+// learned again from the next answers.
+//
+// Token windows are not learned as buckets: a spent one pauses until its
+// next token as before, and the provider's 429 then pauses for the rest
+// (and, for a model whose request bucket is learned, empties it, so that
+// the pause too ends paced). A requests window without a size (Azure
+// OpenAI sends none on some answers) or of size 1 pauses until its next
+// request. A provider that tells no window at all (Gemini tells only a
+// 429's retry delay) is paused by its 429s, and released together when
+// the pause ends.
+//
+// Scope: OpenAI and Anthropic limit each model on its own, Gemini's
+// quotas are per model, Azure OpenAI's per deployment (the call's model).
+// So what Learn learns is the model's: "pause:<provider>/<model>"; a 429
+// for one model holds no other. Limiter.SharedLimits names the providers
+// whose limits all their models share (an account-wide limit of an
+// OpenAI-compatible server, say): theirs is "pause:<provider>".
 //
 // # Calls in flight
 //
@@ -75,19 +137,22 @@
 // A limit's buckets are "limit:<name>:<scope value>:requests" and
 // ":tokens", its concurrency key "limit:<name>:<scope value>:concurrent"
 // (scope value: the provider, "<provider>/<model>", the client id, or
-// "all"); a model's pause is "pause:<provider>/<model>". A call falls
-// under every bucket and concurrency key of every Limit that covers its
-// provider, and under its model's pause; it takes the same instant in all
-// the buckets, and the in-flight slots in the order of the Limits.
+// "all"); a model's pause and learned bucket are "pause:<provider>/<model>"
+// ("pause:<provider>" for a provider whose models share its limits). A
+// call falls under every bucket and concurrency key of every Limit that
+// covers its provider, and under its model's pause and learned bucket; it
+// takes the same instant in all the buckets, and the in-flight slots in
+// the order of the Limits.
 //
 // # Use
 //
 // Limiter.Wait is called before each attempt: it takes the call's slots,
 // waits for them (or refuses at once with an *Error when they are further
 // than the call may wait) and returns done, which settles the token
-// buckets with what the call used and gives back its in-flight slots. Limiter.Learn is told each answer: a
-// rate-limit 429's Retry-After, or headers saying a window is spent,
-// pause the model for everything sharing the Store.
+// buckets with what the call used and gives back its in-flight slots.
+// Limiter.Learn is told each answer: a rate-limit 429's Retry-After, or
+// headers saying a window is spent, pause the model, and a requests window
+// teaches its bucket, for everything sharing the Store.
 //
 // # Stores
 //

@@ -25,6 +25,8 @@ func (brokenStore) Settle(string, Rate, int64) error            { return errDown
 func (brokenStore) Pause(string, time.Time) error               { return errDown }
 func (brokenStore) Resume(string) error                         { return errDown }
 func (brokenStore) PausedUntil(string) (time.Time, error)       { return time.Time{}, errDown }
+func (brokenStore) Learn(string, Rate, int64) error             { return errDown }
+func (brokenStore) Learned(string) (time.Time, Rate, error)     { return time.Time{}, Rate{}, errDown }
 func (brokenStore) FreeAt(string) (time.Time, error)            { return time.Time{}, errDown }
 func (brokenStore) Acquire(string, int64, time.Duration) (uint64, bool, error) {
 	return 0, false, errDown
@@ -92,6 +94,14 @@ func (s *countingStore) PausedUntil(key string) (time.Time, error) {
 		return time.Time{}, errDown
 	}
 	return s.Memory.PausedUntil(key)
+}
+
+func (s *countingStore) Learned(key string) (time.Time, Rate, error) {
+	s.asked.Add(1)
+	if s.down.Load() {
+		return time.Time{}, Rate{}, errDown
+	}
+	return s.Memory.Learned(key)
 }
 
 // After the Store fails, the Limiter asks it nothing for rest.Period: the

@@ -13,10 +13,13 @@ import (
 const fileExt = ".limit"
 
 // The counters of one record: the bucket's TAT and until when the key is
-// paused, both Unix nanoseconds.
+// paused, both Unix nanoseconds, and, for a pause key, the rate Learn
+// learned (its limit and its period in nanoseconds; 0 and 0 for none).
 const (
 	cTAT = iota
 	cPaused
+	cLimit
+	cPer
 )
 
 // fileSweepEvery is how often a File sweeps its idle records, at most.
@@ -156,6 +159,72 @@ func (f *File) Resume(key string) error {
 			return err
 		}
 	}
+}
+
+// Learn implements Store: a CompareAndSwap loop on the TAT, scaled from
+// the rate the record held to r, then the rate's two counters, each set
+// with a CompareAndSwap. A Learn or a reservation that reads the rate
+// between the two sees one counter of each rate, for that instant: two
+// rates learned from one provider differ by as little as its headers'
+// rounding does.
+func (f *File) Learn(key string, r Rate, used int64) error {
+	now := f.now().UnixNano()
+	rec, err := f.recs.Record(key)
+	if err != nil {
+		return err
+	}
+	var limit, per int64
+	for {
+		tat, err1 := rec.Load(cTAT)
+		l, err2 := rec.Load(cLimit)
+		p, err3 := rec.Load(cPer)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return err
+		}
+		limit, per = l, p
+		next := relearned(tat, now, learnedRate(l, p), r, used)
+		if next == tat {
+			break
+		}
+		swapped, err := rec.CompareAndSwap(cTAT, tat, next)
+		if err != nil {
+			return err
+		}
+		if swapped {
+			f.maybeSweep(now)
+			break
+		}
+	}
+	if limit != r.Limit {
+		if _, err := rec.CompareAndSwap(cLimit, limit, r.Limit); err != nil {
+			return err
+		}
+	}
+	if per != int64(r.Per) {
+		if _, err := rec.CompareAndSwap(cPer, per, int64(r.Per)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Learned implements Store.
+func (f *File) Learned(key string) (time.Time, Rate, error) {
+	rec, err := f.recs.Record(key)
+	if err != nil {
+		return time.Time{}, Rate{}, err
+	}
+	paused, err1 := rec.Load(cPaused)
+	limit, err2 := rec.Load(cLimit)
+	per, err3 := rec.Load(cPer)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return time.Time{}, Rate{}, err
+	}
+	var until time.Time
+	if paused != 0 {
+		until = time.Unix(0, paused)
+	}
+	return until, learnedRate(limit, per), nil
 }
 
 // PausedUntil implements Store.

@@ -59,5 +59,11 @@ func (l Limit) Check() error {
 	return nil
 }
 
-// PauseKey returns the key of the pause of provider's model.
+// PauseKey returns the key of the pause and learned bucket of provider's
+// model: "pause:<provider>/<model>".
 func PauseKey(provider, model string) string { return "pause:" + provider + "/" + model }
+
+// SharedPauseKey returns the key of the pause and learned bucket of a
+// provider whose limits its models share (Limiter.SharedLimits):
+// "pause:<provider>".
+func SharedPauseKey(provider string) string { return "pause:" + provider }

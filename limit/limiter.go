@@ -39,6 +39,16 @@ type Limiter struct {
 	// either way. If nil, never.
 	SettlesUnused func(provider string) bool
 
+	// SharedLimits reports whether provider's rate limits are shared by all
+	// its models (one account-wide limit), so that the pauses and buckets
+	// Learn learns from its answers hold every call to it. If nil, or
+	// false, they are each model's own: OpenAI and Anthropic limit each
+	// model on its own, Gemini's quotas are per model, and Azure OpenAI's
+	// per deployment, which is the call's model. Set it for a provider
+	// (an OpenAI-compatible server, say) that limits an account or key as
+	// a whole.
+	SharedLimits func(provider string) bool
+
 	// OnError, if set, is told the Store's errors: a pause Learn could not
 	// keep, or a Wait that fell back on this process's own memory (where
 	// the limits then hold for this process alone) because the Store
@@ -103,6 +113,7 @@ type bucket struct {
 	rate   Rate
 	cost   int64
 	tokens bool
+	learn  bool      // the pause key's learned bucket
 	slot   time.Time // the slot taken in it, while the call holds one
 }
 
@@ -146,7 +157,8 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	defer l.stats.leave(bs, gs, pause)
 	st := l.active()
 	for {
-		waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
+		var all []bucket // bs, and the learned bucket of the pause key if there is one
+		waited, done, all, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
 		if l.failed(ctx, st, err) {
 			// The shared store failed: the limits hold in this process
 			// alone until it answers again, rather than failing every call.
@@ -154,21 +166,21 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 				bs[i].slot = time.Time{}
 			}
 			st = l.local()
-			waited, done, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
+			waited, done, all, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
 		}
 		if err != nil || len(gs) == 0 {
 			return waited, done, err
 		}
 		queued, err := l.acquireAll(ctx, st, gs, deadline)
 		if err != nil {
-			cancelAll(st, bs) // the call does not go: its slots in time are given back where they are still last
+			cancelAll(st, all) // the call does not go: its slots in time are given back where they are still last
 			return time.Since(start), nop, err
 		}
 		if queued && l.pausedNow(st, pause) {
 			// Paused while it queued for its in-flight slots: it gives
 			// every slot back and waits again.
 			l.releaseAll(gs)
-			cancelAll(st, bs)
+			cancelAll(st, all)
 			continue
 		}
 		l.stats.admittedGates(bs, gs)
@@ -179,48 +191,65 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	}
 }
 
-// waitIn is Wait on the store st.
-func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time, giveBack bool) (time.Duration, func(int64), error) {
+// waitIn is Wait on the store st. It returns the buckets it took slots
+// in: bs, and the pause key's learned bucket when there is one.
+func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
 	for pass := 0; ; pass++ {
 		now := time.Now()
-		until, err := st.PausedUntil(pause)
+		until, learned, err := st.Learned(pause)
 		if err != nil {
-			return time.Since(start), nop, err
+			return time.Since(start), nop, bs, err
 		}
+		all := withLearned(bs, pause, learned)
 		at := maxTime(now, until)
 		if until.After(deadline) {
-			return l.refuse(bs, &Error{Key: pause, Limit: "pause", Wait: at.Sub(now)}, start)
+			w, d, err := l.refuse(all, &Error{Key: pause, Limit: "pause", Wait: at.Sub(now)}, start)
+			return w, d, all, err
 		}
-		at, err = reserveAll(st, bs, at, deadline)
+		at, err = reserveAll(st, all, at, deadline)
 		if err != nil {
-			return l.refuse(bs, err, start)
+			w, d, err := l.refuse(all, err, start)
+			return w, d, all, err
 		}
 		if !at.After(time.Now()) {
 			// Nothing to wait for: the pause read above still holds.
-			l.stats.admitted(bs)
+			l.stats.admitted(all)
 			if pass == 0 {
-				return 0, settler(st, bs, giveBack), nil // its slot was due when it asked: it did not wait
+				return 0, settler(st, bs, giveBack), all, nil // its slot was due when it asked: it did not wait
 			}
-			return time.Since(start), settler(st, bs, giveBack), nil
+			return time.Since(start), settler(st, bs, giveBack), all, nil
 		}
 		if err := sleep(ctx, at); err != nil {
-			cancelAll(st, bs)
-			return time.Since(start), nop, err
+			cancelAll(st, all)
+			return time.Since(start), nop, all, err
 		}
 		until, err = st.PausedUntil(pause)
 		if err != nil {
-			cancelAll(st, bs)
-			return time.Since(start), nop, err
+			cancelAll(st, all)
+			return time.Since(start), nop, all, err
 		}
 		if !until.After(time.Now()) {
-			l.stats.admitted(bs)
+			l.stats.admitted(all)
 			if !at.After(start) {
-				return 0, settler(st, bs, giveBack), nil // its slot was free: no wait
+				return 0, settler(st, bs, giveBack), all, nil // its slot was free: no wait
 			}
-			return time.Since(start), settler(st, bs, giveBack), nil
+			return time.Since(start), settler(st, bs, giveBack), all, nil
 		}
-		cancelAll(st, bs) // paused meanwhile: queue again
+		cancelAll(st, all) // paused meanwhile: queue again
 	}
+}
+
+// withLearned returns bs and, after them, the bucket Learn learned for
+// the pause key, a call's one request in it; bs itself when none is
+// learned. The learned bucket refuses as the pause does: its limit is
+// "pause".
+func withLearned(bs []bucket, pause string, r Rate) []bucket {
+	if r.IsZero() {
+		return bs
+	}
+	all := make([]bucket, len(bs), len(bs)+1)
+	copy(all, bs)
+	return append(all, bucket{key: pause, limit: "pause", rate: r, cost: 1, learn: true})
 }
 
 // refuse counts a refusal and returns it.
@@ -250,6 +279,9 @@ func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error
 		free, err := st.FreeAt(b.key)
 		if err != nil {
 			return at, err
+		}
+		if tol := b.rate.tolerance(b.cost); tol > 0 && !free.IsZero() {
+			free = free.Add(-time.Duration(tol)) // a bucket with a Burst is free that long before its TAT
 		}
 		if free.After(at) && !free.After(deadline) {
 			at = free

@@ -63,7 +63,7 @@ func admitted(out []outcome) int {
 // refused at once with the slot they would have had: 60.5 s.
 func TestWait120PerMinute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{120, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 120, Per: time.Minute}}}}
 		out := waitAll(l, 300, 0, time.Minute)
 		if got := admitted(out); got != 121 {
 			t.Fatalf("%d calls admitted, want exactly 121", got)
@@ -92,7 +92,7 @@ func TestWait120PerMinute(t *testing.T) {
 // TestWaitQueueDepth: while calls wait, Queued and Buckets count them.
 func TestWaitQueueDepth(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{120, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 120, Per: time.Minute}}}}
 		var wg sync.WaitGroup
 		for range 10 {
 			wg.Go(func() { l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute) })
@@ -124,7 +124,7 @@ func TestWaitQueueDepth(t *testing.T) {
 // one call every 6 s, so exactly 10 start in each minute.
 func TestWaitTokensPerMinute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{Limit: 10_000, Per: time.Minute}}}}
 		out := waitAll(l, 35, 1_000, 3*time.Minute)
 		perMinute := make([]int, 4)
 		for k, o := range out {
@@ -148,7 +148,7 @@ func TestWaitTokensPerMinute(t *testing.T) {
 // next one back by the difference.
 func TestWaitSettleGivesBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}},
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{Limit: 10_000, Per: time.Minute}}},
 			SettlesUnused: func(p string) bool { return p == "openai" }}
 		ctx := context.Background()
 		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute)
@@ -175,7 +175,7 @@ func TestWaitSettleGivesBack(t *testing.T) {
 // last, and is lost (never handed out twice) when it was not.
 func TestWaitCancelQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{120, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 120, Per: time.Minute}}}}
 		start := time.Now()
 		bg := context.Background()
 		l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute) // slot 0
@@ -271,7 +271,7 @@ func TestWaitLearnPauses(t *testing.T) {
 // when its wait ends: it queues again, within its maximum wait of its start.
 func TestWaitPauseWhileQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{60, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 60, Per: time.Minute}}}}
 		bg := context.Background()
 		l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute) // slot 0; next at 1 s
 		var wg sync.WaitGroup
@@ -328,7 +328,7 @@ func TestWaitPausedBeyondMaxWait(t *testing.T) {
 // pays the rest.
 func TestWaitSettleKeepsUnusedWhenProviderDoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{10_000, time.Minute}}}}
+		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{Limit: 10_000, Per: time.Minute}}}}
 		ctx := context.Background()
 		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute) // 30 s of the bucket
 		if err != nil {
@@ -351,7 +351,7 @@ func TestWaitSettleKeepsUnusedWhenProviderDoes(t *testing.T) {
 // last use, and longer while a call waits under it; then it is dropped.
 func TestBucketsTrimIdleKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &Limiter{Limits: []Limit{{Name: "rpm", Scope: "model", Requests: Rate{1, time.Hour}}}}
+		l := &Limiter{Limits: []Limit{{Name: "rpm", Scope: "model", Requests: Rate{Limit: 1, Per: time.Hour}}}}
 		ctx := context.Background()
 		l.Wait(ctx, nil, "openai", "idle", 0, 0, time.Hour) // admitted at once
 		go l.Wait(ctx, nil, "openai", "busy", 0, 0, time.Hour)

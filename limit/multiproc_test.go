@@ -55,7 +55,7 @@ func runChild(dir string) int {
 	for range goroutines {
 		wg.Go(func() {
 			for range n {
-				at, ok, err := f.Reserve("limit:rpm:openai:requests", Rate{1, time.Second}, 1, time.Time{}, 24*time.Hour)
+				at, ok, err := f.Reserve("limit:rpm:openai:requests", Rate{Limit: 1, Per: time.Second}, 1, time.Time{}, 24*time.Hour)
 				if !ok || err != nil {
 					fmt.Fprintln(os.Stderr, "refused", err)
 					return
@@ -77,8 +77,14 @@ func runChild(dir string) int {
 }
 
 // TestMultiProcessFileExact: 4 processes × 4 goroutines × 250 reservations
-// on one bucket of a state directory: the 4,000 slots are distinct and
-// exactly one interval apart, with no lock taken to reserve.
+// at once on one bucket of a state directory, with no lock taken to
+// reserve. It asserts the invariant, whatever the scheduler does with the
+// processes (a busy box may run them one after another): every
+// reservation got a slot; the 4,000 slots are distinct and exactly one
+// interval apart (never two in one interval: never over the limit; and no
+// gap: no slot lost); and the bucket's TAT is one interval after the last
+// slot (every reservation is in it, none counted twice). How often the
+// slots' process changes is logged, not asserted: it is the scheduler's.
 func TestMultiProcessFileExact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
@@ -152,14 +158,20 @@ func TestMultiProcessFileExact(t *testing.T) {
 	}
 	checkSpaced(t, all, procs*1000, int64(time.Second))
 	sorted := slices.Sorted(maps.Keys(owner))
+	f, err := NewFile(openState(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	last := time.Unix(0, sorted[len(sorted)-1])
+	if tat, err := f.FreeAt("limit:rpm:openai:requests"); err != nil || !tat.Equal(last.Add(time.Second)) {
+		t.Fatalf("the bucket's TAT is %v after the last slot (%v), want exactly 1s", tat.Sub(last), err)
+	}
 	switches := 0
 	for i := 1; i < len(sorted); i++ {
 		if owner[sorted[i]] != owner[sorted[i-1]] {
 			switches++
 		}
-	}
-	if switches < procs { // procs-1 if each ran alone
-		t.Fatalf("the processes' slots interleave only %d times: they did not reserve at once", switches)
 	}
 	t.Logf("%d processes × 4 goroutines × 250 reservations: %d slots, each exactly 1s after the one before; the slot's process changed %d times", procs, len(all), switches)
 }

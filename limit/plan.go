@@ -14,7 +14,8 @@ import (
 type plan struct {
 	limits []planned
 	nb, ng int
-	err    error // a Limit that does not Check
+	err    error  // a Limit that does not Check
+	shared string // the provider's pause key when its limits are shared by its models, else ""
 
 	pauses sync.Map // model → its pause key, for up to maxPlans models
 	npause atomic.Int64
@@ -66,13 +67,16 @@ func (l *Limiter) plan(provider string) *plan {
 // makePlan works provider's plan out.
 func (l *Limiter) makePlan(provider string) *plan {
 	p := &plan{}
+	if l.SharedLimits != nil && l.SharedLimits(provider) {
+		p.shared = SharedPauseKey(provider)
+	}
 	for i := range l.Limits {
 		lim := &l.Limits[i]
 		if lim.Provider != "" && lim.Provider != provider {
 			continue
 		}
 		if err := lim.Check(); err != nil {
-			return &plan{err: err}
+			return &plan{err: err, shared: p.shared}
 		}
 		pl := planned{lim: lim, base: "limit:" + lim.Name + ":"}
 		switch lim.Scope {
@@ -98,8 +102,14 @@ func (l *Limiter) makePlan(provider string) *plan {
 	return p
 }
 
-// pauseKey returns PauseKey(provider, model) for the plan's provider.
+// pauseKey returns the key of the pause and learned bucket of a call to
+// the plan's provider's model: PauseKey(provider, model), or
+// SharedPauseKey(provider) when the provider's limits are shared by its
+// models.
 func (p *plan) pauseKey(provider, model string) string {
+	if p.shared != "" {
+		return p.shared
+	}
 	if k, ok := p.pauses.Load(model); ok {
 		return k.(string)
 	}

@@ -35,8 +35,8 @@ func sameInstant(t *testing.T, blind bool) {
 			st = blindStore{NewMemory()}
 		}
 		l := &Limiter{Store: st, Limits: []Limit{
-			{Name: "rpm", Requests: Rate{120, time.Minute}},
-			{Name: "tpm", Tokens: Rate{10_000, time.Minute}},
+			{Name: "rpm", Requests: Rate{Limit: 120, Per: time.Minute}},
+			{Name: "tpm", Tokens: Rate{Limit: 10_000, Per: time.Minute}},
 		}}
 		start := time.Now()
 		out := make([]outcome, 5)
@@ -69,7 +69,7 @@ func sameInstant(t *testing.T, blind bool) {
 // TestWaitScopes: which calls share a bucket.
 func TestWaitScopes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rate := Rate{1, time.Second}
+		rate := Rate{Limit: 1, Per: time.Second}
 		l := &Limiter{
 			Limits: []Limit{
 				{Name: "p", Requests: rate},                                      // per provider
@@ -116,12 +116,12 @@ func TestLimitCheck(t *testing.T) {
 		l    Limit
 		want string
 	}{
-		{Limit{Requests: Rate{1, time.Second}}, `limit name "": give each limit a name without ':'`},
+		{Limit{Requests: Rate{Limit: 1, Per: time.Second}}, `limit name "": give each limit a name without ':'`},
 		{Limit{Name: "a:b"}, `limit name "a:b"`},
 		{Limit{Name: "x", Scope: "user"}, `limit x: scope "user": use provider, model, key or all`},
-		{Limit{Name: "x", Requests: Rate{-1, time.Second}}, "limit x: requests -1 per 1s: give a limit ≥ 0 and a period > 0"},
-		{Limit{Name: "x", Tokens: Rate{5, 0}}, "limit x: tokens 5 per 0s"},
-		{Limit{Name: "x", Scope: "key", Tokens: Rate{5, time.Minute}}, ""},
+		{Limit{Name: "x", Requests: Rate{Limit: -1, Per: time.Second}}, "limit x: requests -1 per 1s: give a limit ≥ 0 and a period > 0"},
+		{Limit{Name: "x", Tokens: Rate{Limit: 5, Per: 0}}, "limit x: tokens 5 per 0s"},
+		{Limit{Name: "x", Scope: "key", Tokens: Rate{Limit: 5, Per: time.Minute}}, ""},
 	}
 	for _, tt := range tests {
 		err := tt.l.Check()

@@ -36,13 +36,20 @@ type Bucket struct {
 	// Key is the bucket's or the pause's key.
 	Key string
 
-	// FreeAt is when the bucket's next slot is free (its TAT), the zero
-	// Time for a pause or a bucket never used.
+	// FreeAt is when the bucket's next slot is free (its TAT; for a
+	// pause with a learned bucket, when that bucket next holds a
+	// request), the zero Time for a pause without one or a bucket never
+	// used.
 	FreeAt time.Time
 
 	// PausedUntil is until when a pause holds its calls (zero for a
 	// bucket).
 	PausedUntil time.Time
+
+	// Learned is, for a pause, the provider's bucket Learn learned from
+	// its answers (Limit requests refilled per Per, holding Limit); the
+	// zero Rate when none is learned, and for a bucket.
+	Learned Rate
 
 	// Queued is how many calls of this process wait under the key now.
 	Queued int
@@ -107,7 +114,7 @@ func (s *stats) limit(name string) *counts {
 func each(bs []bucket, gs []gate, fn func(name string)) {
 	fn("pause")
 	for i, b := range bs {
-		if i == 0 || bs[i-1].limit != b.limit {
+		if !b.learn && (i == 0 || bs[i-1].limit != b.limit) { // a learned bucket is the pause's
 			fn(b.limit)
 		}
 	}
@@ -265,7 +272,13 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 		var err error
 		switch {
 		case isPause(list[i].Key):
-			list[i].PausedUntil, err = st.PausedUntil(list[i].Key)
+			list[i].PausedUntil, list[i].Learned, err = st.Learned(list[i].Key)
+			if err == nil && !list[i].Learned.IsZero() {
+				var tat time.Time
+				if tat, err = st.FreeAt(list[i].Key); !tat.IsZero() {
+					list[i].FreeAt = tat.Add(-time.Duration(list[i].Learned.tolerance(1)))
+				}
+			}
 		case strings.HasSuffix(list[i].Key, ":concurrent"):
 			list[i].InFlight, err = st.InFlight(list[i].Key)
 		default:

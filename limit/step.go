@@ -14,6 +14,15 @@ type Rate struct {
 
 	// Per is the window. At most 24 h is meaningful; longer is accepted.
 	Per time.Duration
+
+	// Burst, if above zero, makes the bucket a token bucket holding Burst
+	// units and refilled Limit per Per, continuously: calls start at once
+	// while it holds their cost, and one every Per/Limit once it is
+	// empty. The limits Learn learns from a provider's answers are such
+	// buckets (Burst = Limit: the provider's own). If zero, slots never
+	// overlap: calls are spaced Per/Limit apart even after a quiet time,
+	// as the configured limits are (see the package doc).
+	Burst int64
 }
 
 // IsZero reports whether r limits nothing.
@@ -50,15 +59,47 @@ func (r Rate) span(cost int64, up bool) int64 {
 	return int64(q)
 }
 
-// Step is the generic cell rate algorithm's step with zero burst
-// tolerance, pure: it takes the bucket's theoretical arrival time tat, the
-// time now and the earliest start notBefore, all in Unix nanoseconds, and a
-// reservation of cost units of r that may wait at most maxWait. The slot is
-// at = max(tat, now, notBefore). If at is more than maxWait after now the
-// reservation is refused: ok is false, newTAT is tat (nothing is taken) and
-// at says when the slot would be. Otherwise ok is true and newTAT is
-// at + r.Interval(cost), saturated at math.MaxInt64; the caller starts at
-// at. A maxWait below zero counts as zero; a Rate that limits nothing gives
+// tolerance returns how far before a bucket's TAT a call of cost units of
+// r may start: r.Burst·r.Interval(1) − r.Interval(cost), what the bucket
+// holds beyond the call when full, 0 without a Burst (or for a call as
+// dear as the whole bucket, which starts only once the bucket is full).
+// The bucket's size is Burst whole intervals of one unit (each rounded up
+// as Interval rounds), so that a bucket Learn filled with n units (n
+// intervals) hands out exactly Burst − n at once, not one fewer by the
+// rounding.
+func (r Rate) tolerance(cost int64) int64 {
+	if r.Burst <= 0 {
+		return 0
+	}
+	return max(r.units(r.Burst)-r.Interval(cost), 0)
+}
+
+// units returns n·r.Interval(1), saturated at math.MaxInt64: how long n
+// units hold a token bucket of r (see tolerance).
+func (r Rate) units(n int64) int64 {
+	iv := r.Interval(1)
+	if n <= 0 || iv <= 0 {
+		return 0
+	}
+	if n > math.MaxInt64/iv {
+		return math.MaxInt64
+	}
+	return n * iv
+}
+
+// Step is the generic cell rate algorithm's step, pure: it takes the
+// bucket's theoretical arrival time tat, the time now and the earliest
+// start notBefore, all in Unix nanoseconds, and a reservation of cost
+// units of r that may wait at most maxWait. The slot is
+// at = max(tat − τ, now, notBefore), where the tolerance τ is 0 for a
+// Rate without a Burst (the configured limits: zero burst tolerance) and
+// r.Interval(r.Burst) − r.Interval(cost) for a token bucket of Burst
+// units. If at is more than maxWait after now the reservation is refused:
+// ok is false, newTAT is tat (nothing is taken) and at says when the slot
+// would be. Otherwise ok is true and newTAT is
+// max(tat, at) + r.Interval(cost) (at + r.Interval(cost) with τ = 0),
+// saturated at math.MaxInt64; the caller starts at at. A maxWait below
+// zero counts as zero; a Rate that limits nothing gives
 // at = max(now, notBefore) and leaves tat as it is.
 //
 // A clock gone back (now earlier than the now of the step that set tat) is
@@ -69,11 +110,11 @@ func Step(tat, now, notBefore int64, r Rate, cost int64, maxWait time.Duration) 
 	if r.IsZero() {
 		return tat, max(now, notBefore), true
 	}
-	at = max(tat, now, notBefore)
+	at = max(tat-r.tolerance(cost), now, notBefore)
 	if at > addSat(now, max(int64(maxWait), 0)) {
 		return tat, at, false
 	}
-	return addSat(at, r.Interval(cost)), at, true
+	return addSat(max(tat, at), r.Interval(cost)), at, true
 }
 
 // addSat returns a+b for b ≥ 0, saturated at math.MaxInt64.

@@ -14,19 +14,19 @@ func TestInterval(t *testing.T) {
 		cost int64
 		want int64
 	}{
-		{"120 per minute", Rate{120, time.Minute}, 1, int64(500 * time.Millisecond)},
-		{"three requests", Rate{120, time.Minute}, 3, int64(1500 * time.Millisecond)},
-		{"tokens", Rate{10_000, time.Minute}, 1_000, int64(6 * time.Second)},
-		{"rounds up", Rate{3, time.Second}, 1, 333_333_334},
-		{"exact stays exact", Rate{3, time.Second}, 3, int64(time.Second)},
-		{"1e9 tokens per day, 1e9 tokens", Rate{1_000_000_000, day}, 1_000_000_000, int64(day)},
-		{"1e9 days is beyond int64: saturated", Rate{1, day}, 1_000_000_000, math.MaxInt64},
-		{"zero cost", Rate{1, time.Second}, 0, 0},
-		{"negative cost", Rate{1, time.Second}, -5, 0},
-		{"no limit", Rate{0, time.Second}, 5, 0},
-		{"no period", Rate{5, 0}, 5, 0},
-		{"max cost, max per", Rate{1, math.MaxInt64}, math.MaxInt64, math.MaxInt64},
-		{"max cost over max limit", Rate{math.MaxInt64, math.MaxInt64}, math.MaxInt64, math.MaxInt64},
+		{"120 per minute", Rate{Limit: 120, Per: time.Minute}, 1, int64(500 * time.Millisecond)},
+		{"three requests", Rate{Limit: 120, Per: time.Minute}, 3, int64(1500 * time.Millisecond)},
+		{"tokens", Rate{Limit: 10_000, Per: time.Minute}, 1_000, int64(6 * time.Second)},
+		{"rounds up", Rate{Limit: 3, Per: time.Second}, 1, 333_333_334},
+		{"exact stays exact", Rate{Limit: 3, Per: time.Second}, 3, int64(time.Second)},
+		{"1e9 tokens per day, 1e9 tokens", Rate{Limit: 1_000_000_000, Per: day}, 1_000_000_000, int64(day)},
+		{"1e9 days is beyond int64: saturated", Rate{Limit: 1, Per: day}, 1_000_000_000, math.MaxInt64},
+		{"zero cost", Rate{Limit: 1, Per: time.Second}, 0, 0},
+		{"negative cost", Rate{Limit: 1, Per: time.Second}, -5, 0},
+		{"no limit", Rate{Limit: 0, Per: time.Second}, 5, 0},
+		{"no period", Rate{Limit: 5, Per: 0}, 5, 0},
+		{"max cost, max per", Rate{Limit: 1, Per: math.MaxInt64}, math.MaxInt64, math.MaxInt64},
+		{"max cost over max limit", Rate{Limit: math.MaxInt64, Per: math.MaxInt64}, math.MaxInt64, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Interval(tt.cost); got != tt.want {
@@ -34,7 +34,7 @@ func TestInterval(t *testing.T) {
 		}
 	}
 	// Just under and over the edge of int64: 1e9 tokens per day at 1e5 per day.
-	r := Rate{100_000, day}
+	r := Rate{Limit: 100_000, Per: day}
 	if got, want := r.Interval(1_000_000_000), 10_000*int64(day); got != want {
 		t.Errorf("Interval(1e9) at 1e5/day = %d, want %d", got, want)
 	}
@@ -42,7 +42,7 @@ func TestInterval(t *testing.T) {
 
 func TestStep(t *testing.T) {
 	const s = int64(time.Second)
-	rpm := Rate{120, time.Minute} // 500 ms a request
+	rpm := Rate{Limit: 120, Per: time.Minute} // 500 ms a request
 	tests := []struct {
 		name                string
 		tat, now, notBefore int64
@@ -62,11 +62,11 @@ func TestStep(t *testing.T) {
 		{"notBefore later than TAT", 101 * s, 100 * s, 102 * s, rpm, 1, 5 * time.Second, 102*s + s/2, 102 * s, true},
 		{"notBefore earlier than TAT", 103 * s, 100 * s, 102 * s, rpm, 1, 5 * time.Second, 103*s + s/2, 103 * s, true},
 		{"notBefore beyond maxWait", 0, 100 * s, 106 * s, rpm, 1, 5 * time.Second, 0, 106 * s, false},
-		{"cost of many units", 0, 100 * s, 0, Rate{10_000, time.Minute}, 1_000, 0, 106 * s, 100 * s, true},
+		{"cost of many units", 0, 100 * s, 0, Rate{Limit: 10_000, Per: time.Minute}, 1_000, 0, 106 * s, 100 * s, true},
 		{"clock gone back: the wait grows", 103 * s, 90 * s, 0, rpm, 1, 20 * time.Second, 103*s + s/2, 103 * s, true},
 		{"clock gone back beyond maxWait: refused", 103 * s, 90 * s, 0, rpm, 1, 5 * time.Second, 103 * s, 103 * s, false},
-		{"TAT saturates, never wraps", math.MaxInt64 - 10, math.MaxInt64 - 10, 0, Rate{1, time.Hour}, 1, 0, math.MaxInt64, math.MaxInt64 - 10, true},
-		{"huge cost saturates", 0, 100 * s, 0, Rate{1, 24 * time.Hour}, 1_000_000_000, 0, math.MaxInt64, 100 * s, true},
+		{"TAT saturates, never wraps", math.MaxInt64 - 10, math.MaxInt64 - 10, 0, Rate{Limit: 1, Per: time.Hour}, 1, 0, math.MaxInt64, math.MaxInt64 - 10, true},
+		{"huge cost saturates", 0, 100 * s, 0, Rate{Limit: 1, Per: 24 * time.Hour}, 1_000_000_000, 0, math.MaxInt64, 100 * s, true},
 		{"maxWait near the end of time: no overflow", 0, math.MaxInt64 - 5, 0, rpm, 1, time.Duration(math.MaxInt64), math.MaxInt64, math.MaxInt64 - 5, true},
 		{"no limit: notBefore still holds", 7, 100 * s, 101 * s, Rate{}, 1, 0, 7, 101 * s, true},
 	}
@@ -82,7 +82,7 @@ func TestStep(t *testing.T) {
 // package's promise: at most Limit units start in any window of length Per
 // (Limit+1 when one starts on each closed end).
 func TestStepNeverOverLimit(t *testing.T) {
-	r := Rate{7, time.Second}
+	r := Rate{Limit: 7, Per: time.Second}
 	var tat, now int64 = 0, int64(time.Hour)
 	var starts []int64
 	seed := uint64(1)

@@ -22,8 +22,10 @@ type Store interface {
 
 	// Cancel gives back a reservation made at at for cost units, if it is
 	// still the bucket's last (TAT == at + r.Interval(cost): the TAT goes
-	// back to at). Otherwise it does nothing: the slot is lost, never
-	// handed out twice.
+	// back to at; in a bucket with a Burst, also TAT == at + τ +
+	// r.Interval(cost), a reservation that waited for the bucket: back to
+	// at + τ, τ the tolerance of Step). Otherwise it does nothing: the
+	// slot is lost, never handed out twice.
 	Cancel(key string, r Rate, at time.Time, cost int64) error
 
 	// Settle corrects the bucket by delta units of r, what a call used
@@ -41,6 +43,20 @@ type Store interface {
 
 	// Resume ends key's pause now, whatever it held: an operator's reset.
 	Resume(key string) error
+
+	// Learn keeps what a provider's answers tell of the pause key key's
+	// bucket: its rate is r (r.Limit units refilled per r.Per; the bucket
+	// holds r.Limit, whatever r.Burst says), and at least used units are
+	// out of it now: its TAT becomes at least now + used·r.Interval(1). A
+	// TAT in the future that was held out at another rate is first scaled
+	// to r (TAT − now times the ratio of the intervals), so that the
+	// units it holds out stay as many.
+	Learn(key string, r Rate, used int64) error
+
+	// Learned returns until when the pause key key holds calls (as
+	// PausedUntil) and the rate Learn last kept for it, with Burst =
+	// Limit; the zero Rate if none.
+	Learned(key string) (until time.Time, r Rate, err error)
 
 	// PausedUntil returns until when key is paused (a time in the past,
 	// or the zero Time, when it is not).
@@ -99,7 +115,7 @@ type Memory struct {
 	now       func() time.Time // if nil, time.Now; tests set it
 }
 
-type memRecord struct{ tat, paused int64 }
+type memRecord struct{ tat, paused, limit, per int64 }
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory { return &Memory{} }
@@ -173,6 +189,32 @@ func (m *Memory) Resume(key string) error {
 		rec.paused = 0
 	}
 	return nil
+}
+
+// Learn implements Store.
+func (m *Memory) Learn(key string, r Rate, used int64) error {
+	now := m.clock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.rec(key)
+	rec.tat = relearned(rec.tat, now, learnedRate(rec.limit, rec.per), r, used)
+	rec.limit, rec.per = r.Limit, int64(r.Per)
+	return nil
+}
+
+// Learned implements Store.
+func (m *Memory) Learned(key string) (time.Time, Rate, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.recs[key]
+	if rec == nil {
+		return time.Time{}, Rate{}, nil
+	}
+	var until time.Time
+	if rec.paused > 0 {
+		until = time.Unix(0, rec.paused)
+	}
+	return until, learnedRate(rec.limit, rec.per), nil
 }
 
 // PausedUntil implements Store.
@@ -260,12 +302,56 @@ func idle(tat, paused, now int64) bool {
 }
 
 // cancelled returns the TAT after cancelling a reservation at at of cost
-// units: at if the reservation is the bucket's last, else tat.
+// units: at if the reservation is the bucket's last, at + τ if it is the
+// last and waited for a bucket with a Burst (Step set the TAT to
+// at + τ + r.Interval(cost)), else tat.
 func cancelled(tat int64, r Rate, at, cost int64) int64 {
-	if r.IsZero() || tat != addSat(at, r.Interval(cost)) {
+	if r.IsZero() {
 		return tat
 	}
-	return at
+	iv := r.Interval(cost)
+	if tat == addSat(at, iv) {
+		return at
+	}
+	if tol := r.tolerance(cost); tol > 0 && tat == addSat(addSat(at, tol), iv) {
+		return addSat(at, tol)
+	}
+	return tat
+}
+
+// learnedRate returns the rate Learn kept as a limit and a period: a token
+// bucket holding limit units, or the zero Rate if none is kept.
+func learnedRate(limit, per int64) Rate {
+	r := Rate{Limit: limit, Per: time.Duration(per), Burst: limit}
+	if r.IsZero() {
+		return Rate{}
+	}
+	return r
+}
+
+// relearned is LearnStep.
+func relearned(tat, now int64, old, r Rate, used int64) int64 {
+	return LearnStep(tat, now, old, r, used)
+}
+
+// LearnStep is Store.Learn's step, pure: it returns a bucket's TAT after
+// a rate r with used units out is learned at now (Unix nanoseconds), the
+// bucket having held tat at the rate old. A tat in the future held out at
+// an old rate other than r is scaled to r (tat − now times the ratio of
+// their intervals, in float64, truncated), then raised to
+// now + r.Interval(used) if it is earlier; sums saturate at
+// math.MaxInt64. The package's redislimit runs the same step in Lua.
+func LearnStep(tat, now int64, old, r Rate, used int64) int64 {
+	if tat > now && !old.IsZero() && !r.IsZero() && (old.Limit != r.Limit || old.Per != r.Per) {
+		ratio := (float64(r.Per) / float64(r.Limit)) / (float64(old.Per) / float64(old.Limit))
+		d := float64(tat-now) * ratio
+		if d >= math.MaxInt64 {
+			tat = math.MaxInt64
+		} else {
+			tat = addSat(now, int64(d))
+		}
+	}
+	return max(tat, addSat(now, r.units(used)))
 }
 
 // settled returns the TAT after a settlement of delta units at now; see

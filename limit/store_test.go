@@ -83,7 +83,7 @@ func TestStores(t *testing.T) {
 				st = fileStore(t, t.TempDir(), clock)
 			}
 			t0 := clock.now()
-			r := Rate{120, time.Minute}
+			r := Rate{Limit: 120, Per: time.Minute}
 			at := func(d time.Duration) time.Time { return t0.Add(d) }
 			reserve := func(nb time.Time, wait time.Duration) (time.Duration, bool) {
 				t.Helper()
@@ -171,7 +171,7 @@ func TestStores(t *testing.T) {
 // and cancels make no system call.
 func TestFileReserveTakesNoLock(t *testing.T) {
 	f := fileStore(t, t.TempDir(), nil)
-	r := Rate{1_000_000, time.Second}
+	r := Rate{Limit: 1_000_000, Per: time.Second}
 	f.Reserve("k", r, 1, time.Time{}, time.Hour)
 	f.PausedUntil("pause:k") // a name with no file is looked up once
 	f.Close()                // the first reservation started a sweep
@@ -195,7 +195,7 @@ func TestFileTwoHandlesExact(t *testing.T) {
 	leaktest.Check(t)
 	dir := t.TempDir()
 	a, b := fileStore(t, dir, nil), fileStore(t, dir, nil)
-	r := Rate{1, time.Second} // far slower than the test: every slot queues behind the last
+	r := Rate{Limit: 1, Per: time.Second} // far slower than the test: every slot queues behind the last
 	var mu sync.Mutex
 	var ats []int64
 	var wg sync.WaitGroup
@@ -242,12 +242,12 @@ func TestSweepIdle(t *testing.T) {
 	dir := t.TempDir()
 	f := fileStore(t, dir, clock)
 	m := &Memory{now: clock.now}
-	r := Rate{60, time.Minute}
+	r := Rate{Limit: 60, Per: time.Minute}
 	for _, st := range []Store{f, m} {
 		for i := range 1000 {
 			st.Reserve("limit:k:client-"+itoa(i)+":requests", r, 1, time.Time{}, 0)
 		}
-		st.Reserve("busy", Rate{1, time.Hour}, 1, time.Time{}, 0) // TAT an hour away
+		st.Reserve("busy", Rate{Limit: 1, Per: time.Hour}, 1, time.Time{}, 0) // TAT an hour away
 		st.Pause("pause:openai/m", clock.now().Add(5*time.Minute))
 	}
 	f.Close()
@@ -285,7 +285,7 @@ func TestFileDamagedReadsEmpty(t *testing.T) {
 	clock := newClock()
 	dir := t.TempDir()
 	f := fileStore(t, dir, clock)
-	r := Rate{1, time.Minute}
+	r := Rate{Limit: 1, Per: time.Minute}
 	f.Reserve("limit:rpm:all:requests", r, 1, time.Time{}, 0)
 	f.Close()
 	names, _ := filepath.Glob(filepath.Join(dir, "*"+fileExt))
@@ -326,7 +326,7 @@ func slicesSort(s []int64) { slices.Sort(s) }
 func TestLimiterOnFileNoLeak(t *testing.T) {
 	leaktest.Check(t)
 	f := fileStore(t, t.TempDir(), nil)
-	l := &Limiter{Store: f, Limits: []Limit{{Name: "rps", Requests: Rate{1, time.Second}}}}
+	l := &Limiter{Store: f, Limits: []Limit{{Name: "rps", Requests: Rate{Limit: 1, Per: time.Second}}}}
 	bg := context.Background()
 	if _, _, err := l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute); err != nil {
 		t.Fatal(err)

@@ -45,8 +45,8 @@ end
 // after the later of its TAT and its pause.
 //
 // ARGV: limits (0|1), interval s n, notBefore s n, maxWait s n, now s n
-// ("" "" for Redis TIME), idle margin ms. It returns ok (0|1), at s n,
-// TAT s n.
+// ("" "" for Redis TIME), idle margin ms, tolerance s n (0 0 without a
+// Burst). It returns ok (0|1), at s n, TAT s n.
 var reserveScript = redis.NewScript(lib + `
 local key = KEYS[1]
 local limits = ARGV[1] == '1'
@@ -55,16 +55,19 @@ local bs, bn = tonumber(ARGV[4]), tonumber(ARGV[5])
 local ws, wn = tonumber(ARGV[6]), tonumber(ARGV[7])
 local ns, nn = clock(ARGV[8], ARGV[9])
 local margin = tonumber(ARGV[10])
+local tls, tln = tonumber(ARGV[11]), tonumber(ARGV[12])
 local ts, tn = load(key, 'ts', 'tn')
 if not limits then
   local as, an = later(ns, nn, bs, bn)
   return {1, as, an, ts, tn}
 end
-local as, an = later(ts, tn, ns, nn)
+local as, an = sub(ts, tn, tls, tln)
+as, an = later(as, an, ns, nn)
 as, an = later(as, an, bs, bn)
 local es, en = add(ns, nn, ws, wn)
 if less(es, en, as, an) then return {0, as, an, ts, tn} end
-ts, tn = add(as, an, is, inn)
+local ms, mn = later(ts, tn, as, an)
+ts, tn = add(ms, mn, is, inn)
 redis.call('HSET', key, 'ts', ts, 'tn', tn)
 local ps, pn = load(key, 'ps', 'pn')
 local xs, xn = later(ts, tn, ps, pn)
@@ -72,18 +75,66 @@ expire(key, xs, xn, margin)
 return {1, as, an, ts, tn}
 `)
 
-// cancel sets the TAT back to at when it is at + interval.
+// cancel sets the TAT back to at when it is at + interval, or to
+// at + tolerance when it is at + tolerance + interval and the tolerance is
+// not zero (limit's cancelled).
 //
-// ARGV: at s n, interval s n.
+// ARGV: at s n, interval s n, tolerance s n.
 var cancelScript = redis.NewScript(lib + `
 local key = KEYS[1]
 local ts, tn = load(key, 'ts', 'tn')
-local ws, wn = add(tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
-if ts == ws and tn == wn and redis.call('EXISTS', key) == 1 then
-  redis.call('HSET', key, 'ts', ARGV[1], 'tn', ARGV[2])
+local as, an = tonumber(ARGV[1]), tonumber(ARGV[2])
+local is, inn = tonumber(ARGV[3]), tonumber(ARGV[4])
+local tls, tln = tonumber(ARGV[5]), tonumber(ARGV[6])
+if redis.call('EXISTS', key) == 0 then return 0 end
+local ws, wn = add(as, an, is, inn)
+if ts == ws and tn == wn then
+  redis.call('HSET', key, 'ts', as, 'tn', an)
   return 1
 end
+if tls > 0 or tln > 0 then
+  local bs, bn = add(as, an, tls, tln)
+  ws, wn = add(bs, bn, is, inn)
+  if ts == ws and tn == wn then
+    redis.call('HSET', key, 'ts', bs, 'tn', bn)
+    return 1
+  end
+end
 return 0
+`)
+
+// learn is limit's relearned on a pause key's TAT and learned rate
+// (fields rl, the limit, and rp, the period in nanoseconds): a TAT in the
+// future held out at another rate is scaled to the new one (in doubles, as
+// relearned does in Go), then raised to now + the used units' intervals;
+// the rate is kept, and the key set to expire idleMargin after the later
+// of its TAT and its pause.
+//
+// ARGV: limit, period ns, used interval s n, now s n ("" "" for Redis
+// TIME), idle margin ms. It returns the TAT s n.
+var learnScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local L, P = tonumber(ARGV[1]), tonumber(ARGV[2])
+local us, un = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ns, nn = clock(ARGV[5], ARGV[6])
+local ts, tn = load(key, 'ts', 'tn')
+local ol, op = load(key, 'rl', 'rp')
+if ol > 0 and op > 0 and (ol ~= L or op ~= P) and less(ns, nn, ts, tn) then
+  local ds, dn = sub(ts, tn, ns, nn)
+  local d = math.floor((ds * G + dn) * ((P / L) / (op / ol)))
+  if d >= 9223372036854775807 then
+    ts, tn = MAXS, MAXN
+  else
+    local s = math.floor(d / G)
+    ts, tn = add(ns, nn, s, d - s * G)
+  end
+end
+ts, tn = later(ts, tn, add(ns, nn, us, un))
+redis.call('HSET', key, 'ts', ts, 'tn', tn, 'rl', ARGV[1], 'rp', ARGV[2])
+local ps, pn = load(key, 'ps', 'pn')
+local xs, xn = later(ts, tn, ps, pn)
+expire(key, xs, xn, tonumber(ARGV[7]))
+return {ts, tn}
 `)
 
 // settle moves the TAT later by an interval (ARGV[1] '+') or earlier

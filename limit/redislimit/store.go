@@ -4,6 +4,11 @@
 // the order Redis runs them. A key expires a minute after the later of its
 // TAT and its pause: idle buckets and pauses sweep themselves.
 //
+// A pause key's hash holds its pause (ps, pn), the TAT of the bucket
+// learned from the provider's answers (ts, tn) and that bucket's rate (rl,
+// the limit; rp, the period in nanoseconds): one run of the learn script
+// keeps what an answer tells, one HMGET reads the pause and the rate.
+//
 // A concurrency key is a sorted set of leases, one per call in flight:
 // member a unique id, score when the lease expires (Redis time in ms). One
 // script drops the expired leases, counts the others and adds the call's
@@ -109,7 +114,8 @@ func (s *Store) step(key string, r limit.Rate, cost, notBefore, maxWait int64) (
 	bs, bn := parts(max(notBefore, 0))
 	ws, wn := parts(maxWait)
 	ns, nn := s.clock()
-	v, err := s.run(reserveScript, key, limits, is, in, bs, bn, ws, wn, ns, nn, idleMarginMS).Int64Slice()
+	tls, tln := parts(tolerance(r, cost))
+	v, err := s.run(reserveScript, key, limits, is, in, bs, bn, ws, wn, ns, nn, idleMarginMS, tls, tln).Int64Slice()
 	if err != nil {
 		return false, 0, 0, err
 	}
@@ -126,7 +132,82 @@ func (s *Store) Cancel(key string, r limit.Rate, at time.Time, cost int64) error
 	}
 	as, an := parts(at.UnixNano())
 	is, in := parts(r.Interval(cost))
-	return s.run(cancelScript, key, as, an, is, in).Err()
+	tls, tln := parts(tolerance(r, cost))
+	return s.run(cancelScript, key, as, an, is, in, tls, tln).Err()
+}
+
+// tolerance is limit's tolerance of a bucket of r for cost units:
+// r.Burst·r.Interval(1) − r.Interval(cost), 0 without a Burst.
+func tolerance(r limit.Rate, cost int64) int64 {
+	if r.Burst <= 0 {
+		return 0
+	}
+	return max(units(r, r.Burst)-r.Interval(cost), 0)
+}
+
+// units is limit's n·r.Interval(1), saturated at math.MaxInt64.
+func units(r limit.Rate, n int64) int64 {
+	iv := r.Interval(1)
+	if n <= 0 || iv <= 0 {
+		return 0
+	}
+	if n > math.MaxInt64/iv {
+		return math.MaxInt64
+	}
+	return n * iv
+}
+
+// Learn implements limit.Store: one run of the learn script.
+func (s *Store) Learn(key string, r limit.Rate, used int64) error {
+	if r.IsZero() {
+		return nil
+	}
+	_, err := s.learn(key, r, used)
+	return err
+}
+
+// learn runs the learn script and returns the TAT it left.
+func (s *Store) learn(key string, r limit.Rate, used int64) (int64, error) {
+	us, un := parts(units(r, used))
+	ns, nn := s.clock()
+	v, err := s.run(learnScript, key, r.Limit, int64(r.Per), us, un, ns, nn, idleMarginMS).Int64Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 2 {
+		return 0, errors.New("limit: redislimit: the learn script answered badly")
+	}
+	return join(v[0], v[1]), nil
+}
+
+// Learned implements limit.Store: one HMGET of the pause and the rate.
+func (s *Store) Learned(key string) (time.Time, limit.Rate, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	v, err := s.client.HMGet(ctx, s.prefix+key, "ps", "pn", "rl", "rp").Result()
+	if err != nil || len(v) != 4 {
+		return time.Time{}, limit.Rate{}, err
+	}
+	var f [4]int64
+	for i, x := range v {
+		if x == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(fmt.Sprint(x), 10, 64)
+		if err != nil {
+			return time.Time{}, limit.Rate{}, fmt.Errorf("limit: redislimit: key %s holds %v: not a pause and a rate", key, v)
+		}
+		f[i] = n
+	}
+	var until time.Time
+	if t := join(f[0], f[1]); t > 0 {
+		until = time.Unix(0, t)
+	}
+	r := limit.Rate{Limit: f[2], Per: time.Duration(f[3]), Burst: f[2]}
+	if r.IsZero() {
+		r = limit.Rate{}
+	}
+	return until, r, nil
 }
 
 // Settle implements limit.Store.

@@ -2,6 +2,7 @@ package redislimit
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -55,6 +56,12 @@ func TestScriptMatchesStep(t *testing.T) {
 		{math.MaxInt64 - 1, math.MaxInt64 - 1, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, 0},
 		{0, math.MaxInt64 - 5, 0, limit.Rate{Limit: 1, Per: time.Second}, 1, math.MaxInt64},
 		{0, 1_700_000_000 * sec, 0, limit.Rate{Limit: 1, Per: 24 * time.Hour}, 1_000_000_000, 0},
+		// token buckets: full, just empty, waiting for the next unit, a TAT never set
+		{1_700_000_000 * sec, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 0},
+		{1_700_000_060 * sec, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, sec},
+		{1_700_000_060*sec + 1, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 500_000_000},
+		{0, 1_700_000_000 * sec, 0, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 0},
+		{1_700_000_030 * sec, 1_700_000_000 * sec, 1_700_000_001 * sec, limit.Rate{Limit: 120, Per: time.Minute, Burst: 120}, 1, 2 * sec},
 	}
 	const cases = 3000
 	for i := range cases + len(edges) {
@@ -63,6 +70,9 @@ func TestScriptMatchesStep(t *testing.T) {
 			in.nb = 0
 		}
 		in.r = limit.Rate{Limit: rng.Int64N(1_000_001), Per: time.Duration(rng.Int64N(int64(24*time.Hour) + 1))}
+		if rng.IntN(3) == 0 { // a token bucket (a learned limit's)
+			in.r.Burst = rng.Int64N(2*in.r.Limit + 1)
+		}
 		if rng.IntN(10) == 0 {
 			in.r = limit.Rate{}
 		}
@@ -202,24 +212,103 @@ func TestExactAcrossClients(t *testing.T) {
 	}
 }
 
-// TestLimiterOnRedis: the Limiter on this Store admits 3 calls at 10 a
-// second 100 ms apart (generous bounds: a real clock and socket).
+// TestLimiterOnRedis: the Limiter on this Store, 2 calls a second, on a
+// real clock and socket. Whatever the scheduler does on a busy box: the
+// slots Redis hands out are at least an interval (500 ms) apart, never
+// sooner (exactly one apart when the calls queue); no call returns before
+// its slot; each waits less than a second more than its interval; and a
+// call that may not wait is refused while the next slot is ahead, or
+// admitted no sooner than it.
 func TestLimiterOnRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	l := &limit.Limiter{Store: newStore(t, srv), Limits: []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 10, Per: time.Second}}}}
-	var waits []time.Duration
-	for range 3 {
-		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+	st := newStore(t, srv)
+	const key = "limit:rps:openai:requests"
+	const iv = 500 * time.Millisecond
+	l := &limit.Limiter{Store: st, Limits: []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 2, Per: time.Second}}}}
+	var slots []time.Time
+	for i := range 3 {
+		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 5*time.Second)
+		back := time.Now()
 		if err != nil {
 			t.Fatal(err)
 		}
-		waits = append(waits, w)
+		free, err := st.FreeAt(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot := free.Add(-iv)
+		if i > 0 && slot.Sub(slots[i-1]) < iv {
+			t.Fatalf("slot %d is %v after the one before, want at least %v", i, slot.Sub(slots[i-1]), iv)
+		}
+		if back.Before(slot.Add(-5 * time.Millisecond)) { // Redis's clock is this host's
+			t.Fatalf("call %d returned %v before its slot", i, slot.Sub(back))
+		}
+		if w > iv+time.Second {
+			t.Fatalf("call %d waited %v, want at most its interval and a second", i, w)
+		}
+		slots = append(slots, slot)
 	}
-	if waits[0] > 50*time.Millisecond || waits[1] < 50*time.Millisecond || waits[1] > 150*time.Millisecond || waits[2] < 50*time.Millisecond || waits[2] > 150*time.Millisecond {
-		t.Fatalf("waits %v, want about 0, 100ms, 100ms", waits)
+	free, _ := st.FreeAt(key)
+	_, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
+	var e *limit.Error
+	switch {
+	case err == nil && time.Now().Before(free.Add(-5*time.Millisecond)):
+		t.Fatalf("a call that may not wait was admitted %v before the next slot", free.Sub(time.Now()))
+	case err != nil && (!errors.As(err, &e) || e.Key != key):
+		t.Fatalf("a call that may not wait: %v, want refused by %s", err, key)
 	}
-	if _, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0); err == nil {
-		// the next slot is ~100 ms away: refused with no wait allowed
-		t.Fatal("a call that may not wait was admitted while the bucket is busy")
+}
+
+// TestLearnScriptMatchesGo: the learn script against limit.LearnStep,
+// and reservations and cancels in a learned bucket against limit.Step and
+// the cancel rule, over random rates, uses and clocks: the same TAT and
+// rate in Redis as in Go after every step.
+func TestLearnScriptMatchesGo(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv)
+	t0 := time.Now().Add(time.Hour).Truncate(time.Second)
+	now := t0
+	s.now = func() time.Time { return now }
+	rng := rand.New(rand.NewPCG(3, 4))
+	const key = "pause:openai/m"
+	var tat int64
+	var rate limit.Rate
+	for i := range 600 {
+		now = now.Add(time.Duration(rng.Int64N(int64(2 * time.Second))))
+		n := now.UnixNano()
+		if rng.IntN(3) == 0 && !rate.IsZero() { // a reservation in the learned bucket, a quarter of them cancelled
+			at, ok, err := s.Reserve(key, rate, 1, time.Time{}, time.Minute)
+			wantTAT, wantAt, wantOK := limit.Step(tat, n, 0, rate, 1, time.Minute)
+			if err != nil || ok != wantOK || at.UnixNano() != wantAt {
+				t.Fatalf("step %d: reserve in Redis at %v %v (%v), in Go at %v %v", i, at.Sub(t0), ok, err, time.Unix(0, wantAt).Sub(t0), wantOK)
+			}
+			if ok {
+				tat = wantTAT
+			}
+			if ok && rng.IntN(4) == 0 {
+				s.Cancel(key, rate, at, 1)
+				iv := rate.Interval(1)
+				tol := rate.Burst*iv - iv
+				switch tat {
+				case wantAt + iv:
+					tat = wantAt
+				case wantAt + tol + iv:
+					tat = wantAt + tol
+				}
+			}
+		} else { // an answer with a window
+			size := 1 + rng.Int64N(500)
+			r := limit.Rate{Limit: size, Per: time.Duration(1 + rng.Int64N(int64(2*time.Minute))), Burst: size}
+			used := rng.Int64N(size + 1)
+			if err := s.Learn(key, r, used); err != nil {
+				t.Fatal(err)
+			}
+			tat, rate = limit.LearnStep(tat, n, rate, r, used), r
+		}
+		got, err := s.FreeAt(key)
+		_, r, err2 := s.Learned(key)
+		if err != nil || err2 != nil || got.UnixNano() != tat || r != rate {
+			t.Fatalf("step %d: Redis TAT %v rate %+v (%v %v), Go TAT %v rate %+v", i, got.Sub(t0), r, err, err2, time.Unix(0, tat).Sub(t0), rate)
+		}
 	}
 }
