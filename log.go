@@ -47,6 +47,11 @@ type Attempt struct {
 	CostUSD           float64   `json:"cost_usd,omitempty"`
 	Stream            bool      `json:"stream"`
 
+	// ReplayOf is, on the line of a call answered from a kept answer
+	// (outcome replayed), the request id of the call that answered first;
+	// omitted on other lines.
+	ReplayOf string `json:"replay_of,omitempty"`
+
 	// Refused is, on the line of a refused call, how many refused calls
 	// that line stands for (see above); 0, and omitted, on other lines.
 	Refused int `json:"refused,omitempty"`
@@ -82,6 +87,10 @@ const (
 	OutcomeBudgetExhausted Outcome = "budget_exhausted"
 	OutcomeClientCancel    Outcome = "client_cancel"
 	OutcomeStreamStalled   Outcome = "stream_stalled"
+
+	// OutcomeReplayed is a call answered from the answer kept for its
+	// Idempotency-Key: no upstream attempt, no cost.
+	OutcomeReplayed Outcome = "replayed"
 )
 
 // AttemptLog writes attempts as JSON lines. Each line reaches the writer in
@@ -221,6 +230,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	if a.Refused != 0 {
 		dst = append(dst, `,"refused":`...)
 		dst = strconv.AppendInt(dst, int64(a.Refused), 10)
+	}
+	if a.ReplayOf != "" {
+		dst = append(dst, `,"replay_of":`...)
+		dst = appendString(dst, a.ReplayOf)
 	}
 	if len(a.RefusedIDs) > 0 {
 		dst = append(dst, `,"refused_ids":[`...)

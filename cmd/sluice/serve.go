@@ -93,7 +93,7 @@ func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*ser
 		return nil, err
 	}
 	gw, err := gateway.New(cfg, gateway.Options{Store: stores.breakers, Ledger: stores.ledger, Limits: stores.limits,
-		AttemptLog: logw, Logger: logger})
+		Answers: stores.answers, AttemptLog: logw, Logger: logger})
 	if err != nil {
 		logw.Close()
 		stores.Close()

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/breaker/filestore"
 	"github.com/sluice-llm/sluice/breaker/redisstore"
+	"github.com/sluice-llm/sluice/idempotency"
+	idemredis "github.com/sluice-llm/sluice/idempotency/redisstore"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/limit/redislimit"
@@ -26,7 +30,8 @@ type stores struct {
 	breakers breaker.Store
 	ledger   spend.Ledger
 	limits   limit.Store
-	closers  []io.Closer // released in order by Close
+	answers  idempotency.Store // kept per Idempotency-Key
+	closers  []io.Closer       // released in order by Close
 }
 
 // Close releases the stores.
@@ -43,7 +48,8 @@ func (s *stores) Close() error {
 func openStore(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 	switch cfg.State.Backend {
 	case config.BackendMemory:
-		return &stores{breakers: breaker.NewMemory(), ledger: spend.NewLedger(state.NewMemory()), limits: limit.NewMemory()}, nil
+		return &stores{breakers: breaker.NewMemory(), ledger: spend.NewLedger(state.NewMemory()), limits: limit.NewMemory(),
+			answers: &idempotency.Memory{MaxAnswer: cfg.Idempotency.MaxAnswer, MaxBytes: cfg.Idempotency.MaxBytes}}, nil
 	case config.BackendRedis:
 		redis.SetLogger(redisLog{logger})
 		st, err := redisstore.New(redisstore.Options{URL: cfg.State.URL, Logger: logger})
@@ -55,8 +61,9 @@ func openStore(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 			st.Close()
 			return nil, fmt.Errorf("state.url: %v", err)
 		}
+		answers := idemredis.New(st.Client(), idemredis.Options{MaxAnswer: cfg.Idempotency.MaxAnswer})
 		return &stores{breakers: st, ledger: redisledger.New(st.Client(), redisledger.Options{}), limits: limits,
-			closers: []io.Closer{st}}, nil
+			answers: answers, closers: []io.Closer{st}}, nil
 	}
 	dir, err := cfg.StateDir()
 	if err != nil {
@@ -76,7 +83,20 @@ func openStore(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 		st.Close()
 		return nil, fmt.Errorf("state.dir: %v", err)
 	}
-	return &stores{breakers: st, ledger: ledger, limits: limits, closers: []io.Closer{limits, st}}, nil
+	answers, err := idempotency.OpenFile(filepath.Join(dir, "answers"),
+		idempotency.FileOptions{MaxAnswer: cfg.Idempotency.MaxAnswer, MaxBytes: cfg.Idempotency.MaxBytes})
+	if err != nil {
+		limits.Close()
+		st.Close()
+		return nil, fmt.Errorf("state.dir: %v", err)
+	}
+	sweeper := sweepEvery(time.Minute, func(now time.Time) {
+		if _, err := answers.Sweep(now); err != nil {
+			logger.Warn("sweeping the kept answers failed", "dir", filepath.Join(dir, "answers"), "err", err)
+		}
+	})
+	return &stores{breakers: st, ledger: ledger, limits: limits, answers: answers,
+		closers: []io.Closer{sweeper, answers, limits, st}}, nil
 }
 
 // redisLog sends go-redis's own messages (dial failures during an outage,
@@ -85,4 +105,36 @@ type redisLog struct{ logger *slog.Logger }
 
 func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 	l.logger.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
+// sweeper runs a sweep periodically until closed.
+type sweeper struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// sweepEvery runs sweep every d (the first after d) until Close.
+func sweepEvery(d time.Duration, sweep func(now time.Time)) *sweeper {
+	s := &sweeper{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				sweep(now)
+			case <-s.stop:
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// Close stops the sweeps, waiting for one under way.
+func (s *sweeper) Close() error {
+	close(s.stop)
+	<-s.done
+	return nil
 }

@@ -71,6 +71,10 @@ type Config struct {
 
 	// Tracing says where OpenTelemetry traces go (tracing.go).
 	Tracing Tracing
+
+	// Idempotency says how answers are kept per Idempotency-Key
+	// (idempotency.go).
+	Idempotency Idempotency
 }
 
 // State says where shared state (breakers, budgets) lives.
@@ -242,11 +246,12 @@ func Default() *Config {
 			"interactive": sluice.Interactive(),
 			"nightly":     sluice.Nightly(),
 		},
-		Budgets: []spend.Budget{},
-		Rates:   []limit.Limit{},
-		Prices:  map[string]spend.Price{},
-		Limits:  Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
-		Tracing: Tracing{SampleRatio: 1},
+		Budgets:     []spend.Budget{},
+		Rates:       []limit.Limit{},
+		Prices:      map[string]spend.Price{},
+		Limits:      Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
+		Tracing:     Tracing{SampleRatio: 1},
+		Idempotency: defaultIdempotency(),
 	}
 	c.Drain, _ = c.LongestTotal()
 	return c

@@ -80,6 +80,13 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 			"max_header_bytes":    size(&c.Limits.MaxHeaderBytes),
 			"rates":               d.rates(c),
 		}),
+		"idempotency": d.section(map[string]field{
+			"enabled":              boolean(&c.Idempotency.Enabled),
+			"ttl":                  duration(&c.Idempotency.TTL),
+			"max_answer":           size(&c.Idempotency.MaxAnswer),
+			"max_bytes":            size(&c.Idempotency.MaxBytes),
+			"finish_on_disconnect": boolean(&c.Idempotency.FinishOnDisconnect),
+		}),
 		"tracing": d.section(map[string]field{
 			"enabled":      boolean(&c.Tracing.Enabled),
 			"endpoint":     str(&c.Tracing.Endpoint),

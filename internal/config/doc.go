@@ -70,6 +70,13 @@
 //	                            provider (default), model, key (each client) or all; a call over
 //	                            a limit waits for its slot (at most its policy's max_queue), then
 //	                            gets 429 rate_limited
+//	idempotency.enabled         [true] keep each answer to a request with an Idempotency-Key
+//	                            and replay it to a duplicate (same route, caller, key, body)
+//	idempotency.ttl             [24h] how long an answer is kept
+//	idempotency.max_answer      [8MiB] a larger answer is relayed, not kept
+//	idempotency.max_bytes       [512MiB] kept answers together; the oldest go first
+//	idempotency.finish_on_disconnect [true] a call with a key whose client leaves is
+//	                            finished (within total) and its answer kept
 //	tracing.enabled             [false] OpenTelemetry traces: a span per call, continuing the
 //	                            caller's W3C traceparent, a child span per upstream attempt,
 //	                            whose traceparent goes upstream; exported over OTLP/HTTP

@@ -22,7 +22,7 @@ func (c *Config) Validate() error {
 	checks := []func() error{
 		c.checkListen, c.checkState, c.checkAuth, c.checkProviders,
 		c.checkPolicies, c.checkRoutes, c.checkBudgets, c.checkRates, c.checkPrices,
-		c.checkLimits, c.checkInjectedKeys, c.checkTracing,
+		c.checkLimits, c.checkInjectedKeys, c.checkTracing, c.checkIdempotency,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

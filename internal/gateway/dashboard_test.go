@@ -250,6 +250,7 @@ func driveEveryMetric(t *testing.T) scrape {
 		c.Policies["interactive"] = interactive
 		c.Prices = map[string]spend.Price{"gpt-4o-mini*": {Output: 20000}, "claude-haiku-4-5": {Output: 1000}}
 		c.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 1000, Period: "day", Scope: "all"}}
+		c.Idempotency.MaxAnswer = 1000 // a chat answer fits, a stream does not
 	}, Options{Store: degradedStore{breaker.NewMemory()}})
 	e.up.Provider.KeyScripts = map[string]string{poolKeyA: "429:retry-after=30"}
 
@@ -294,6 +295,19 @@ func driveEveryMetric(t *testing.T) scrape {
 	if e.up.Calls() != 11 || flaky.Calls() != 1 || backup.Calls() != 2 {
 		t.Errorf("upstream calls: main %d, flaky %d, backup %d; want 11, 1, 2", e.up.Calls(), flaky.Calls(), backup.Calls())
 	}
+	// Idempotency-Key: an answer kept and replayed, the key reused for
+	// another body (422), and a stream over max_answer, relayed, not kept.
+	for _, want := range []int{200, 200} {
+		if s := call("/openai/v1/chat/completions", cappedBody, "Idempotency-Key", "metrics-1"); s != want {
+			t.Fatalf("call with a key: %d, want %d", s, want)
+		}
+	}
+	if s := call("/openai/v1/chat/completions", chatBody, "Idempotency-Key", "metrics-1"); s != 422 {
+		t.Fatalf("key reused: %d, want 422", s)
+	}
+	if s := call("/openai/v1/chat/completions", chatStream, "Idempotency-Key", "metrics-2"); s != 200 {
+		t.Fatalf("stream with a key: %d, want 200", s)
+	}
 	resp := e.do("GET", "/metrics", "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %d", resp.StatusCode)
@@ -318,8 +332,8 @@ func TestDashboardMetricsExported(t *testing.T) {
 		`sluice_ratelimit_refused_total{provider="anthropic"}`:                      1,
 		`sluice_ratelimit_queued`:                                                   0,
 		`sluice_state_store_degraded`:                                               1,
-		`sluice_budget_spent_usd{budget="daily"}`:                                   0.91, // 9 × $0.10 + 2 × $0.005
-		`sluice_budget_remaining_usd{budget="daily"}`:                               999.09,
+		`sluice_budget_spent_usd{budget="daily"}`:                                   1.11, // 11 × $0.10 (two with an Idempotency-Key; its replay is free) + 2 × $0.005
+		`sluice_budget_remaining_usd{budget="daily"}`:                               998.89,
 		`sluice_spend_usd_total{model="gpt-4o-mini-backup",provider="backup"}`:      0.2,
 	} {
 		if got, ok := s.values[series]; !ok || math.Abs(got-want) > 1e-9 {

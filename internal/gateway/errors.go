@@ -12,20 +12,22 @@ import (
 
 // The type/code of the errors the gateway answers itself.
 const (
-	codeTimeout          = "timeout"              // 504
-	codeProviderDown     = "provider_down"        // 503, breaker open
-	codeUnreachable      = "upstream_unreachable" // 502
-	codeBudgetExhausted  = "budget_exhausted"     // 429
-	codeTooLarge         = "request_too_large"    // 413
-	codeUnauthorized     = "unauthorized"         // 401
-	codeBadRequest       = "invalid_request"      // 400
-	codeNotFound         = "not_found"            // 404
-	codeStreamStalled    = "stream_stalled"       // in a stream
-	codeStreamCut        = "stream_cut"           // in a stream
-	codeShuttingDown     = "shutting_down"        // in a stream, at the end of the drain
-	codeMethodNotAllowed = "method_not_allowed"   // 405
-	codeUnpricedModel    = "unpriced_model"       // 400, no price under a budget
-	codeStateUnavailable = "state_unavailable"    // 503, admin endpoints: the state store failed
+	codeTimeout          = "timeout"                 // 504
+	codeProviderDown     = "provider_down"           // 503, breaker open
+	codeUnreachable      = "upstream_unreachable"    // 502
+	codeBudgetExhausted  = "budget_exhausted"        // 429
+	codeTooLarge         = "request_too_large"       // 413
+	codeUnauthorized     = "unauthorized"            // 401
+	codeBadRequest       = "invalid_request"         // 400
+	codeNotFound         = "not_found"               // 404
+	codeStreamStalled    = "stream_stalled"          // in a stream
+	codeStreamCut        = "stream_cut"              // in a stream
+	codeShuttingDown     = "shutting_down"           // in a stream, at the end of the drain
+	codeMethodNotAllowed = "method_not_allowed"      // 405
+	codeUnpricedModel    = "unpriced_model"          // 400, no price under a budget
+	codeStateUnavailable = "state_unavailable"       // 503, admin endpoints: the state store failed
+	codeKeyInProgress    = "idempotency_in_progress" // 409, a call with the same Idempotency-Key is in flight
+	codeKeyReused        = "idempotency_key_reused"  // 422, the Idempotency-Key came with another request
 )
 
 // errorBody returns a gateway error in the dialect's error shape. Codes

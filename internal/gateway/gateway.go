@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
@@ -53,6 +54,12 @@ type Options struct {
 	// for; give the one kept beside Store, so that processes sharing
 	// breakers share limits too. If nil, a store in memory.
 	Limits limit.Store
+
+	// Answers keeps the answers to requests with an Idempotency-Key; give
+	// the one kept beside Store (idempotency.File, redisstore.Store), so
+	// that processes sharing breakers replay each other's answers. If nil,
+	// a store in memory.
+	Answers idempotency.Store
 
 	// Getenv reads the environment (injected keys, the admin token).
 	// If nil, os.Getenv.
@@ -101,6 +108,7 @@ type shared struct {
 	logger  *slog.Logger
 	events  *operatorEvents // operator events on logger (events.go)
 	metrics *metrics
+	answers *answers // kept per Idempotency-Key (remember.go)
 	// history is the status page's last hour (history.go).
 	history *history
 	// limitMetrics count the rate limiter's waits and refusals.
@@ -179,6 +187,11 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh.events = newEvents(sh.logger, sh.store)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = newHistory()
+	answerStore := opt.Answers
+	if answerStore == nil {
+		answerStore = &idempotency.Memory{}
+	}
+	sh.answers = newAnswers(answerStore, sh.metrics.registry)
 	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() *limit.Limiter {
 		if g := sh.current.Load(); g != nil {
 			return g.limiter

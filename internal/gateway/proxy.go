@@ -115,6 +115,15 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if tc != nil {
 		tc.setModel(fields.Model)
 	}
+	var rm *remembered
+	if keys := r.Header["Idempotency-Key"]; len(keys) > 0 && g.cfg.Idempotency.Enabled {
+		var done bool
+		pol := rt.transports[policy].Policy
+		if rm, done = g.remember(w, r, rt, &pol, rest, keys[0], token, body, id); done {
+			return
+		}
+		defer rm.end()
+	}
 	hideUsage := g.spend != nil && strings.HasSuffix(rest, "/chat/completions") &&
 		fields.Stream && !fields.StreamOptions && streamUsageOK(kind, r.URL.Query())
 	if hideUsage {
@@ -123,7 +132,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx := r.Context()
+	ctx := g.callContext(r, rm)
 	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
 		id := clientID(token)
 		if g.spendByKey {
@@ -144,7 +153,13 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		g.answerError(w, r, kind, id, err)
 		return
 	}
-	g.relay(w, resp, kind, hideUsage)
+	if rm == nil {
+		g.relay(w, resp, kind, hideUsage, nil)
+		return
+	}
+	c := &capture{max: g.cfg.Idempotency.MaxAnswer, finish: g.cfg.Idempotency.FinishOnDisconnect}
+	g.relay(w, resp, kind, hideUsage, c)
+	rm.keep(resp, c, id)
 }
 
 // clientToken returns the client's token: Sluice-Key, else the API key
@@ -351,7 +366,11 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // With hideUsage, the usage chunk the gateway asked for is left out.
 // Every injected key is scrubbed from the headers and the body, streams
 // included; the body's length then changes, so Content-Length is dropped.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool) {
+//
+// With c (a call under an Idempotency-Key), what the client gets is
+// captured in c to be kept; with c.finish, a client that leaves does not
+// end the relay: the answer is read to its end all the same.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool, c *capture) {
 	defer resp.Body.Close()
 	h := w.Header()
 	removeHopHeaders(resp.Header)
@@ -366,6 +385,10 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 		h.Del("Content-Length")
 	}
 	w.WriteHeader(resp.StatusCode)
+	if c != nil {
+		c.stream = stream
+	}
+	clientGone := false
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -394,22 +417,35 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 		if scrub != nil {
 			out = scrub.scrub(out, err != nil)
 		}
-		if len(out) > 0 {
+		if len(out) > 0 && c != nil {
+			c.add(out)
+		}
+		switch {
+		case len(out) > 0 && !clientGone:
 			if _, werr := w.Write(out); werr != nil {
-				return // the client left; closing the body cancels upstream
+				if c == nil || !c.finish {
+					return // the client left; closing the body cancels upstream
+				}
+				clientGone = true // read on: the answer is kept for its retry
 			}
-			if stream {
+			if stream && !clientGone {
 				relayed.Feed(out, func(sse.Event) bool { return true })
 				rc.Flush()
 			}
-		} else if !headersOut {
+		case len(out) == 0 && !headersOut && !clientGone:
 			rc.Flush()
 		}
 		headersOut = true
 		if err == io.EOF {
+			if c != nil {
+				c.whole = true
+			}
 			return
 		}
 		if err != nil {
+			if clientGone {
+				return
+			}
 			if !stream {
 				panic(http.ErrAbortHandler) // cut the connection: no clean end
 			}
