@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/storm.sh — the 429 storm (issue 24, item 10): 50 agents in closed
+# bench/storm.sh — the 429 storm: 50 agents in closed
 # loops over two `sluice serve` gateways on one state directory, in front
 # of a fake OpenAI provider whose request limit is a token bucket of 120 a
 # minute refilled continuously (one request every 500 ms), sending

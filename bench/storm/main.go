@@ -1,4 +1,4 @@
-// Command storm is the 429 storm of issue 24, item 10: agents in closed
+// Command storm is the 429 storm: agents in closed
 // loops over two `sluice serve` gateways sharing one state directory, in
 // front of a fake OpenAI provider whose request limit is a token bucket
 // refilling continuously (fake.Provider.TokenBucket: 120 a minute, one
