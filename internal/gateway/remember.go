@@ -16,9 +16,13 @@ import (
 	"github.com/sluice-llm/sluice/idempotency"
 )
 
-// markMargin is what a call's in-flight mark outlives its policy's total
-// by: the relay of its last bytes and the keeping of its answer.
-const markMargin = 10 * time.Second
+// leaseFor is how long a call's in-flight mark lasts: its policy's total,
+// plus as much again (at most 10 s) for the relay of its last bytes and
+// the keeping of its answer. A mark whose holder was killed is taken by
+// the next duplicate once it has passed.
+func leaseFor(total time.Duration) time.Duration {
+	return total + min(total, 10*time.Second)
+}
 
 // answers is the gateway's side of Idempotency-Key: the store of kept
 // answers and what it counts.
@@ -94,7 +98,7 @@ func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, po
 	a := g.answers
 	sid := idempotency.Key{Scope: rt.prefix, Caller: callerOf(token), Value: key}.ID()
 	fp := idempotency.Fingerprint(r.Method, rest, r.URL.Query(), body)
-	lease := pol.Timeout.Total + markMargin
+	lease := leaseFor(pol.Timeout.Total)
 	res, err := a.store.Begin(sid, fp, lease, time.Now())
 	if err == nil && res.Verdict == idempotency.InFlight {
 		res, err = idempotency.Wait(r.Context(), a.store, sid, fp, lease, pol.Timeout.Total)
