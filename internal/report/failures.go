@@ -73,7 +73,7 @@ type ProviderIncident struct {
 // the caller cancelled: a caller leaving is not a failure (failedCall).
 func reason(l *Line) string {
 	switch {
-	case l.Outcome == sluice.OutcomeOK || l.Outcome == sluice.OutcomeClientCancel:
+	case l.Outcome == sluice.OutcomeOK || l.Outcome == sluice.OutcomeClientCancel || l.Outcome == sluice.OutcomeReplayed:
 		return ""
 	case l.Error != "":
 		return l.Error
@@ -88,8 +88,11 @@ func reason(l *Line) string {
 }
 
 // failedCall reports whether a call that ended on l failed, as the caller
-// saw it: neither ok nor the caller's own cancellation.
-func failedCall(l *Line) bool { return l.Outcome != "ok" && l.Outcome != "client_cancel" }
+// saw it: neither ok, nor replayed from a kept answer, nor the caller's
+// own cancellation.
+func failedCall(l *Line) bool {
+	return l.Outcome != sluice.OutcomeOK && l.Outcome != sluice.OutcomeClientCancel && l.Outcome != sluice.OutcomeReplayed
+}
 
 type classAt struct{ class, provider string }
 

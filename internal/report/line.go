@@ -45,13 +45,16 @@ type Line struct {
 	UpstreamRequestID string         `json:"upstream_request_id,omitempty"`
 	CostUSD           float64        `json:"cost_usd,omitempty"`
 	Stream            bool           `json:"stream"`
+	// ReplayOf is, on a call answered from a kept answer (outcome
+	// replayed), the request id of the call that answered first.
+	ReplayOf string `json:"replay_of,omitempty"`
 
 	// Refused is, on a refusal line, how many refused calls the line
 	// stands for: the log folds the refusals of one breaker, budget or
 	// rate limit into at most one line a second. 0 on other lines.
 	Refused int `json:"refused,omitempty"`
 	// RefusedIDs are the request ids of the calls a refusal line stands
-	// for, in order; the line's own request_id is the first. Lines written
+	// for, in order; the line's own request_id is the last. Lines written
 	// before the log listed them have Refused without RefusedIDs.
 	RefusedIDs []string `json:"refused_ids,omitempty"`
 }

@@ -31,6 +31,9 @@ type Summary struct {
 	// AttemptsPerCall is how many attempts each call made, refused ones
 	// included.
 	AttemptsPerCall PerCall `json:"attempts_per_call"`
+	// Replays counts the calls answered from a kept answer
+	// (Idempotency-Key), and the dollars they did not spend.
+	Replays Replays `json:"replays"`
 	// Incident says which calls failed, since when, at which provider.
 	Incident Incident `json:"incident"`
 	// Failures counts failed attempts and calls by reason and provider,
@@ -155,6 +158,7 @@ func Summarize(lines []Line) Summary {
 	s.Keys, s.KeysLeftOut = keys(sorted)
 	s.Openings = openings(sorted)
 	s.SpendUSD, s.Spend = spend(sorted)
+	s.Replays = replays(sorted)
 	s.RateLimited = rateLimited(sorted)
 	s.OverTime = timeline(sorted)
 	return s

@@ -227,6 +227,13 @@ func writeOpenings(b *bytes.Buffer, s *Summary) {
 
 func writeSpend(b *bytes.Buffer, s *Summary) {
 	fmt.Fprintf(b, "\nSPEND: %s USD\n", fmtUSD(s.SpendUSD))
+	if r := s.Replays; r.Calls > 0 {
+		fmt.Fprintf(b, "  replayed from kept answers (Idempotency-Key): %d calls, %s USD not spent again", r.Calls, fmtUSD(r.SavedUSD))
+		if r.Unpriced > 0 {
+			fmt.Fprintf(b, " (%d whose first call this log does not hold)", r.Unpriced)
+		}
+		b.WriteString("\n")
+	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, sp := range s.Spend {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", orDash(sp.Provider), orDash(sp.Model), fmtUSD(sp.USD))

@@ -1,0 +1,43 @@
+package report
+
+import "github.com/sluice-llm/sluice"
+
+// Replays counts the calls answered from the answer kept for their
+// Idempotency-Key (outcome replayed), with no upstream call.
+type Replays struct {
+	// Calls is how many calls were replayed.
+	Calls int `json:"calls"`
+	// SavedUSD is what the replayed answers cost when first made, as far
+	// as the log holds the first calls: the money the replays did not
+	// spend again.
+	SavedUSD float64 `json:"saved_usd"`
+	// Unpriced is how many replays name a first call the log does not
+	// hold (kept before the log's window, or by another gateway's log).
+	Unpriced int `json:"unpriced,omitempty"`
+}
+
+// replays counts the replayed calls among lines, each priced at the cost
+// of the call it replayed.
+func replays(lines []Line) Replays {
+	cost := map[string]float64{}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if l.Outcome != sluice.OutcomeReplayed && l.RequestID != "" {
+			cost[l.RequestID] = addFinite(cost[l.RequestID], l.CostUSD)
+			seen[l.RequestID] = true
+		}
+	}
+	var r Replays
+	for _, l := range lines {
+		if l.Outcome != sluice.OutcomeReplayed {
+			continue
+		}
+		r.Calls++
+		if !seen[l.ReplayOf] {
+			r.Unpriced++
+			continue
+		}
+		r.SavedUSD = addFinite(r.SavedUSD, cost[l.ReplayOf])
+	}
+	return r
+}

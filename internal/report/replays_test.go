@@ -1,0 +1,32 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A call replayed from a kept answer is a call that succeeded, counted
+// with the dollars its first call spent, in the text and the JSON alike.
+func TestReplaysCounted(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	lines := []Line{
+		{TS: t0, RequestID: "first", Attempt: 1, Provider: "openai", Status: 503, Outcome: "retry", Error: "status_503"},
+		{TS: t0.Add(time.Second), RequestID: "first", Attempt: 2, Provider: "openai", Status: 200, Outcome: "ok", CostUSD: 0.25},
+		{TS: t0.Add(time.Minute), RequestID: "again-1", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "first"},
+		{TS: t0.Add(2 * time.Minute), RequestID: "again-2", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "first"},
+		{TS: t0.Add(3 * time.Minute), RequestID: "again-3", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "older"},
+	}
+	s := Summarize(lines)
+	if s.Calls != 4 || s.Replays.Calls != 3 || s.Replays.SavedUSD != 0.5 || s.Replays.Unpriced != 1 {
+		t.Errorf("calls %d, replays %+v; want 4 calls, 3 replays saving $0.50, 1 unpriced", s.Calls, s.Replays)
+	}
+	if s.Incident.FailedCalls != 0 {
+		t.Errorf("%d failed calls, want 0: a replay is an answer", s.Incident.FailedCalls)
+	}
+	var b strings.Builder
+	WriteText(&b, &s)
+	if !strings.Contains(b.String(), "replayed from kept answers (Idempotency-Key): 3 calls, 0.50 USD not spent again (1 whose first call this log does not hold)") {
+		t.Errorf("text report:\n%s", b.String())
+	}
+}
