@@ -8,10 +8,11 @@ import (
 
 // target is what units are judged against.
 type target struct {
-	Policy string        // the policy the units' agents call with
-	Worst  time.Duration // its worst case, fallbacks included
-	Margin time.Duration // added to every bound
-	Drain  time.Duration // the config's drain, for units that run the gateway
+	Policy  string        // the policy the units' agents call with
+	Worst   time.Duration // its worst case, fallbacks included
+	Margin  time.Duration // added to every bound
+	Drain   time.Duration // the config's drain, for units that run the gateway
+	KeepFor time.Duration // idempotency.ttl: how long a kept answer waits for a restarted agent; 0 when off
 }
 
 // need is the shortest limit a unit running an agent may have.
@@ -75,6 +76,13 @@ func judgeAgent(s service, t target) []finding {
 			fmt.Sprintf("is shorter than %s: systemd kills the service once it has run that long, mid-retry when a call is under way",
 				t.versus()),
 			setHint("RuntimeMaxSec", s.Runtime, need, "Service")+", or remove it"))
+	}
+	if t.KeepFor > 0 && s.Restart.D > 0 && s.Restart.D >= t.KeepFor {
+		f := finding{File: s.Restart.At.File, Line: s.Restart.At.Line, Unit: unitName(s.Path), Setting: s.Restart.Key, Value: s.Restart.Raw,
+			Problem: fmt.Sprintf("%s=%s restarts the agent %s after it dies, but the gateway keeps an answer for its Idempotency-Key only %s (idempotency.ttl): the restarted agent's call runs and is billed again",
+				s.Restart.Key, s.Restart.Raw, fmtDur(s.Restart.D), fmtDur(t.KeepFor)),
+			Fix: fmt.Sprintf("raise idempotency.ttl above %s, or restart sooner", fmtDur(s.Restart.D))}
+		out = append(out, warn(f))
 	}
 	return out
 }

@@ -14,15 +14,16 @@ import (
 
 // report is everything `sluice check` found; --json prints it as it is.
 type report struct {
-	Config   string      `json:"config"` // the file read; "" for the built-in defaults
-	Policies []policyRow `json:"policies"`
-	Routes   []routeRow  `json:"routes"`
-	Rates    []rateRow   `json:"rate_limits"`
-	Pools    []poolRow   `json:"key_pools,omitempty"`
-	Warnings []warning   `json:"warnings"`
-	Target   judgedBy    `json:"judged_against"`
-	Units    []string    `json:"units"`
-	Findings []finding   `json:"findings"`
+	Config      string         `json:"config"` // the file read; "" for the built-in defaults
+	Policies    []policyRow    `json:"policies"`
+	Routes      []routeRow     `json:"routes"`
+	Rates       []rateRow      `json:"rate_limits"`
+	Pools       []poolRow      `json:"key_pools,omitempty"`
+	Idempotency idempotencyRow `json:"idempotency"`
+	Warnings    []warning      `json:"warnings"`
+	Target      judgedBy       `json:"judged_against"`
+	Units       []string       `json:"units"`
+	Findings    []finding      `json:"findings"`
 }
 
 // judgedBy says what the units were judged against.
@@ -80,6 +81,7 @@ func (r *report) writeText(w io.Writer) error {
 	r.routesTable(ew)
 	r.ratesTable(ew)
 	r.poolsTable(ew)
+	r.idempotencyText(ew)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(ew, "\nWarnings\n")
 		for _, x := range r.Warnings {

@@ -151,12 +151,16 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 		return nil, err
 	}
 	r := &report{Config: path, Policies: policyRows(c), Routes: routeRows(c), Rates: rateRows(c), Pools: pools,
-		Warnings: warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
+		Idempotency: idempotencyOf(c),
+		Warnings:    warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
 	for i := range r.Policies {
 		r.Policies[i].Judged = len(units) > 0 && r.Policies[i].Name == t.Policy
 	}
 	tg := target{Policy: t.Policy, Worst: time.Duration(t.WorstMS) * time.Millisecond,
 		Margin: opt.margin, Drain: c.Drain}
+	if c.Idempotency.Enabled {
+		tg.KeepFor = c.Idempotency.TTL
+	}
 	for _, u := range units {
 		f, err := judgeUnit(u, tg)
 		if err != nil {

@@ -54,6 +54,7 @@ type service struct {
 	Start    limit  // TimeoutStartSec
 	Stop     limit  // TimeoutStopSec
 	Runtime  limit  // RuntimeMaxSec
+	Restart  limit  // the longest delay before a restart: RestartSec, or RestartMaxDelaySec when longer
 	Exec     []string
 	Problems []finding // lines systemd ignores
 }
@@ -93,6 +94,15 @@ func readService(path string, entries []entry) service {
 				s.Exec = nil
 			} else {
 				s.Exec = append(s.Exec, e.Value)
+			}
+		case "RestartSec", "RestartMaxDelaySec":
+			d, err := parseSpan(e.Value)
+			if err != nil {
+				s.Problems = append(s.Problems, badSpan(path, e, err))
+				continue
+			}
+			if d > s.Restart.D {
+				s.Restart = limit{D: d, Key: e.Key, Raw: e.Value, At: where{File: e.File, Line: e.Line}}
 			}
 		case "TimeoutSec", "TimeoutStartSec", "TimeoutStopSec", "RuntimeMaxSec":
 			l, ok := s.timeSetting(e)
