@@ -32,6 +32,13 @@ type body struct {
 	closing  atomic.Bool // Close was called: a Read's error is the caller's doing
 	expired  error       // the total timeout that ended the body, returned by later Reads
 
+	// An answer to keep (Transport.Answers): what the caller read of it.
+	capture  bool
+	status   int
+	header   http.Header
+	kept     []byte
+	keptOver bool // longer than maxKeptAnswer: not kept
+
 	events   *sse.Parser // a stream's events as handed to the caller
 	terminal atomic.Bool // the stream's terminal event was handed to the caller
 	gemini   bool        // a Gemini stream: whole only after a chunk with a finishReason
@@ -83,6 +90,9 @@ func (b *body) Read(p []byte) (int, error) {
 		if b.count != nil {
 			b.count(p[:n])
 		}
+		if b.capture {
+			b.keep(p[:n])
+		}
 		return n, nil
 	}
 	if b.ended.Load() {
@@ -99,6 +109,9 @@ func (b *body) Read(p []byte) (int, error) {
 	b.watch(p[:n])
 	if b.count != nil && n > 0 {
 		b.count(p[:n])
+	}
+	if b.capture && n > 0 {
+		b.keep(p[:n])
 	}
 	switch {
 	case err == io.EOF && b.gemini && !b.terminal.Load() && b.midErr == nil && b.errStat == 0:
@@ -231,7 +244,9 @@ func (b *body) end(err error) {
 		a.call.cost += r.CostUSD
 	}
 	a.call.record(a)
-	a.call.end()
+	if b.capture {
+		a.call.keepAnswer(b)
+	}
 }
 
 // judge returns the log outcome and the breaker outcome of a finished body.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/request"
 )
 
@@ -59,6 +60,10 @@ type call struct {
 	keyID     string            // the current attempt's key, "" when none
 	keySet    func(http.Header) // puts it on the request
 	switchKey bool              // the last 429 may go at once to another key
+
+	// The Idempotency-Key's mark, while the call may keep its answer
+	// (answers.go); nil when none.
+	mark *idempotency.Mark
 
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds
@@ -152,6 +157,7 @@ func (c *call) end() {
 	c.stopClock()
 	c.limitEnd()
 	c.dropToken()
+	c.forget()
 	if settle := c.settleFn; settle != nil {
 		c.settleFn = nil
 		settle(c.cost)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/request"
 )
 
@@ -108,6 +109,24 @@ type Transport struct {
 	// context on the attempt's request (see Tracer). If nil, nothing is
 	// traced and the request's headers go as they came.
 	Tracer Tracer
+
+	// Answers, if set, keeps the answer to each request that carries an
+	// Idempotency-Key header (1–255 printable ASCII bytes) and replays it
+	// to a duplicate: the same provider, caller (its credential) and key,
+	// with the same method, path, query and body. A duplicate of a call
+	// still in flight (in any process sharing the store) waits for it at
+	// most the call's total, then gets *InProgressError; the key sent
+	// with another request gets ErrIdempotencyKeyReused. Only a whole 2xx
+	// answer, read by the caller to its end, is kept (for AnswerTTL); a
+	// replay carries Idempotent-Replayed: true and Sluice-Replay-Of, makes
+	// no upstream call and spends nothing. Use idempotency.File or
+	// redisstore.Store to remember across restarts and hosts. A store that
+	// fails lets the call run as if it had no key. If nil, the header only
+	// makes a request retry-safe.
+	Answers idempotency.Store
+
+	// AnswerTTL is how long Answers keeps an answer. If zero, 24h.
+	AnswerTTL time.Duration
 
 	// RetryBudget caps the retries of the calls to Provider, shared with
 	// every Transport that calls it. If nil, a budget private to this
@@ -280,9 +299,32 @@ func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 			c.abandon()
 		}
 	}()
+	if t.Answers != nil {
+		if keys := req.Header["Idempotency-Key"]; len(keys) > 0 {
+			if resp, err, done := c.remember(keys[0]); done {
+				c.end()
+				returned = true
+				return resp, err
+			}
+		}
+	}
 	resp, err := c.send()
+	if c.mark != nil && (err != nil || !c.keeping(resp)) {
+		c.forget() // nothing to keep: a failure
+	}
 	returned = true
 	return resp, err
+}
+
+// keeping reports whether resp is an answer the call may keep once its
+// body is read: a 2xx it handed over, whose body captures what it reads.
+func (c *call) keeping(resp *http.Response) bool {
+	b, ok := resp.Body.(*body)
+	if !ok || resp.StatusCode/100 != 2 {
+		return false
+	}
+	b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
+	return true
 }
 
 // send admits the call under the Limiter and the Meter, then runs it.

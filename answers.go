@@ -1,0 +1,162 @@
+package sluice
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-llm/sluice/idempotency"
+)
+
+// ErrIdempotencyKeyReused is the error of a request whose Idempotency-Key
+// came before with another request (method, path, query or body): the
+// draft IETF Idempotency-Key header's 422.
+var ErrIdempotencyKeyReused = errors.New("sluice: the Idempotency-Key was sent before with another request; send a new key for a new request")
+
+// InProgressError is the error of a request whose Idempotency-Key names a
+// call still in flight (in this process or another sharing the store)
+// when the wait for it ended: the draft's 409. Until is when that call's
+// mark expires at the latest.
+type InProgressError struct{ Until time.Time }
+
+func (e *InProgressError) Error() string {
+	return "sluice: a call with this Idempotency-Key is still in flight, until " + e.Until.UTC().Format(time.RFC3339) + " at most"
+}
+
+// defaultAnswerTTL is Transport.AnswerTTL's default.
+const defaultAnswerTTL = 24 * time.Hour
+
+// credentialHeaders are the headers a caller's credential travels in,
+// which name the caller of an Idempotency-Key.
+var credentialHeaders = [...]string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// callerOf names the caller of req: the SHA-256 of its credential, "" for
+// none.
+func callerOf(req *http.Request) string {
+	for _, k := range credentialHeaders {
+		if v := get(req.Header, k); v != "" {
+			d := sha256.Sum256([]byte(v))
+			return hex.EncodeToString(d[:])
+		}
+	}
+	return ""
+}
+
+// remember handles the request's Idempotency-Key before its call, under
+// Transport.Answers: it replays a kept answer, refuses a key reused or
+// still in flight, or takes the call's mark (done false). A store that
+// fails lets the call run un-deduplicated.
+func (c *call) remember(key string) (resp *http.Response, err error, done bool) {
+	t := c.t
+	if err := idempotency.CheckValue(key); err != nil {
+		return nil, fmt.Errorf("sluice: Idempotency-Key: %w", err), true
+	}
+	scope := t.Provider
+	if scope == "" {
+		scope = c.req.URL.Host
+	}
+	id := idempotency.Key{Scope: scope, Caller: callerOf(c.req), Value: key}.ID()
+	fp := idempotency.Fingerprint(c.req.Method, c.req.URL.Path, c.req.URL.Query(), c.in.Bytes)
+	total := c.policy.Timeout.Total
+	lease := total + min(total, 10*time.Second)
+	res, err := t.Answers.Begin(id, fp, lease, time.Now())
+	if err == nil && res.Verdict == idempotency.InFlight {
+		res, err = idempotency.Wait(c.ctx, t.Answers, id, fp, lease, time.Until(c.deadline))
+	}
+	if err != nil {
+		if ctxErr := c.timedOut(); ctxErr != nil {
+			return nil, ctxErr, true
+		}
+		return nil, nil, false // the store failed: the call runs as if it had no key
+	}
+	switch res.Verdict {
+	case idempotency.Replay:
+		return c.replay(res.Answer), nil, true
+	case idempotency.Conflict:
+		return nil, ErrIdempotencyKeyReused, true
+	case idempotency.InFlight:
+		return nil, &InProgressError{Until: res.Until}, true
+	}
+	c.mark = &res.Mark
+	return nil, nil, false
+}
+
+// replay returns the kept answer a as the call's response, and logs it.
+func (c *call) replay(a *idempotency.Answer) *http.Response {
+	h := make(http.Header, len(a.Header)+4)
+	for k, v := range a.Header {
+		h[k] = v
+	}
+	h["Idempotent-Replayed"] = []string{"true"}
+	h["Sluice-Replay-Of"] = []string{a.RequestID}
+	h["Sluice-Request-Id"] = []string{c.id}
+	h["Sluice-Attempts"] = []string{"0"}
+	if !a.Stream {
+		h["Content-Length"] = []string{strconv.Itoa(len(a.Body))}
+	}
+	line := Attempt{TS: time.Now(), RequestID: c.id, Attempt: 1, Policy: c.policy.Name, Provider: c.provider,
+		Model: c.model, Method: c.req.Method, Path: c.req.URL.Path, Status: a.Status, Outcome: OutcomeReplayed,
+		Breaker: "closed", BytesIn: int64(len(a.Body)), Stream: a.Stream, ReplayOf: a.RequestID}
+	c.t.Log.Write(&line)
+	if c.t.Observe != nil {
+		c.t.Observe(&line)
+	}
+	return &http.Response{Status: strconv.Itoa(a.Status) + " " + http.StatusText(a.Status), StatusCode: a.Status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Request: c.req,
+		Body: io.NopCloser(strings.NewReader(string(a.Body))), ContentLength: int64(len(a.Body))}
+}
+
+// forget clears the call's mark, keeping nothing: it ended without a whole
+// answer.
+func (c *call) forget() {
+	if m := c.mark; m != nil {
+		c.mark = nil
+		c.t.Answers.Release(*m)
+	}
+}
+
+// keepAnswer keeps the answer b handed over, read whole to its end: its
+// status, content headers and every byte (a stream's events in order).
+// Anything else clears the mark.
+func (c *call) keepAnswer(b *body) {
+	m := c.mark
+	if m == nil {
+		return
+	}
+	c.mark = nil
+	if b.a.rec.Outcome != OutcomeOK || b.keptOver || b.status/100 != 2 {
+		c.t.Answers.Release(*m)
+		return
+	}
+	ttl := c.t.AnswerTTL
+	if ttl <= 0 {
+		ttl = defaultAnswerTTL
+	}
+	a := &idempotency.Answer{Status: b.status, Header: idempotency.ContentHeaders(b.header),
+		Body: b.kept, Stream: b.stream, RequestID: c.id, CostUSD: c.cost}
+	if err := c.t.Answers.Keep(*m, a, ttl, time.Now()); err != nil {
+		c.t.Answers.Release(*m)
+	}
+}
+
+// maxKeptAnswer bounds the answer a Transport keeps in memory to keep it:
+// a longer one is handed over, not kept.
+const maxKeptAnswer = idempotency.DefaultMaxAnswer
+
+// keep notes bytes handed to the caller, for an answer to keep.
+func (b *body) keep(p []byte) {
+	if b.keptOver {
+		return
+	}
+	if len(b.kept)+len(p) > maxKeptAnswer {
+		b.kept, b.keptOver = nil, true
+		return
+	}
+	b.kept = append(b.kept, p...)
+}
