@@ -7,14 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // SweepStats is what a File's Sweep found and did.
 type SweepStats struct {
-	// Answers and Bytes are the answers kept after the sweep and their
-	// size on disk.
+	// Answers and Bytes are the answers kept after the sweep and the
+	// space they take on disk (whole blocks).
 	Answers int
 	Bytes   int64
 	// Marks is the live marks seen.
@@ -32,8 +33,10 @@ type keptFile struct {
 }
 
 // Sweep removes, as of now, the expired answers and marks, the temporary
-// files a killed writer left over an hour ago, and, while the answers
-// together are over MaxBytes, the answers expiring first. It never removes
+// files a killed writer left over an hour ago, and, when the answers
+// together take more than MaxBytes on disk, the answers expiring first
+// until they take at most nine tenths of it (so that a full store sweeps
+// once per tenth of MaxBytes kept, not at every Keep). It never removes
 // a live mark. It costs one directory read and one lstat per file, plus a
 // read of each mark file (marks are few: one per call in flight). One
 // sweep runs at a time in a process; sweeps of several processes do no
@@ -61,19 +64,6 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			continue
 		}
 		switch ext {
-		case markExt:
-			if mk, ok := f.readMark(id); ok && now.Before(mk.until) {
-				st.Marks++
-				continue
-			}
-			removed, err := f.removeIf(id, markExt, func() bool {
-				mk, ok := f.readMark(id)
-				return !ok || !now.Before(mk.until)
-			})
-			errs = append(errs, err)
-			if removed {
-				st.Expired++
-			}
 		case answerExt:
 			info, err := e.Info()
 			if err != nil {
@@ -82,7 +72,7 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			k := keptFile{id: id, info: info, expires: info.ModTime()}
 			if now.Before(k.expires) {
 				live = append(live, k)
-				st.Bytes += info.Size()
+				st.Bytes += diskSize(info)
 				continue
 			}
 			removed, err := f.removeIf(id, answerExt, k.unchanged(f))
@@ -92,15 +82,17 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			}
 		}
 	}
+	errs = append(errs, f.sweepMarks(now, &st))
 	if st.Bytes > f.opts.MaxBytes {
 		slices.SortFunc(live, func(a, b keptFile) int { return a.expires.Compare(b.expires) })
-		for len(live) > 0 && st.Bytes > f.opts.MaxBytes {
+		low := f.opts.MaxBytes / 10 * 9
+		for len(live) > 0 && st.Bytes > low {
 			k := live[0]
 			live = live[1:]
 			removed, err := f.removeIf(k.id, answerExt, k.unchanged(f))
 			errs = append(errs, err)
 			if removed {
-				st.Bytes -= k.info.Size()
+				st.Bytes -= diskSize(k.info)
 				st.Evicted++
 			}
 		}
@@ -120,17 +112,40 @@ func (k keptFile) unchanged(f *File) func() bool {
 }
 
 // removeIf removes id's file of ext if cond, asked under id's lock, holds.
-func (f *File) removeIf(id, ext string, cond func() bool) (bool, error) {
-	unlock, err := f.lock(id)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	if !cond() {
+func (f *File) removeIf(id, ext string, cond func() bool) (removed bool, err error) {
+	err = f.transform(id, func(*marks) (bool, error) {
+		if !cond() {
+			return false, nil
+		}
+		if err := os.Remove(f.path(id, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("idempotency: sweep: %w", err)
+		}
+		removed = true
 		return false, nil
+	})
+	return removed, err
+}
+
+// sweepMarks drops the expired marks from every shard's table that exists,
+// and counts the live ones.
+func (f *File) sweepMarks(now time.Time, st *SweepStats) error {
+	ents, err := os.ReadDir(filepath.Join(f.dir, ".locks"))
+	if err != nil {
+		return fmt.Errorf("idempotency: sweep: %w", err)
 	}
-	if err := os.Remove(f.path(id, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("idempotency: sweep: %w", err)
+	var errs []error
+	for _, e := range ents {
+		i, err := strconv.ParseUint(e.Name(), 16, 8)
+		if err != nil || len(e.Name()) != 2 {
+			continue
+		}
+		errs = append(errs, f.transformShard(int(i), func(t *marks) (bool, error) {
+			n := len(*t)
+			pruned := t.prune(now)
+			st.Expired += n - len(*t)
+			st.Marks += len(*t)
+			return pruned, nil
+		}))
 	}
-	return true, nil
+	return errors.Join(errs...)
 }
