@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +265,54 @@ func TestMemoryEvictsExpiringFirstNeverMarks(t *testing.T) {
 	m.Sweep(c.Now())
 	if m.Bytes() != 0 {
 		t.Errorf("%d bytes after everything expired", m.Bytes())
+	}
+}
+
+// TestFileReaderNeverSeesHalfAnAnswer: readers polling while a 4 MiB
+// answer is kept see the call in flight, then the whole answer, never a
+// part of it.
+func TestFileReaderNeverSeesHalfAnAnswer(t *testing.T) {
+	f := openFile(t, t.TempDir(), idempotency.FileOptions{})
+	id, fp := storetest.ID("big"), storetest.FP("x")
+	r, err := f.Begin(id, fp, time.Minute, time.Now())
+	if err != nil || r.Verdict != idempotency.Run {
+		t.Fatal(r.Verdict, err)
+	}
+	body := bytes.Repeat([]byte("data: 0123456789abcdef\n\n"), 4<<20/24)
+	done := make(chan int, 4)
+	var polled sync.WaitGroup
+	polled.Add(4)
+	for range 4 {
+		go func() {
+			polls := 0
+			defer func() { done <- polls }()
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				polls++
+				r, err := f.Begin(id, fp, time.Minute, time.Now())
+				if polls == 1 {
+					polled.Done()
+				}
+				if err != nil || r.Verdict == idempotency.Run || r.Verdict == idempotency.Conflict {
+					t.Errorf("poll %d: %v %v", polls, r.Verdict, err)
+					break
+				}
+				if r.Verdict == idempotency.Replay {
+					if !bytes.Equal(r.Answer.Body, body) {
+						t.Errorf("replayed %d bytes, want the whole %d", len(r.Answer.Body), len(body))
+					}
+					break
+				}
+			}
+		}()
+	}
+	polled.Wait() // every reader saw the call in flight before the keep
+	a := storetest.SampleAnswer("")
+	a.Body = body
+	if err := f.Keep(r.Mark, a, time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		<-done
 	}
 }
