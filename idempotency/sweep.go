@@ -25,7 +25,7 @@ type SweepStats struct {
 	Expired, Evicted int
 }
 
-// kept is one answer file as a sweep saw it.
+// keptFile is one answer file as a sweep saw it.
 type keptFile struct {
 	id      string
 	info    fs.FileInfo
@@ -38,7 +38,8 @@ type keptFile struct {
 // until they take at most nine tenths of it (so that a full store sweeps
 // once per tenth of MaxBytes kept, not at every Keep). It never removes
 // a live mark. It costs one directory read and one lstat per file, plus a
-// read of each mark file (marks are few: one per call in flight). One
+// read of each table of marks (256 small files, rewritten where a mark
+// expired). One
 // sweep runs at a time in a process; sweeps of several processes do no
 // harm (each removal is checked again under the ID's lock).
 func (f *File) Sweep(now time.Time) (SweepStats, error) {
