@@ -50,7 +50,7 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("idempotency: sweep: %w", err)
 	}
-	var live []keptFile
+	var live, expired []keptFile
 	var errs []error
 	for _, e := range ents {
 		name := e.Name()
@@ -74,57 +74,61 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			if now.Before(k.expires) {
 				live = append(live, k)
 				st.Bytes += diskSize(info)
-				continue
-			}
-			removed, err := f.removeIf(id, answerExt, k.unchanged(f))
-			errs = append(errs, err)
-			if removed {
-				st.Expired++
+			} else {
+				expired = append(expired, k)
 			}
 		}
 	}
-	errs = append(errs, f.sweepMarks(now, &st))
+	removed, err := f.removeAnswers(expired)
+	st.Expired += len(removed)
+	errs = append(errs, err, f.sweepMarks(now, &st))
 	if st.Bytes > f.opts.MaxBytes {
 		slices.SortFunc(live, func(a, b keptFile) int { return a.expires.Compare(b.expires) })
-		low := f.opts.MaxBytes / 10 * 9
-		for len(live) > 0 && st.Bytes > low {
-			k := live[0]
-			live = live[1:]
-			removed, err := f.removeIf(k.id, answerExt, k.unchanged(f))
-			errs = append(errs, err)
-			if removed {
-				st.Bytes -= diskSize(k.info)
-				st.Evicted++
-			}
+		low, drop, n := f.opts.MaxBytes/10*9, st.Bytes, 0
+		for n < len(live) && drop > low {
+			drop -= diskSize(live[n].info)
+			n++
 		}
+		removed, err := f.removeAnswers(live[:n])
+		errs = append(errs, err)
+		for _, k := range removed {
+			st.Bytes -= diskSize(k.info)
+		}
+		st.Evicted = len(removed)
 	}
-	st.Answers = len(live)
+	st.Answers = len(live) - st.Evicted
 	f.kept.Store(st.Bytes)
 	return st, errors.Join(errs...)
 }
 
-// unchanged reports, under the ID's lock, whether the answer file is still
-// the one the sweep saw (not replaced by a newer Keep).
-func (k keptFile) unchanged(f *File) func() bool {
-	return func() bool {
-		info, err := os.Lstat(f.path(k.id, answerExt))
-		return err == nil && os.SameFile(info, k.info) && info.ModTime().Equal(k.info.ModTime())
+// removeAnswers removes the answer files of ks that are still the ones
+// the sweep saw (not replaced by a newer Keep since), checking each under
+// its ID's lock, taken once per shard, and returns those it removed.
+func (f *File) removeAnswers(ks []keptFile) (removed []keptFile, err error) {
+	byShard := make(map[int][]keptFile)
+	for _, k := range ks {
+		i := hexByte(k.id)
+		byShard[i] = append(byShard[i], k)
 	}
-}
-
-// removeIf removes id's file of ext if cond, asked under id's lock, holds.
-func (f *File) removeIf(id, ext string, cond func() bool) (removed bool, err error) {
-	err = f.transform(id, func(*marks) (bool, error) {
-		if !cond() {
+	var errs []error
+	for i, group := range byShard {
+		errs = append(errs, f.transformShard(i, func(*marks) (bool, error) {
+			for _, k := range group {
+				path := f.path(k.id, answerExt)
+				info, err := os.Lstat(path)
+				if err != nil || !os.SameFile(info, k.info) || !info.ModTime().Equal(k.info.ModTime()) {
+					continue
+				}
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, fmt.Errorf("idempotency: sweep: %w", err))
+					continue
+				}
+				removed = append(removed, k)
+			}
 			return false, nil
-		}
-		if err := os.Remove(f.path(id, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("idempotency: sweep: %w", err)
-		}
-		removed = true
-		return false, nil
-	})
-	return removed, err
+		}))
+	}
+	return removed, errors.Join(errs...)
 }
 
 // sweepMarks drops the expired marks from every shard's table that exists,
