@@ -110,10 +110,13 @@ func TestFileDamagedCountsAsAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, id+".answer")
-	b, _ := os.ReadFile(path)
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("the kept answer: %d bytes, %v", len(b), err)
+	}
 	os.WriteFile(path, b[:len(b)-1], 0o600)
 	os.Chtimes(path, c.Now().Add(time.Hour), c.Now().Add(time.Hour))
-	r, err := f.Begin(id, fp, time.Minute, c.Now())
+	r, err = f.Begin(id, fp, time.Minute, c.Now())
 	if err != nil || r.Verdict != idempotency.Run {
 		t.Fatalf("Begin on a damaged answer: %v %v, want run", r.Verdict, err)
 	}
