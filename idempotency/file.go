@@ -49,11 +49,12 @@ type FileOptions struct {
 // Sweep removes expired answers and marks, temporary files a killed writer
 // left (after an hour), and, while the answers together are over
 // MaxBytes, those expiring first. The owner calls Sweep periodically (the
-// gateway: every minute); Keep also sweeps when this process's estimate of
-// the kept bytes (the last sweep's total plus what it kept since) passes
-// MaxBytes (and its first Keep sweeps, to learn the directory's size), so
-// the directory can pass MaxBytes by what other processes kept since the
-// last sweep. Files are not fsynced: after a power cut an
+// gateway: every minute); Keep also starts one, in the background,
+// when this process's estimate of the kept bytes (the last sweep's total
+// plus what it kept since) passes MaxBytes, and at its first Keep, to
+// learn the directory's size; so the directory can pass MaxBytes by what
+// was kept while a sweep ran, and by what other processes kept since the
+// last sweep. Close waits for a sweep started by Keep. Files are not fsynced: after a power cut an
 // answer may be lost (the call then runs again) but never read half.
 type File struct {
 	dir   string
@@ -61,7 +62,12 @@ type File struct {
 	locks [256]shard
 	sweep sync.Mutex
 	kept  atomic.Int64 // estimate of the answer bytes in the directory
-	swept atomic.Bool  // a Keep has swept once, setting kept
+	added atomic.Int64 // the bytes this File has kept, ever
+	swept atomic.Bool  // a Keep has started a sweep once, to learn kept
+	busy  atomic.Bool  // a sweep started by Keep is running
+	again atomic.Bool  // Keep asked for a sweep since that one began
+	at    atomic.Int64 // the now of the latest sweep Keep asked for
+	bg    sync.WaitGroup
 }
 
 // shard is one lock file, opened at its first use.
@@ -97,8 +103,10 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 	return &File{dir: dir, opts: opts}, nil
 }
 
-// Close closes the lock files. The File must not be used after.
+// Close waits for a sweep Keep started, and closes the lock files. The
+// File must not be used after.
 func (f *File) Close() error {
+	f.bg.Wait()
 	for i := range f.locks {
 		s := &f.locks[i]
 		s.mu.Lock()
@@ -253,10 +261,34 @@ func (f *File) Keep(m Mark, a *Answer, ttl time.Duration, now time.Time) error {
 		os.Remove(tmp)
 		return err
 	}
-	if f.kept.Add((n+4095)&^4095) > f.opts.MaxBytes || f.swept.CompareAndSwap(false, true) {
-		f.Sweep(now) // the answer is kept: a failed sweep is the next one's
+	n = (n + 4095) &^ 4095 // whole blocks
+	f.added.Add(n)
+	if f.kept.Add(n) > f.opts.MaxBytes || f.swept.CompareAndSwap(false, true) {
+		f.sweepSoon(now)
 	}
 	return nil
+}
+
+// sweepSoon starts a sweep in the background, or, if one Keep started is
+// running, has it sweep once more when done: Keep does not wait for it.
+// Its errors are left to the owner's next Sweep to report.
+func (f *File) sweepSoon(now time.Time) {
+	f.at.Store(now.UnixNano())
+	f.again.Store(true)
+	if !f.busy.CompareAndSwap(false, true) {
+		return
+	}
+	f.bg.Go(func() {
+		for {
+			for f.again.Swap(false) {
+				f.Sweep(time.Unix(0, f.at.Load()))
+			}
+			f.busy.Store(false)
+			if !f.again.Load() || !f.busy.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	})
 }
 
 // place renames the answer file tmp into place for m's ID and clears the

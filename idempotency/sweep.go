@@ -45,6 +45,7 @@ type keptFile struct {
 func (f *File) Sweep(now time.Time) (SweepStats, error) {
 	f.sweep.Lock()
 	defer f.sweep.Unlock()
+	added := f.added.Load()
 	var st SweepStats
 	ents, err := os.ReadDir(f.dir)
 	if err != nil {
@@ -97,7 +98,7 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 		st.Evicted = len(removed)
 	}
 	st.Answers = len(live) - st.Evicted
-	f.kept.Store(st.Bytes)
+	f.kept.Store(st.Bytes + f.added.Load() - added) // what was kept meanwhile may be counted twice: never too low
 	return st, errors.Join(errs...)
 }
 
