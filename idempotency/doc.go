@@ -41,9 +41,10 @@
 // (512 MiB by default; for File, whole blocks on disk) drop those that
 // expire first (with one ttl: the oldest) down to nine tenths of MaxBytes —
 // never a mark. File and Memory sweep expired answers and marks in Sweep,
-// which the owner calls periodically (the gateway: every minute); File
-// also sweeps from Keep when its running estimate of the kept bytes passes
-// MaxBytes, and Memory evicts in Keep. Redis expires its keys itself
+// which the owner calls periodically (the gateway: every minute); File's
+// Keep also starts one in the background when its running estimate of the
+// kept bytes passes MaxBytes (and at its first Keep), and Memory evicts in
+// Keep. Redis expires its keys itself
 // (every key has a TTL).
 //
 // Joining. A duplicate that arrives while the first call is in flight
