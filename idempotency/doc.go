@@ -37,12 +37,15 @@
 // so that no caller can fill it by forgetting to check. A caller that
 // records an answer while relaying it should still stop recording once it
 // has passed MaxAnswer (Answer.Size, the same measure) rather than hold the
-// whole body. Kept answers together over MaxBytes (512 MiB by default) drop
-// those that expire first (with one ttl: the oldest) — never a mark. File
-// and Memory sweep expired answers and marks in Sweep, which the owner
-// calls periodically (the gateway: every minute), and File also sweeps from
-// Keep when its running estimate of the kept bytes passes MaxBytes. Redis
-// expires its keys itself (every key has a TTL).
+// whole body, and then Release. Kept answers together over MaxBytes
+// (512 MiB by default; for File, whole blocks on disk) drop those that
+// expire first (with one ttl: the oldest) down to nine tenths of MaxBytes —
+// never a mark. File and Memory sweep expired answers and marks in Sweep,
+// which the owner calls periodically (the gateway: every minute); File's
+// Keep also starts one in the background when its running estimate of the
+// kept bytes passes MaxBytes (and at its first Keep), and Memory evicts in
+// Keep. Redis expires its keys itself
+// (every key has a TTL).
 //
 // Joining. A duplicate that arrives while the first call is in flight
 // polls Begin through Wait, with a backoff from 10 ms doubling to 250 ms,

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,9 +18,11 @@ type FileOptions struct {
 	// MaxAnswer is the largest answer body Keep keeps, in bytes. If zero,
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
-	// MaxBytes bounds the answer files together; past it a sweep drops
-	// those expiring first (with one ttl: the oldest), never a mark. If
-	// zero, DefaultMaxBytes (512 MiB).
+	// MaxBytes bounds the space the answer files take on disk together
+	// (whole blocks: a 1 KiB answer takes 4 KiB on most file systems);
+	// past it a sweep drops those expiring first (with one ttl: the
+	// oldest) down to nine tenths of it, never a mark. If zero,
+	// DefaultMaxBytes (512 MiB).
 	MaxBytes int64
 }
 
@@ -34,20 +35,26 @@ type FileOptions struct {
 // answer. It is written whole to a temporary file and renamed into place,
 // so a reader sees the whole answer or none, and its modification time is
 // set to its expiry, so a sweep learns sizes and expiries from one lstat
-// per file. An in-flight mark is the small file "<id>.mark" (token,
-// fingerprint, lease end). Marks are read and written, and answers put in
-// place or removed, under the flock of one of 256 lock files in ".locks/"
-// (chosen by the ID), held for a few system calls and never across a call.
-// Begin reads a kept answer without any lock.
+// per file. Begin reads a kept answer without any lock.
+//
+// In-flight marks live in 256 small lock files, ".locks/00" to
+// ".locks/ff", chosen by the ID's first byte: each holds the table of its
+// IDs' live marks (ID, token, fingerprint, lease end), read and rewritten
+// under its flock (lock, read, change, write, unlock, as
+// lockedfile.Transform does), which is held for a few system calls and
+// never across a call. Taking a mark thus creates no file. Answers are
+// put in place or removed under the same flock. A table that fails its
+// checksum (a power cut mid-write) reads as holding no marks.
 //
 // Sweep removes expired answers and marks, temporary files a killed writer
 // left (after an hour), and, while the answers together are over
 // MaxBytes, those expiring first. The owner calls Sweep periodically (the
-// gateway: every minute); Keep also sweeps when this process's estimate of
-// the kept bytes (the last sweep's total plus what it kept since) passes
-// MaxBytes (and its first Keep sweeps, to learn the directory's size), so
-// the directory can pass MaxBytes by what other processes kept since the
-// last sweep. Files are not fsynced: after a power cut an
+// gateway: every minute); Keep also starts one, in the background,
+// when this process's estimate of the kept bytes (the last sweep's total
+// plus what it kept since) passes MaxBytes, and at its first Keep, to
+// learn the directory's size; so the directory can pass MaxBytes by what
+// was kept while a sweep ran, and by what other processes kept since the
+// last sweep. Close waits for a sweep started by Keep. Files are not fsynced: after a power cut an
 // answer may be lost (the call then runs again) but never read half.
 type File struct {
 	dir   string
@@ -55,13 +62,20 @@ type File struct {
 	locks [256]shard
 	sweep sync.Mutex
 	kept  atomic.Int64 // estimate of the answer bytes in the directory
-	swept atomic.Bool  // a Keep has swept once, setting kept
+	added atomic.Int64 // the bytes this File has kept, ever
+	swept atomic.Bool  // a Keep has started a sweep once, to learn kept
+	busy  atomic.Bool  // a sweep started by Keep is running
+	again atomic.Bool  // Keep asked for a sweep since that one began
+	at    atomic.Int64 // the now of the latest sweep Keep asked for
+	bg    sync.WaitGroup
 }
 
 // shard is one lock file, opened at its first use.
 type shard struct {
-	mu sync.Mutex
-	f  *os.File
+	mu  sync.Mutex
+	f   *os.File
+	buf []byte // what the table is read into and written from
+	t   marks  // the table as last read
 }
 
 // OpenFile opens the answers directory dir, creating it (0700) if needed
@@ -89,8 +103,10 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 	return &File{dir: dir, opts: opts}, nil
 }
 
-// Close closes the lock files. The File must not be used after.
+// Close waits for a sweep Keep started, and closes the lock files. The
+// File must not be used after.
 func (f *File) Close() error {
+	f.bg.Wait()
 	for i := range f.locks {
 		s := &f.locks[i]
 		s.mu.Lock()
@@ -105,17 +121,12 @@ func (f *File) Close() error {
 
 const (
 	answerExt  = ".answer"
-	markExt    = ".mark"
 	tmpPrefix  = ".tmp-"
 	tmpGrace   = time.Hour
 	answerHead = 8 + 32 + 8 // magic, fingerprint, expiry
-	markSize   = 8 + 32 + 32 + 8
 )
 
-var (
-	answerMagic = [8]byte{'S', 'L', 'U', 'I', 'A', 'N', 'S', '1'}
-	markMagic   = [8]byte{'S', 'L', 'U', 'I', 'M', 'R', 'K', '1'}
-)
+var answerMagic = [8]byte{'S', 'L', 'U', 'I', 'A', 'N', 'S', '1'}
 
 func (f *File) path(id, ext string) string { return filepath.Join(f.dir, id+ext) }
 
@@ -128,23 +139,38 @@ func checkID(id string) error {
 	return nil
 }
 
-// lock takes the flock of id's shard; the returned func lets go of it.
-func (f *File) lock(id string) (func(), error) {
-	s := &f.locks[hexByte(id)]
+// transform runs change on the mark table of id's shard under its flock,
+// and writes the table back if change reports it changed.
+func (f *File) transform(id string, change func(t *marks) (bool, error)) error {
+	return f.transformShard(hexByte(id), change)
+}
+
+// transformShard is transform on shard i.
+func (f *File) transformShard(i int, change func(t *marks) (bool, error)) error {
+	s := &f.locks[i]
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.f == nil {
-		lf, err := os.OpenFile(filepath.Join(f.dir, ".locks", id[:2]), os.O_RDWR|os.O_CREATE, 0o600)
+		lf, err := os.OpenFile(filepath.Join(f.dir, ".locks", fmt.Sprintf("%02x", i)), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("idempotency: open lock file: %w", err)
+			return fmt.Errorf("idempotency: open lock file: %w", err)
 		}
 		s.f = lf
 	}
 	if err := flock(s.f, true); err != nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("idempotency: lock: %w", err)
+		return fmt.Errorf("idempotency: lock: %w", err)
 	}
-	return func() { flock(s.f, false); s.mu.Unlock() }, nil
+	defer flock(s.f, false)
+	t, size, err := readMarks(s.f, s.t, &s.buf)
+	if err != nil {
+		return err
+	}
+	changed, err := change(&t)
+	if err == nil && changed {
+		err = t.write(s.f, &s.buf, size)
+	}
+	s.t = t[:0]
+	return err
 }
 
 func hexByte(id string) int {
@@ -166,30 +192,31 @@ func (f *File) Begin(id string, fp [32]byte, lease time.Duration, now time.Time)
 		if r, ok := f.readAnswer(id, fp, now); ok {
 			return r, nil
 		}
-		unlock, err := f.lock(id)
-		if err != nil {
-			return Result{}, err
-		}
-		if mk, ok := f.readMark(id); ok && now.Before(mk.until) {
-			unlock()
-			if mk.fp != fp {
-				return Result{Verdict: Conflict, Until: mk.until}, nil
+		var r Result
+		again := false
+		err := f.transform(id, func(t *marks) (bool, error) {
+			pruned := t.prune(now)
+			if mk := t.find(id); mk != nil {
+				r = Result{Verdict: InFlight, Until: mk.until}
+				if mk.fp != fp {
+					r.Verdict = Conflict
+				}
+				return pruned, nil
 			}
-			return Result{Verdict: InFlight, Until: mk.until}, nil
+			// An answer kept since the read above is read again; a damaged
+			// one (not read above) is overwritten by this mark's Keep.
+			if st, err := os.Stat(f.path(id, answerExt)); err == nil && st.ModTime().After(now) && try < 2 {
+				again = true
+				return pruned, nil
+			}
+			m := Mark{ID: id, Token: NewToken(), Until: now.Add(lease), fp: fp}
+			t.add(mark{id: id, token: m.Token, fp: fp, until: m.Until})
+			r = Result{Verdict: Run, Mark: m}
+			return true, nil
+		})
+		if err != nil || !again {
+			return r, err
 		}
-		// An answer kept since the read above is read again; a damaged one
-		// (not read above) is overwritten by this mark's Keep.
-		if st, err := os.Stat(f.path(id, answerExt)); err == nil && st.ModTime().After(now) && try < 2 {
-			unlock()
-			continue
-		}
-		m := Mark{ID: id, Token: NewToken(), Until: now.Add(lease), fp: fp}
-		err = f.writeMark(id, m, fp)
-		unlock()
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Verdict: Run, Mark: m}, nil
 	}
 }
 
@@ -214,43 +241,6 @@ func (f *File) readAnswer(id string, fp [32]byte, now time.Time) (Result, bool) 
 	return Result{Verdict: Replay, Answer: a}, true
 }
 
-// mark is a mark file's content.
-type mark struct {
-	token string
-	fp    [32]byte
-	until time.Time
-}
-
-// readMark reads id's mark file; ok is false when there is none, or a
-// damaged one (a writer killed mid-write), which counts as none.
-func (f *File) readMark(id string) (mark, bool) {
-	b, err := os.ReadFile(f.path(id, markExt))
-	if err != nil || len(b) != markSize || !bytes.Equal(b[:8], markMagic[:]) {
-		return mark{}, false
-	}
-	mk := mark{token: string(b[8:40]), until: time.Unix(0, int64(binary.LittleEndian.Uint64(b[72:80])))}
-	copy(mk.fp[:], b[40:72])
-	return mk, true
-}
-
-// writeMark writes id's mark file; the caller holds the lock.
-func (f *File) writeMark(id string, m Mark, fp [32]byte) error {
-	b := make([]byte, 0, markSize)
-	b = append(append(append(b, markMagic[:]...), m.Token...), fp[:]...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(m.Until.UnixNano()))
-	if err := os.WriteFile(f.path(id, markExt), b, 0o600); err != nil {
-		return fmt.Errorf("idempotency: write mark: %w", err)
-	}
-	return nil
-}
-
-// holds reports whether m's token is the one in id's mark file; the
-// caller holds the lock.
-func (f *File) holds(m Mark) bool {
-	mk, ok := f.readMark(m.ID)
-	return ok && mk.token == m.Token
-}
-
 // Keep implements Store.
 func (f *File) Keep(m Mark, a *Answer, ttl time.Duration, now time.Time) error {
 	if err := checkID(m.ID); err != nil {
@@ -267,34 +257,54 @@ func (f *File) Keep(m Mark, a *Answer, ttl time.Duration, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp) // a no-op once renamed
 	if err := f.place(m, tmp); err != nil {
+		os.Remove(tmp)
 		return err
 	}
+	n = (n + 4095) &^ 4095 // whole blocks
+	f.added.Add(n)
 	if f.kept.Add(n) > f.opts.MaxBytes || f.swept.CompareAndSwap(false, true) {
-		f.Sweep(now) // the answer is kept: a failed sweep is the next one's
+		f.sweepSoon(now)
 	}
 	return nil
+}
+
+// sweepSoon starts a sweep in the background, or, if one Keep started is
+// running, has it sweep once more when done: Keep does not wait for it.
+// Its errors are left to the owner's next Sweep to report.
+func (f *File) sweepSoon(now time.Time) {
+	f.at.Store(now.UnixNano())
+	f.again.Store(true)
+	if !f.busy.CompareAndSwap(false, true) {
+		return
+	}
+	f.bg.Go(func() {
+		for {
+			for f.again.Swap(false) {
+				f.Sweep(time.Unix(0, f.at.Load()))
+			}
+			f.busy.Store(false)
+			if !f.again.Load() || !f.busy.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	})
 }
 
 // place renames the answer file tmp into place for m's ID and clears the
 // mark, under the lock, if m still holds it.
 func (f *File) place(m Mark, tmp string) error {
-	unlock, err := f.lock(m.ID)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if mk, ok := f.readMark(m.ID); !ok || mk.token != m.Token || mk.fp != m.fp {
-		return ErrMarkLost
-	}
-	if err := os.Rename(tmp, f.path(m.ID, answerExt)); err != nil {
-		return fmt.Errorf("idempotency: keep answer: %w", err)
-	}
-	if err := os.Remove(f.path(m.ID, markExt)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("idempotency: clear mark: %w", err)
-	}
-	return nil
+	return f.transform(m.ID, func(t *marks) (bool, error) {
+		mk := t.find(m.ID)
+		if mk == nil || mk.token != m.Token || mk.fp != m.fp {
+			return false, ErrMarkLost
+		}
+		if err := os.Rename(tmp, f.path(m.ID, answerExt)); err != nil {
+			return false, fmt.Errorf("idempotency: keep answer: %w", err)
+		}
+		t.remove(m.ID)
+		return true, nil
+	})
 }
 
 // writeTemp writes a's answer file under a temporary name, with its
@@ -330,18 +340,13 @@ func (f *File) Release(m Mark) error {
 	if err := checkID(m.ID); err != nil {
 		return err
 	}
-	unlock, err := f.lock(m.ID)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if !f.holds(m) {
-		return nil
-	}
-	if err := os.Remove(f.path(m.ID, markExt)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("idempotency: clear mark: %w", err)
-	}
-	return nil
+	return f.transform(m.ID, func(t *marks) (bool, error) {
+		if mk := t.find(m.ID); mk != nil && mk.token == m.Token {
+			t.remove(m.ID)
+			return true, nil
+		}
+		return false, nil
+	})
 }
 
 var _ Store = (*File)(nil)

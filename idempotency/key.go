@@ -48,6 +48,18 @@ type Key struct {
 	Value string
 }
 
+// CredentialCaller returns the Caller of a client known only by its
+// credential (no auth.keys entry matched): "sha256:" and the hex SHA-256
+// of the credential, so that the credential itself is never kept. An empty
+// credential is the anonymous caller, "".
+func CredentialCaller(credential string) string {
+	if credential == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(credential))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 // ID returns the name a store keeps k under: the SHA-256, in 64 lowercase
 // hex digits, of its three fields, each prefixed by its length, so no two
 // different keys share an ID and the ID is safe as a file or Redis name

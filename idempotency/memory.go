@@ -13,8 +13,8 @@ type Memory struct {
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
 	// MaxBytes bounds the kept answers together, encoded; past it Keep
-	// drops those expiring first (with one ttl: the oldest). If zero,
-	// DefaultMaxBytes (512 MiB).
+	// drops those expiring first (with one ttl: the oldest) down to nine
+	// tenths of it, never a mark. If zero, DefaultMaxBytes (512 MiB).
 	MaxBytes int64
 
 	mu    sync.Mutex
@@ -128,9 +128,13 @@ func (s *Memory) Bytes() int64 {
 	return s.bytes
 }
 
-// evict drops the answers expiring first until those kept fit in max.
+// evict drops the answers expiring first, when those kept pass max, down
+// to nine tenths of max (so a full store scans once per tenth kept).
 func (s *Memory) evict(max int64) {
-	for s.bytes > max {
+	if s.bytes <= max {
+		return
+	}
+	for s.bytes > max/10*9 {
 		var first *memEntry
 		var firstID string
 		for id, e := range s.ids {

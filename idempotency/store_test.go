@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,8 +81,8 @@ func TestFileNoSecretAndPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, r2.Mark.ID+".mark")); err != nil || files < 3 {
-		t.Fatalf("%d files, mark %v: the test looked at nothing", files, err)
+	if b, err := os.ReadFile(filepath.Join(dir, ".locks", r2.Mark.ID[:2])); err != nil || !bytes.Contains(b, []byte(r2.Mark.ID)) || files < 2 {
+		t.Fatalf("%d files, marks %v: the test looked at nothing", files, err)
 	}
 }
 
@@ -96,8 +97,9 @@ func TestFileRefusesForeignIDs(t *testing.T) {
 	}
 }
 
-// TestFileDamagedCountsAsAbsent: an answer or mark file cut short reads as
-// none; the next Begin runs and its Keep replaces it.
+// TestFileDamagedCountsAsAbsent: an answer file cut short, or a table of
+// marks that fails its checksum, reads as none; the next Begin runs and
+// its Keep replaces the answer.
 func TestFileDamagedCountsAsAbsent(t *testing.T) {
 	dir := t.TempDir()
 	f := openFile(t, dir, idempotency.FileOptions{})
@@ -108,17 +110,23 @@ func TestFileDamagedCountsAsAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, id+".answer")
-	b, _ := os.ReadFile(path)
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("the kept answer: %d bytes, %v", len(b), err)
+	}
 	os.WriteFile(path, b[:len(b)-1], 0o600)
 	os.Chtimes(path, c.Now().Add(time.Hour), c.Now().Add(time.Hour))
-	r, err := f.Begin(id, fp, time.Minute, c.Now())
+	r, err = f.Begin(id, fp, time.Minute, c.Now())
 	if err != nil || r.Verdict != idempotency.Run {
 		t.Fatalf("Begin on a damaged answer: %v %v, want run", r.Verdict, err)
 	}
-	os.WriteFile(filepath.Join(dir, id+".mark"), []byte("SLUIMRK1 cut"), 0o600)
+	locks := filepath.Join(dir, ".locks", id[:2])
+	b, _ = os.ReadFile(locks)
+	b[len(b)-1] ^= 1 // the table fails its checksum
+	os.WriteFile(locks, b, 0o600)
 	r, err = f.Begin(id, fp, time.Minute, c.Now())
 	if err != nil || r.Verdict != idempotency.Run {
-		t.Fatalf("Begin on a damaged mark: %v %v, want run", r.Verdict, err)
+		t.Fatalf("Begin on a damaged table of marks: %v %v, want run", r.Verdict, err)
 	}
 	if err := f.Keep(r.Mark, storetest.SampleAnswer("again"), time.Hour, c.Now()); err != nil {
 		t.Fatal(err)
@@ -213,14 +221,103 @@ func TestFileSweepEvictsExpiringFirstNeverMarks(t *testing.T) {
 }
 
 // TestFileKeepSweepsOverMaxBytes: a Keep that takes the kept bytes past
-// MaxBytes sweeps at once, dropping the answer expiring first.
+// MaxBytes starts a sweep (in the background), dropping the answer expiring first.
 func TestFileKeepSweepsOverMaxBytes(t *testing.T) {
 	dir := t.TempDir()
-	f := openFile(t, dir, idempotency.FileOptions{MaxBytes: 25_000})
+	f := openFile(t, dir, idempotency.FileOptions{MaxBytes: 30_000}) // three answers take 36 KiB on disk, two 24 KiB
 	c := storetest.NewFakeClock()
 	ids := []string{storetest.ID("0"), storetest.ID("1"), storetest.ID("2")}
 	keepN(t, f, c, ids, 10_000)
+	f.Close() // waits for the sweeps the Keeps started
+	f = openFile(t, dir, idempotency.FileOptions{MaxBytes: 30_000})
 	if replays(t, f, c, ids[0]) || !replays(t, f, c, ids[1]) || !replays(t, f, c, ids[2]) {
-		t.Error("want the first answer dropped by the third Keep, the others kept")
+		t.Error("want only the first answer dropped by the third Keep, the others kept")
+	}
+}
+
+// TestMemoryEvictsExpiringFirstNeverMarks: past MaxBytes a Keep drops the
+// answers expiring first, down to nine tenths of MaxBytes; marks stay;
+// Sweep drops what expired.
+func TestMemoryEvictsExpiringFirstNeverMarks(t *testing.T) {
+	m := &idempotency.Memory{}
+	c := storetest.NewFakeClock()
+	ids := []string{storetest.ID("0"), storetest.ID("1"), storetest.ID("2"), storetest.ID("3")}
+	keepN(t, m, c, ids[:1], 10_000)
+	one := m.Bytes()
+	m.MaxBytes = 3*one + one/2 // four answers pass it; nine tenths hold three
+	marked := storetest.ID("marked")
+	if r, _ := m.Begin(marked, storetest.FP("x"), 10*time.Hour, c.Now()); r.Verdict != idempotency.Run {
+		t.Fatal(r.Verdict)
+	}
+	m.Sweep(c.Now())
+	c.Advance(time.Second)
+	keepN(t, m, c, ids[1:], 10_000) // expiring after answer 0: 1h, 1h1m, 1h2m from now
+	if got := m.Bytes(); got != 3*one {
+		t.Errorf("%d bytes kept, want three answers' %d", got, 3*one)
+	}
+	if replays(t, m, c, ids[0]) {
+		t.Error("answer 0, expiring first, was kept")
+	}
+	for _, id := range ids[1:] {
+		if !replays(t, m, c, id) {
+			t.Errorf("answer %s dropped", id[:8])
+		}
+	}
+	if r, _ := m.Begin(marked, storetest.FP("x"), time.Minute, c.Now()); r.Verdict != idempotency.InFlight {
+		t.Errorf("the mark: %v, want in flight", r.Verdict)
+	}
+	c.Advance(24 * time.Hour)
+	m.Sweep(c.Now())
+	if m.Bytes() != 0 {
+		t.Errorf("%d bytes after everything expired", m.Bytes())
+	}
+}
+
+// TestFileReaderNeverSeesHalfAnAnswer: readers polling while a 4 MiB
+// answer is kept see the call in flight, then the whole answer, never a
+// part of it.
+func TestFileReaderNeverSeesHalfAnAnswer(t *testing.T) {
+	f := openFile(t, t.TempDir(), idempotency.FileOptions{})
+	id, fp := storetest.ID("big"), storetest.FP("x")
+	r, err := f.Begin(id, fp, time.Minute, time.Now())
+	if err != nil || r.Verdict != idempotency.Run {
+		t.Fatal(r.Verdict, err)
+	}
+	body := bytes.Repeat([]byte("data: 0123456789abcdef\n\n"), 4<<20/24)
+	done := make(chan int, 4)
+	var polled sync.WaitGroup
+	polled.Add(4)
+	for range 4 {
+		go func() {
+			polls := 0
+			defer func() { done <- polls }()
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				polls++
+				r, err := f.Begin(id, fp, time.Minute, time.Now())
+				if polls == 1 {
+					polled.Done()
+				}
+				if err != nil || r.Verdict == idempotency.Run || r.Verdict == idempotency.Conflict {
+					t.Errorf("poll %d: %v %v", polls, r.Verdict, err)
+					break
+				}
+				if r.Verdict == idempotency.Replay {
+					if !bytes.Equal(r.Answer.Body, body) {
+						t.Errorf("replayed %d bytes, want the whole %d", len(r.Answer.Body), len(body))
+					}
+					break
+				}
+			}
+		}()
+	}
+	polled.Wait() // every reader saw the call in flight before the keep
+	a := storetest.SampleAnswer("")
+	a.Body = body
+	if err := f.Keep(r.Mark, a, time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		<-done
 	}
 }

@@ -7,14 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // SweepStats is what a File's Sweep found and did.
 type SweepStats struct {
-	// Answers and Bytes are the answers kept after the sweep and their
-	// size on disk.
+	// Answers and Bytes are the answers kept after the sweep and the
+	// space they take on disk (whole blocks).
 	Answers int
 	Bytes   int64
 	// Marks is the live marks seen.
@@ -24,7 +25,7 @@ type SweepStats struct {
 	Expired, Evicted int
 }
 
-// kept is one answer file as a sweep saw it.
+// keptFile is one answer file as a sweep saw it.
 type keptFile struct {
 	id      string
 	info    fs.FileInfo
@@ -32,21 +33,25 @@ type keptFile struct {
 }
 
 // Sweep removes, as of now, the expired answers and marks, the temporary
-// files a killed writer left over an hour ago, and, while the answers
-// together are over MaxBytes, the answers expiring first. It never removes
+// files a killed writer left over an hour ago, and, when the answers
+// together take more than MaxBytes on disk, the answers expiring first
+// until they take at most nine tenths of it (so that a full store sweeps
+// once per tenth of MaxBytes kept, not at every Keep). It never removes
 // a live mark. It costs one directory read and one lstat per file, plus a
-// read of each mark file (marks are few: one per call in flight). One
+// read of each table of marks (256 small files, rewritten where a mark
+// expired). One
 // sweep runs at a time in a process; sweeps of several processes do no
 // harm (each removal is checked again under the ID's lock).
 func (f *File) Sweep(now time.Time) (SweepStats, error) {
 	f.sweep.Lock()
 	defer f.sweep.Unlock()
+	added := f.added.Load()
 	var st SweepStats
 	ents, err := os.ReadDir(f.dir)
 	if err != nil {
 		return st, fmt.Errorf("idempotency: sweep: %w", err)
 	}
-	var live []keptFile
+	var live, expired []keptFile
 	var errs []error
 	for _, e := range ents {
 		name := e.Name()
@@ -61,19 +66,6 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			continue
 		}
 		switch ext {
-		case markExt:
-			if mk, ok := f.readMark(id); ok && now.Before(mk.until) {
-				st.Marks++
-				continue
-			}
-			removed, err := f.removeIf(id, markExt, func() bool {
-				mk, ok := f.readMark(id)
-				return !ok || !now.Before(mk.until)
-			})
-			errs = append(errs, err)
-			if removed {
-				st.Expired++
-			}
 		case answerExt:
 			info, err := e.Info()
 			if err != nil {
@@ -82,55 +74,84 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			k := keptFile{id: id, info: info, expires: info.ModTime()}
 			if now.Before(k.expires) {
 				live = append(live, k)
-				st.Bytes += info.Size()
-				continue
-			}
-			removed, err := f.removeIf(id, answerExt, k.unchanged(f))
-			errs = append(errs, err)
-			if removed {
-				st.Expired++
+				st.Bytes += diskSize(info)
+			} else {
+				expired = append(expired, k)
 			}
 		}
 	}
+	removed, err := f.removeAnswers(expired)
+	st.Expired += len(removed)
+	errs = append(errs, err, f.sweepMarks(now, &st))
 	if st.Bytes > f.opts.MaxBytes {
 		slices.SortFunc(live, func(a, b keptFile) int { return a.expires.Compare(b.expires) })
-		for len(live) > 0 && st.Bytes > f.opts.MaxBytes {
-			k := live[0]
-			live = live[1:]
-			removed, err := f.removeIf(k.id, answerExt, k.unchanged(f))
-			errs = append(errs, err)
-			if removed {
-				st.Bytes -= k.info.Size()
-				st.Evicted++
-			}
+		low, drop, n := f.opts.MaxBytes/10*9, st.Bytes, 0
+		for n < len(live) && drop > low {
+			drop -= diskSize(live[n].info)
+			n++
 		}
+		removed, err := f.removeAnswers(live[:n])
+		errs = append(errs, err)
+		for _, k := range removed {
+			st.Bytes -= diskSize(k.info)
+		}
+		st.Evicted = len(removed)
 	}
-	st.Answers = len(live)
-	f.kept.Store(st.Bytes)
+	st.Answers = len(live) - st.Evicted
+	f.kept.Store(st.Bytes + f.added.Load() - added) // what was kept meanwhile may be counted twice: never too low
 	return st, errors.Join(errs...)
 }
 
-// unchanged reports, under the ID's lock, whether the answer file is still
-// the one the sweep saw (not replaced by a newer Keep).
-func (k keptFile) unchanged(f *File) func() bool {
-	return func() bool {
-		info, err := os.Lstat(f.path(k.id, answerExt))
-		return err == nil && os.SameFile(info, k.info) && info.ModTime().Equal(k.info.ModTime())
+// removeAnswers removes the answer files of ks that are still the ones
+// the sweep saw (not replaced by a newer Keep since), checking each under
+// its ID's lock, taken once per shard, and returns those it removed.
+func (f *File) removeAnswers(ks []keptFile) (removed []keptFile, err error) {
+	byShard := make(map[int][]keptFile)
+	for _, k := range ks {
+		i := hexByte(k.id)
+		byShard[i] = append(byShard[i], k)
 	}
+	var errs []error
+	for i, group := range byShard {
+		errs = append(errs, f.transformShard(i, func(*marks) (bool, error) {
+			for _, k := range group {
+				path := f.path(k.id, answerExt)
+				info, err := os.Lstat(path)
+				if err != nil || !os.SameFile(info, k.info) || !info.ModTime().Equal(k.info.ModTime()) {
+					continue
+				}
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, fmt.Errorf("idempotency: sweep: %w", err))
+					continue
+				}
+				removed = append(removed, k)
+			}
+			return false, nil
+		}))
+	}
+	return removed, errors.Join(errs...)
 }
 
-// removeIf removes id's file of ext if cond, asked under id's lock, holds.
-func (f *File) removeIf(id, ext string, cond func() bool) (bool, error) {
-	unlock, err := f.lock(id)
+// sweepMarks drops the expired marks from every shard's table that exists,
+// and counts the live ones.
+func (f *File) sweepMarks(now time.Time, st *SweepStats) error {
+	ents, err := os.ReadDir(filepath.Join(f.dir, ".locks"))
 	if err != nil {
-		return false, err
+		return fmt.Errorf("idempotency: sweep: %w", err)
 	}
-	defer unlock()
-	if !cond() {
-		return false, nil
+	var errs []error
+	for _, e := range ents {
+		i, err := strconv.ParseUint(e.Name(), 16, 8)
+		if err != nil || len(e.Name()) != 2 {
+			continue
+		}
+		errs = append(errs, f.transformShard(int(i), func(t *marks) (bool, error) {
+			n := len(*t)
+			pruned := t.prune(now)
+			st.Expired += n - len(*t)
+			st.Marks += len(*t)
+			return pruned, nil
+		}))
 	}
-	if err := os.Remove(f.path(id, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("idempotency: sweep: %w", err)
-	}
-	return true, nil
+	return errors.Join(errs...)
 }
