@@ -1,8 +1,6 @@
 package sluice
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,13 +34,12 @@ const defaultAnswerTTL = 24 * time.Hour
 // which name the caller of an Idempotency-Key.
 var credentialHeaders = [...]string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
 
-// callerOf names the caller of req: the SHA-256 of its credential, "" for
-// none.
+// callerOf names the caller of req by its credential, never kept itself
+// (idempotency.CredentialCaller); "" for none.
 func callerOf(req *http.Request) string {
 	for _, k := range credentialHeaders {
 		if v := get(req.Header, k); v != "" {
-			d := sha256.Sum256([]byte(v))
-			return hex.EncodeToString(d[:])
+			return idempotency.CredentialCaller(v)
 		}
 	}
 	return ""

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -72,17 +70,6 @@ type remembered struct {
 	kept bool
 }
 
-// callerOf is the caller part of an answer's identity: the SHA-256 of the
-// client's credential (the auth.keys entry that matched is that
-// credential), "" for a client that sends none.
-func callerOf(token string) string {
-	if token == "" {
-		return ""
-	}
-	d := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(d[:])
-}
-
 // remember handles a request's Idempotency-Key before its call: it answers
 // a bad key (400), a key reused for another request (422), a duplicate of
 // a call still in flight once the wait for it ends (409), and a duplicate
@@ -96,7 +83,7 @@ func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, po
 		return nil, true
 	}
 	a := g.answers
-	sid := idempotency.Key{Scope: rt.prefix, Caller: callerOf(token), Value: key}.ID()
+	sid := idempotency.Key{Scope: rt.prefix, Caller: idempotency.CredentialCaller(token), Value: key}.ID()
 	fp := idempotency.Fingerprint(r.Method, rest, r.URL.Query(), body)
 	lease := leaseFor(pol.Timeout.Total)
 	res, err := a.store.Begin(sid, fp, lease, time.Now())
