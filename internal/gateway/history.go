@@ -38,13 +38,14 @@ const (
 	clsBudgetRefused // refused by a spend budget, not sent
 	clsLimitRefused  // refused by a rate limit or an empty key pool, not sent
 	clsClientCancel
+	clsReplayed // answered from a kept answer (Idempotency-Key), not sent
 	clsOther
 	numClasses
 )
 
 // classNames names the classes in status.json, in the order above.
 var classNames = [numClasses]string{"ok", "timeout", "rate_limited", "quota", "5xx", "4xx", "cut_stream",
-	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", "other"}
+	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", "replayed", "other"}
 
 // classOf is the class of an attempt.
 func classOf(a *sluice.Attempt) int {
@@ -59,6 +60,8 @@ func classOf(a *sluice.Attempt) int {
 		return clsLimitRefused
 	case sluice.OutcomeClientCancel:
 		return clsClientCancel
+	case sluice.OutcomeReplayed:
+		return clsReplayed
 	case sluice.OutcomeStreamStalled:
 		return clsCut
 	}

@@ -55,6 +55,9 @@ func TestReplaySequential(t *testing.T) {
 			if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_idempotent_replays_total{route="`) {
 				t.Error("/metrics does not count the replay")
 			}
+			if st := body(t, e.do("GET", "/sluice/status.json", "")); !strings.Contains(st, `"replayed":1`) {
+				t.Errorf("status.json does not show the replay: %s", st)
+			}
 		})
 	}
 }
