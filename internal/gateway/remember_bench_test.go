@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sluice-llm/sluice/breaker/filestore"
+	"github.com/sluice-llm/sluice/fake"
+	"github.com/sluice-llm/sluice/idempotency"
+	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/limit"
+	"github.com/sluice-llm/sluice/spend"
+)
+
+// BenchmarkIdempotency is one chat call through the gateway on file state,
+// answers kept in the state directory: without an Idempotency-Key (what
+// the feature costs a call that does not use it), with a new key each
+// call (the mark taken, the answer kept), and a duplicate answered from
+// its kept answer (a replay, no upstream call).
+func BenchmarkIdempotency(b *testing.B) {
+	srv := fake.NewServer("200")
+	defer srv.Close()
+	srv.Provider.MaxRequests = 100
+	const body = `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
+	for _, leg := range []string{"nokey", "newkey", "replay"} {
+		b.Run(leg, func(b *testing.B) {
+			dir := b.TempDir()
+			cfg := config.Default()
+			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+			st, err := filestore.Open(dir, filestore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ledger, _ := spend.NewFileLedger(st.Records())
+			limits, _ := limit.NewFile(st.Records())
+			defer limits.Close()
+			answers, err := idempotency.OpenFile(filepath.Join(dir, "answers"), idempotency.FileOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer answers.Close()
+			gw, err := New(cfg, Options{Store: st, Ledger: ledger, Limits: limits, Answers: answers, AttemptLog: io.Discard})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer gw.Close()
+			n := 0
+			call := func() {
+				req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(body))
+				req.RemoteAddr = "127.0.0.1:1"
+				switch leg {
+				case "newkey":
+					n++
+					req.Header.Set("Idempotency-Key", "job-"+strconv.Itoa(n))
+				case "replay":
+					req.Header.Set("Idempotency-Key", "job-0")
+				}
+				w := httptest.NewRecorder()
+				gw.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+			call() // the replay leg's first call keeps its answer
+			before := srv.Calls()
+			b.ReportAllocs()
+			for b.Loop() {
+				call()
+			}
+			if leg == "replay" && srv.Calls() != before {
+				b.Fatalf("%d upstream calls while replaying, want 0", srv.Calls()-before)
+			}
+		})
+	}
+}
