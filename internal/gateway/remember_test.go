@@ -226,3 +226,29 @@ func TestKeptAnswersHoldNoSecret(t *testing.T) {
 		t.Errorf("answers directory mode %v, want 0700", fi.Mode().Perm())
 	}
 }
+
+// A stream cut mid-way, or an answer over max_answer, is relayed but not
+// kept: the duplicate calls upstream again.
+func TestNotKept(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, body string
+		edit               func(*config.Config)
+	}{
+		{"cut stream", "stream:cut-after=3", chatStream, nil},
+		{"over max_answer", "200", chatBody, func(c *config.Config) { c.Idempotency.MaxAnswer = 64 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.script, tc.edit)
+			for range 2 {
+				resp := e.do("POST", "/openai/v1/chat/completions", tc.body, "Idempotency-Key", "k")
+				body(t, resp)
+				if resp.Header.Get("Idempotent-Replayed") != "" {
+					t.Fatal("replayed an answer that must not be kept")
+				}
+			}
+			if e.up.Calls() != 2 {
+				t.Errorf("%d upstream calls, want 2", e.up.Calls())
+			}
+		})
+	}
+}
