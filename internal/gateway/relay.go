@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/sse"
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// relay copies the provider's answer to the client: headers, status, then
+// the body, flushed at once for a stream, whose headers leave with its
+// first bytes. A stream that fails after its first byte ends with an
+// error event; another body that fails is cut so the client sees an
+// incomplete answer, never a whole-looking one.
+// With hideUsage, the usage chunk the gateway asked for is left out.
+// Every injected key is scrubbed from the headers and the body, streams
+// included; the body's length then changes, so Content-Length is dropped.
+//
+// With c (a call under an Idempotency-Key), what the client gets is
+// captured in c to be kept; with c.finish, a client that leaves does not
+// end the relay: the answer is read to its end all the same.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool, c *capture) {
+	defer resp.Body.Close()
+	h := w.Header()
+	removeHopHeaders(resp.Header)
+	delete(h, "X-Request-Id") // the provider's, if it gave one, as it came
+	g.secrets.scrubHeader(resp.Header)
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	h.Set("X-Should-Retry", "false")
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream || g.secrets != nil {
+		h.Del("Content-Length")
+	}
+	w.WriteHeader(resp.StatusCode)
+	if c != nil {
+		c.stream = stream
+	}
+	clientGone := false
+	rc := http.NewResponseController(w)
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var filter *usageFilter
+	if stream && hideUsage {
+		filter = &usageFilter{}
+	}
+	var scrub *scrubber
+	if g.secrets != nil {
+		scrub = &scrubber{s: g.secrets}
+	}
+	var relayed sse.Parser // what the client has read, to close a cut event
+	// The engine answers a stream once its first event is read, so the
+	// first Read returns at once and the headers leave with it.
+	headersOut := !stream
+	for {
+		n, err := resp.Body.Read(buf)
+		out := buf[:n]
+		if filter != nil {
+			out = filter.filter(out)
+			if err != nil {
+				out = append(out, filter.rest()...)
+			}
+		}
+		if scrub != nil {
+			out = scrub.scrub(out, err != nil)
+		}
+		if len(out) > 0 && c != nil {
+			c.add(out)
+		}
+		switch {
+		case len(out) > 0 && !clientGone:
+			if _, werr := w.Write(out); werr != nil {
+				if c == nil || !c.finish {
+					return // the client left; closing the body cancels upstream
+				}
+				clientGone = true // read on: the answer is kept for its retry
+			}
+			if stream && !clientGone {
+				relayed.Feed(out, func(sse.Event) bool { return true })
+				rc.Flush()
+			}
+		case len(out) == 0 && !headersOut && !clientGone:
+			rc.Flush()
+		}
+		headersOut = true
+		if err == io.EOF {
+			if c != nil {
+				c.whole = true
+			}
+			return
+		}
+		if err != nil {
+			if clientGone {
+				return
+			}
+			if !stream {
+				panic(http.ErrAbortHandler) // cut the connection: no clean end
+			}
+			if relayed.Pending() {
+				w.Write([]byte("\n\n")) // close an event cut mid-way
+			}
+			w.Write(streamEnd(kind, err))
+			rc.Flush()
+			return
+		}
+	}
+}
+
+// streamEnd is the error event that ends a stream the gateway cannot
+// finish.
+func streamEnd(kind string, err error) []byte {
+	var te *sluice.TimeoutError
+	code, msg := codeStreamCut, "sluice: the provider's stream was cut; the answer is incomplete"
+	switch {
+	case errors.Is(err, errAborted):
+		code, msg = codeShuttingDown, "sluice: the gateway is shutting down; the answer is incomplete"
+	case errors.As(err, &te) && te.Phase == sluice.PhaseIdle:
+		code, msg = codeStreamStalled, fmt.Sprintf("sluice: the provider's stream stalled for %s; the answer is incomplete", te.Limit)
+	case errors.As(err, &te):
+		code, msg = codeTimeout, fmt.Sprintf("sluice: the call ran past its %s limit of %s; the answer is incomplete", te.Phase, te.Limit)
+	}
+	return errorEvent(kind, code, msg)
+}
