@@ -37,6 +37,12 @@ func BenchmarkFileBeginKeep(b *testing.B) {
 // BenchmarkMemoryBeginKeep is BenchmarkFileBeginKeep on a Memory.
 func BenchmarkMemoryBeginKeep(b *testing.B) { benchBeginKeep(b, &idempotency.Memory{}) }
 
+// BenchmarkMemoryBeginKeepFull is BenchmarkMemoryBeginKeep on a Memory
+// kept full (MaxBytes 4 MiB, about 3,500 answers): evictions included.
+func BenchmarkMemoryBeginKeepFull(b *testing.B) {
+	benchBeginKeep(b, &idempotency.Memory{MaxBytes: 4 << 20})
+}
+
 func benchBeginKeep(b *testing.B, s idempotency.Store) {
 	ids, fp, a, now := benchIDs(b.N), storetest.FP("x"), benchAnswer(), time.Now()
 	b.ReportAllocs()
