@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -129,24 +130,28 @@ func (s *Memory) Bytes() int64 {
 }
 
 // evict drops the answers expiring first, when those kept pass max, down
-// to nine tenths of max (so a full store scans once per tenth kept).
+// to nine tenths of max: one sort per tenth of max kept.
 func (s *Memory) evict(max int64) {
 	if s.bytes <= max {
 		return
 	}
-	for s.bytes > max/10*9 {
-		var first *memEntry
-		var firstID string
-		for id, e := range s.ids {
-			if e.answer != nil && (first == nil || e.expires.Before(first.expires)) {
-				first, firstID = e, id
-			}
+	type kept struct {
+		id string
+		e  *memEntry
+	}
+	var all []kept
+	for id, e := range s.ids {
+		if e.answer != nil {
+			all = append(all, kept{id, e})
 		}
-		if first == nil {
+	}
+	slices.SortFunc(all, func(a, b kept) int { return a.e.expires.Compare(b.e.expires) })
+	for _, k := range all {
+		if s.bytes <= max/10*9 {
 			return
 		}
-		s.dropAnswer(first)
-		s.tidy(firstID, first)
+		s.dropAnswer(k.e)
+		s.tidy(k.id, k.e)
 	}
 }
 
