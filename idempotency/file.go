@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-llm/sluice/state"
 )
 
 // FileOptions configures a File. The zero value is usable.
@@ -95,8 +97,11 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 			return nil, fmt.Errorf("idempotency: make answers directory private: %w", err)
 		}
 	}
-	if err := checkLocalFS(dir); err != nil {
-		return nil, err
+	switch fs, err := state.NetworkFS(dir); {
+	case err != nil:
+		return nil, fmt.Errorf("idempotency: answers directory %s: %w", dir, err)
+	case fs != "":
+		return nil, fmt.Errorf("idempotency: answers directory %s is on %s, where file locks do not hold between hosts: choose a local directory, or share answers through redis", dir, fs)
 	}
 	opts.MaxAnswer = orDefault(opts.MaxAnswer, DefaultMaxAnswer)
 	opts.MaxBytes = orDefault(opts.MaxBytes, DefaultMaxBytes)

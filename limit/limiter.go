@@ -280,7 +280,7 @@ func reserveAll(st Store, bs []bucket, at, deadline time.Time) (time.Time, error
 		if err != nil {
 			return at, err
 		}
-		if tol := b.rate.tolerance(b.cost); tol > 0 && !free.IsZero() {
+		if tol := b.rate.Tolerance(b.cost); tol > 0 && !free.IsZero() {
 			free = free.Add(-time.Duration(tol)) // a bucket with a Burst is free that long before its TAT
 		}
 		if free.After(at) && !free.After(deadline) {

@@ -276,7 +276,7 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 			if err == nil && !list[i].Learned.IsZero() {
 				var tat time.Time
 				if tat, err = st.FreeAt(list[i].Key); !tat.IsZero() {
-					list[i].FreeAt = tat.Add(-time.Duration(list[i].Learned.tolerance(1)))
+					list[i].FreeAt = tat.Add(-time.Duration(list[i].Learned.Tolerance(1)))
 				}
 			}
 		case strings.HasSuffix(list[i].Key, ":concurrent"):

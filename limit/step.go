@@ -59,7 +59,7 @@ func (r Rate) span(cost int64, up bool) int64 {
 	return int64(q)
 }
 
-// tolerance returns how far before a bucket's TAT a call of cost units of
+// Tolerance returns how far before a bucket's TAT a call of cost units of
 // r may start: r.Burst·r.Interval(1) − r.Interval(cost), what the bucket
 // holds beyond the call when full, 0 without a Burst (or for a call as
 // dear as the whole bucket, which starts only once the bucket is full).
@@ -67,16 +67,16 @@ func (r Rate) span(cost int64, up bool) int64 {
 // as Interval rounds), so that a bucket Learn filled with n units (n
 // intervals) hands out exactly Burst − n at once, not one fewer by the
 // rounding.
-func (r Rate) tolerance(cost int64) int64 {
+func (r Rate) Tolerance(cost int64) int64 {
 	if r.Burst <= 0 {
 		return 0
 	}
-	return max(r.units(r.Burst)-r.Interval(cost), 0)
+	return max(r.Units(r.Burst)-r.Interval(cost), 0)
 }
 
-// units returns n·r.Interval(1), saturated at math.MaxInt64: how long n
-// units hold a token bucket of r (see tolerance).
-func (r Rate) units(n int64) int64 {
+// Units returns n·r.Interval(1), saturated at math.MaxInt64: how long n
+// units hold a token bucket of r (see Tolerance).
+func (r Rate) Units(n int64) int64 {
 	iv := r.Interval(1)
 	if n <= 0 || iv <= 0 {
 		return 0
@@ -110,7 +110,7 @@ func Step(tat, now, notBefore int64, r Rate, cost int64, maxWait time.Duration) 
 	if r.IsZero() {
 		return tat, max(now, notBefore), true
 	}
-	at = max(tat-r.tolerance(cost), now, notBefore)
+	at = max(tat-r.Tolerance(cost), now, notBefore)
 	if at > addSat(now, max(int64(maxWait), 0)) {
 		return tat, at, false
 	}

@@ -313,7 +313,7 @@ func cancelled(tat int64, r Rate, at, cost int64) int64 {
 	if tat == addSat(at, iv) {
 		return at
 	}
-	if tol := r.tolerance(cost); tol > 0 && tat == addSat(addSat(at, tol), iv) {
+	if tol := r.Tolerance(cost); tol > 0 && tat == addSat(addSat(at, tol), iv) {
 		return addSat(at, tol)
 	}
 	return tat
@@ -351,7 +351,7 @@ func LearnStep(tat, now int64, old, r Rate, used int64) int64 {
 			tat = addSat(now, int64(d))
 		}
 	}
-	return max(tat, addSat(now, r.units(used)))
+	return max(tat, addSat(now, r.Units(used)))
 }
 
 // settled returns the TAT after a settlement of delta units at now; see

@@ -120,10 +120,6 @@ func openAttemptLog(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (
 	return logfile.Open(path, logger)
 }
 
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
 // run serves until SIGTERM or SIGINT, then drains. SIGHUP reopens the
 // attempt log and reloads the config.
 func (s *server) run(stdout io.Writer) int {

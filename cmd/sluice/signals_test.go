@@ -14,18 +14,6 @@ import (
 	"github.com/sluice-llm/sluice/fake"
 )
 
-// waitStderr waits until the process said want n times.
-func (p *proc) waitStderr(t *testing.T, want string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for strings.Count(p.stderr.String(), want) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("sluice did not say %q %d times; stderr:\n%s", want, n, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // hangUp sends SIGHUP and waits for the reload's one line (n-th reload).
 func (p *proc) hangUp(t *testing.T, n int) {
 	t.Helper()

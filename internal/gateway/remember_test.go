@@ -127,22 +127,8 @@ func TestIdempotencyKeyRules(t *testing.T) {
 // gateway reads the stream to its end and keeps it, and the client's retry
 // gets the whole answer with no second upstream call.
 func TestClientGoneCallFinishedAndKept(t *testing.T) {
-	e := newEnv(t, "stream:events=20;interval=20ms", func(c *config.Config) {
-		pol := c.Policies["interactive"]
-		pol.Timeout.Total = 10 * time.Second
-		c.Policies["interactive"] = pol
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/openai/v1/chat/completions", strings.NewReader(chatStream))
-	req.Header.Set("Authorization", "Bearer "+clientKey)
-	req.Header.Set("Idempotency-Key", "cron-run-1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.ReadFull(resp.Body, make([]byte, 64)) // the first bytes, then the client is killed
-	cancel()
-	resp.Body.Close()
+	e := newEnv(t, "stream:events=20;interval=20ms", longTotal)
+	leaveStream(t, e, "cron-run-1")
 	// The retry waits for the finishing call and replays it whole.
 	again := e.do("POST", "/openai/v1/chat/completions", chatStream, "Idempotency-Key", "cron-run-1")
 	got := body(t, again)
@@ -157,16 +143,25 @@ func TestClientGoneCallFinishedAndKept(t *testing.T) {
 	}
 }
 
-// Without a key, a client that leaves still cancels its call at once.
-func TestClientGoneWithoutKeyCancels(t *testing.T) {
-	e := newEnv(t, "stream:events=50;interval=20ms", func(c *config.Config) {
-		pol := c.Policies["interactive"]
-		pol.Timeout.Total = 10 * time.Second
-		c.Policies["interactive"] = pol
-	})
+// longTotal gives the interactive policy a total of 10 s, longer than the
+// streams a client leaves.
+func longTotal(c *config.Config) {
+	pol := c.Policies["interactive"]
+	pol.Timeout.Total = 10 * time.Second
+	c.Policies["interactive"] = pol
+}
+
+// leaveStream starts a chat stream through e, with Idempotency-Key key
+// unless "", reads its first bytes and leaves, as a killed client does.
+func leaveStream(t *testing.T, e *env, key string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/openai/v1/chat/completions", strings.NewReader(chatStream))
 	req.Header.Set("Authorization", "Bearer "+clientKey)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +169,12 @@ func TestClientGoneWithoutKeyCancels(t *testing.T) {
 	io.ReadFull(resp.Body, make([]byte, 64))
 	cancel()
 	resp.Body.Close()
+}
+
+// Without a key, a client that leaves still cancels its call at once.
+func TestClientGoneWithoutKeyCancels(t *testing.T) {
+	e := newEnv(t, "stream:events=50;interval=20ms", longTotal)
+	leaveStream(t, e, "")
 	waitFor(t, "the call to end", func() bool { return e.gw.InFlight() == 0 })
 	lines := e.logLines()
 	if len(lines) != 1 || lines[0]["outcome"] != "client_cancel" {

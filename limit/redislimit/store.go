@@ -114,7 +114,7 @@ func (s *Store) step(key string, r limit.Rate, cost, notBefore, maxWait int64) (
 	bs, bn := parts(max(notBefore, 0))
 	ws, wn := parts(maxWait)
 	ns, nn := s.clock()
-	tls, tln := parts(tolerance(r, cost))
+	tls, tln := parts(r.Tolerance(cost))
 	v, err := s.run(reserveScript, key, limits, is, in, bs, bn, ws, wn, ns, nn, idleMarginMS, tls, tln).Int64Slice()
 	if err != nil {
 		return false, 0, 0, err
@@ -132,29 +132,8 @@ func (s *Store) Cancel(key string, r limit.Rate, at time.Time, cost int64) error
 	}
 	as, an := parts(at.UnixNano())
 	is, in := parts(r.Interval(cost))
-	tls, tln := parts(tolerance(r, cost))
+	tls, tln := parts(r.Tolerance(cost))
 	return s.run(cancelScript, key, as, an, is, in, tls, tln).Err()
-}
-
-// tolerance is limit's tolerance of a bucket of r for cost units:
-// r.Burst·r.Interval(1) − r.Interval(cost), 0 without a Burst.
-func tolerance(r limit.Rate, cost int64) int64 {
-	if r.Burst <= 0 {
-		return 0
-	}
-	return max(units(r, r.Burst)-r.Interval(cost), 0)
-}
-
-// units is limit's n·r.Interval(1), saturated at math.MaxInt64.
-func units(r limit.Rate, n int64) int64 {
-	iv := r.Interval(1)
-	if n <= 0 || iv <= 0 {
-		return 0
-	}
-	if n > math.MaxInt64/iv {
-		return math.MaxInt64
-	}
-	return n * iv
 }
 
 // Learn implements limit.Store: one run of the learn script.
@@ -168,7 +147,7 @@ func (s *Store) Learn(key string, r limit.Rate, used int64) error {
 
 // learn runs the learn script and returns the TAT it left.
 func (s *Store) learn(key string, r limit.Rate, used int64) (int64, error) {
-	us, un := parts(units(r, used))
+	us, un := parts(r.Units(used))
 	ns, nn := s.clock()
 	v, err := s.run(learnScript, key, r.Limit, int64(r.Per), us, un, ns, nn, idleMarginMS).Int64Slice()
 	if err != nil {

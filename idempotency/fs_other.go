@@ -1,5 +1,0 @@
-//go:build !linux
-
-package idempotency
-
-func checkLocalFS(string) error { return nil }
