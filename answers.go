@@ -127,7 +127,7 @@ func (c *call) keepAnswer(b *body) {
 		return
 	}
 	c.mark = nil
-	if b.a.rec.Outcome != OutcomeOK || b.keptOver || b.status/100 != 2 {
+	if b.a.rec.Outcome != OutcomeOK || b.keptOver {
 		c.t.Answers.Release(*m)
 		return
 	}

@@ -225,6 +225,9 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	}
 	resp.Body = b
 	c.stamp(resp)
+	if c.mark != nil && resp.StatusCode/100 == 2 { // an answer to keep: b captures what the caller reads
+		b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
+	}
 	a.handed.Store(true)
 	return resp, verdict{}, nil
 }

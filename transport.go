@@ -308,23 +308,9 @@ func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 			}
 		}
 	}
-	resp, err := c.send()
-	if c.mark != nil && (err != nil || !c.keeping(resp)) {
-		c.forget() // nothing to keep: a failure
-	}
+	resp, err := c.send() // a call that ends without an answer to keep clears its mark as it ends
 	returned = true
 	return resp, err
-}
-
-// keeping reports whether resp is an answer the call may keep once its
-// body is read: a 2xx it handed over, whose body captures what it reads.
-func (c *call) keeping(resp *http.Response) bool {
-	b, ok := resp.Body.(*body)
-	if !ok || resp.StatusCode/100 != 2 {
-		return false
-	}
-	b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
-	return true
 }
 
 // send admits the call under the Limiter and the Meter, then runs it.
