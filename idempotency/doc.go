@@ -38,7 +38,7 @@
 // records an answer while relaying it should still stop recording once it
 // has passed MaxAnswer (Answer.Size, the same measure) rather than hold the
 // whole body, and then Release. Kept answers together over MaxBytes
-// (512 MiB by default; for File, whole blocks on disk) drop those that
+// (512 MiB by default; for File, the bytes of its logs) drop those that
 // expire first (with one ttl: the oldest) down to nine tenths of MaxBytes —
 // never a mark. File and Memory sweep expired answers and marks in Sweep,
 // which the owner calls periodically (the gateway: every minute); File's

@@ -1,8 +1,6 @@
 package idempotency
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -20,10 +18,9 @@ type FileOptions struct {
 	// MaxAnswer is the largest answer body Keep keeps, in bytes. If zero,
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
-	// MaxBytes bounds the space the answer files take on disk together
-	// (whole blocks: a 1 KiB answer takes 4 KiB on most file systems);
-	// past it a sweep drops those expiring first (with one ttl: the
-	// oldest) down to nine tenths of it, never a mark. If zero,
+	// MaxBytes bounds the bytes the answer logs take together; past it a
+	// sweep drops the answers expiring first (with one ttl: the oldest)
+	// down to nine tenths of it, never a mark. If zero,
 	// DefaultMaxBytes (512 MiB).
 	MaxBytes int64
 }
@@ -32,32 +29,34 @@ type FileOptions struct {
 // gateway's is "<state dir>/answers", beside (not inside) the small
 // records of breakers, ledgers and limits. It is safe for concurrent use.
 //
-// An ID's kept answer is the file "<id>.answer" (0600, in a 0700
-// directory): a header (magic, fingerprint, expiry) and the encoded
-// answer. It is written whole to a temporary file and renamed into place,
-// so a reader sees the whole answer or none, and its modification time is
-// set to its expiry, so a sweep learns sizes and expiries from one lstat
-// per file. Begin reads a kept answer without any lock.
+// IDs fall into 256 shards by their first byte. A shard is two files
+// (0600, in a 0700 directory): its lock file, ".locks/00" to ".locks/ff",
+// and its answer log, "00-<gen>.log". The lock file holds the shard's
+// table: its live in-flight marks (ID, token, fingerprint, lease end) and
+// how far the log is committed. Every step — Begin, Keep, Release — reads
+// and rewrites the table under the lock file's flock (lock, read, change,
+// write, unlock, as lockedfile.Transform does), which is held for a few
+// system calls and never across a call. Keep appends the answer to the
+// log as one record and commits it by the table's write, so a reader sees
+// the whole answer or none, and no answer costs a file of its own:
+// creating one cost more than the rest of a call. Each process indexes
+// the logs it reads (ID to offset, reading only the records' heads, and
+// only those appended since it last looked), so Begin finds a kept
+// answer with a map lookup and one read. A table that fails its checksum
+// (a power cut mid-write) reads as holding no marks, and its log is found
+// again by reading it.
 //
-// In-flight marks live in 256 small lock files, ".locks/00" to
-// ".locks/ff", chosen by the ID's first byte: each holds the table of its
-// IDs' live marks (ID, token, fingerprint, lease end), read and rewritten
-// under its flock (lock, read, change, write, unlock, as
-// lockedfile.Transform does), which is held for a few system calls and
-// never across a call. Taking a mark thus creates no file. Answers are
-// put in place or removed under the same flock. A table that fails its
-// checksum (a power cut mid-write) reads as holding no marks.
-//
-// Sweep removes expired answers and marks, temporary files a killed writer
-// left (after an hour), and, while the answers together are over
-// MaxBytes, those expiring first. The owner calls Sweep periodically (the
-// gateway: every minute); Keep also starts one, in the background,
-// when this process's estimate of the kept bytes (the last sweep's total
-// plus what it kept since) passes MaxBytes, and at its first Keep, to
-// learn the directory's size; so the directory can pass MaxBytes by what
-// was kept while a sweep ran, and by what other processes kept since the
-// last sweep. Close waits for a sweep started by Keep. Files are not fsynced: after a power cut an
-// answer may be lost (the call then runs again) but never read half.
+// Sweep removes expired marks, and rewrites a log without its expired and
+// replaced answers once they are a quarter of it, and, while the logs
+// together are over MaxBytes, without the answers expiring first. The
+// owner calls Sweep periodically (the gateway: every minute); Keep also
+// starts one, in the background, when this process's estimate of the
+// kept bytes (the last sweep's total plus what it kept since) passes
+// MaxBytes, and at its first Keep, to learn the directory's size; so the
+// directory can pass MaxBytes by what was kept while a sweep ran, and by
+// what other processes kept since the last sweep. Close waits for a sweep
+// started by Keep. Files are not fsynced: after a power cut an answer may
+// be lost (the call then runs again) but never read half.
 type File struct {
 	dir   string
 	opts  FileOptions
@@ -72,12 +71,16 @@ type File struct {
 	bg    sync.WaitGroup
 }
 
-// shard is one lock file, opened at its first use.
+// shard is one lock file and its log, opened at their first use.
 type shard struct {
-	mu  sync.Mutex
-	f   *os.File
-	buf []byte // what the table is read into and written from
-	t   marks  // the table as last read
+	mu    sync.Mutex
+	f     *os.File
+	buf   []byte // what the table is read into and written from
+	t     table  // the table as last read
+	log   *os.File
+	head  logHead // the log open and how far index has read it
+	index map[[32]byte]entry
+	rec   []byte // what a record is encoded into
 }
 
 // OpenFile opens the answers directory dir, creating it (0700) if needed
@@ -115,25 +118,16 @@ func (f *File) Close() error {
 	for i := range f.locks {
 		s := &f.locks[i]
 		s.mu.Lock()
-		if s.f != nil {
-			s.f.Close()
-			s.f = nil
+		for _, lf := range []**os.File{&s.f, &s.log} {
+			if *lf != nil {
+				(*lf).Close()
+				*lf = nil
+			}
 		}
 		s.mu.Unlock()
 	}
 	return nil
 }
-
-const (
-	answerExt  = ".answer"
-	tmpPrefix  = ".tmp-"
-	tmpGrace   = time.Hour
-	answerHead = 8 + 32 + 8 // magic, fingerprint, expiry
-)
-
-var answerMagic = [8]byte{'S', 'L', 'U', 'I', 'A', 'N', 'S', '1'}
-
-func (f *File) path(id, ext string) string { return filepath.Join(f.dir, id+ext) }
 
 // checkID refuses an ID that is not Key.ID's 64 hex digits: the only names
 // the store makes files of.
@@ -144,14 +138,16 @@ func checkID(id string) error {
 	return nil
 }
 
-// transform runs change on the mark table of id's shard under its flock,
-// and writes the table back if change reports it changed.
-func (f *File) transform(id string, change func(t *marks) (bool, error)) error {
+// transform runs change on id's shard under its flock, and writes the
+// table back if change reports it changed.
+func (f *File) transform(id string, change func(s *shard, t *table) (bool, error)) error {
 	return f.transformShard(hexByte(id), change)
 }
 
-// transformShard is transform on shard i.
-func (f *File) transformShard(i int, change func(t *marks) (bool, error)) error {
+// transformShard is transform on shard i: it reads the table, finds the
+// log again if the table was lost, brings the log's index up to date,
+// then runs change.
+func (f *File) transformShard(i int, change func(s *shard, t *table) (bool, error)) error {
 	s := &f.locks[i]
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,15 +162,25 @@ func (f *File) transformShard(i int, change func(t *marks) (bool, error)) error 
 		return fmt.Errorf("idempotency: lock: %w", err)
 	}
 	defer flock(s.f, false)
-	t, size, err := readMarks(s.f, s.t, &s.buf)
+	size, whole, err := readTable(s.f, &s.t, &s.buf)
 	if err != nil {
 		return err
 	}
-	changed, err := change(&t)
-	if err == nil && changed {
-		err = t.write(s.f, &s.buf, size)
+	dirty := false
+	if !whole {
+		if s.t.log, err = f.recoverLog(i); err != nil {
+			return err
+		}
+		dirty = s.t.log.gen != 0
 	}
-	s.t = t[:0]
+	fixed, err := f.syncLog(i, s, &s.t)
+	if err != nil {
+		return err
+	}
+	changed, err := change(s, &s.t)
+	if err == nil && (changed || dirty || fixed) {
+		err = s.t.write(s.f, &s.buf, size)
+	}
 	return err
 }
 
@@ -193,57 +199,32 @@ func (f *File) Begin(id string, fp [32]byte, lease time.Duration, now time.Time)
 	if err := checkID(id); err != nil {
 		return Result{}, err
 	}
-	for try := 0; ; try++ {
-		if r, ok := f.readAnswer(id, fp, now); ok {
-			return r, nil
-		}
-		var r Result
-		again := false
-		err := f.transform(id, func(t *marks) (bool, error) {
-			pruned := t.prune(now)
-			if mk := t.find(id); mk != nil {
-				r = Result{Verdict: InFlight, Until: mk.until}
-				if mk.fp != fp {
-					r.Verdict = Conflict
+	var r Result
+	err := f.transform(id, func(s *shard, t *table) (bool, error) {
+		pruned := t.marks.prune(now)
+		if e, ok := s.index[binID(id)]; ok && e.liveAt(now) {
+			if kfp, a, ok := readRecord(s.log, e); ok {
+				r = Result{Verdict: Replay, Answer: a}
+				if kfp != fp {
+					r = Result{Verdict: Conflict}
 				}
 				return pruned, nil
 			}
-			// An answer kept since the read above is read again; a damaged
-			// one (not read above) is overwritten by this mark's Keep.
-			if st, err := os.Stat(f.path(id, answerExt)); err == nil && st.ModTime().After(now) && try < 2 {
-				again = true
-				return pruned, nil
-			}
-			m := Mark{ID: id, Token: NewToken(), Until: now.Add(lease), fp: fp}
-			t.add(mark{id: id, token: m.Token, fp: fp, until: m.Until})
-			r = Result{Verdict: Run, Mark: m}
-			return true, nil
-		})
-		if err != nil || !again {
-			return r, err
+			// A damaged answer counts as absent: this mark's Keep replaces it.
 		}
-	}
-}
-
-// readAnswer reads id's kept answer, without a lock: ok when one is kept
-// and live at now, the result Replay or Conflict.
-func (f *File) readAnswer(id string, fp [32]byte, now time.Time) (Result, bool) {
-	b, err := os.ReadFile(f.path(id, answerExt))
-	if err != nil || len(b) < answerHead || !bytes.Equal(b[:8], answerMagic[:]) {
-		return Result{}, false
-	}
-	expires := time.Unix(0, int64(binary.LittleEndian.Uint64(b[40:48])))
-	if !now.Before(expires) {
-		return Result{}, false
-	}
-	if !bytes.Equal(b[8:40], fp[:]) {
-		return Result{Verdict: Conflict}, true
-	}
-	a := new(Answer)
-	if a.decode(b[answerHead:]) != nil {
-		return Result{}, false
-	}
-	return Result{Verdict: Replay, Answer: a}, true
+		if mk := t.marks.find(id); mk != nil {
+			r = Result{Verdict: InFlight, Until: mk.until}
+			if mk.fp != fp {
+				r.Verdict = Conflict
+			}
+			return pruned, nil
+		}
+		m := Mark{ID: id, Token: NewToken(), Until: now.Add(lease), fp: fp}
+		t.marks.add(mark{id: id, token: m.Token, fp: fp, until: m.Until})
+		r = Result{Verdict: Run, Mark: m}
+		return true, nil
+	})
+	return r, err
 }
 
 // Keep implements Store.
@@ -257,16 +238,22 @@ func (f *File) Keep(m Mark, a *Answer, ttl time.Duration, now time.Time) error {
 		}
 		return ErrTooLarge
 	}
-	expires := now.Add(ttl)
-	tmp, n, err := f.writeTemp(m.fp, a, now, expires)
+	var n int64
+	err := f.transform(m.ID, func(s *shard, t *table) (bool, error) {
+		mk := t.marks.find(m.ID)
+		if mk == nil || mk.token != m.Token || mk.fp != m.fp {
+			return false, ErrMarkLost
+		}
+		var err error
+		if n, err = f.appendAnswer(hexByte(m.ID), s, t, m, a, now, now.Add(ttl)); err != nil {
+			return false, err
+		}
+		t.marks.remove(m.ID)
+		return true, nil
+	})
 	if err != nil {
 		return err
 	}
-	if err := f.place(m, tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	n = (n + 4095) &^ 4095 // whole blocks
 	f.added.Add(n)
 	if f.kept.Add(n) > f.opts.MaxBytes || f.swept.CompareAndSwap(false, true) {
 		f.sweepSoon(now)
@@ -296,58 +283,14 @@ func (f *File) sweepSoon(now time.Time) {
 	})
 }
 
-// place renames the answer file tmp into place for m's ID and clears the
-// mark, under the lock, if m still holds it.
-func (f *File) place(m Mark, tmp string) error {
-	return f.transform(m.ID, func(t *marks) (bool, error) {
-		mk := t.find(m.ID)
-		if mk == nil || mk.token != m.Token || mk.fp != m.fp {
-			return false, ErrMarkLost
-		}
-		if err := os.Rename(tmp, f.path(m.ID, answerExt)); err != nil {
-			return false, fmt.Errorf("idempotency: keep answer: %w", err)
-		}
-		t.remove(m.ID)
-		return true, nil
-	})
-}
-
-// writeTemp writes a's answer file under a temporary name, with its
-// modification time set to expires, and returns that name and its size.
-func (f *File) writeTemp(fp [32]byte, a *Answer, now, expires time.Time) (string, int64, error) {
-	k := *a
-	k.Kept = now
-	enc, _ := k.MarshalBinary()
-	b := make([]byte, 0, answerHead+len(enc))
-	b = append(append(b, answerMagic[:]...), fp[:]...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(expires.UnixNano()))
-	b = append(b, enc...)
-	t, err := os.CreateTemp(f.dir, tmpPrefix+"*")
-	if err != nil {
-		return "", 0, fmt.Errorf("idempotency: keep answer: %w", err)
-	}
-	_, err = t.Write(b)
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chtimes(t.Name(), expires, expires)
-	}
-	if err != nil {
-		os.Remove(t.Name())
-		return "", 0, fmt.Errorf("idempotency: keep answer: %w", err)
-	}
-	return t.Name(), int64(len(b)), nil
-}
-
 // Release implements Store.
 func (f *File) Release(m Mark) error {
 	if err := checkID(m.ID); err != nil {
 		return err
 	}
-	return f.transform(m.ID, func(t *marks) (bool, error) {
-		if mk := t.find(m.ID); mk != nil && mk.token == m.Token {
-			t.remove(m.ID)
+	return f.transform(m.ID, func(_ *shard, t *table) (bool, error) {
+		if mk := t.marks.find(m.ID); mk != nil && mk.token == m.Token {
+			t.marks.remove(m.ID)
 			return true, nil
 		}
 		return false, nil

@@ -19,78 +19,99 @@ type mark struct {
 	until     time.Time
 }
 
-// marks is the table of live marks of one shard, as its lock file holds
-// it: magic, count, CRC-32 of the entries, then each entry: the ID (64
-// bytes), the token (32), the fingerprint (32), the lease end (Unix
-// nanoseconds, 8).
+// marks is the live marks of one shard.
 type marks []mark
 
+// table is what a shard's lock file holds: where the shard's answer log
+// is committed to, and its live marks. On disk: magic, count, CRC-32 of
+// all that follows, the log's generation and committed length, then each
+// mark: the ID (64 bytes), the token (32), the fingerprint (32), the lease
+// end (Unix nanoseconds, 8).
+type table struct {
+	log   logHead
+	marks marks
+}
+
+// logHead names a shard's answer log: the file "<shard>-<gen>.log", of
+// which the first end bytes are committed records. Generation 0 is no log.
+type logHead struct {
+	gen uint64
+	end int64
+}
+
 const (
-	marksHead  = 8 + 4 + 4
+	tableHead  = 8 + 4 + 4 + 8 + 8
 	markSize   = 64 + 32 + 32 + 8
-	marksFirst = 4 << 10 // the first read of a table: 30 marks
+	tableFirst = 4 << 10 // the first read of a table: 29 marks
 )
 
-var marksMagic = [8]byte{'S', 'L', 'U', 'I', 'M', 'R', 'K', '1'}
+var tableMagic = [8]byte{'S', 'L', 'U', 'I', 'M', 'R', 'K', '2'}
 
-// readMarks reads the table in f into t, reusing its memory and buf's,
-// and returns the file's size as read (at least). An empty file is an
-// empty table, and so is one that fails its checksum: marks are lost,
-// never misread.
-func readMarks(f *os.File, t marks, buf *[]byte) (marks, int, error) {
-	if cap(*buf) < marksFirst {
-		*buf = make([]byte, marksFirst)
+// readTable reads the table in f into t, reusing its memory and buf's,
+// and returns the file's size as read (at least) and whether it held a
+// whole table. An empty file, or one that fails its checksum, holds none:
+// its marks are lost, never misread, and the caller finds its log again.
+func readTable(f *os.File, t *table, buf *[]byte) (size int, whole bool, err error) {
+	t.log, t.marks = logHead{}, t.marks[:0]
+	if cap(*buf) < tableFirst {
+		*buf = make([]byte, tableFirst)
 	}
 	b := (*buf)[:cap(*buf)]
 	n, err := f.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, 0, fmt.Errorf("idempotency: read marks: %w", err)
+		return 0, false, fmt.Errorf("idempotency: read marks: %w", err)
 	}
-	if n < marksHead || !bytes.Equal(b[:8], marksMagic[:]) {
-		return t[:0], n, nil
+	if n < tableHead || !bytes.Equal(b[:8], tableMagic[:]) {
+		return n, false, nil
 	}
 	count := int(binary.LittleEndian.Uint32(b[8:12]))
-	size := marksHead + count*markSize
+	size = tableHead + count*markSize
 	if size > n {
 		if n < len(b) || count > 1<<20 {
-			return t[:0], n, nil
+			return n, false, nil
 		}
 		*buf = make([]byte, size)
 		b = *buf
 		if n, err = f.ReadAt(b, 0); n != size {
-			return t[:0], n, nil
+			return n, false, nil
 		}
 	}
-	body := b[marksHead:size]
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[12:16]) {
-		return t[:0], n, nil
+	if crc32.ChecksumIEEE(b[16:size]) != binary.LittleEndian.Uint32(b[12:16]) {
+		return n, false, nil
 	}
-	t = slices.Grow(t[:0], count)[:count]
-	for i := range t {
+	t.log = logHead{gen: binary.LittleEndian.Uint64(b[16:24]), end: int64(binary.LittleEndian.Uint64(b[24:32]))}
+	body := b[tableHead:size]
+	t.marks = slices.Grow(t.marks, count)[:count]
+	for i := range t.marks {
 		e := body[i*markSize:]
-		t[i] = mark{id: string(e[:64]), token: string(e[64:96]),
+		t.marks[i] = mark{id: string(e[:64]), token: string(e[64:96]),
 			until: time.Unix(0, int64(binary.LittleEndian.Uint64(e[128:136])))}
-		copy(t[i].fp[:], e[96:128])
+		copy(t.marks[i].fp[:], e[96:128])
 	}
-	return t, n, nil
+	return n, true, nil
 }
 
-// write writes the table to f, in one write through buf, and cuts the
-// file if it was longer (old: its size).
-func (t marks) write(f *os.File, buf *[]byte, old int) error {
-	b := append((*buf)[:0], marksMagic[:]...)
-	b = append(b, make([]byte, marksHead-8)...)
-	binary.LittleEndian.PutUint32(b[8:12], uint32(len(t)))
-	for _, m := range t {
+// write writes the table to f, in one write through buf. Bytes past the
+// table are left (its count says where it ends) unless the file is over
+// twice the table and the first read's length (old: its size): then it
+// is cut, so that a table that once held many marks is read in one read
+// again, and a mark cleared costs no truncation.
+func (t *table) write(f *os.File, buf *[]byte, old int) error {
+	b := append((*buf)[:0], tableMagic[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.marks)))
+	b = binary.LittleEndian.AppendUint32(b, 0) // the checksum, below
+	b = binary.LittleEndian.AppendUint64(b, t.log.gen)
+	b = binary.LittleEndian.AppendUint64(b, uint64(t.log.end))
+	for _, m := range t.marks {
 		b = append(append(append(b, m.id...), m.token...), m.fp[:]...)
 		b = binary.LittleEndian.AppendUint64(b, uint64(m.until.UnixNano()))
 	}
-	binary.LittleEndian.PutUint32(b[12:16], crc32.ChecksumIEEE(b[marksHead:]))
+	binary.LittleEndian.PutUint32(b[12:16], crc32.ChecksumIEEE(b[16:]))
 	*buf = b
 	if _, err := f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("idempotency: write marks: %w", err)
 	}
-	if old > len(b) {
+	if old > tableFirst && old > 2*len(b) {
 		return f.Truncate(int64(len(b)))
 	}
 	return nil

@@ -97,25 +97,32 @@ func TestFileRefusesForeignIDs(t *testing.T) {
 	}
 }
 
-// TestFileDamagedCountsAsAbsent: an answer file cut short, or a table of
-// marks that fails its checksum, reads as none; the next Begin runs and
-// its Keep replaces the answer.
+// TestFileDamagedCountsAsAbsent: an answer damaged on disk, or a table
+// of marks that fails its checksum, reads as none; the next Begin runs
+// and its Keep replaces the answer, which a table found damaged then
+// finds again in the log. (The test damages files without their lock, so
+// it waits out the sweep a File's first Keep starts before each damage.)
 func TestFileDamagedCountsAsAbsent(t *testing.T) {
 	dir := t.TempDir()
 	f := openFile(t, dir, idempotency.FileOptions{})
+	settle := func() {
+		f.Close()
+		f = openFile(t, dir, idempotency.FileOptions{})
+	}
 	c := storetest.NewFakeClock()
 	id, fp := storetest.ID("d"), storetest.FP("x")
 	r, _ := f.Begin(id, fp, time.Minute, c.Now())
 	if err := f.Keep(r.Mark, storetest.SampleAnswer("whole"), time.Hour, c.Now()); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, id+".answer")
+	settle()
+	path := filepath.Join(dir, id[:2]+"-1.log")
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
+	if err != nil || !bytes.Contains(b, []byte("whole")) {
 		t.Fatalf("the kept answer: %d bytes, %v", len(b), err)
 	}
-	os.WriteFile(path, b[:len(b)-1], 0o600)
-	os.Chtimes(path, c.Now().Add(time.Hour), c.Now().Add(time.Hour))
+	b[len(b)-1] ^= 1 // the record fails its checksum
+	os.WriteFile(path, b, 0o600)
 	r, err = f.Begin(id, fp, time.Minute, c.Now())
 	if err != nil || r.Verdict != idempotency.Run {
 		t.Fatalf("Begin on a damaged answer: %v %v, want run", r.Verdict, err)
@@ -133,6 +140,13 @@ func TestFileDamagedCountsAsAbsent(t *testing.T) {
 	}
 	if r, _ := f.Begin(id, fp, time.Minute, c.Now()); r.Verdict != idempotency.Replay || string(r.Answer.Body) != "again" {
 		t.Fatalf("after the damage: %v", r.Verdict)
+	}
+	settle()
+	b, _ = os.ReadFile(locks)
+	os.WriteFile(locks, b[:len(b)-1], 0o600) // cut: the log is found again
+	other := openFile(t, dir, idempotency.FileOptions{})
+	if r, _ := other.Begin(id, fp, time.Minute, c.Now()); r.Verdict != idempotency.Replay || string(r.Answer.Body) != "again" {
+		t.Fatalf("with the table lost: %v, want the answer found in the log", r.Verdict)
 	}
 }
 
@@ -186,6 +200,9 @@ func TestFileSweepEvictsExpiringFirstNeverMarks(t *testing.T) {
 	if err != nil || st.Answers != 3 || st.Evicted != 2 || st.Marks != 1 || st.Bytes > 3*one+one/2 {
 		t.Fatalf("sweep over the bound: %+v %v", st, err)
 	}
+	if small.Bytes() != st.Bytes {
+		t.Errorf("Bytes() = %d after the sweep, want its count %d", small.Bytes(), st.Bytes)
+	}
 	for i, id := range ids {
 		if got, want := replays(t, small, c, id), i >= 2; got != want {
 			t.Errorf("answer %d (expiring %d min after the first) kept %v, want %v", i, i, got, want)
@@ -196,16 +213,21 @@ func TestFileSweepEvictsExpiringFirstNeverMarks(t *testing.T) {
 	}
 	// An hour and three minutes on: answers 2 and 3 have expired, so has
 	// a temporary file a killed writer left; answer 4 and the mark live.
+	// A file of the store's earlier layout goes too.
 	tmp := filepath.Join(dir, ".tmp-killed")
 	os.WriteFile(tmp, []byte("half"), 0o600)
 	os.Chtimes(tmp, c.Now(), c.Now())
+	earlier := filepath.Join(dir, storetest.ID("earlier")+".answer")
+	os.WriteFile(earlier, []byte("SLUIANS1"), 0o600)
 	c.Advance(time.Hour + 3*time.Minute + time.Second)
 	st, err = small.Sweep(c.Now())
 	if err != nil || st.Answers != 1 || st.Expired != 2 || st.Marks != 1 {
 		t.Fatalf("sweep after two expired: %+v %v", st, err)
 	}
-	if _, err := os.Stat(tmp); err == nil {
-		t.Error("the killed writer's temporary file was not swept")
+	for _, left := range []string{tmp, earlier} {
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("%s was not swept", filepath.Base(left))
+		}
 	}
 	c.Advance(10 * time.Hour)
 	st, err = small.Sweep(c.Now())
@@ -224,7 +246,7 @@ func TestFileSweepEvictsExpiringFirstNeverMarks(t *testing.T) {
 // MaxBytes starts a sweep (in the background), dropping the answer expiring first.
 func TestFileKeepSweepsOverMaxBytes(t *testing.T) {
 	dir := t.TempDir()
-	f := openFile(t, dir, idempotency.FileOptions{MaxBytes: 30_000}) // three answers take 36 KiB on disk, two 24 KiB
+	f := openFile(t, dir, idempotency.FileOptions{MaxBytes: 30_000}) // three answers take over 30,000 bytes, two under 27,000
 	c := storetest.NewFakeClock()
 	ids := []string{storetest.ID("0"), storetest.ID("1"), storetest.ID("2")}
 	keepN(t, f, c, ids, 10_000)
@@ -319,5 +341,64 @@ func TestFileReaderNeverSeesHalfAnAnswer(t *testing.T) {
 	}
 	for range 4 {
 		<-done
+	}
+}
+
+// TestFileLogSharedAndRewritten: two openers of one directory (as two
+// processes) see each other's answers; a sweep that rewrites a shard's
+// log without its expired answer leaves the other opener replaying from
+// the new log and appending to it; bytes a killed writer left past the
+// committed end are written over.
+func TestFileLogSharedAndRewritten(t *testing.T) {
+	dir := t.TempDir()
+	one, two := openFile(t, dir, idempotency.FileOptions{}), openFile(t, dir, idempotency.FileOptions{})
+	c := storetest.NewFakeClock()
+	id := func(s string) string { return "ab" + strings.Repeat(s, 62) } // one shard
+	keep := func(s idempotency.Store, id, body string, ttl time.Duration) {
+		t.Helper()
+		r, err := s.Begin(id, storetest.FP("x"), time.Minute, c.Now())
+		if err != nil || r.Verdict != idempotency.Run {
+			t.Fatal(r.Verdict, err)
+		}
+		if err := s.Keep(r.Mark, storetest.SampleAnswer(body), ttl, c.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replayed := func(s idempotency.Store, id string) string {
+		t.Helper()
+		r, err := s.Begin(id, storetest.FP("x"), time.Minute, c.Now())
+		if err != nil || r.Verdict != idempotency.Replay {
+			t.Fatalf("%s: %v %v, want replay", id[:4], r.Verdict, err)
+		}
+		return string(r.Answer.Body)
+	}
+	keep(one, id("1"), "first", time.Hour)
+	keep(one, id("2"), "second", 3*time.Hour)
+	if replayed(two, id("1")) != "first" || replayed(two, id("2")) != "second" {
+		t.Fatal("the other opener replays another answer")
+	}
+	c.Advance(2 * time.Hour)
+	st, err := two.Sweep(c.Now())
+	if err != nil || st.Answers != 1 || st.Expired != 1 {
+		t.Fatalf("sweep: %+v %v, want 1 answer, 1 expired", st, err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "ab-*.log"))
+	if len(logs) != 1 || filepath.Base(logs[0]) != "ab-2.log" {
+		t.Fatalf("logs after the rewrite: %v, want ab-2.log alone", logs)
+	}
+	keep(two, id("3"), "third", time.Hour) // the new log now passes the old one's length
+	keep(two, id("4"), "fourth", time.Hour)
+	if replayed(one, id("2")) != "second" || replayed(one, id("3")) != "third" || replayed(one, id("4")) != "fourth" {
+		t.Fatal("the first opener does not follow the rewritten log")
+	}
+	lf, _ := os.OpenFile(logs[0], os.O_WRONLY|os.O_APPEND, 0)
+	lf.WriteString("SLA1 a record a killed writer left half written")
+	lf.Close()
+	keep(one, id("5"), "fifth", time.Hour)
+	if replayed(two, id("5")) != "fifth" || replayed(openFile(t, dir, idempotency.FileOptions{}), id("2")) != "second" {
+		t.Fatal("an answer kept after the rewrite is not replayed")
+	}
+	if r, _ := two.Begin(id("1"), storetest.FP("x"), time.Minute, c.Now()); r.Verdict != idempotency.Run {
+		t.Fatalf("the expired answer: %v, want run", r.Verdict)
 	}
 }

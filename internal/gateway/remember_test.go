@@ -214,7 +214,7 @@ func TestKeptAnswersHoldNoSecret(t *testing.T) {
 				t.Errorf("%s holds %q", path, secret)
 			}
 		}
-		if strings.HasSuffix(path, ".answer") && info.Mode().Perm() != 0o600 {
+		if info.Mode().IsRegular() && info.Mode().Perm() != 0o600 {
 			t.Errorf("%s has mode %v, want 0600", path, info.Mode().Perm())
 		}
 		return nil

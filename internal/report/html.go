@@ -157,6 +157,7 @@ svg text { fill: #444; }
 <table><tr><th class="l">provider</th><th class="l">model</th><th>USD</th></tr>
 {{range .Spend}}<tr><td class="l">{{dash .Provider}}</td><td class="l">{{dash .Model}}</td><td>{{usd .USD}}</td></tr>{{end}}
 <tr><td class="l"><b>total</b></td><td class="l"></td><td><b>{{usd .SpendUSD}}</b></td></tr></table>
+{{with .Replays}}{{if .Calls}}<p id="replays">Replayed from kept answers (Idempotency-Key): {{.Calls}} calls, ${{usd .SavedUSD}} not spent again{{if .Unpriced}} ({{.Unpriced}} whose first call this log does not hold){{end}}.</p>{{end}}{{end}}
 <h2>429s: busiest minutes of the hour</h2>
 {{with .RateLimited}}{{if .Total}}<table><tr><th class="l">minute</th><th>429s</th><th>share</th></tr>
 {{range .Top}}<tr><td class="l">:{{printf "%02d" .Minute}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}{{end}}

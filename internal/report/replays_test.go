@@ -7,7 +7,8 @@ import (
 )
 
 // A call replayed from a kept answer is a call that succeeded, counted
-// with the dollars its first call spent, in the text and the JSON alike.
+// with the dollars its first call spent, in the text, the JSON and the
+// HTML page alike.
 func TestReplaysCounted(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	lines := []Line{
@@ -28,5 +29,12 @@ func TestReplaysCounted(t *testing.T) {
 	WriteText(&b, &s)
 	if !strings.Contains(b.String(), "replayed from kept answers (Idempotency-Key): 3 calls, 0.50 USD not spent again (1 whose first call this log does not hold)") {
 		t.Errorf("text report:\n%s", b.String())
+	}
+	page := htmlPage(t, lines)
+	if !strings.Contains(page, "Replayed from kept answers (Idempotency-Key): 3 calls, $0.50 not spent again (1 whose first call this log does not hold).") {
+		t.Errorf("the HTML page does not count the replays:\n%s", page)
+	}
+	if page := htmlPage(t, lines[:2]); strings.Contains(page, `id="replays"`) {
+		t.Error("the HTML page speaks of replays where there are none")
 	}
 }
