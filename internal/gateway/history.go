@@ -148,6 +148,7 @@ func (h *histogram) quantile(q float64) float64 {
 type minute struct {
 	at      int64 // the minute, in minutes since the Unix epoch
 	classes [numClasses]uint32
+	saved   float64   // USD the minute's replays did not spend
 	latency histogram // attempts that went upstream
 	ttfb    histogram // of those, the ones with a first byte
 }
@@ -187,7 +188,13 @@ func newHistory() *history {
 }
 
 // observe counts one attempt in the minute it ended.
-func (h *history) observe(a *sluice.Attempt) {
+func (h *history) observe(a *sluice.Attempt) { h.count(a, 0) }
+
+// observeReplay counts a replay, and saved, what its first call cost: the
+// dollars the replay did not spend.
+func (h *history) observeReplay(a *sluice.Attempt, saved float64) { h.count(a, saved) }
+
+func (h *history) count(a *sluice.Attempt, saved float64) {
 	now := time.Now()
 	cls := classOf(a)
 	at := now.Unix() / 60
@@ -199,6 +206,7 @@ func (h *history) observe(a *sluice.Attempt) {
 		*m = minute{at: at}
 	}
 	m.classes[cls]++
+	m.saved += saved
 	if a.Status != 0 || a.LatencyMS > 0 {
 		m.latency.add(a.LatencyMS)
 		if a.TTFBMS > 0 {
@@ -269,6 +277,9 @@ type minuteView struct {
 	Classes   map[string]uint32 `json:"classes,omitempty"`
 	LatencyMS quantiles         `json:"latency_ms"`
 	TTFBMS    quantiles         `json:"ttfb_ms"`
+	// SavedUSD is what the replays (class replayed) did not spend: what
+	// their first calls cost.
+	SavedUSD float64 `json:"saved_usd,omitempty"`
 }
 
 type quantiles struct {
@@ -278,7 +289,7 @@ type quantiles struct {
 
 func viewOf(m *minute) minuteView {
 	v := minuteView{LatencyMS: quantiles{m.latency.quantile(.5), m.latency.quantile(.95)},
-		TTFBMS: quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}}
+		TTFBMS: quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}, SavedUSD: m.saved}
 	for c, n := range m.classes {
 		if n > 0 {
 			if v.Classes == nil {
@@ -335,6 +346,7 @@ func (h *history) snapshot(now time.Time) ([]seriesView, []failureView) {
 			for c, n := range m.classes {
 				hour.classes[c] += n
 			}
+			hour.saved += m.saved
 			hour.latency.merge(&m.latency)
 			hour.ttfb.merge(&m.ttfb)
 		}

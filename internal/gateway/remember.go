@@ -188,7 +188,7 @@ func (g *Gateway) replay(w http.ResponseWriter, r *http.Request, rt *route, pol 
 		Method: r.Method, Path: rest, Status: ans.Status, Outcome: sluice.OutcomeReplayed,
 		Breaker: "closed", BytesIn: int64(len(ans.Body)), Stream: ans.Stream, ReplayOf: ans.RequestID}
 	g.log.Write(&line)
-	g.history.observe(&line)
+	g.history.observeReplay(&line, ans.CostUSD)
 	g.answers.replays.WithLabelValues(rt.prefix).Inc()
 	g.answers.saved.Add(ans.CostUSD)
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // A call with an Idempotency-Key is answered once upstream; the same
@@ -25,7 +27,10 @@ func TestReplaySequential(t *testing.T) {
 		{"anthropic stream", "/anthropic/v1/messages", msgStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, "200", nil)
+			e := newEnv(t, "200", func(c *config.Config) { // priced, so the replay saves what the first call cost
+				c.Prices = map[string]spend.Price{"*": {Input: 1000, Output: 2000}}
+				c.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 1e9, Period: "day", Scope: "all"}}
+			})
 			first := e.do("POST", tc.path, tc.body, "Idempotency-Key", "job-42")
 			got1 := body(t, first)
 			second := e.do("POST", tc.path, tc.body, "Idempotency-Key", "job-42")
@@ -55,8 +60,17 @@ func TestReplaySequential(t *testing.T) {
 			if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_idempotent_replays_total{route="`) {
 				t.Error("/metrics does not count the replay")
 			}
-			if st := body(t, e.do("GET", "/sluice/status.json", "")); !strings.Contains(st, `"replayed":1`) {
-				t.Errorf("status.json does not show the replay: %s", st)
+			var st struct {
+				Replays struct {
+					Calls    int     `json:"calls"`
+					SavedUSD float64 `json:"saved_usd"`
+				} `json:"replays"`
+			}
+			raw := body(t, e.do("GET", "/sluice/status.json", ""))
+			json.Unmarshal([]byte(raw), &st)
+			cost, _ := lines[len(lines)-2]["cost_usd"].(float64)
+			if !strings.Contains(raw, `"replayed":1`) || st.Replays.Calls != 1 || cost <= 0 || st.Replays.SavedUSD != cost {
+				t.Errorf("status.json shows replays %+v, want 1 call saving the first call's $%v: %s", st.Replays, cost, raw)
 			}
 		})
 	}

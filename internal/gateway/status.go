@@ -28,7 +28,16 @@ type statusView struct {
 	LimitsError   string        `json:"limits_error,omitempty"`
 	Keys          []KeyView     `json:"keys"`
 	Budgets       []budgetView  `json:"budgets"`
+	Replays       replaysView   `json:"replays"`
 	Failures      []failureView `json:"failures"`
+}
+
+// replaysView counts the last hour's calls answered from a kept answer
+// (Idempotency-Key), and the dollars their first calls cost: what the
+// replays did not spend again.
+type replaysView struct {
+	Calls    uint32  `json:"calls"`
+	SavedUSD float64 `json:"saved_usd"`
 }
 
 // budgetView is a budget's current period: what is spent, held by calls
@@ -85,6 +94,10 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Series, v.Failures = g.history.snapshot(now)
 	v.Budgets = g.budgetViews(now, v.Series)
+	for _, s := range v.Series {
+		v.Replays.Calls += s.Hour.Classes[classNames[clsReplayed]]
+		v.Replays.SavedUSD += s.Hour.SavedUSD
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
