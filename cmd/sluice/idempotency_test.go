@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/redistest"
 )
@@ -29,7 +33,7 @@ func keyedConfig(t *testing.T, state, upstream string) string {
 state: %s
 log: {attempts: "-"}
 providers:
-  openai: {kind: openai, base_url: %s}
+  openai: {kind: openai, base_url: %s, api_key_env: SLUICE_TEST_UPSTREAM_KEY}
 routes:
   - {prefix: /openai, provider: openai}
 policies:
@@ -40,12 +44,21 @@ policies:
 	return cfg
 }
 
+// The credentials of the keyed tests: the key the gateways inject
+// upstream, and the client's own; neither may reach the answer store.
+const (
+	injectedKey = "sk-injected-secret-77"
+	clientKey   = "sk-client-secret-88"
+)
+
+var keyedEnv = []string{"SLUICE_TEST_UPSTREAM_KEY=" + injectedKey}
+
 // postKeyed sends a chat call with an Idempotency-Key to p and returns
 // its answer, body read.
 func postKeyed(t *testing.T, p *proc, key string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+p.addr+"/openai/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
-	req.Header.Set("Authorization", "Bearer sk-client")
+	req.Header.Set("Authorization", "Bearer "+clientKey)
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -58,11 +71,14 @@ func postKeyed(t *testing.T, p *proc, key string) (*http.Response, string) {
 
 // Duplicates sent to two gateway processes sharing the state at once make
 // one upstream call: the other waits for the first and replays its answer.
-func testDuplicatesAcrossGateways(t *testing.T, state string) {
+// Then what the store holds (every file of the state directory, or every
+// Redis key and value, read by its own type), returned by stored, holds
+// neither credential.
+func testDuplicatesAcrossGateways(t *testing.T, state string, stored func() []byte) {
 	up := fake.NewServer("slow:400ms")
 	defer up.Close()
 	cfg := keyedConfig(t, state, up.URL)
-	gws := []*proc{startSluice(t, nil, "serve", "--config", cfg), startSluice(t, nil, "serve", "--config", cfg)}
+	gws := []*proc{startSluice(t, keyedEnv, "serve", "--config", cfg), startSluice(t, keyedEnv, "serve", "--config", cfg)}
 	var wg sync.WaitGroup
 	bodies, replayed := make([]string, 6), make([]string, 6)
 	for i := range 6 {
@@ -90,10 +106,30 @@ func testDuplicatesAcrossGateways(t *testing.T, state string) {
 	if n != 5 {
 		t.Errorf("%d replays, want 5", n)
 	}
+	all := stored()
+	if !bytes.Contains(all, []byte(bodies[0])) {
+		t.Fatalf("the store does not hold the kept answer (%d bytes read): the secret check looked at nothing", len(all))
+	}
+	for _, secret := range []string{injectedKey, clientKey} {
+		if bytes.Contains(all, []byte(secret)) {
+			t.Errorf("the store holds the credential %q", secret)
+		}
+	}
 }
 
 func TestDuplicatesAcrossGatewaysOnFileState(t *testing.T) {
-	testDuplicatesAcrossGateways(t, t.TempDir())
+	dir := t.TempDir()
+	testDuplicatesAcrossGateways(t, dir, func() []byte {
+		var all []byte
+		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				b, _ := os.ReadFile(path)
+				all = append(append(all, path...), b...)
+			}
+			return nil
+		})
+		return all
+	})
 }
 
 // A gateway killed with -9 mid-call leaves its mark: a duplicate on the
@@ -103,11 +139,11 @@ func TestKilledOwnerMarkExpires(t *testing.T) {
 	up := fake.NewServer("hang,200")
 	defer up.Close()
 	cfg := keyedConfig(t, t.TempDir(), up.URL)
-	a := startSluice(t, nil, "serve", "--config", cfg)
-	b := startSluice(t, nil, "serve", "--config", cfg)
+	a := startSluice(t, keyedEnv, "serve", "--config", cfg)
+	b := startSluice(t, keyedEnv, "serve", "--config", cfg)
 	go func() { // its answer never comes: a is killed
 		req, _ := http.NewRequest("POST", "http://"+a.addr+"/openai/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
-		req.Header.Set("Authorization", "Bearer sk-client")
+		req.Header.Set("Authorization", "Bearer "+clientKey)
 		req.Header.Set("Idempotency-Key", "nightly-job-3")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
@@ -147,5 +183,44 @@ func TestKilledOwnerMarkExpires(t *testing.T) {
 }
 
 func TestDuplicatesAcrossGatewaysOnRedis(t *testing.T) {
-	testDuplicatesAcrossGateways(t, redistest.Start(t).URL())
+	srv := redistest.Start(t)
+	testDuplicatesAcrossGateways(t, srv.URL(), func() []byte {
+		return redisContents(t, srv.Client())
+	})
+}
+
+// redisContents is every key of c and its value, read by the key's type,
+// so that no value hides in an encoding (DUMP compresses long strings).
+func redisContents(t *testing.T, c *redis.Client) []byte {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys: %v %v", keys, err)
+	}
+	var all []byte
+	for _, k := range keys {
+		all = append(all, k...)
+		var vals []string
+		switch typ := c.Type(ctx, k).Val(); typ {
+		case "string":
+			vals = []string{c.Get(ctx, k).Val()}
+		case "hash":
+			for f, v := range c.HGetAll(ctx, k).Val() {
+				vals = append(vals, f, v)
+			}
+		case "zset":
+			vals = c.ZRange(ctx, k, 0, -1).Val()
+		case "list":
+			vals = c.LRange(ctx, k, 0, -1).Val()
+		case "set":
+			vals = c.SMembers(ctx, k).Val()
+		default:
+			t.Errorf("key %q of type %q not read", k, typ)
+		}
+		for _, v := range vals {
+			all = append(all, v...)
+		}
+	}
+	return all
 }
