@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -127,19 +129,31 @@ func (f *File) syncLog(i int, s *shard, t *table) (changed bool, err error) {
 	if s.index == nil {
 		s.index = make(map[[32]byte]entry)
 	}
-	var h [recordHead]byte
+	if s.head.end == t.log.end {
+		return false, nil
+	}
+	// The heads are read in order through a buffer, so a log read whole
+	// (another process's records, a new generation) costs a few large
+	// reads, not one per record.
+	r := headReaders.Get().(*bufio.Reader)
+	defer headReaders.Put(r)
+	r.Reset(io.NewSectionReader(s.log, s.head.end, t.log.end-s.head.end))
 	for s.head.end < t.log.end {
-		n, _ := s.log.ReadAt(h[:], s.head.end)
-		id, e, ok := parseHead(h[:n], s.head.end, t.log.end)
+		h, _ := r.Peek(recordHead)
+		id, e, ok := parseHead(h, s.head.end, t.log.end)
 		if !ok {
 			t.log.end = s.head.end
 			return true, nil
 		}
 		s.index[id] = e
 		s.head.end += e.size
+		r.Discard(int(e.size))
 	}
 	return false, nil
 }
+
+// headReaders are the buffers syncLog reads records' heads through.
+var headReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // recoverLog finds shard i's log when its table was lost (never written,
 // or damaged): the latest generation on disk, committed up to the end of

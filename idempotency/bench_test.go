@@ -103,8 +103,10 @@ func benchReplay(b *testing.B, s idempotency.Store) {
 
 // BenchmarkFileSweep100k keeps 100,000 answers of 1 KiB and measures a
 // sweep that finds them all live (the periodic sweep's cost), reporting
-// the space they take on disk; the "expire-all" leg times sweeps that
-// remove all of them (the store filled again, untimed, before each).
+// the space they take on disk; the "cold" leg the first sweep of a File
+// newly opened on them (another process's, which reads every record's
+// head once); the "expire-all" leg times sweeps that remove all of them
+// (the store filled again, untimed, before each).
 func BenchmarkFileSweep100k(b *testing.B) {
 	const n = 100_000
 	dir := b.TempDir()
@@ -131,6 +133,16 @@ func BenchmarkFileSweep100k(b *testing.B) {
 			b.ReportMetric(float64(st.Bytes)/(1<<20), "MiB-counted")
 		}
 		b.ReportMetric(diskMiB(b, dir), "MiB-on-disk")
+	})
+	b.Run("cold", func(b *testing.B) { // a process's first sweep reads every record's head
+		for range b.N {
+			fresh := openFile(b, dir, idempotency.FileOptions{MaxBytes: 1 << 40})
+			st, err := fresh.Sweep(now)
+			if err != nil || st.Answers != n {
+				b.Fatal(st, err)
+			}
+			fresh.Close()
+		}
 	})
 	b.Run("expire-all", func(b *testing.B) {
 		for range b.N {
