@@ -136,7 +136,7 @@ func (f *File) syncLog(i int, s *shard, t *table) (changed bool, err error) {
 	// (another process's records, a new generation) costs a few large
 	// reads, not one per record.
 	r := headReaders.Get().(*bufio.Reader)
-	defer headReaders.Put(r)
+	defer func() { r.Reset(nil); headReaders.Put(r) }()
 	r.Reset(io.NewSectionReader(s.log, s.head.end, t.log.end-s.head.end))
 	for s.head.end < t.log.end {
 		h, _ := r.Peek(recordHead)
