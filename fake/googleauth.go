@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -128,6 +129,23 @@ func (p *Provider) FailTokens(status int) {
 	p.auth.mu.Lock()
 	defer p.auth.mu.Unlock()
 	p.auth.down = status
+}
+
+// serveTokenSwitch is POST /fake/token-endpoint?status=N: FailTokens(N),
+// 0 to bring the endpoint back.
+func (p *Provider) serveTokenSwitch(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "fake: use POST /fake/token-endpoint?status=N", http.StatusMethodNotAllowed)
+		return
+	}
+	n, err := strconv.Atoi(r.URL.Query().Get("status"))
+	if err != nil || (n != 0 && (n < 400 || n > 599)) {
+		http.Error(w, "fake: status=N wants a 4xx or 5xx status, or 0 for a working endpoint", http.StatusBadRequest)
+		return
+	}
+	p.FailTokens(n)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // TokensIssued returns how many access tokens the token endpoint issued

@@ -144,6 +144,9 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case TokenPath:
 		p.serveToken(w, r) // googleauth.go
 		return
+	case "/fake/token-endpoint":
+		p.serveTokenSwitch(w, r)
+		return
 	}
 	d, check := p.cloudDialectFor(r)
 	if d == nil {

@@ -192,6 +192,22 @@ func TestTokenEndpointDown(t *testing.T) {
 	if _, err := ts.Token(); err != nil || s.TokensIssued() != 1 {
 		t.Errorf("back up: %v, %d issued", err, s.TokensIssued())
 	}
+	// The same switch over HTTP, for drills against sluice fake.
+	for _, q := range []string{"502", "0"} {
+		resp, err := http.Post(s.URL+"/fake/token-endpoint?status="+q, "", nil)
+		if err != nil || resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("POST /fake/token-endpoint?status=%s: %v %v", q, resp, err)
+		}
+		resp.Body.Close()
+		resp, err = http.PostForm(s.URL+TokenPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[string]int{"502": 502, "0": 400}[q]; resp.StatusCode != want {
+			t.Errorf("status=%s: the endpoint answered %d, want %d", q, resp.StatusCode, want)
+		}
+	}
 }
 
 // TestTokenEndpointRefusesBadAssertions: an assertion signed with a key
