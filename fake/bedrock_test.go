@@ -369,3 +369,40 @@ func TestBedrockStreamExceptionsSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestBedrockLimitsAndStalls: under the Provider's rate limit a call over
+// it is a 429 ThrottlingException to the SDK, with no rate-limit header;
+// hang sends no byte, and stall-after=1 one frame, until the client
+// gives up.
+func TestBedrockLimitsAndStalls(t *testing.T) {
+	s := NewServer("200")
+	defer s.Close()
+	s.RequestsPerMinute = 1
+	c := bedrockClient(t, s, DefaultAWS, "200")
+	if _, err := c.Converse(ctxFor(t), converseInput()); err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	_, err := c.Converse(ctxFor(t), converseInput())
+	var te *types.ThrottlingException
+	if !errors.As(err, &te) || s.RateLimited() != 1 {
+		t.Errorf("over the limit: %v (%d limited); want a ThrottlingException", err, s.RateLimited())
+	}
+	s.RequestsPerMinute = 0
+	for _, script := range []string{"hang", "stream:stall-after=1"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		out, err := bedrockClient(t, s, DefaultAWS, script).ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
+			ModelId: aws.String(bedrockModel), Messages: converseInput().Messages})
+		n := 0
+		if err == nil {
+			for range out.GetStream().Events() {
+				n++
+			}
+			err = out.GetStream().Err()
+			out.GetStream().Close()
+		}
+		cancel()
+		if want := map[string]int{"hang": 0, "stream:stall-after=1": 1}[script]; err == nil || n != want {
+			t.Errorf("%s: %d events, %v; want %d and the deadline", script, n, err, want)
+		}
+	}
+}

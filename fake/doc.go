@@ -102,7 +102,8 @@
 // modelStreamErrorException, throttled a throttlingException
 // (:message-type exception, :exception-type the name). Bedrock sends no
 // rate-limit headers; a call the Provider's limits refuse is a 429
-// ThrottlingException.
+// ThrottlingException, with the Retry-After every refused call gets here
+// (real Bedrock sends none).
 //
 // # Google Vertex AI
 //

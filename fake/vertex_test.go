@@ -302,3 +302,24 @@ func TestVertexAnthropicStream(t *testing.T) {
 		t.Errorf("events %+v", evs)
 	}
 }
+
+// TestVertexErrors: Vertex AI's Anthropic paths answer Anthropic's errors
+// and overloaded stream, its Google paths Google's.
+func TestVertexErrors(t *testing.T) {
+	s := NewServer("200")
+	defer s.Close()
+	ts, _ := tokenSource(t, s)
+	c := oauth2.NewClient(context.Background(), ts)
+	for _, tt := range []struct{ path, script, body, want string }{
+		{vertexClaude, "529", vertexBody, `"overloaded_error"`},
+		{vertexClaude, "429", vertexBody, `"rate_limit_error"`},
+		{vertexClaudeSSE, "overloaded", vertexBody, "event: error"},
+		{vertexGemini, "429", geminiBody, `"RESOURCE_EXHAUSTED"`},
+		{vertexGeminiSSE, "overloaded", geminiBody, `"UNAVAILABLE"`},
+	} {
+		resp := postWith(t, c, s, tt.path, tt.script, tt.body)
+		if b := readAll(t, resp); !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s %s: %d %s; want %s", tt.path, tt.script, resp.StatusCode, b, tt.want)
+		}
+	}
+}
