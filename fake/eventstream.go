@@ -1,10 +1,9 @@
 package fake
 
 import (
-	"bytes"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	"github.com/sluice-llm/sluice/internal/awsevent"
 )
 
 // framed is a dialect whose streams are not server-sent events: it names
@@ -16,7 +15,7 @@ type framed interface {
 }
 
 // eventStreamType is the content type of an AWS event stream.
-const eventStreamType = "application/vnd.amazon.eventstream"
+const eventStreamType = awsevent.ContentType
 
 func (bedrock) contentType() string { return eventStreamType }
 
@@ -26,17 +25,9 @@ func (bedrock) contentType() string { return eventStreamType }
 // as an event message (:message-type event, :event-type the name), its
 // data the JSON payload.
 func (bedrock) frame(ev event) []byte {
-	var m eventstream.Message
+	typ := awsevent.Event
 	if strings.HasSuffix(ev.name, "Exception") {
-		m.Headers.Set(":message-type", eventstream.StringValue("exception"))
-		m.Headers.Set(":exception-type", eventstream.StringValue(ev.name))
-	} else {
-		m.Headers.Set(":message-type", eventstream.StringValue("event"))
-		m.Headers.Set(":event-type", eventstream.StringValue(ev.name))
+		typ = awsevent.Exception
 	}
-	m.Headers.Set(":content-type", eventstream.StringValue("application/json"))
-	m.Payload = ev.data
-	var b bytes.Buffer
-	_ = eventstream.NewEncoder().Encode(&b, m) // a bytes.Buffer does not fail
-	return b.Bytes()
+	return awsevent.Frame{Type: typ, Name: ev.name, Payload: ev.data}.Encode()
 }

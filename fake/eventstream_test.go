@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,8 +12,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/sluice-llm/sluice/internal/awsevent"
 )
 
 // signedPost sends body to path on s signed with creds by aws-sdk-go-v2's
@@ -41,36 +41,26 @@ func signedPost(t *testing.T, s *Server, creds AWSCredentials, path, script, bod
 	return resp
 }
 
-// frames decodes a response's AWS event-stream messages until its end or
-// an error, which it returns.
-func frames(resp *http.Response) ([]eventstream.Message, error) {
-	dec := eventstream.NewDecoder()
-	var out []eventstream.Message
+// frames reads a response's AWS event-stream frames until its end or an
+// error, which it returns: io.EOF for a clean end.
+func frames(resp *http.Response) ([]awsevent.Frame, error) {
+	r := awsevent.NewReader(resp.Body)
+	var out []awsevent.Frame
 	for {
-		m, err := dec.Decode(resp.Body, nil)
+		f, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
 			return out, err
 		}
-		out = append(out, m)
+		out = append(out, f)
 	}
-}
-
-// header returns a frame's string header.
-func header(m eventstream.Message, name string) string {
-	if v := m.Headers.Get(name); v != nil {
-		return v.String()
-	}
-	return ""
 }
 
 // TestBedrockStreamFrames reads ConverseStream on the wire, signed by the
 // signer alone: a 200 of application/vnd.amazon.eventstream, each frame
 // an event message named by :event-type; throttled, one exception frame
 // (:message-type exception, :exception-type throttlingException); a cut
-// after text ends in a truncated read, not a clean EOF.
+// after text ends in io.ErrUnexpectedEOF, never the clean io.EOF of a
+// stream that ended.
 func TestBedrockStreamFrames(t *testing.T) {
 	s := NewServer("200")
 	defer s.Close()
@@ -81,25 +71,25 @@ func TestBedrockStreamFrames(t *testing.T) {
 	ms, err := frames(resp)
 	var names []string
 	for _, m := range ms {
-		names = append(names, header(m, ":message-type")+":"+header(m, ":event-type"))
+		names = append(names, m.Type+":"+m.Name)
 	}
 	want := "event:messageStart event:contentBlockDelta event:contentBlockDelta event:contentBlockStop " +
 		"event:messageStop event:metadata"
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != eventStreamType || err != nil ||
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != eventStreamType || err != io.EOF ||
 		strings.Join(names, " ") != want {
 		t.Errorf("%d %q %v: frames %v; want %s", resp.StatusCode, resp.Header.Get("Content-Type"), err, names, want)
 	}
 
 	resp = signedPost(t, s, DefaultAWS, path, "throttled", body)
 	ms, err = frames(resp)
-	if resp.StatusCode != 200 || err != nil || len(ms) != 1 || header(ms[0], ":message-type") != "exception" ||
-		header(ms[0], ":exception-type") != "throttlingException" {
+	if resp.StatusCode != 200 || err != io.EOF || len(ms) != 1 || ms[0].Type != awsevent.Exception ||
+		ms[0].Name != "throttlingException" {
 		t.Errorf("throttled: %d %v %+v", resp.StatusCode, err, ms)
 	}
 
 	resp = signedPost(t, s, DefaultAWS, path, "stream:cut-after=2", body)
 	ms, err = frames(resp)
-	if err == nil || len(ms) != 2 || header(ms[1], ":event-type") != "contentBlockDelta" {
-		t.Errorf("cut: %v, %d frames; want 2 then an error", err, len(ms))
+	if err != io.ErrUnexpectedEOF || len(ms) != 2 || ms[1].Name != "contentBlockDelta" {
+		t.Errorf("cut: %v, %d frames; want 2 then io.ErrUnexpectedEOF", err, len(ms))
 	}
 }
