@@ -45,7 +45,7 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		srv.Shutdown(sctx)
 	}()
 	fmt.Fprintf(stdout, "sluice fake: listening on http://%s with script %q%s\n", ln.Addr(), p.Script, limitsLine(p))
-	fmt.Fprintf(stdout, "sluice fake: Bedrock signs with access key %s in %s%s\n",
+	fmt.Fprintf(stdout, "sluice fake: Bedrock wants requests signed by access key %s for %s%s\n",
 		p.AWS.AccessKeyID, p.AWS.Region, vertexLine(saFile))
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "sluice fake: %v\n", err)
