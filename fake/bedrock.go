@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -217,6 +218,14 @@ func (converse) events(r reply) []event {
 }
 
 func (invoke) answer(r reply) []byte { return anthropic{}.answer(r) }
+
+// usageHeaders sets the token counts and latency InvokeModel's answer
+// carries in its headers.
+func (invoke) usageHeaders(h http.Header, r reply) {
+	h.Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(r.prompt))
+	h.Set("X-Amzn-Bedrock-Output-Token-Count", strconv.Itoa(len(r.chunks)))
+	h.Set("X-Amzn-Bedrock-Invocation-Latency", "100")
+}
 
 // events is InvokeModelWithResponseStream's answer: Anthropic's stream
 // events, each the base64 bytes of a chunk event; the last, message_stop,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -132,7 +133,8 @@ func TestBedrockConverseStreamSDK(t *testing.T) {
 	}
 }
 
-// TestBedrockInvokeSDK: InvokeModel answers Anthropic's message JSON.
+// TestBedrockInvokeSDK: InvokeModel answers Anthropic's message JSON, the
+// token counts in its headers too.
 func TestBedrockInvokeSDK(t *testing.T) {
 	s := NewServer("200")
 	defer s.Close()
@@ -152,6 +154,13 @@ func TestBedrockInvokeSDK(t *testing.T) {
 		}
 	}
 	decode(t, out.Body, &msg)
+	var hdr http.Header
+	if r, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok {
+		hdr = r.Header
+	}
+	if hdr.Get("X-Amzn-Bedrock-Output-Token-Count") != "5" || hdr.Get("X-Amzn-Bedrock-Input-Token-Count") == "" {
+		t.Errorf("usage headers %v", hdr)
+	}
 	if msg.Type != "message" || msg.Model != bedrockModel || msg.Content[0].Text != "This is a fake answer." ||
 		msg.Usage.OutputTokens != 5 || msg.Usage.InputTokens == 0 {
 		t.Errorf("message %+v", msg)

@@ -84,7 +84,8 @@
 //
 // Converse answers Bedrock's {"output":{"message":{"role","content":
 // [{"text"}]}},"stopReason":"end_turn","usage":{"inputTokens",
-// "outputTokens","totalTokens"}}; InvokeModel answers Anthropic's message.
+// "outputTokens","totalTokens"}}; InvokeModel answers Anthropic's message,
+// with X-Amzn-Bedrock-Input-Token-Count and -Output-Token-Count headers.
 // Streams are AWS event-stream frames (application/vnd.amazon.eventstream):
 // ConverseStream sends messageStart, a contentBlockDelta per piece of text,
 // contentBlockStop, messageStop and metadata (the usage);

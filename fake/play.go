@@ -132,7 +132,16 @@ func (c *call) answer(status int) {
 		c.send(status)
 		return
 	}
+	if u, ok := c.d.(usageHeaders); ok {
+		u.usageHeaders(c.w.Header(), c.rep)
+	}
 	writeJSON(c.w, status, c.d.answer(c.rep))
+}
+
+// usageHeaders is a dialect whose whole answers carry their usage in
+// headers too, as Bedrock's InvokeModel does.
+type usageHeaders interface {
+	usageHeaders(h http.Header, r reply)
 }
 
 // overloaded answers an Overloaded step: in a stream the provider says
