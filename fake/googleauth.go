@@ -111,8 +111,9 @@ func (s *Server) WriteServiceAccount(dir string) (string, error) {
 	return path, a.WriteFile(path)
 }
 
-// authState is what the token endpoint knows: its service accounts and
-// the tokens it issued.
+// authState is what the token endpoint knows, its service accounts and
+// the tokens it issued, and the count of calls Bedrock and Vertex AI
+// refused for their credentials.
 type authState struct {
 	mu       sync.Mutex
 	accounts map[string]*ServiceAccount // by email
@@ -301,23 +302,6 @@ func (p *Provider) checkBearer(w http.ResponseWriter, r *http.Request) bool {
 	writeJSON(w, http.StatusUnauthorized, marshal(newGeminiErr(http.StatusUnauthorized, "",
 		"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other "+
 			"valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.", "")))
-	return false
-}
-
-// checkSigned reports whether a Bedrock request is signed with the
-// Provider's AWS credentials; if not, it answers 403 in Bedrock's shape
-// and counts the refusal.
-func (p *Provider) checkSigned(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	e := checkSigV4(r, body, p.awsCredentials(), p.now())
-	if e == nil {
-		return true
-	}
-	p.auth.mu.Lock()
-	p.auth.refused++
-	p.auth.mu.Unlock()
-	w.Header().Set("x-amzn-ErrorType", e.typ)
-	w.Header().Set("x-amzn-RequestId", "req_"+rand.Text())
-	writeJSON(w, http.StatusForbidden, marshal(bedrockErr{e.message}))
 	return false
 }
 

@@ -18,9 +18,11 @@ import (
 // of Provider.Script.
 const ScriptHeader = "Sluice-Fake-Script"
 
-// Provider is a scripted fake OpenAI, Anthropic and Gemini API, an
-// http.Handler.
-// Its zero value answers every call with 200. Set its fields before the
+// Provider is a scripted fake OpenAI, Anthropic, Gemini, Azure OpenAI,
+// AWS Bedrock and Google Vertex AI API, an http.Handler.
+// Its zero value answers every call with 200, Bedrock's and Vertex AI's
+// once their credentials check out (DefaultAWS; a token of the token
+// endpoint). Set its fields before the
 // first call; its methods are safe for concurrent use. It keeps every
 // request it receives until Reset, so a long-running one should be reset
 // now and then. A Provider must not be copied after first use.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -56,6 +57,23 @@ func (p *Provider) awsCredentials() AWSCredentials {
 	a.SecretAccessKey = cmp.Or(a.SecretAccessKey, DefaultAWS.SecretAccessKey)
 	a.Region = cmp.Or(a.Region, DefaultAWS.Region)
 	return a
+}
+
+// checkSigned reports whether a Bedrock request is signed with the
+// Provider's AWS credentials; if not, it answers 403 in Bedrock's shape
+// and counts the refusal.
+func (p *Provider) checkSigned(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	e := checkSigV4(r, body, p.awsCredentials(), p.now())
+	if e == nil {
+		return true
+	}
+	p.auth.mu.Lock()
+	p.auth.refused++
+	p.auth.mu.Unlock()
+	w.Header().Set("x-amzn-ErrorType", e.typ)
+	w.Header().Set("x-amzn-RequestId", "req_"+rand.Text())
+	writeJSON(w, http.StatusForbidden, marshal(bedrockErr{e.message}))
+	return false
 }
 
 // sigV4Error is why a request's signature was refused: the error type
