@@ -1,5 +1,5 @@
-// Package fake is a scripted fake OpenAI, Anthropic and Gemini API, for tests and
-// drills. A Provider is an http.Handler; NewServer runs one on a loopback
+// Package fake is a scripted fake OpenAI, Anthropic, Gemini, Azure OpenAI,
+// AWS Bedrock and Google Vertex AI API, for tests and drills. A Provider is an http.Handler; NewServer runs one on a loopback
 // address the way httptest.NewServer does, and `sluice fake` runs one as a
 // command.
 //
@@ -60,9 +60,74 @@
 // GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…},
 // "rate_limited":N}: the calls, the calls by the step they played (a mix
 // step counted as the step it picked) and the calls the rate limits
-// refused; POST /fake/reset calls Reset. Neither counts as a call, nor
-// does a request to any other path, which gets a 404 in OpenAI's error
-// shape.
+// refused; with Bedrock or Vertex AI in use, also "unauthorized" (calls
+// refused for their credentials) and "tokens_issued". POST /fake/reset
+// calls Reset. Neither counts as a call, nor does a request to any other
+// path, which gets a 404 in OpenAI's error shape.
+//
+// # AWS Bedrock Runtime
+//
+// POST /model/{modelId}/converse, /converse-stream, /invoke and
+// /invoke-with-response-stream (any prefix), the model id one escaped path
+// segment ("anthropic.claude-3-haiku-20240307-v1%3A0"). Every request
+// must carry a SigV4 signature (service "bedrock") by Provider.AWS, whose
+// empty fields take DefaultAWS's: the fake signs the request again with
+// aws-sdk-go-v2's signer, from the headers it says it signed and the body
+// as received, and compares. Otherwise it answers 403 {"message":…} with
+// x-amzn-ErrorType MissingAuthenticationTokenException (no signature),
+// UnrecognizedClientException (another access key or session token) or
+// InvalidSignatureException (another secret, region, service, a changed
+// body or header, a date 15 minutes off the Provider's clock); such a call
+// plays no step and counts in Unauthorized, not in Calls. Headers the Go
+// signer never signs (User-Agent, X-Amzn-Trace-Id, Expect,
+// Transfer-Encoding) cannot be among the signed ones.
+//
+// Converse answers Bedrock's {"output":{"message":{"role","content":
+// [{"text"}]}},"stopReason":"end_turn","usage":{"inputTokens",
+// "outputTokens","totalTokens"}}; InvokeModel answers Anthropic's message,
+// with X-Amzn-Bedrock-Input-Token-Count and -Output-Token-Count headers.
+// Streams are AWS event-stream frames (application/vnd.amazon.eventstream):
+// ConverseStream sends messageStart, a contentBlockDelta per piece of text,
+// contentBlockStop, messageStop and metadata (the usage);
+// InvokeModelWithResponseStream sends chunk events whose bytes are the
+// base64 of Anthropic's stream events, the last (message_stop) with
+// amazon-bedrock-invocationMetrics. A stream's "after" counts frames.
+// Errors are {"message":…} with x-amzn-ErrorType and x-amzn-RequestId:
+// 400 ValidationException, 403 AccessDeniedException, 404
+// ResourceNotFoundException, 408 ModelTimeoutException, 424
+// ModelErrorException, 429 ThrottlingException (ModelNotReadyException
+// with model_not_ready, ServiceQuotaExceededException with
+// insufficient_quota), 500 InternalServerException, 503
+// ServiceUnavailableException. In a stream, error-after=0 (overloaded)
+// sends a serviceUnavailableException frame, error-after=N>0 a
+// modelStreamErrorException, throttled a throttlingException
+// (:message-type exception, :exception-type the name). Bedrock sends no
+// rate-limit headers; a call the Provider's limits refuse is a 429
+// ThrottlingException, with the Retry-After every refused call gets here
+// (real Bedrock sends none).
+//
+// # Google Vertex AI
+//
+// POST {prefix}/projects/{project}/locations/{region}/publishers/google/
+// models/{model}:generateContent (and the other Gemini methods; prefix
+// /v1 or /v1beta1) answer as Gemini above, and
+// …/publishers/anthropic/models/{model}:rawPredict and :streamRawPredict
+// as Anthropic's messages, the model taken from the path. Every call needs
+// Authorization: Bearer with an access token the Provider's token endpoint
+// issued and that has not expired by the Provider's clock; otherwise 401
+// UNAUTHENTICATED in Google's error shape, counted in Unauthorized, not in
+// Calls.
+//
+// The token endpoint, POST /token (TokenPath), takes the OAuth2
+// JWT-bearer grant a service-account key file's token_uri points
+// golang.org/x/oauth2/google and cloud.google.com/go/auth at. It knows the
+// accounts Provider.NewServiceAccount made (Server.WriteServiceAccount
+// writes one's file): the assertion must be RS256-signed by the account's
+// key, its aud the account's token_uri, alive and at most an hour long,
+// else 400 invalid_grant. A token lives Provider.TokenLifetime (an hour if
+// zero); TokensIssued counts them. FailTokens(status), or POST
+// /fake/token-endpoint?status=N, makes the endpoint fail with that status
+// until FailTokens(0) (?status=0).
 //
 // # Scripts
 //
@@ -90,7 +155,11 @@
 //	                    an overloaded error (Anthropic's event: error), then
 //	                    its end; any other request gets the plain error, as an
 //	                    SDK raises it: Anthropic 529 overloaded_error, OpenAI,
-//	                    Azure and Gemini 503
+//	                    Azure, Gemini and Bedrock 503
+//	throttled           the provider throttles the call: a Bedrock stream gets
+//	                    200 and a throttlingException as its first frame; any
+//	                    other request a plain 429 in the API's shape (the other
+//	                    APIs never throttle inside a stream)
 //	stream:MODS         a 200 stream, even if the request did not ask for one
 //
 // An error step takes modifiers after a colon, separated by semicolons, as
@@ -107,6 +176,8 @@
 //	context_length_exceeded   OpenAI's context_length_exceeded; Anthropic's
 //	                      "prompt is too long"
 //	content_policy        a content-policy refusal
+//	model_not_ready       Bedrock's ModelNotReadyException (real Bedrock sends
+//	                      it with a 429); the usual error elsewhere
 //
 // A stream step's modifiers are separated by semicolons too, as in
 // "stream:events=64;interval=20ms;cut-after=40". Events are counted on the

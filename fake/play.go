@@ -79,6 +79,9 @@ type call struct {
 	stream bool   // the request asked for a stream
 	id     string // the response's request id
 	rep    reply
+	// throttle makes a Fail end send the dialect's throttling error
+	// (throttler) in place of its overloaded one.
+	throttle bool
 }
 
 func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, step Step, in requestFields, body []byte) *call {
@@ -112,6 +115,8 @@ func (c *call) play() {
 		c.partial()
 	case Overloaded:
 		c.overloaded()
+	case Throttled:
+		c.throttled()
 	default:
 		if s.Status >= 400 {
 			c.fail(s.Status, s.Error, "")
@@ -127,7 +132,16 @@ func (c *call) answer(status int) {
 		c.send(status)
 		return
 	}
+	if u, ok := c.d.(usageHeaders); ok {
+		u.usageHeaders(c.w.Header(), c.rep)
+	}
 	writeJSON(c.w, status, c.d.answer(c.rep))
+}
+
+// usageHeaders is a dialect whose whole answers carry their usage in
+// headers too, as Bedrock's InvokeModel does.
+type usageHeaders interface {
+	usageHeaders(h http.Header, r reply)
 }
 
 // overloaded answers an Overloaded step: in a stream the provider says
@@ -139,6 +153,25 @@ func (c *call) overloaded() {
 		return
 	}
 	c.fail(c.d.overloadedStatus(), "", "")
+}
+
+// throttler is a dialect whose provider throttles inside a stream, as
+// Bedrock does with a throttlingException frame: throttleEvent is that
+// error event.
+type throttler interface {
+	throttleEvent(r reply) event
+}
+
+// throttled answers a Throttled step: where the dialect throttles inside a
+// stream (throttler) a request for a stream gets a 200 and the throttling
+// error as its first event; any other request a plain 429.
+func (c *call) throttled() {
+	if _, ok := c.d.(throttler); ok && c.stream {
+		c.step, c.throttle = Step{Kind: Stream, End: Fail}, true
+		c.send(http.StatusOK)
+		return
+	}
+	c.fail(http.StatusTooManyRequests, "", "")
 }
 
 // partialEvents is how many events a Partial step sends of a stream: the
@@ -199,14 +232,22 @@ type hinted interface {
 // says.
 func (c *call) send(status int) {
 	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	f, isFramed := c.d.(framed)
+	if isFramed {
+		h.Set("Content-Type", f.contentType())
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+	}
 	c.w.WriteHeader(status)
 	rc := http.NewResponseController(c.w)
 	_ = rc.Flush() // a failure shows at the next write
 	s := c.step
 	gap := cmp.Or(s.Interval, c.p.Interval)
 	for range s.KeepAlives {
+		if isFramed {
+			break // keep-alives are SSE comments
+		}
 		if !c.pause(gap) {
 			return
 		}
@@ -231,7 +272,11 @@ func (c *call) send(status int) {
 	case Cut:
 		c.abort(false)
 	case Fail:
-		_ = c.write(rc, c.d.failEvent(c.rep, s.After))
+		ev := c.d.failEvent(c.rep, s.After)
+		if t, ok := c.d.(throttler); ok && c.throttle {
+			ev = t.throttleEvent(c.rep)
+		}
+		_ = c.write(rc, ev)
 	}
 }
 
@@ -239,13 +284,18 @@ func (c *call) send(status int) {
 // OpenRouter does while a model is queued.
 const keepAliveComment = ": OPENROUTER PROCESSING\n\n"
 
-// write sends one event and flushes it.
+// write sends one event, framed as the dialect says (framed), else as a
+// server-sent event, and flushes it.
 func (c *call) write(rc *http.ResponseController, ev event) error {
 	var b []byte
-	if ev.name != "" {
-		b = append(append(append(b, "event: "...), ev.name...), '\n')
+	if f, ok := c.d.(framed); ok {
+		b = f.frame(ev)
+	} else {
+		if ev.name != "" {
+			b = append(append(append(b, "event: "...), ev.name...), '\n')
+		}
+		b = append(append(append(b, "data: "...), ev.data...), "\n\n"...)
 	}
-	b = append(append(append(b, "data: "...), ev.data...), "\n\n"...)
 	if _, err := c.w.Write(b); err != nil {
 		return err
 	}

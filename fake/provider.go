@@ -18,9 +18,11 @@ import (
 // of Provider.Script.
 const ScriptHeader = "Sluice-Fake-Script"
 
-// Provider is a scripted fake OpenAI, Anthropic and Gemini API, an
-// http.Handler.
-// Its zero value answers every call with 200. Set its fields before the
+// Provider is a scripted fake OpenAI, Anthropic, Gemini, Azure OpenAI,
+// AWS Bedrock and Google Vertex AI API, an http.Handler.
+// Its zero value answers every call with 200, Bedrock's and Vertex AI's
+// once their credentials check out (DefaultAWS; a token of the token
+// endpoint). Set its fields before the
 // first call; its methods are safe for concurrent use. It keeps every
 // request it receives until Reset, so a long-running one should be reset
 // now and then. A Provider must not be copied after first use.
@@ -72,6 +74,16 @@ type Provider struct {
 	// window, which frees a call's units 60 s after it all at once.
 	TokenBucket bool
 
+	// AWS holds the credentials the Bedrock endpoints check every
+	// request's SigV4 signature against (sigv4.go). Fields left empty take
+	// DefaultAWS's.
+	AWS AWSCredentials
+
+	// TokenLifetime is how long the access tokens of the token endpoint
+	// (TokenPath, for Vertex AI) live, their expires_in, in whole seconds.
+	// If zero, an hour.
+	TokenLifetime time.Duration
+
 	// Now tells the time the rate limits count by and answers are dated
 	// with. It is called with the Provider's lock held, so it must not
 	// call the Provider. If nil, time.Now.
@@ -88,6 +100,7 @@ type Provider struct {
 	reqs     []Request
 	closed   chan struct{} // closed by Close; made on first use
 	isClosed bool
+	auth     authState // Bedrock's and Vertex AI's credentials (googleauth.go)
 }
 
 // Request is a call the Provider received on an API endpoint.
@@ -112,7 +125,10 @@ type Request struct {
 }
 
 // ServeHTTP answers a call as its script's next step says, or with a 429
-// when a rate limit refuses it. Paths ending in /chat/completions or
+// when a rate limit refuses it. Bedrock Runtime's paths (/model/{id}/converse,
+// …) and Vertex AI's (…/projects/{p}/locations/{l}/publishers/…) first
+// check the call's credentials: a SigV4 signature, a bearer token of the
+// token endpoint (POST /token). Paths ending in /chat/completions or
 // /responses speak OpenAI (Azure OpenAI under /openai/deployments/{name}/
 // and, for Azure clients, /openai/v1/), paths ending in /messages speak
 // Anthropic, paths ending in /models/{model}:generateContent (and the
@@ -127,8 +143,17 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/fake/reset":
 		p.serveReset(w, r)
 		return
+	case TokenPath:
+		p.serveToken(w, r) // googleauth.go
+		return
+	case "/fake/token-endpoint":
+		p.serveTokenSwitch(w, r)
+		return
 	}
-	d := azureDialectFor(r) // azure.go
+	d, check := p.cloudDialectFor(r)
+	if d == nil {
+		d = azureDialectFor(r) // azure.go
+	}
 	if d == nil {
 		d = dialectFor(r.URL.Path)
 	}
@@ -141,9 +166,15 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
+	if check != nil && !check(w, r, body) {
+		return
+	}
 	in := readRequest(body)
 	if _, ok := d.(gemini); ok {
 		in = geminiFields(in, r.URL.Path, body)
+	}
+	if f, ok := d.(fielded); ok {
+		in = f.fields(in, body)
 	}
 	script := cmp.Or(r.Header.Get(ScriptHeader), p.KeyScripts[apiKey(r.Header)], p.Script, "200")
 	steps, err := ParseScript(script)
@@ -303,6 +334,7 @@ func (p *Provider) Reset() {
 	defer p.mu.Unlock()
 	p.calls, p.pos, p.reqs, p.pickers, p.played = 0, nil, nil, nil, nil
 	p.limited, p.window, p.bucket = 0, window{}, tokenBucket{}
+	p.auth.reset()
 }
 
 // Close releases every call that hangs, stalls or waits, closing its
@@ -339,11 +371,14 @@ func (p *Provider) serveCalls(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	v := struct {
-		Calls       int            `json:"calls"`
-		Played      map[string]int `json:"played"`
-		RateLimited int            `json:"rate_limited"`
-	}{p.calls, maps.Clone(p.played), p.limited}
+		Calls        int            `json:"calls"`
+		Played       map[string]int `json:"played"`
+		RateLimited  int            `json:"rate_limited"`
+		Unauthorized int            `json:"unauthorized,omitempty"`
+		Tokens       int            `json:"tokens_issued,omitempty"`
+	}{p.calls, maps.Clone(p.played), p.limited, 0, 0}
 	p.mu.Unlock()
+	v.Unauthorized, v.Tokens = p.Unauthorized(), p.TokensIssued()
 	writeJSON(w, http.StatusOK, marshal(v))
 }
 

@@ -43,6 +43,13 @@ const (
 	// Gemini 503), so that an SDK raises it instead of reading an event
 	// stream as the answer.
 	Overloaded
+	// Throttled answers as a provider that throttles the call: where the
+	// provider throttles inside a stream (Bedrock), a request that asked
+	// for a stream gets a 200 event stream whose first event is the
+	// throttling error (a throttlingException frame); any other request,
+	// and every request of the other dialects, gets a plain 429 in the
+	// dialect's shape.
+	Throttled
 )
 
 // End says how a Stream step ends.
@@ -81,7 +88,9 @@ type Step struct {
 	Status int
 	// Error names an error body other than the status's usual one, for a
 	// Respond step with a 4xx or 5xx status: "insufficient_quota",
-	// "context_length_exceeded" or "content_policy". If empty, the usual.
+	// "context_length_exceeded", "content_policy" or "model_not_ready"
+	// (Bedrock's ModelNotReadyException; the usual body elsewhere). If
+	// empty, the usual.
 	Error string
 	// Hints are the retry hint headers of a Respond step, in script order.
 	Hints []Hint
@@ -118,9 +127,9 @@ const maxCount = 100_000
 const maxHint = 1_000_000_000
 
 var (
-	errWant = errors.New("want a status (e.g. 503), hang, reset, stall, cut, slow:DUR, overloaded, stream:... or mix:...")
+	errWant = errors.New("want a status (e.g. 503), hang, reset, stall, cut, slow:DUR, overloaded, throttled, stream:... or mix:...")
 
-	errorKinds = []string{"insufficient_quota", "context_length_exceeded", "content_policy"}
+	errorKinds = []string{"insufficient_quota", "context_length_exceeded", "content_policy", "model_not_ready"}
 	hintNames  = []string{"retry-after", "retry-after-ms", "retry-after-date", "should-retry"}
 	ends       = map[string]End{"stall-after": Stall, "cut-after": Cut, "error-after": Fail}
 	endNames   = map[End]string{Stall: "stall-after", Cut: "cut-after", Fail: "error-after"}
@@ -150,7 +159,7 @@ func parseStep(s string) (Step, error) {
 	head, rest, hasMods := strings.Cut(s, ":")
 	head, rest = strings.TrimSpace(head), strings.TrimSpace(rest)
 	switch head {
-	case "hang", "reset", "overloaded", "stall", "cut":
+	case "hang", "reset", "overloaded", "throttled", "stall", "cut":
 		if hasMods {
 			return Step{}, fmt.Errorf("%s takes no modifiers", head)
 		}
@@ -158,6 +167,7 @@ func parseStep(s string) (Step, error) {
 			"hang":       {Kind: Hang},
 			"reset":      {Kind: Reset},
 			"overloaded": {Kind: Overloaded},
+			"throttled":  {Kind: Throttled},
 			"stall":      {Kind: Partial, End: Stall},
 			"cut":        {Kind: Partial, End: Cut},
 		}[head], nil
@@ -249,8 +259,8 @@ func parseStatus(code int, mods []modifier) (Step, error) {
 			st.Hints = append(st.Hints, Hint{Name: m.name, Value: v})
 		default:
 			return Step{}, fmt.Errorf("unknown modifier %q; want retry-after=N, retry-after-ms=N, "+
-				"retry-after-date=N, should-retry=BOOL, insufficient_quota, context_length_exceeded "+
-				"or content_policy", m.name)
+				"retry-after-date=N, should-retry=BOOL, insufficient_quota, context_length_exceeded, "+
+				"content_policy or model_not_ready", m.name)
 		}
 	}
 	return st, nil
@@ -337,6 +347,8 @@ func (s Step) String() string {
 		return s.mixString()
 	case Overloaded:
 		return "overloaded"
+	case Throttled:
+		return "throttled"
 	}
 	var mods []string
 	if s.Error != "" {

@@ -22,6 +22,8 @@ func TestParseScript(t *testing.T) {
 		{"hang", []Step{{Kind: Hang}}},
 		{"reset", []Step{{Kind: Reset}}},
 		{"overloaded", []Step{{Kind: Overloaded}}},
+		{"throttled", []Step{{Kind: Throttled}}},
+		{"429:model_not_ready", []Step{{Kind: Respond, Status: 429, Error: "model_not_ready"}}},
 		{"stream:error-after=0", []Step{{Kind: Stream, End: Fail}}},
 		{"slow:16s", []Step{{Kind: Slow, Delay: 16 * time.Second}}},
 		{"slow:50ms", []Step{{Kind: Slow, Delay: 50 * time.Millisecond}}},
@@ -56,7 +58,7 @@ func TestParseScript(t *testing.T) {
 
 func TestParseScriptErrors(t *testing.T) {
 	tests := []struct{ script, want string }{
-		{"200,5o3", `fake: script step 2 "5o3": want a status (e.g. 503), hang, reset, stall, cut, slow:DUR, overloaded, stream:... or mix:...`},
+		{"200,5o3", `fake: script step 2 "5o3": want a status (e.g. 503), hang, reset, stall, cut, slow:DUR, overloaded, throttled, stream:... or mix:...`},
 		{"200,,200", `fake: script step 2 "": want a status`},
 		{"0503", "want a status"},
 		{"+503", "want a status"},
@@ -112,6 +114,8 @@ func TestStepString(t *testing.T) {
 		{"hang", "hang"},
 		{"reset", "reset"},
 		{"overloaded", "overloaded"},
+		{"throttled", "throttled"},
+		{"429:model_not_ready", "429:model_not_ready"},
 		{"stream:error-after=0", "stream:error-after=0"},
 		{"stream:error-after=3", "stream:error-after=3"},
 		{"stream:interval=20ms;events=64", "stream:events=64;interval=20ms"},
@@ -131,7 +135,7 @@ func TestStepString(t *testing.T) {
 
 func FuzzParseScript(f *testing.F) {
 	for _, s := range []string{
-		"", "503,503,200", "hang", "reset", "overloaded", "slow:16s", "429:retry-after=2",
+		"", "503,503,200", "hang", "reset", "overloaded", "throttled", "slow:16s", "429:retry-after=2",
 		"429:insufficient_quota;retry-after-ms=1500", "503:retry-after-date=3;should-retry=false",
 		"400:context_length_exceeded", "stream:stall-after=3", "stream:cut-after=40",
 		"stream:events=64;interval=20ms;error-after=2", "5o3", "429:;", "stream:",

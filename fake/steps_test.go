@@ -267,3 +267,23 @@ func TestCloseReleasesEverything(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestThrottledElsewhere: the APIs that do not throttle inside a stream
+// answer a throttled step with a plain 429 in their shape, streamed or
+// not.
+func TestThrottledElsewhere(t *testing.T) {
+	s := NewServer("200")
+	defer s.Close()
+	for _, tt := range []struct{ path, body, want string }{
+		{messagesPath, streamed(messagesBody), `"rate_limit_error"`},
+		{chatPath, streamed(chatBody), `"rate_limit_exceeded"`},
+		{chatPath, chatBody, `"rate_limit_exceeded"`},
+		{geminiStream, geminiBody, `"RESOURCE_EXHAUSTED"`},
+	} {
+		resp := post(t, s, tt.path, "throttled", tt.body)
+		b := readAll(t, resp)
+		if resp.StatusCode != 429 || !strings.Contains(string(b), tt.want) {
+			t.Errorf("throttled %s: %d %s; want a 429 holding %s", tt.path, resp.StatusCode, b, tt.want)
+		}
+	}
+}

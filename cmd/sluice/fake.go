@@ -18,7 +18,7 @@ import (
 
 // runFake runs sluice fake: a Provider on --listen until SIGINT or SIGTERM.
 func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	p, listen, code, ok := parseFake(args, stderr)
+	p, listen, saFile, code, ok := parseFake(args, stderr)
 	if !ok {
 		return code
 	}
@@ -26,6 +26,13 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice fake: %v (choose another --listen address)\n", err)
 		return exitUsage
+	}
+	if saFile != "" {
+		if err := writeServiceAccount(p, saFile, "http://"+ln.Addr().String()+fake.TokenPath); err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "sluice fake: --service-account: %v\n", err)
+			return 1
+		}
 	}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -38,6 +45,8 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		srv.Shutdown(sctx)
 	}()
 	fmt.Fprintf(stdout, "sluice fake: listening on http://%s with script %q%s\n", ln.Addr(), p.Script, limitsLine(p))
+	fmt.Fprintf(stdout, "sluice fake: Bedrock wants requests signed by access key %s for %s%s\n",
+		p.AWS.AccessKeyID, p.AWS.Region, vertexLine(saFile))
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "sluice fake: %v\n", err)
 		return 1
@@ -48,7 +57,7 @@ func runFake(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // parseFake reads the flags of sluice fake into a Provider and the address
 // to listen on; when ok is false the command ends with code, the problem
 // already written to stderr.
-func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen string, code int, ok bool) {
+func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen, saFile string, code int, ok bool) {
 	fs := flag.NewFlagSet("sluice fake", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("listen", "127.0.0.1:9090", "address to listen on")
@@ -57,13 +66,14 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen string
 	interval := fs.Duration("interval", 0, "pause between stream events")
 	rpm := fs.Int("rpm", 0, "requests per minute admitted over a sliding 60 s window, the rest 429 (0: no limit)")
 	tpm := fs.Int("tpm", 0, "tokens per minute admitted over the same window, a call's being body bytes/4 + max_tokens (0: no limit)")
+	cloud := cloudFlags(fs)
 	fs.Usage = func() { fakeUsage(fs, stderr) }
 	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only; a script goes in --script"); !ok {
-		return nil, "", code, false
+		return nil, "", "", code, false
 	}
 	if _, err := fake.ParseScript(*script); err != nil {
 		fmt.Fprintf(stderr, "sluice fake: --script: %v\n", err)
-		return nil, "", exitUsage, false
+		return nil, "", "", exitUsage, false
 	}
 	for _, f := range []struct {
 		name string
@@ -71,12 +81,15 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen string
 	}{{"--rpm", *rpm}, {"--tpm", *tpm}} {
 		if f.n < 0 {
 			fmt.Fprintf(stderr, "sluice fake: %s %d: a limit per minute is 0 or more (0 for none)\n", f.name, f.n)
-			return nil, "", exitUsage, false
+			return nil, "", "", exitUsage, false
 		}
 	}
 	p = &fake.Provider{Script: *script, Events: *events, Interval: *interval, MaxRequests: 1000,
 		RequestsPerMinute: *rpm, TokensPerMinute: *tpm}
-	return p, *addr, 0, true
+	if !cloud.apply(p, stderr) {
+		return nil, "", "", exitUsage, false
+	}
+	return p, *addr, cloud.serviceAccount, 0, true
 }
 
 // limitsLine describes a Provider's rate limits for the start line: empty
@@ -94,7 +107,7 @@ func limitsLine(p *fake.Provider) string {
 
 // fakeUsage writes the usage of sluice fake.
 func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
-	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N]\n\n"+
+	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N] [--service-account FILE]\n\n"+
 		"Runs a fake OpenAI (/v1/chat/completions, /v1/responses), Anthropic (/v1/messages) and Gemini\n"+
 		"(/v1beta/models/MODEL:generateContent, :streamGenerateContent, :countTokens, :embedContent) API that\n"+
 		"follows a script, for drills against real agents. GET /fake/calls counts the calls, the steps\n"+
@@ -103,6 +116,7 @@ func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 		"/openai/v1/chat/completions (and /responses) with an api-version or api-key, answer as OpenAI;\n"+
 		"their 429s speak Azure (\"… have exceeded token rate limit … Please retry after N seconds.\")\n"+
 		"with retry-after-ms and Retry-After; 429:insufficient_quota is Azure's \"call volume quota\".\n\n"+
+		fakeCloudHelp+
 		"Steps: 200, 503, 429:retry-after=2, hang, reset, slow:DUR, overloaded, stream:stall-after=N,\n"+
 		"stall (200, part of the answer, then silence), cut (the same, then the connection closes), and\n"+
 		"random faults with a seed, the rest 200: mix:503=10%%;reset=5%%;hang=1%%;stall=2%%;seed=7\n"+

@@ -12,7 +12,7 @@ import (
 // then refuse calls over a real socket with the API's rate-limit headers.
 func TestFakeLimitFlags(t *testing.T) {
 	var errOut strings.Builder
-	p, listen, code, ok := parseFake([]string{"--rpm", "2", "--tpm", "10000", "--listen", "127.0.0.1:0"}, &errOut)
+	p, listen, _, code, ok := parseFake([]string{"--rpm", "2", "--tpm", "10000", "--listen", "127.0.0.1:0"}, &errOut)
 	if !ok || p.RequestsPerMinute != 2 || p.TokensPerMinute != 10000 || listen != "127.0.0.1:0" {
 		t.Fatalf("parseFake: ok %v code %d %q, provider %+v, listen %q", ok, code, errOut.String(), p, listen)
 	}
@@ -44,7 +44,7 @@ func TestFakeLimitFlags(t *testing.T) {
 		t.Errorf("rate limited %d of %d calls, want 1 of 3", p.RateLimited(), p.Calls())
 	}
 	var none strings.Builder
-	p, _, _, _ = parseFake(nil, &none)
+	p, _, _, _, _ = parseFake(nil, &none)
 	if p.RequestsPerMinute != 0 || p.TokensPerMinute != 0 || limitsLine(p) != "" {
 		t.Errorf("without the flags: limits %d/%d %q, want none", p.RequestsPerMinute, p.TokensPerMinute, limitsLine(p))
 	}
@@ -56,7 +56,7 @@ func TestFakeLimitFlags(t *testing.T) {
 func TestFakeNegativeLimits(t *testing.T) {
 	for _, args := range [][]string{{"--rpm", "-1"}, {"--tpm", "-5", "--rpm", "3"}} {
 		var errOut strings.Builder
-		p, _, code, ok := parseFake(append([]string{"--listen", "127.0.0.1:0"}, args...), &errOut)
+		p, _, _, code, ok := parseFake(append([]string{"--listen", "127.0.0.1:0"}, args...), &errOut)
 		msg := errOut.String()
 		if ok || p != nil || code != exitUsage || strings.Count(msg, "\n") != 1 ||
 			!strings.HasPrefix(msg, "sluice fake: "+args[0]+" "+args[1]+": ") || !strings.Contains(msg, "0 or more") {
