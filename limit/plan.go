@@ -151,13 +151,14 @@ func (l *Limiter) buckets(p *plan, req *http.Request, provider, model string, to
 			keys = [3]string{base + requestsKey, base + tokensKey, base + inFlightKey}
 		}
 		if !lim.Requests.IsZero() {
-			bs = append(bs, bucket{key: keys[0], limit: lim.Name, rate: lim.Requests, cost: 1})
+			bs = append(bs, bucket{key: keys[0], limit: lim.Name, rate: lim.Requests, cost: 1, reserve: lim.Reserve})
 		}
 		if !lim.Tokens.IsZero() {
-			bs = append(bs, bucket{key: keys[1], limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
+			bs = append(bs, bucket{key: keys[1], limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true, reserve: lim.Reserve})
 		}
 		if lim.Concurrent > 0 {
-			gs = append(gs, gate{key: keys[2], limit: lim.Name, n: int64(lim.Concurrent)})
+			n := int64(lim.Concurrent)
+			gs = append(gs, gate{key: keys[2], limit: lim.Name, n: n, reserved: reservedSlots(n, lim.Reserve)})
 		}
 	}
 	return bs, gs, nil
