@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -39,23 +38,33 @@ func (e *later) Error() string {
 // calls of this process wait in a queue per key (their first bucket's, or
 // the pause key's), in the order of their ranks: first come, first served.
 // Only the head looks at the buckets: it takes the first free slot when it
-// is at most batchHorizon away (in bs and in rs, the buckets of the shares
+// is at most batchHorizon away (in both: bs and the buckets of the shares
 // left to Batch calls), and else sleeps until it is (at most
 // batchRecheck). Once it took its slot the next call is the head. A call
 // whose rank passes (it has waited PromoteAfter) leaves the queue and
 // waits as an Interactive call, out of bs alone; one whose deadline
 // passes is refused, as is the head when the first free slot is beyond
 // its deadline.
-func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, rs []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
-	both := bs
-	if len(rs) > 0 {
-		both = append(slices.Clip(bs), rs...)
-	}
+func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, both []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
 	qkey := pause
 	if len(bs) > 0 {
 		qkey = bs[0].key
 	}
-	var w *waiter
+	if l.batch.empty(qkey) {
+		// No Batch call of this process waits before it: its slot, if it
+		// is near, at once (the fast path: no place in the queue).
+		now := time.Now()
+		waited, done, all, err := l.waitIn(ctx, st, both, pause, start, deadline, minTime(deadline, now.Add(batchHorizon)), giveBack, nil)
+		if _, later := err.(*later); !later {
+			return waited, done, all, err
+		}
+	}
+	return l.queueBatch(ctx, st, bs, both, pause, qkey, start, rank, deadline, giveBack)
+}
+
+// queueBatch is waitBatch once the call queues: see there.
+func (l *Limiter) queueBatch(ctx context.Context, st Store, bs, both []bucket, pause, qkey string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
+	w := l.batch.join(qkey, rank.UnixNano())
 	leave := func() {
 		if w != nil {
 			l.batch.leave(qkey, w)
@@ -63,12 +72,8 @@ func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, rs []bucket, paus
 		}
 	}
 	defer leave()
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
 		now := time.Now()
 		if !now.Before(rank) { // promoted: from now on it is Interactive
@@ -76,7 +81,7 @@ func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, rs []bucket, paus
 			return l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
 		}
 		wake := minTime(rank, deadline)
-		if w == nil && l.batch.empty(qkey) || w != nil && l.batch.head(qkey, w) {
+		if w == nil || l.batch.head(qkey, w) {
 			waited, done, all, err := l.waitIn(ctx, st, both, pause, start, deadline, minTime(deadline, now.Add(batchHorizon)), giveBack, leave)
 			var lt *later
 			if !errors.As(err, &lt) {
@@ -87,14 +92,11 @@ func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, rs []bucket, paus
 				w, d, err := l.refuse(all, &Error{Key: lt.key, Limit: lt.limit, Wait: lt.at.Sub(now)}, start)
 				return w, d, all, err
 			}
-		}
-		if w == nil {
-			w = l.batch.join(qkey, rank.UnixNano())
-			if l.batch.head(qkey, w) {
-				continue // the head looks again at once
+			if w == nil { // paused after it took its slots: back in the queue
+				w = l.batch.join(qkey, rank.UnixNano())
+				continue
 			}
-		}
-		if !now.Before(deadline) {
+		} else if !now.Before(deadline) {
 			// Its time is up behind other Batch calls: refused, with the
 			// wait a call in flight's end gives as a hint.
 			key, name := pause, "pause"
@@ -104,11 +106,7 @@ func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, rs []bucket, paus
 			w, d, err := l.refuse(both, &Error{Key: key, Limit: name, Wait: refusedRetry}, start)
 			return w, d, both, err
 		}
-		if timer == nil {
-			timer = time.NewTimer(time.Until(wake))
-		} else {
-			timer.Reset(time.Until(wake))
-		}
+		timer.Reset(time.Until(wake))
 		select {
 		case <-w.turn:
 		case <-timer.C:

@@ -30,10 +30,11 @@ const (
 type gate struct {
 	key      string
 	limit    string
-	n        int64  // the limit's Concurrent
-	reserved int64  // of n, the slots Batch calls may not take (Limit.Reserve)
-	st       Store  // the store the slot was taken in, once it is
-	token    uint64 // what st.Release needs
+	n        int64     // the limit's Concurrent
+	reserved int64     // of n, the slots Batch calls may not take (Limit.Reserve)
+	waiting  [2]string // the keys counting the calls waiting for a slot: waitingKey's, Interactive and Batch
+	st       Store     // the store the slot was taken in, once it is
+	token    uint64    // what st.Release needs
 }
 
 // lease returns l.Lease or its default.
@@ -146,7 +147,7 @@ func (l *Limiter) try(g *gate, rank time.Time) (bool, error) {
 		if n <= 0 {
 			return false, nil
 		}
-		if w, err := g.st.InFlight(waitingKey(g.key, Interactive)); err == nil && w > 0 {
+		if w, err := g.st.InFlight(g.waiting[0]); err == nil && w > 0 {
 			return false, nil
 		}
 	}
@@ -182,7 +183,7 @@ func (l *Limiter) enqueue(g *gate, rank, deadline time.Time) *waiting {
 	if time.Now().Before(rank) {
 		p = Batch
 	}
-	wr := &waiting{st: g.st, key: waitingKey(g.key, p)}
+	wr := &waiting{st: g.st, key: g.waiting[prioIndex(p)]}
 	token, ok, err := wr.st.Acquire(wr.key, maxWaiters, time.Until(deadline)+time.Second)
 	if err != nil && l.OnError != nil {
 		l.OnError(err)

@@ -114,14 +114,15 @@ func (l *Limiter) local() Store {
 
 // bucket is one bucket a call falls under, with the call's cost in it.
 type bucket struct {
-	key     string
-	limit   string
-	rate    Rate
-	cost    int64
-	tokens  bool
-	learn   bool      // the pause key's learned bucket
-	reserve float64   // the limit's Reserve
-	slot    time.Time // the slot taken in it, while the call holds one
+	key      string
+	limit    string
+	rate     Rate
+	cost     int64
+	tokens   bool
+	learn    bool      // the pause key's learned bucket
+	reserve  float64   // the limit's Reserve
+	batchKey string    // with a Reserve, the key of the share left to Batch calls
+	slot     time.Time // the slot taken in it, while the call holds one
 }
 
 // Wait is called before each attempt of a call to provider's model. It
@@ -158,9 +159,9 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 		return 0, nop, err
 	}
 	prio, rank := l.rank(ctx, start)
-	var rs []bucket // a Batch call's buckets of the shares left to Batch calls
+	both := bs // a Batch call's: bs and the buckets of the shares left to Batch calls
 	if prio == Batch {
-		rs = reserves(bs)
+		both = withReserves(bs)
 	}
 	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
@@ -170,15 +171,15 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	st := l.active()
 	for {
 		var all []bucket // bs, and the learned bucket of the pause key if there is one
-		waited, done, all, err = l.waitAt(ctx, st, bs, rs, pause, start, rank, deadline, giveBack)
+		waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 		if l.failed(ctx, st, err) {
 			// The shared store failed: the limits hold in this process
 			// alone until it answers again, rather than failing every call.
-			for i := range bs {
-				bs[i].slot = time.Time{}
+			for i := range both {
+				both[i].slot = time.Time{}
 			}
 			st = l.local()
-			waited, done, all, err = l.waitAt(ctx, st, bs, rs, pause, start, rank, deadline, giveBack)
+			waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 		}
 		if err != nil || len(gs) == 0 {
 			l.stats.waited(prio, waited, err)
@@ -209,9 +210,9 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 // waitAt is the wait for a slot in time on the store st: waitIn for a
 // call that counts as Interactive (its rank has passed), waitBatch for a
 // Batch one.
-func (l *Limiter) waitAt(ctx context.Context, st Store, bs, rs []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
+func (l *Limiter) waitAt(ctx context.Context, st Store, bs, both []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
 	if start.Before(rank) {
-		return l.waitBatch(ctx, st, bs, rs, pause, start, rank, deadline, giveBack)
+		return l.waitBatch(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 	}
 	return l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
 }

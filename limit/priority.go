@@ -91,19 +91,21 @@ func reservedSlots(n int64, reserve float64) int64 {
 	return min(int64(math.Floor(reserve*float64(n)+1e-9)), n)
 }
 
-// reserves returns, for each bucket of bs whose limit reserves a share,
-// the bucket a Batch call also takes a slot in: "<key>:batch", at the rate
-// left to Batch calls. A Batch call's slot is the same instant in both, so
-// that Batch calls together never start more than the rest of the limit.
-func reserves(bs []bucket) []bucket {
-	var rs []bucket
+// withReserves returns bs and after them, for each bucket of bs whose
+// limit reserves a share, the bucket a Batch call also takes a slot in:
+// "<key>:batch", at the rate left to Batch calls. A Batch call's slot is
+// the same instant in both, so that Batch calls together never start more
+// than the rest of the limit. The buckets are appended in bs's spare
+// capacity (buckets leaves room for them).
+func withReserves(bs []bucket) []bucket {
+	both := bs
 	for _, b := range bs {
 		if b.reserve <= 0 {
 			continue
 		}
-		rs = append(rs, bucket{key: b.key + batchKey, limit: b.limit, rate: batchRate(b.rate, b.reserve), cost: b.cost, tokens: b.tokens})
+		both = append(both, bucket{key: b.batchKey, limit: b.limit, rate: batchRate(b.rate, b.reserve), cost: b.cost, tokens: b.tokens})
 	}
-	return rs
+	return both
 }
 
 // batchKey is the suffix of the bucket of a limit's share left to Batch

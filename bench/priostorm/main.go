@@ -175,6 +175,25 @@ func run(o opts) (*result, error) {
 	start := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(o.dur))
 	defer cancel()
+	nslices := int((o.dur + sliceLen - 1) / sliceLen)
+	res.Timeline = make([]slice, nslices)
+	polled := make(chan struct{})
+	go func() { // the fake's counts at each slice's end
+		defer close(polled)
+		lastCalls, lastLimited := 0, 0
+		for i := range nslices {
+			time.Sleep(time.Until(start.Add(time.Duration(i+1) * sliceLen)))
+			c, l := p.Calls(), p.RateLimited()
+			res.Timeline[i].EndS = (i + 1) * int(sliceLen/time.Second)
+			res.Timeline[i].Upstream, res.Timeline[i].Upstream429 = c-lastCalls, l-lastLimited
+			lastCalls, lastLimited = c, l
+		}
+	}()
+	served := func(k *int, kind string) { // the caller holds mu
+		if kind == "200" {
+			*k++
+		}
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	batchHeader := ""
@@ -189,6 +208,9 @@ func run(o opts) (*result, error) {
 				kind := call(ctx, hc, url, body, batchHeader)
 				mu.Lock()
 				res.Batch.add(kind, time.Since(t0))
+				if i := int(time.Since(start) / sliceLen); i < nslices {
+					served(&res.Timeline[i].Batch, kind)
+				}
 				mu.Unlock()
 			}
 		})
@@ -212,12 +234,16 @@ func run(o opts) (*result, error) {
 				kind := call(ctx, hc, url, body, "")
 				mu.Lock()
 				res.Interactive.add(kind, time.Since(t0))
+				if i := int(time.Since(start) / sliceLen); i < nslices {
+					served(&res.Timeline[i].Interactive, kind)
+				}
 				mu.Unlock()
 				next = next.Add(o.every)
 			}
 		})
 	}
 	wg.Wait()
+	<-polled
 	res.Seconds = time.Since(start).Round(100 * time.Millisecond).Seconds()
 	res.Upstream429, res.UpstreamCalls = p.RateLimited(), p.Calls()
 	res.Batch.Latency, res.Interactive.Latency = dist(res.Batch.lat), dist(res.Interactive.lat)

@@ -46,9 +46,22 @@ type result struct {
 	// upstream, by the line's priority (0 included).
 	QueuedMS map[string]ms `json:"queued_ms_by_priority"`
 
+	Timeline []slice `json:"timeline"` // per 5 s
+
 	Started string    `json:"started"`
 	LoadAvg [2]string `json:"loadavg_start_end"`
 }
+
+// slice is one 5 s of the run.
+type slice struct {
+	EndS        int `json:"end_s"`
+	Upstream    int `json:"upstream_calls"`
+	Upstream429 int `json:"upstream_429"`
+	Interactive int `json:"interactive_served"`
+	Batch       int `json:"batch_served"`
+}
+
+const sliceLen = 5 * time.Second
 
 // ms is a distribution in milliseconds.
 type ms struct {
@@ -146,7 +159,21 @@ func printResult(w io.Writer, r *result) {
 		d := r.QueuedMS[p]
 		fmt.Fprintf(w, "  queued_ms in the logs, priority %q: %d attempts, p50 %.1f, p95 %.1f, p99 %.1f, max %.1f\n", p, d.N, d.P50, d.P95, d.P99, d.Max)
 	}
-	fmt.Fprintf(w, "  load average: %s at the start, %s at the end\n", r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(w, "  per 5 s       ")
+	for _, s := range r.Timeline {
+		fmt.Fprintf(w, " %5ds", s.EndS)
+	}
+	for _, row := range []struct {
+		name string
+		v    func(slice) int
+	}{{"upstream     ", func(s slice) int { return s.Upstream }}, {"up 429       ", func(s slice) int { return s.Upstream429 }},
+		{"interactive  ", func(s slice) int { return s.Interactive }}, {"batch        ", func(s slice) int { return s.Batch }}} {
+		fmt.Fprintf(w, "\n  %s ", row.name)
+		for _, s := range r.Timeline {
+			fmt.Fprintf(w, " %6d", row.v(s))
+		}
+	}
+	fmt.Fprintf(w, "\n  load average: %s at the start, %s at the end\n", r.LoadAvg[0], r.LoadAvg[1])
 }
 
 func freePort() (int, error) {
