@@ -15,7 +15,8 @@ import (
 // Limiter admits calls under Limits, and under the pauses it learns from
 // providers' answers, through Store: each call is given a slot in time in
 // every bucket it falls under and waits for it, first come, first served
-// across everything sharing the Store. The zero value admits every call.
+// among calls of one priority across everything sharing the Store
+// (Interactive calls before Batch ones). The zero value admits every call.
 // A Limiter is safe for concurrent use; do not change its fields once it
 // is in use.
 type Limiter struct {
@@ -147,6 +148,11 @@ type bucket struct {
 // maxWait of its start; then it is refused with an *Error whose Wait is a
 // fixed 1 s. A pause set while it queued is honoured as above. done gives
 // the in-flight slots back, once however often it is called.
+//
+// The call's priority is ctx's (WithPriority; Interactive if none): a
+// waiting Interactive call goes before every waiting Batch call, in every
+// process and host sharing the Store, and a Batch call may not take the
+// share of a limit its Reserve keeps; see Priorities in the package doc.
 func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
 	start := time.Now()
 	if err := context.Cause(ctx); err != nil {
