@@ -86,7 +86,6 @@
 // in-flight slot adds one count to the Store when it joins and takes it
 // back when it leaves (two more on its promotion).
 //
-
 // # Learned limits
 //
 // With no limit configured, the limits a provider tells in its answers
