@@ -99,7 +99,7 @@ func (c *call) replay(a *idempotency.Answer) *http.Response {
 	}
 	line := Attempt{TS: time.Now(), RequestID: c.id, Attempt: 1, Policy: c.policy.Name, Provider: c.provider,
 		Model: c.model, Method: c.req.Method, Path: c.req.URL.Path, Status: a.Status, Outcome: OutcomeReplayed,
-		Breaker: "closed", BytesIn: int64(len(a.Body)), Stream: a.Stream, ReplayOf: a.RequestID}
+		Breaker: "closed", BytesIn: int64(len(a.Body)), Stream: a.Stream, ReplayOf: a.RequestID, Priority: c.priority}
 	c.t.Log.Write(&line)
 	if c.t.Observe != nil {
 		c.t.Observe(&line)

@@ -90,7 +90,7 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
-		QueuedMS: ms(c.queued), Key: c.keyID, Target: c.target,
+		QueuedMS: ms(c.queued), Key: c.keyID, Target: c.target, Priority: c.priority,
 	}
 	c.queued = 0
 	c.begin(a)

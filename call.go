@@ -54,6 +54,7 @@ type call struct {
 	// Rate limits (limiter.go).
 	queued     time.Duration          // how long the next attempt waited for its slot
 	limitDone  func(usedTokens int64) // the Limiter's, for the current attempt
+	priority   Priority               // the call's, from its context or its policy
 	usedTokens int64                  // what the current attempt's answer used, as the Meter read it
 
 	// The pool of keys (keys.go).

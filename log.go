@@ -42,6 +42,7 @@ type Attempt struct {
 	Breaker           string    `json:"breaker"`
 	RetryInMS         float64   `json:"retry_in_ms"`
 	QueuedMS          float64   `json:"queued_ms,omitempty"` // waited for a rate-limit slot
+	Priority          Priority  `json:"priority,omitempty"`  // interactive | batch (see Priority)
 	Key               string    `json:"key,omitempty"`       // short hash of the pool key used (Transport.Keys)
 	UpstreamRequestID string    `json:"upstream_request_id,omitempty"`
 	CostUSD           float64   `json:"cost_usd,omitempty"`
@@ -212,6 +213,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	if a.QueuedMS != 0 {
 		dst = append(dst, `,"queued_ms":`...)
 		dst = appendFloat(dst, a.QueuedMS)
+	}
+	if a.Priority != "" {
+		dst = append(dst, `,"priority":`...)
+		dst = appendString(dst, string(a.Priority))
 	}
 	if a.Key != "" {
 		dst = append(dst, `,"key":`...)
@@ -391,7 +396,7 @@ func (c *call) logUnsent(key string, n int, outcome Outcome, class string, state
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
-		Outcome: outcome, Error: class, Breaker: state.String(), Target: c.target,
+		Outcome: outcome, Error: class, Breaker: state.String(), Target: c.target, Priority: c.priority,
 	}
 	c.t.Log.WriteRefused(key, &a)
 	if c.t.Observe != nil {

@@ -30,6 +30,11 @@ type Policy struct {
 	// left of Timeout.Total minus one Timeout.FirstByte, so that a call
 	// admitted late still has time for its answer to begin.
 	MaxQueue time.Duration
+
+	// Priority is the priority of the policy's calls where they wait for
+	// a rate-limit slot (see Priority); a context's (WithPriority) comes
+	// first. If empty, PriorityInteractive; Nightly's is PriorityBatch.
+	Priority Priority
 }
 
 // Scope says what one circuit breaker guards.
@@ -155,6 +160,7 @@ func Nightly() Policy {
 	p.Breaker.Cool = 60 * time.Second
 	p.Breaker.Lease = p.Timeout.Total
 	p.Breaker.Slow.Threshold = 0
+	p.Priority = PriorityBatch
 	return p
 }
 
@@ -192,6 +198,9 @@ func (p Policy) WithDefaults() Policy {
 	}
 	if p.BreakerScope == "" {
 		p.BreakerScope = ScopeProvider
+	}
+	if p.Priority == "" {
+		p.Priority = PriorityInteractive
 	}
 	return p
 }

@@ -224,7 +224,7 @@ func TestConcurrentStats(t *testing.T) {
 			t.Errorf("Queued() = %d, want 4", q)
 		}
 		bs, err := l.Buckets()
-		want := fmt.Sprint([]Bucket{{Key: concKey, Queued: 4, InFlight: 3}, {Key: "pause:openai/m", Queued: 4}})
+		want := fmt.Sprint([]Bucket{{Key: concKey, Queued: 4, InFlight: 3, Waiting: map[Priority]int64{Interactive: 4, Batch: 0}}, {Key: "pause:openai/m", Queued: 4}})
 		if err != nil || fmt.Sprint(bs) != want {
 			t.Errorf("Buckets() = %v (%v), want %v", bs, err, want)
 		}

@@ -29,7 +29,62 @@
 // apart, they do not burst.
 //
 // Slots are handed out in the order of the Store's atomic steps, so calls
-// are served first come, first served across processes and hosts.
+// of one priority are served first come, first served across processes
+// and hosts (see Priorities).
+//
+// # Priorities
+//
+// A call is Interactive (a person waits on it) or Batch (nobody does):
+// its context says which (WithPriority, sluice.WithPriority; none is
+// Interactive). Wherever calls wait for a slot, a waiting Interactive call
+// is admitted before any waiting Batch call, in every process and host
+// sharing the Store; a Batch call that has waited Limiter.PromoteAfter
+// (30 s unless set) is Interactive from then on, as if it came then, so a
+// stream of Interactive calls never starves it. Each call has a rank, the
+// instant from which it is Interactive: its start, or its start +
+// PromoteAfter for a Batch call; waiting calls are ordered by rank.
+//
+//   - Slots in time (requests, tokens, a pause's learned bucket, a pause):
+//     an Interactive call takes the first free slot however far it is, so
+//     the bucket's schedule, its TAT, holds every Interactive call waiting
+//     anywhere: the shared Store knows them without a count of its own, and
+//     the slots of a process that dies with Interactive calls waiting pass
+//     by themselves. A Batch call takes no slot more than 25 ms
+//     (batchHorizon) ahead: it waits holding nothing, in this process's
+//     queue of Batch calls (per its first bucket, by rank: first come,
+//     first served), whose head sleeps until the first free slot is that
+//     near (looking again at least once a second) and takes it. So an
+//     Interactive call that comes finds at most 25 ms of Batch calls ahead
+//     of it, however many wait. Between processes, the heads of their
+//     queues take the slots in the order they ask for them. A pause with
+//     no bucket (no learned rate, no configured limit) has no slots to
+//     order: its calls all go when it ends.
+//   - In-flight slots (Concurrent): the calls of a process queue per key by
+//     rank; the head asks the Store. While it queues, a call is counted in
+//     the Store as waiting at its priority, under
+//     "<key>:waiting:interactive" or ":batch", held like an in-flight
+//     slot: a File entry of its process (dropped when the process is found
+//     dead, which every read of a count above zero checks), a Redis lease
+//     until the call's deadline and a second, a Memory count. A Batch head
+//     takes no slot while the Store counts an Interactive call waiting for
+//     one anywhere.
+//
+// Limit.Reserve keeps a share of a limit from Batch calls: a Batch call
+// also takes its slot in a bucket of its own, "<key>:batch", at the rate
+// left (Limit·(1 − Reserve) per Per), at the same instant; of Concurrent
+// slots it may take all but ⌊Reserve·Concurrent⌋. A call promoted after
+// PromoteAfter is Interactive and may take the reserve.
+//
+// What priorities cost a call admitted at once (BenchmarkWaitPriority):
+// an Interactive call nothing; a Batch call a look at this process's
+// queue of Batch calls (a map under a mutex) and, under a Concurrent
+// limit, one read of the Store's count of Interactive calls waiting for
+// the key (Memory: a map lookup; File: the 28 counters of a mapped record,
+// and a liveness check of each other process's entry only while the count
+// is above zero; Redis: one more script run, a round trip); under a
+// Reserve, one more reservation per bucket. A call that queues for an
+// in-flight slot adds one count to the Store when it joins and takes it
+// back when it leaves (two more on its promotion).
 //
 // # Learned limits
 //
@@ -135,7 +190,9 @@
 // # Keys
 //
 // A limit's buckets are "limit:<name>:<scope value>:requests" and
-// ":tokens", its concurrency key "limit:<name>:<scope value>:concurrent"
+// ":tokens" (and, with a Reserve, ":requests:batch" and ":tokens:batch"),
+// its concurrency key "limit:<name>:<scope value>:concurrent" (and its
+// waiting counts ":concurrent:waiting:interactive" and ":batch")
 // (scope value: the provider, "<provider>/<model>", the client id, or
 // "all"); a model's pause and learned bucket are "pause:<provider>/<model>"
 // ("pause:<provider>" for a provider whose models share its limits). A

@@ -116,7 +116,10 @@ func (f *File) Release(key string, _ uint64) error {
 	return err
 }
 
-// InFlight implements Store: the sum of the key's entries.
+// InFlight implements Store: the sum of the key's entries. When it is
+// not zero, the entries of processes that died are freed first, so that a
+// process killed while it held slots, or while its calls waited (a
+// waiting count is a key of its own: see Limiter.Wait), is not counted.
 func (f *File) InFlight(key string) (int64, error) {
 	me, err := self()
 	if err != nil {
@@ -126,7 +129,11 @@ func (f *File) InFlight(key string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return f.sum(rec, me, false)
+	n, err := f.sum(rec, me, false)
+	if n == 0 || err != nil {
+		return n, err
+	}
+	return f.sum(rec, me, true)
 }
 
 // addOwn adds delta (+1 or -1) to the count of this process's entry of

@@ -58,15 +58,22 @@ func TestFileEntries(t *testing.T) {
 		return n
 	}
 
-	// A dead process's 2 slots count until the key is full: then the
-	// first Acquire that finds it so frees them.
+	// A dead process's 2 slots count for Acquire until the key is full
+	// (then the first Acquire that finds it so frees them); InFlight,
+	// which finds them whenever the key is not empty, frees them at once.
 	live[other(101)] = false
 	set("a", 5, other(101)|2)
-	if _, ok, _ := f.Acquire("a", 3, 0); !ok || sum("a") != 3 {
-		t.Fatalf("a slot beside a dead process's 2, limit 3: ok %v, %d taken; want ok, 3", ok, sum("a"))
+	if _, ok, _ := f.Acquire("a", 3, 0); !ok {
+		t.Fatalf("a slot beside a dead process's 2, limit 3: refused; want ok")
+	}
+	if e, _ := f.inFlight.Load("a", 5); e != other(101)|2 {
+		t.Fatalf("the dead's entry is %x after an Acquire under the limit, want it kept (%x)", e, other(101)|2)
+	}
+	if n := sum("a"); n != 1 {
+		t.Fatalf("InFlight beside a dead process's 2 slots: %d, want this process's 1 (the dead's freed)", n)
 	}
 	if _, ok, _ := f.Acquire("a", 3, 0); !ok || sum("a") != 2 {
-		t.Fatalf("the key full with the dead's slots: ok %v, %d taken; want ok and its 2 freed (2 taken)", ok, sum("a"))
+		t.Fatalf("a second slot: ok %v, %d taken; want ok, 2 taken", ok, sum("a"))
 	}
 	// A live process's slots are kept: the limit holds.
 	live[other(102)] = true

@@ -36,6 +36,12 @@ type Limit struct {
 	// the Store. A call that finds them all taken queues for one. If
 	// zero, calls in flight are not counted.
 	Concurrent int
+
+	// Reserve is the share of the limit (0.2: 20%) that Batch calls may
+	// never take: of Requests and Tokens, the share of each window; of
+	// Concurrent, that share of the slots, rounded down. Interactive calls
+	// may take all of it. If zero, Batch calls may take the whole limit.
+	Reserve float64
 }
 
 // Check returns an error naming what is wrong with l, nil if nothing is.
@@ -47,6 +53,8 @@ func (l Limit) Check() error {
 		return fmt.Errorf("limit: limit %s: scope %q: use provider, model, key or all", l.Name, l.Scope)
 	case l.Concurrent < 0 || l.Concurrent > maxCount:
 		return fmt.Errorf("limit: limit %s: concurrent %d: give 0 (no limit) to %d calls in flight", l.Name, l.Concurrent, maxCount)
+	case !(l.Reserve >= 0 && l.Reserve < 1):
+		return fmt.Errorf("limit: limit %s: reserve %v: give a share from 0 up to below 100%%", l.Name, l.Reserve)
 	}
 	for _, r := range []struct {
 		what string

@@ -15,7 +15,8 @@ import (
 // Limiter admits calls under Limits, and under the pauses it learns from
 // providers' answers, through Store: each call is given a slot in time in
 // every bucket it falls under and waits for it, first come, first served
-// across everything sharing the Store. The zero value admits every call.
+// among calls of one priority across everything sharing the Store
+// (Interactive calls before Batch ones). The zero value admits every call.
 // A Limiter is safe for concurrent use; do not change its fields once it
 // is in use.
 type Limiter struct {
@@ -64,11 +65,17 @@ type Limiter struct {
 	// If zero, 10 minutes is used.
 	Lease time.Duration
 
+	// PromoteAfter is how long a Batch call waits for a slot before it is
+	// admitted as an Interactive one, so that a flood of Interactive calls
+	// never starves it. If zero, 30s is used.
+	PromoteAfter time.Duration
+
 	once    sync.Once
 	memory  *Memory
 	rest    rest.Rest // the Store's, after it failed
 	stats   stats
-	queues  queues
+	queues  queues                           // per concurrency key, the calls waiting for an in-flight slot
+	batch   queues                           // per bucket (or pause) key, the Batch calls waiting for a slot in time
 	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
 	plansMu sync.Mutex
 }
@@ -108,13 +115,15 @@ func (l *Limiter) local() Store {
 
 // bucket is one bucket a call falls under, with the call's cost in it.
 type bucket struct {
-	key    string
-	limit  string
-	rate   Rate
-	cost   int64
-	tokens bool
-	learn  bool      // the pause key's learned bucket
-	slot   time.Time // the slot taken in it, while the call holds one
+	key      string
+	limit    string
+	rate     Rate
+	cost     int64
+	tokens   bool
+	learn    bool      // the pause key's learned bucket
+	reserve  float64   // the limit's Reserve
+	batchKey string    // with a Reserve, the key of the share left to Batch calls
+	slot     time.Time // the slot taken in it, while the call holds one
 }
 
 // Wait is called before each attempt of a call to provider's model. It
@@ -139,6 +148,11 @@ type bucket struct {
 // maxWait of its start; then it is refused with an *Error whose Wait is a
 // fixed 1 s. A pause set while it queued is honoured as above. done gives
 // the in-flight slots back, once however often it is called.
+//
+// The call's priority is ctx's (WithPriority; Interactive if none): a
+// waiting Interactive call goes before every waiting Batch call, in every
+// process and host sharing the Store, and a Batch call may not take the
+// share of a limit its Reserve keeps; see Priorities in the package doc.
 func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
 	start := time.Now()
 	if err := context.Cause(ctx); err != nil {
@@ -150,30 +164,37 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	if err != nil {
 		return 0, nop, err
 	}
+	prio, rank := l.rank(ctx, start)
+	both := bs // a Batch call's: bs and the buckets of the shares left to Batch calls
+	if prio == Batch {
+		both = withReserves(bs)
+	}
 	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
 	giveBack := l.SettlesUnused != nil && l.SettlesUnused(provider)
-	l.stats.enter(bs, gs, pause, start)
-	defer l.stats.leave(bs, gs, pause)
+	l.stats.enter(bs, gs, pause, start, prio)
+	defer l.stats.leave(bs, gs, pause, prio)
 	st := l.active()
 	for {
 		var all []bucket // bs, and the learned bucket of the pause key if there is one
-		waited, done, all, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
+		waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 		if l.failed(ctx, st, err) {
 			// The shared store failed: the limits hold in this process
 			// alone until it answers again, rather than failing every call.
-			for i := range bs {
-				bs[i].slot = time.Time{}
+			for i := range both {
+				both[i].slot = time.Time{}
 			}
 			st = l.local()
-			waited, done, all, err = l.waitIn(ctx, st, bs, pause, start, deadline, giveBack)
+			waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 		}
 		if err != nil || len(gs) == 0 {
+			l.stats.waited(prio, waited, err)
 			return waited, done, err
 		}
-		queued, err := l.acquireAll(ctx, st, gs, deadline)
+		queued, err := l.acquireAll(ctx, st, gs, deadline, rank)
 		if err != nil {
 			cancelAll(st, all) // the call does not go: its slots in time are given back where they are still last
+			l.stats.waited(prio, time.Since(start), err)
 			return time.Since(start), nop, err
 		}
 		if queued && l.pausedNow(st, pause) {
@@ -187,13 +208,29 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 		if queued {
 			waited = time.Since(start)
 		}
+		l.stats.waited(prio, waited, nil)
 		return waited, l.releaser(done, gs), nil
 	}
 }
 
+// waitAt is the wait for a slot in time on the store st: waitIn for a
+// call that counts as Interactive (its rank has passed), waitBatch for a
+// Batch one.
+func (l *Limiter) waitAt(ctx context.Context, st Store, bs, both []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
+	if start.Before(rank) {
+		return l.waitBatch(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
+	}
+	return l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
+}
+
 // waitIn is Wait on the store st. It returns the buckets it took slots
-// in: bs, and the pause key's learned bucket when there is one.
-func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
+// in: bs, and the pause key's learned bucket when there is one. It takes
+// no slot later than latest: a slot after it and not after the deadline
+// is a *later error, and nothing is taken (Batch calls take no slot more
+// than batchHorizon ahead; for others latest is the deadline). Once its
+// slots are taken, before it waits for them, it calls reserved (if not
+// nil).
+func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline, latest time.Time, giveBack bool, reserved func()) (time.Duration, func(int64), []bucket, error) {
 	for pass := 0; ; pass++ {
 		now := time.Now()
 		until, learned, err := st.Learned(pause)
@@ -206,10 +243,21 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 			w, d, err := l.refuse(all, &Error{Key: pause, Limit: "pause", Wait: at.Sub(now)}, start)
 			return w, d, all, err
 		}
-		at, err = reserveAll(st, all, at, deadline)
+		if until.After(latest) {
+			return time.Since(start), nop, all, &later{at: until, key: pause, limit: "pause"}
+		}
+		at, err = reserveAll(st, all, at, latest)
 		if err != nil {
+			if e := (*Error)(nil); latest.Before(deadline) && errors.As(err, &e) {
+				if slot := now.Add(e.Wait); !slot.After(deadline) {
+					return time.Since(start), nop, all, &later{at: slot, key: e.Key, limit: e.Limit}
+				}
+			}
 			w, d, err := l.refuse(all, err, start)
 			return w, d, all, err
+		}
+		if reserved != nil {
+			reserved()
 		}
 		if !at.After(time.Now()) {
 			// Nothing to wait for: the pause read above still holds.

@@ -14,6 +14,7 @@ import (
 type plan struct {
 	limits []planned
 	nb, ng int
+	nr     int    // buckets whose limit reserves a share from Batch calls
 	err    error  // a Limit that does not Check
 	shared string // the provider's pause key when its limits are shared by its models, else ""
 
@@ -26,7 +27,7 @@ type planned struct {
 	lim   *Limit
 	fixed bool   // the keys below are the call's: scope provider or all
 	base  string // "limit:<name>:<scope>" when fixed, else "limit:<name>:"
-	keys  [3]string
+	keys  [7]string
 }
 
 // bucket and gate key suffixes.
@@ -86,7 +87,7 @@ func (l *Limiter) makePlan(provider string) *plan {
 			pl.fixed, pl.base = true, pl.base+"all"
 		}
 		if pl.fixed {
-			pl.keys = [3]string{pl.base + requestsKey, pl.base + tokensKey, pl.base + inFlightKey}
+			pl.keys = limitKeys(pl.base)
 		}
 		if !lim.Requests.IsZero() {
 			p.nb++
@@ -94,12 +95,24 @@ func (l *Limiter) makePlan(provider string) *plan {
 		if !lim.Tokens.IsZero() {
 			p.nb++
 		}
+		if lim.Reserve > 0 {
+			p.nr += 2
+		}
 		if lim.Concurrent > 0 {
 			p.ng++
 		}
 		p.limits = append(p.limits, pl)
 	}
 	return p
+}
+
+// limitKeys returns the keys of a limit's base ("limit:<name>:<scope>"):
+// its requests and tokens buckets, its concurrency key, the buckets of the
+// shares of requests and tokens left to Batch calls, and the counts of the
+// Interactive and Batch calls waiting for its in-flight slots.
+func limitKeys(base string) [7]string {
+	return [7]string{base + requestsKey, base + tokensKey, base + inFlightKey, base + requestsKey + batchKey, base + tokensKey + batchKey,
+		waitingKey(base+inFlightKey, Interactive), waitingKey(base+inFlightKey, Batch)}
 }
 
 // pauseKey returns the key of the pause and learned bucket of a call to
@@ -129,7 +142,7 @@ func (l *Limiter) buckets(p *plan, req *http.Request, provider, model string, to
 	var bs []bucket
 	var gs []gate
 	if p.nb > 0 {
-		bs = make([]bucket, 0, p.nb)
+		bs = make([]bucket, 0, p.nb+p.nr) // room for withReserves
 	}
 	if p.ng > 0 {
 		gs = make([]gate, 0, p.ng)
@@ -147,17 +160,17 @@ func (l *Limiter) buckets(p *plan, req *http.Request, provider, model string, to
 					}
 				}
 			}
-			base := pl.base + scope
-			keys = [3]string{base + requestsKey, base + tokensKey, base + inFlightKey}
+			keys = limitKeys(pl.base + scope)
 		}
 		if !lim.Requests.IsZero() {
-			bs = append(bs, bucket{key: keys[0], limit: lim.Name, rate: lim.Requests, cost: 1})
+			bs = append(bs, bucket{key: keys[0], limit: lim.Name, rate: lim.Requests, cost: 1, reserve: lim.Reserve, batchKey: keys[3]})
 		}
 		if !lim.Tokens.IsZero() {
-			bs = append(bs, bucket{key: keys[1], limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true})
+			bs = append(bs, bucket{key: keys[1], limit: lim.Name, rate: lim.Tokens, cost: tokens, tokens: true, reserve: lim.Reserve, batchKey: keys[4]})
 		}
 		if lim.Concurrent > 0 {
-			gs = append(gs, gate{key: keys[2], limit: lim.Name, n: int64(lim.Concurrent)})
+			n := int64(lim.Concurrent)
+			gs = append(gs, gate{key: keys[2], limit: lim.Name, n: n, reserved: reservedSlots(n, lim.Reserve), waiting: [2]string{keys[5], keys[6]}})
 		}
 	}
 	return bs, gs, nil

@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -54,6 +55,15 @@ type Bucket struct {
 	// Queued is how many calls of this process wait under the key now.
 	Queued int
 
+	// QueuedBatch is how many of Queued are Batch calls.
+	QueuedBatch int
+
+	// Waiting is, for a concurrency key, how many calls wait for one of
+	// its slots in everything sharing the Store, per priority (nil for a
+	// bucket or a pause: an Interactive call waiting for a slot in time
+	// holds it in the bucket's schedule, and a Batch call holds none).
+	Waiting map[Priority]int64
+
 	// InFlight is, for a concurrency key
 	// ("limit:<name>:<scope>:concurrent"), how many calls hold one of its
 	// slots in everything sharing the Store (0 for a bucket or a pause).
@@ -72,7 +82,23 @@ type stats struct {
 	limits   atomic.Pointer[map[string]*counts] // copied on write, under mu
 	mu       sync.RWMutex                       // keys: read-locked to use one, locked to add or trim
 	keys     map[string]*keyUse
-	nextTrim atomic.Int64 // Unix nanoseconds
+	nextTrim atomic.Int64  // Unix nanoseconds
+	prio     [2]prioCounts // Interactive, Batch
+}
+
+// prioCounts is PriorityStats, kept in atomic counters.
+type prioCounts struct {
+	queued            atomic.Int64
+	admitted, refused atomic.Uint64
+	waitedNS          atomic.Int64
+}
+
+// prioIndex is p's index in stats.prio.
+func prioIndex(p Priority) int {
+	if p == Batch {
+		return 1
+	}
+	return 0
 }
 
 // counts is Stats, kept in atomic counters.
@@ -83,6 +109,7 @@ type counts struct {
 
 type keyUse struct {
 	queued atomic.Int64
+	batch  atomic.Int64 // of queued, the Batch calls
 	last   atomic.Int64 // Unix nanoseconds
 }
 
@@ -125,27 +152,30 @@ func each(bs []bucket, gs []gate, fn func(name string)) {
 	}
 }
 
-// enter counts a call that starts waiting under bs, gs and pause at now.
-func (s *stats) enter(bs []bucket, gs []gate, pause string, now time.Time) {
+// enter counts a call of priority p that starts waiting under bs, gs and
+// pause at now.
+func (s *stats) enter(bs []bucket, gs []gate, pause string, now time.Time, p Priority) {
 	at := now.UnixNano()
 	if at >= s.nextTrim.Load() {
 		s.trim(at)
 	}
-	s.enterKey(pause, at)
-	for _, b := range bs {
-		s.enterKey(b.key, at)
+	s.prio[prioIndex(p)].queued.Add(1)
+	b := p == Batch
+	s.enterKey(pause, at, b)
+	for _, bk := range bs {
+		s.enterKey(bk.key, at, b)
 	}
 	for _, g := range gs {
-		s.enterKey(g.key, at)
+		s.enterKey(g.key, at, b)
 	}
 	each(bs, gs, func(name string) { s.limit(name).queued.Add(1) })
 }
 
 // enterKey counts a call in the key's queued count and marks its use at
 // at, listing the key if it is not yet.
-func (s *stats) enterKey(key string, at int64) {
+func (s *stats) enterKey(key string, at int64, batch bool) {
 	s.mu.RLock()
-	ok := s.use(key, at, 1)
+	ok := s.use(key, at, 1, batch)
 	s.mu.RUnlock()
 	if ok {
 		return
@@ -158,32 +188,38 @@ func (s *stats) enterKey(key string, at int64) {
 	if s.keys[key] == nil {
 		s.keys[key] = &keyUse{}
 	}
-	s.use(key, at, 1)
+	s.use(key, at, 1, batch)
 }
 
-// use adds delta to the key's queued count (and, at not 0, marks its use
-// then), with s.mu held; it reports false for a key not listed.
-func (s *stats) use(key string, at, delta int64) bool {
+// use adds delta to the key's queued count, and to its Batch count with
+// batch (and, at not 0, marks its use then), with s.mu held; it reports
+// false for a key not listed.
+func (s *stats) use(key string, at, delta int64, batch bool) bool {
 	u := s.keys[key]
 	if u == nil {
 		return false
 	}
 	u.queued.Add(delta)
+	if batch {
+		u.batch.Add(delta)
+	}
 	if at != 0 {
 		u.last.Store(at)
 	}
 	return true
 }
 
-// leave counts a call that stops waiting.
-func (s *stats) leave(bs []bucket, gs []gate, pause string) {
+// leave counts a call of priority p that stops waiting.
+func (s *stats) leave(bs []bucket, gs []gate, pause string, p Priority) {
+	s.prio[prioIndex(p)].queued.Add(-1)
+	b := p == Batch
 	s.mu.RLock()
-	s.use(pause, 0, -1)
-	for _, b := range bs {
-		s.use(b.key, 0, -1)
+	s.use(pause, 0, -1, b)
+	for _, bk := range bs {
+		s.use(bk.key, 0, -1, b)
 	}
 	for _, g := range gs {
-		s.use(g.key, 0, -1)
+		s.use(g.key, 0, -1, b)
 	}
 	s.mu.RUnlock()
 	each(bs, gs, func(name string) { s.limit(name).queued.Add(-1) })
@@ -228,6 +264,44 @@ func (s *stats) admittedGates(bs []bucket, gs []gate) {
 
 func (s *stats) refused(limit string) { s.limit(limit).refused.Add(1) }
 
+// waited counts how a call of priority p ended its wait: admitted after
+// waiting d (err nil), or refused by a limit.
+func (s *stats) waited(p Priority, d time.Duration, err error) {
+	c := &s.prio[prioIndex(p)]
+	switch {
+	case err == nil:
+		c.admitted.Add(1)
+		c.waitedNS.Add(int64(d))
+	case errors.Is(err, ErrLimited):
+		c.refused.Add(1)
+	}
+}
+
+// PriorityStats counts, in this process, the calls of one priority.
+type PriorityStats struct {
+	// Queued is how many calls of the priority wait for a slot now.
+	Queued int
+
+	// Admitted is how many were admitted, Refused how many refused by a
+	// limit.
+	Admitted, Refused uint64
+
+	// Waited is the time the admitted ones waited, summed.
+	Waited time.Duration
+}
+
+// PriorityStats returns this process's counts per priority, by the
+// priority each call started with (a Batch call promoted to Interactive
+// is counted as Batch).
+func (l *Limiter) PriorityStats() map[Priority]PriorityStats {
+	out := make(map[Priority]PriorityStats, 2)
+	for _, p := range []Priority{Interactive, Batch} {
+		c := &l.stats.prio[prioIndex(p)]
+		out[p] = PriorityStats{Queued: int(c.queued.Load()), Admitted: c.admitted.Load(), Refused: c.refused.Load(), Waited: time.Duration(c.waitedNS.Load())}
+	}
+	return out
+}
+
 func (s *stats) paused() { s.limit("pause").paused.Add(1) }
 
 // Queued returns how many calls wait for a slot in this process now.
@@ -263,7 +337,7 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 	l.stats.mu.RLock()
 	list := make([]Bucket, 0, len(l.stats.keys))
 	for k, u := range l.stats.keys {
-		list = append(list, Bucket{Key: k, Queued: int(u.queued.Load())})
+		list = append(list, Bucket{Key: k, Queued: int(u.queued.Load()), QueuedBatch: int(u.batch.Load())})
 	}
 	l.stats.mu.RUnlock()
 	slices.SortFunc(list, func(a, b Bucket) int { return strings.Compare(a.Key, b.Key) })
@@ -281,6 +355,9 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 			}
 		case strings.HasSuffix(list[i].Key, ":concurrent"):
 			list[i].InFlight, err = st.InFlight(list[i].Key)
+			if err == nil {
+				list[i].Waiting, err = waitingIn(st, list[i].Key)
+			}
 		default:
 			list[i].FreeAt, err = st.FreeAt(list[i].Key)
 		}
@@ -289,6 +366,14 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 		}
 	}
 	return list, nil
+}
+
+// waitingIn returns how many calls wait for a slot of the concurrency
+// key in st, per priority.
+func waitingIn(st Store, key string) (map[Priority]int64, error) {
+	wi, err1 := st.InFlight(waitingKey(key, Interactive))
+	wb, err2 := st.InFlight(waitingKey(key, Batch))
+	return map[Priority]int64{Interactive: wi, Batch: wb}, errors.Join(err1, err2)
 }
 
 func isPause(key string) bool { return strings.HasPrefix(key, "pause:") }

@@ -18,6 +18,7 @@ type report struct {
 	Policies    []policyRow    `json:"policies"`
 	Routes      []routeRow     `json:"routes"`
 	Rates       []rateRow      `json:"rate_limits"`
+	Priorities  prioritiesRow  `json:"priorities"`
 	Pools       []poolRow      `json:"key_pools,omitempty"`
 	Idempotency idempotencyRow `json:"idempotency"`
 	Warnings    []warning      `json:"warnings"`
@@ -80,6 +81,7 @@ func (r *report) writeText(w io.Writer) error {
 	r.policiesTable(ew)
 	r.routesTable(ew)
 	r.ratesTable(ew)
+	r.prioritiesText(ew)
 	r.poolsTable(ew)
 	r.idempotencyText(ew)
 	if len(r.Warnings) > 0 {

@@ -151,8 +151,8 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 		return nil, err
 	}
 	r := &report{Config: path, Policies: policyRows(c), Routes: routeRows(c), Rates: rateRows(c), Pools: pools,
-		Idempotency: idempotencyOf(c),
-		Warnings:    warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
+		Idempotency: idempotencyOf(c), Priorities: prioritiesOf(c),
+		Warnings: warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
 	for i := range r.Policies {
 		r.Policies[i].Judged = len(units) > 0 && r.Policies[i].Name == t.Policy
 	}

@@ -225,6 +225,11 @@ type Limits struct {
 	// line); larger ones get 431. Go's server allows 4 KiB of slack above
 	// it. Default DefaultMaxHeaderBytes (64 KiB).
 	MaxHeaderBytes int64
+
+	// PromoteAfter is how long a batch call waits for a rate-limit slot
+	// before it is admitted as an interactive one (limits.promote_after).
+	// Default DefaultPromoteAfter (30s).
+	PromoteAfter time.Duration
 }
 
 // DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
@@ -249,7 +254,7 @@ func Default() *Config {
 		Budgets:     []spend.Budget{},
 		Rates:       []limit.Limit{},
 		Prices:      map[string]spend.Price{},
-		Limits:      Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes},
+		Limits:      Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes, PromoteAfter: DefaultPromoteAfter},
 		Tracing:     Tracing{SampleRatio: 1},
 		Idempotency: defaultIdempotency(),
 	}

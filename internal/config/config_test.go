@@ -55,7 +55,7 @@ func TestDefaultValues(t *testing.T) {
 		{"policies", len(c.Policies), 2},
 		{"budgets", len(c.Budgets), 0},
 		{"prices", len(c.Prices), 0},
-		{"limits", c.Limits, Limits{MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s, MaxHeaderBytes: 64 * 1024}},
+		{"limits", c.Limits, Limits{MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s, MaxHeaderBytes: 64 * 1024, PromoteAfter: 30 * s}},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -195,7 +195,7 @@ limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
 			"gpt-4.1*":    {Input: 2, Output: 8},
 		},
-		Limits:      Limits{MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10},
+		Limits:      Limits{MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10, PromoteAfter: DefaultPromoteAfter},
 		Tracing:     Tracing{SampleRatio: 1},
 		Idempotency: defaultIdempotency(),
 	}

@@ -79,6 +79,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 			"read_header_timeout": duration(&c.Limits.ReadHeaderTimeout),
 			"max_header_bytes":    size(&c.Limits.MaxHeaderBytes),
 			"rates":               d.rates(c),
+			"promote_after":       duration(&c.Limits.PromoteAfter),
 		}),
 		"idempotency": d.section(map[string]field{
 			"enabled":              boolean(&c.Idempotency.Enabled),
@@ -214,6 +215,7 @@ func (d *decoder) policy(n *yaml.Node, path string, p *sluice.Policy) error {
 			"budget":           retryBudget(&r.Budget),
 		}),
 		"max_queue": duration(&p.MaxQueue),
+		"priority":  priorityField(&p.Priority),
 		"breaker": d.section(map[string]field{
 			"failures": integer(&b.Failures),
 			"cool":     duration(&b.Cool),
@@ -294,6 +296,7 @@ func (d *decoder) rates(c *Config) field {
 				"requests_per_minute": count(&l.Requests.Limit),
 				"tokens_per_minute":   count(&l.Tokens.Limit),
 				"concurrent":          integer(&l.Concurrent),
+				"reserve":             share(&l.Reserve),
 			})
 			c.Rates = append(c.Rates, l)
 			return err

@@ -69,7 +69,10 @@
 //	                            provider; concurrent caps the calls in flight; scope
 //	                            provider (default), model, key (each client) or all; a call over
 //	                            a limit waits for its slot (at most its policy's max_queue), then
-//	                            gets 429 rate_limited
+//	                            gets 429 rate_limited; reserve [0] (a share, 20% or 0.2) is
+//	                            what batch calls may never take of the limit
+//	limits.promote_after        [30s] a batch call that has waited this long for a slot is
+//	                            admitted as interactive (waiting interactive calls go first)
 //	idempotency.enabled         [true] keep each answer to a request with an Idempotency-Key
 //	                            and replay it to a duplicate (same route, caller, key, body)
 //	idempotency.ttl             [24h] how long an answer is kept
@@ -133,6 +136,10 @@
 //	max_queue               [total − first_byte] longest an attempt waits for a rate-limit
 //	                        slot (see limits) before the call gets 429 rate_limited; never
 //	                        more than what total leaves after one first_byte
+//	priority                [interactive / batch] where calls wait for a rate-limit or
+//	                        concurrency slot, waiting interactive calls go before batch ones
+//	                        (in every process sharing the state); a request's Sluice-Priority
+//	                        header (interactive or batch) overrides it
 //	retry.max_attempts      [3 / 5] tries, the first included; 1 never retries
 //	retry.base, retry.cap   [400ms, 16s / 1s, 60s] full-jitter backoff: before retry n, a wait
 //	                        uniform in [0, min(cap, base·2^(n-1))); cap at least base

@@ -21,7 +21,7 @@ import (
 func (c *Config) Validate() error {
 	checks := []func() error{
 		c.checkListen, c.checkState, c.checkAuth, c.checkProviders,
-		c.checkPolicies, c.checkRoutes, c.checkBudgets, c.checkRates, c.checkPrices,
+		c.checkPolicies, c.checkPriorities, c.checkRoutes, c.checkBudgets, c.checkRates, c.checkPrices,
 		c.checkLimits, c.checkInjectedKeys, c.checkTracing, c.checkIdempotency,
 	}
 	for _, check := range checks {

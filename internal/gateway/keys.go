@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
@@ -66,6 +67,8 @@ type keyPool struct {
 
 	mu      sync.Mutex
 	current []int // the smooth weighted round robin's running weights
+
+	interactive atomic.Int64 // the interactive calls of this process waiting for a key
 }
 
 // newKeyPool reads the pool of provider name from the environment; a
@@ -179,15 +182,36 @@ func nextReady(now time.Time, states []keyState) (at time.Time, allOut bool) {
 // take returns the index of the key the next attempt uses, waiting while
 // every key is paused, at most maxWait; refused with a *limit.Error past
 // it, or a *keysOutError when every key is out. A wait polls the store at
-// least once a second, to see a key reset by an operator.
+// least once a second, to see a key reset by an operator. When a key is
+// ready again, the interactive calls of this process that waited for one
+// take theirs first: a batch call (ctx's priority) looks again every
+// 10 ms while one waits.
 func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) {
 	deadline := time.Now().Add(max(maxWait, 0))
+	batch, counted := limit.PriorityOf(ctx) == limit.Batch, false
+	defer func() {
+		if counted {
+			p.interactive.Add(-1)
+		}
+	}()
 	var buf [8]keyState
 	for {
 		now := time.Now()
 		states := p.states(buf[:])
+		if batch && p.interactive.Load() > 0 && now.Before(deadline) && readyAny(now, states) {
+			// A key is ready again, and interactive calls of this process
+			// that waited for one go first.
+			if err := sleepCtx(ctx, min(batchYield, time.Until(deadline))); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if i, ok := p.pick(now, states); ok {
 			return i, nil
+		}
+		if !batch && !counted {
+			counted = true
+			p.interactive.Add(1)
 		}
 		at, allOut := nextReady(now, states)
 		if allOut {

@@ -38,7 +38,7 @@ func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
 	}
 	// A slot in Redis outlives the longest call a policy allows: only a
 	// host that died holding it loses it to the lease.
-	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute,
+	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute, PromoteAfter: cfg.Limits.PromoteAfter,
 		// Anthropic counts max_tokens at a call's start and corrects to the
 		// output used; OpenAI keeps what max_tokens reserved.
 		SettlesUnused: func(p string) bool { return cfg.Providers[p].Kind == config.KindAnthropic }}
@@ -92,15 +92,19 @@ type limitsView struct {
 	Buckets []bucketView        `json:"buckets"`
 	Queued  int                 `json:"queued"`
 	Stats   map[string]statView `json:"stats"`
+	// Priorities are this process's calls per priority (interactive,
+	// batch): waiting now, admitted, refused, and their time waited.
+	Priorities map[string]priorityView `json:"priorities"`
 }
 
 type limitView struct {
-	Name              string `json:"name"`
-	Provider          string `json:"provider,omitempty"`
-	Scope             string `json:"scope"`
-	RequestsPerMinute int64  `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   int64  `json:"tokens_per_minute,omitempty"`
-	Concurrent        int    `json:"concurrent,omitempty"`
+	Name              string  `json:"name"`
+	Provider          string  `json:"provider,omitempty"`
+	Scope             string  `json:"scope"`
+	RequestsPerMinute int64   `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64   `json:"tokens_per_minute,omitempty"`
+	Concurrent        int     `json:"concurrent,omitempty"`
+	Reserve           float64 `json:"reserve,omitempty"` // the share batch calls may never take
 }
 
 type bucketView struct {
@@ -108,6 +112,11 @@ type bucketView struct {
 	FreeAt      *time.Time `json:"free_at,omitempty"`
 	PausedUntil *time.Time `json:"paused_until,omitempty"`
 	Queued      int        `json:"queued"`
+	// QueuedBatch is how many of Queued are batch calls.
+	QueuedBatch int `json:"queued_batch"`
+	// Waiting is, for a concurrency key, the calls waiting for one of its
+	// slots in every process sharing the state, per priority.
+	Waiting map[string]int64 `json:"waiting,omitempty"`
 	// InFlight is, for a concurrency key (…:concurrent), the slots taken
 	// in every process sharing the state; 0 for a bucket or a pause.
 	InFlight int64 `json:"in_flight"`
@@ -142,13 +151,14 @@ func (g *Gateway) limitsView() (limitsView, error) {
 	if err != nil {
 		return limitsView{}, err
 	}
-	v := limitsView{Limits: []limitView{}, Buckets: []bucketView{}, Queued: g.limiter.Queued(), Stats: map[string]statView{}}
+	v := limitsView{Limits: []limitView{}, Buckets: []bucketView{}, Queued: g.limiter.Queued(), Stats: map[string]statView{},
+		Priorities: priorityViews(g.limiter)}
 	for _, l := range g.limiter.Limits { // limits.rates, then each provider's max_concurrent
 		v.Limits = append(v.Limits, limitView{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
-			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens), Concurrent: l.Concurrent})
+			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens), Concurrent: l.Concurrent, Reserve: l.Reserve})
 	}
 	for _, b := range buckets {
-		bv := bucketView{Key: b.Key, Queued: b.Queued, InFlight: b.InFlight}
+		bv := bucketView{Key: b.Key, Queued: b.Queued, QueuedBatch: b.QueuedBatch, Waiting: waitingView(b), InFlight: b.InFlight}
 		if !b.FreeAt.IsZero() {
 			t := b.FreeAt.UTC()
 			bv.FreeAt = &t
@@ -177,6 +187,7 @@ func perMinute(r limit.Rate) int64 {
 // that waited, refusals, the calls waiting now and the concurrency slots
 // held now.
 type limitMetrics struct {
+	prio     *priorityMetrics
 	wait     *prometheus.HistogramVec
 	admitted *prometheus.CounterVec
 	refused  *prometheus.CounterVec
@@ -206,6 +217,7 @@ func newLimitMetrics(reg *prometheus.Registry, limiter func() *limit.Limiter) *l
 		}
 		return 0
 	}), inFlightCollector(limiter))
+	m.prio = newPriorityMetrics(reg, limiter)
 	return m
 }
 
@@ -243,6 +255,7 @@ func (c inFlightCollector) Collect(ch chan<- prometheus.Metric) {
 
 // observe counts an attempt's wait, or its refusal.
 func (m *limitMetrics) observe(a *sluice.Attempt) {
+	m.prio.observe(a)
 	switch {
 	case a.Outcome == sluice.OutcomeRateLimited:
 		m.refused.WithLabelValues(a.Provider).Add(float64(max(a.Refused, 1)))

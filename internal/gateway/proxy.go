@@ -101,6 +101,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		}
 		policy = name
 	}
+	prio, err := requestPriority(r)
+	if err != nil {
+		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
+		return
+	}
 	body, ok := g.readBody(w, r, kind)
 	if !ok {
 		return
@@ -139,6 +144,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		if g.limitByKey {
 			ctx = withLimitClient(ctx, id)
 		}
+	}
+	if prio != "" {
+		ctx = sluice.WithPriority(ctx, prio)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -246,6 +254,7 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	h := r.Header.Clone()
 	removeHopHeaders(h)
 	delete(h, "Sluice-Policy")
+	delete(h, "Sluice-Priority")
 	delete(h, "Sluice-Key")
 	delete(h, "Accept-Encoding") // the Transport asks for gzip and decodes it
 	delete(h, "Host")

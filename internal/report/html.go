@@ -143,7 +143,9 @@ svg text { fill: #444; }
 {{range .After}}<tr><td class="l">{{.Key}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>{{else}}<p>None.</p>{{end}}{{end}}
 {{with .Queued}}{{if or .Count .Refused}}<h2 id="queued">Queued for a rate-limit slot</h2>
 {{if .Count}}<p>{{.Count}} attempts waited {{ms .WaitSumMS}} in all (p50 {{ms .WaitP50MS}}, p99 {{ms .WaitP99MS}}, max {{ms .WaitMaxMS}}).</p>{{end}}
-{{if .Refused}}<p>{{.Refused}} calls refused: their turn was further than their max_queue (429 rate_limited).</p>{{end}}{{end}}{{end}}
+{{if .Refused}}<p>{{.Refused}} calls refused: their turn was further than their max_queue (429 rate_limited).</p>{{end}}
+{{if .ByPriority}}<table><tr><th class="l">priority</th><th>attempts</th><th>waited</th><th>wait in all</th><th>p50</th><th>p95</th><th>max</th><th>refused</th></tr>
+{{range .ByPriority}}<tr><td class="l">{{.Priority}}</td><td>{{.Attempts}}</td><td>{{.Waited}}</td><td>{{ms .WaitSumMS}}</td><td>{{ms .WaitP50MS}}</td><td>{{ms .WaitP95MS}}</td><td>{{ms .WaitMaxMS}}</td><td>{{.Refused}}</td></tr>{{end}}</table>{{end}}{{end}}{{end}}
 {{if .Keys}}<h2 id="keys">429s and quota by pool key</h2>
 <p class="note">Keys by the first 8 hex digits of their SHA-256. Rate limited: 429s but quota_exhausted. Quota: attempts with error quota_exhausted. Other: every other attempt not ok, retried or not.</p>
 <table><tr><th class="l">provider</th><th class="l">key</th><th>attempts</th><th>ok</th><th>rate limited</th><th>quota</th><th>other</th><th class="l">last 429</th></tr>

@@ -41,6 +41,7 @@ type Line struct {
 	Breaker           string         `json:"breaker"`
 	RetryInMS         float64        `json:"retry_in_ms"`
 	QueuedMS          float64        `json:"queued_ms,omitempty"`
+	Priority          string         `json:"priority,omitempty"`
 	Key               string         `json:"key,omitempty"`
 	UpstreamRequestID string         `json:"upstream_request_id,omitempty"`
 	CostUSD           float64        `json:"cost_usd,omitempty"`

@@ -124,6 +124,8 @@ type Queued struct {
 	WaitP99MS float64 `json:"wait_p99_ms"`
 	WaitMaxMS float64 `json:"wait_max_ms"`
 	Refused   int     `json:"refused"`
+	// ByPriority splits them by priority (interactive, then batch).
+	ByPriority []PriorityQueued `json:"by_priority,omitempty"`
 }
 
 // Spend is the settled cost of one provider and model.
@@ -284,6 +286,7 @@ func queued(lines []Line) Queued {
 	q.Refused = countedCalls(lines, func(l *Line) bool { return l.Outcome == sluice.OutcomeRateLimited })
 	d := distOf(waits)
 	q.WaitP50MS, q.WaitP99MS, q.WaitMaxMS = d.P50, d.P99, d.Max
+	q.ByPriority = queuedByPriority(lines)
 	return q
 }
 

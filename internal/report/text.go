@@ -166,6 +166,7 @@ func writeQueued(b *bytes.Buffer, s *Summary) {
 	if q.Refused > 0 {
 		fmt.Fprintf(b, "  %d calls refused: their turn was further than their max_queue (429 rate_limited)\n", q.Refused)
 	}
+	writeQueuedByPriority(b, q.ByPriority)
 }
 
 // writeKeys writes the pool keys' table: only when a line named a key.
