@@ -1,8 +1,9 @@
 // Package redisledger is a spend.Ledger kept in Redis, for budgets shared
 // by processes on many hosts.
 //
-// Each budget key is one Redis hash, "<prefix>ledger:<key>" (prefix
-// "sluice:" by default), with the field "spent" and one field "h:<until>"
+// Each budget key is one Redis hash, "<prefix>ledger:{<key>}" (prefix
+// "sluice:" by default; the budget key is the hash tag, so its scripts run
+// on one node of a Redis Cluster and budgets spread over the nodes), with the field "spent" and one field "h:<until>"
 // per group of holds reclaimed at <until> (Redis clock, microseconds).
 // Amounts are nano-USD, whole numbers. Every operation is one Lua script
 // that takes its time from Redis TIME, so the hosts' clocks do not matter.
@@ -112,7 +113,7 @@ func New(client redis.Scripter, opts Options) *Ledger {
 	return &Ledger{client: client, opts: opts}
 }
 
-func (l *Ledger) key(key string) string { return l.opts.Prefix + "ledger:" + key }
+func (l *Ledger) key(key string) string { return l.opts.Prefix + "ledger:{" + key + "}" }
 
 func (l *Ledger) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), l.opts.Timeout)
