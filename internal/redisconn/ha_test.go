@@ -1,16 +1,17 @@
-package redisconn
+package redisconn_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/redisconn"
 	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
 func TestHarnessSentinelAndCluster(t *testing.T) {
 	h := redistest.StartSentinel(t, time.Second)
-	c, err := New(Config{Mode: Sentinel, Addrs: h.Addrs(), Master: redistest.MasterName, Timeout: time.Second})
+	c, err := redisconn.New(redisconn.Config{Mode: redisconn.Sentinel, Addrs: h.Addrs(), Master: redistest.MasterName, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +20,7 @@ func TestHarnessSentinelAndCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := redistest.StartCluster(t, 3)
-	cc, err := New(Config{Mode: Cluster, Addrs: cl.Addrs()[:1], Timeout: time.Second})
+	cc, err := redisconn.New(redisconn.Config{Mode: redisconn.Cluster, Addrs: cl.Addrs()[:1], Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
