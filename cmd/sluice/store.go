@@ -124,7 +124,11 @@ func openRedis(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	answers := idemredis.New(client, idemredis.Options{MaxAnswer: cfg.Idempotency.MaxAnswer})
-	return &stores{breakers: st, ledger: redisledger.New(client, redisledger.Options{}), limits: limits,
+	lo := redisledger.Options{Logger: logger}
+	if rc.Mode == redisconn.Sentinel {
+		lo.Replicas = 1 // a hold or a settlement a failover would lose is not trusted
+	}
+	return &stores{breakers: st, ledger: redisledger.New(client, lo), limits: limits,
 		answers: answers, closers: []io.Closer{st, client}}, nil
 }
 
