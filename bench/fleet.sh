@@ -135,6 +135,8 @@ YAML
 		for w in CROSSSLOT MOVED "redis unreachable" "kept, to be sent again"; do
 			printf '%-24s %s\n' "$w:" "$(grep -c "$w" "$TMP/$mode.all" || true)"
 		done
+		echo "the gateways' warnings and errors (at most 100 lines):"
+		grep -h 'level=WARN\|level=ERROR' "$TMP/$mode.all" | head -100 || true
 	} >"$OUT/$mode.log"
 	cat "$OUT/$mode.jsonl" >&2
 	# stop this mode's gateways and Redis before the next
