@@ -126,11 +126,18 @@ func openRedis(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 	answers := idemredis.New(client, idemredis.Options{MaxAnswer: cfg.Idempotency.MaxAnswer})
 	lo := redisledger.Options{Logger: logger}
 	if rc.Mode == redisconn.Sentinel {
-		lo.Replicas = 1 // a hold or a settlement a failover would lose is not trusted
+		// A hold or a settlement a failover would lose is not trusted; the
+		// replica's confirmation (WAIT) needs more than the default 100ms
+		// on a busy host.
+		lo.Replicas, lo.Timeout = 1, ledgerWaitTimeout
 	}
 	return &stores{breakers: st, ledger: redisledger.New(client, lo), limits: limits,
 		answers: answers, closers: []io.Closer{st, client}}, nil
 }
+
+// ledgerWaitTimeout bounds each ledger call, the replica's confirmation
+// included, under Sentinel.
+const ledgerWaitTimeout = 500 * time.Millisecond
 
 // probeWait bounds the question asked of Redis at start.
 const probeWait = 5 * time.Second
