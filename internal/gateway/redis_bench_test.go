@@ -143,4 +143,3 @@ func BenchmarkForwardState(b *testing.B) {
 		}
 	}
 }
-

@@ -182,3 +182,13 @@ func (c *Cluster) ClusterClient(t testing.TB) *redis.ClusterClient {
 	t.Cleanup(func() { cc.Close() })
 	return cc
 }
+
+// StartWith starts a private redis-server with args after the defaults
+// (a later --port replaces the default one), or skips the test when there
+// is none installed.
+func StartWith(t testing.TB, args ...string) *Server {
+	t.Helper()
+	s := newServer(t, "", args...)
+	s.Start()
+	return s
+}
