@@ -110,12 +110,13 @@ func BenchmarkForwardState(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer gw.Close()
+				run := strconv.FormatInt(time.Now().UnixNano(), 36) // a fresh key per call, run after run
 				body := `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
 				call := func(i int) {
 					req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(body))
 					req.RemoteAddr = "127.0.0.1:1"
 					if feature == "answers" {
-						req.Header.Set("Idempotency-Key", "job-"+strconv.Itoa(i))
+						req.Header.Set("Idempotency-Key", "job-"+run+"-"+strconv.Itoa(i))
 					}
 					w := httptest.NewRecorder()
 					gw.ServeHTTP(w, req)
