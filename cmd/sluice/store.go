@@ -124,6 +124,14 @@ func openRedis(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	answers := idemredis.New(client, idemredis.Options{MaxAnswer: cfg.Idempotency.MaxAnswer})
+	if rc.Mode != redisconn.Cluster {
+		ctx, cancel := context.WithTimeout(context.Background(), probeWait)
+		n, err := redisledger.Migrate(ctx, client, "")
+		cancel()
+		if n > 0 || err != nil {
+			logger.Info("budget keys of an older release renamed to their hash-tagged names", "renamed", n, "err", err)
+		}
+	}
 	lo := redisledger.Options{Logger: logger}
 	if rc.Mode == redisconn.Sentinel {
 		// A hold or a settlement a failover would lose is not trusted; the

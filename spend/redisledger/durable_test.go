@@ -1,6 +1,7 @@
 package redisledger
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -44,5 +45,26 @@ func TestSettlementKeptAndSentAgain(t *testing.T) {
 	}
 	if _, waiting, _ := l.Unconfirmed(); waiting != 0 {
 		t.Fatalf("%d still waiting", waiting)
+	}
+}
+
+// An upgrade keeps a period's spend: the keys an older release wrote
+// without a hash tag are renamed to this release's names.
+func TestMigrateRenamesUntaggedKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	l, c := newLedger(t, srv, Options{})
+	ctx := context.Background()
+	c.HSet(ctx, "sluice:ledger:budget:daily:all:2026-12-02", "spent", 700_000_000)
+	c.HSet(ctx, "sluice:ledger:budget:other:all:2026-12-02", "spent", 1)
+	c.HSet(ctx, "sluice:ledger:{budget:other:all:2026-12-02}", "spent", 2) // written by this release first
+	n, err := Migrate(ctx, c, "")
+	if n != 1 || err != nil {
+		t.Fatalf("Migrate = %d, %v; want 1 renamed", n, err)
+	}
+	if spent, _, _ := l.Read("budget:daily:all:2026-12-02"); spent < 0.6999 || spent > 0.7001 {
+		t.Fatalf("spent after the upgrade %v, want the 0.70 the old key held", spent)
+	}
+	if spent, _, _ := l.Read("budget:other:all:2026-12-02"); spent != 2e-9 {
+		t.Fatalf("a key both releases wrote: spent %v, want this release's (2e-9)", spent)
 	}
 }
