@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,11 @@ prices:
 			if got = postScript(t, b, "200"); got != 503 {
 				t.Fatalf("the other gateway answered %d with the breaker open, want 503", got)
 			}
+		}
+		var out strings.Builder // sluice breakers reads every master of the cluster
+		if code := run([]string{"breakers", "--config", cfg}, strings.NewReader(""), &out, &out); code != 0 ||
+			!regexp.MustCompile(`(?m)^openai +open `).MatchString(out.String()) {
+			t.Errorf("sluice breakers on the cluster: exit %d\n%s", code, out.String())
 		}
 		time.Sleep(1200 * time.Millisecond) // past cool
 		up.Reset()
