@@ -190,7 +190,8 @@
 // sizes, negative durations and zero ones where zero means nothing, a
 // total shorter than connect + first_byte, a route naming a provider or
 // policy that is not defined, a fallback of another API kind, duplicate
-// route prefixes, an unknown state backend, redis without a URL, a budget
+// route prefixes, an unknown state backend, redis without a URL (mode
+// single) or without addrs (sentinel, cluster) or master (sentinel), a budget
 // without a positive limit, a known period or scope, and an api_key_env on
 // a listen address off loopback without auth.keys. Messages never show a
 // token, a key or a URL's password. Config.Warnings lists what is allowed

@@ -116,7 +116,8 @@ func probeSeeds(ctx context.Context, c Config, timeout time.Duration) error {
 // isAuth reports whether err is Redis refusing the credentials.
 func isAuth(err error) bool {
 	s := err.Error()
-	return strings.HasPrefix(s, "WRONGPASS") || strings.HasPrefix(s, "NOAUTH") || strings.Contains(s, "NOPERM")
+	return strings.HasPrefix(s, "WRONGPASS") || strings.HasPrefix(s, "NOAUTH") || strings.Contains(s, "NOPERM") ||
+		strings.Contains(s, "without any password configured")
 }
 
 // field returns the value of name in an INFO-style answer.
