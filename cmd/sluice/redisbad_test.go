@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,8 @@ func TestServeAndCheckRefuseUnusableRedis(t *testing.T) {
 			"is not a cluster node: set state.redis.mode: single"},
 		{"single on a cluster node", fmt.Sprintf(`{backend: redis, url: "redis://%s/0"}`, cl.Addrs()[0]),
 			"state.url: redis at state.url is a cluster node: set state.redis.mode: cluster"},
+		{"single on a replica", fmt.Sprintf(`{backend: redis, url: "redis://%s/0"}`, sen.Replicas[0].Addr()),
+			"state.url: redis at state.url is a replica (writes get READONLY)"},
 		{"password unset", fmt.Sprintf(`{backend: redis, url: "redis://%s/0", redis: {password_env: SLUICE_TEST_NO_SUCH_PW}}`, dead),
 			"state.redis.password_env: the environment variable SLUICE_TEST_NO_SUCH_PW is unset or empty"},
 	}
@@ -39,11 +42,15 @@ func TestServeAndCheckRefuseUnusableRedis(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "sluice.yaml")
 		os.WriteFile(path, []byte("listen: 127.0.0.1:0\nlog: {attempts: \"-\"}\nstate: "+state+"\n"), 0o600)
 		for _, cmd := range []string{"serve", "check"} {
-			var out strings.Builder
+			// The real command in its own process: all it writes is seen,
+			// go-redis's own log lines included.
+			c := exec.Command(os.Args[0], cmd, "--config", path)
+			c.Env = append(os.Environ(), "SLUICE_TEST_MAIN=1")
 			start := time.Now()
-			code := run([]string{cmd, "--config", path}, strings.NewReader(""), &out, &out)
+			out, _ := c.CombinedOutput()
 			took := time.Since(start)
-			msg := strings.TrimSpace(out.String())
+			code := c.ProcessState.ExitCode()
+			msg := strings.TrimSpace(string(out))
 			if code != exitUsage || !strings.Contains(msg, want) || strings.Contains(msg, "\n") || took > 6*time.Second {
 				t.Errorf("sluice %s: exit %d after %v, output %q; want exit 2 within 6s and one line with %q", cmd, code, took.Round(time.Millisecond), msg, want)
 			}

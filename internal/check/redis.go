@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/redisconn"
 )
@@ -25,6 +27,7 @@ func redisRefuses(c *config.Config) error {
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(quiet{}) // go-redis's own dial failures: the one line below says it all
 	ctx, cancel := context.WithTimeout(context.Background(), redisWait)
 	defer cancel()
 	if err := redisconn.Probe(ctx, rc); err != nil {
@@ -36,3 +39,8 @@ func redisRefuses(c *config.Config) error {
 	}
 	return nil
 }
+
+// quiet is a go-redis logger that says nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}

@@ -16,7 +16,8 @@ import (
 //   - Sentinel: no sentinel of Addrs answers, or none knows Master.
 //   - Cluster: no seed node answers, a seed is not a cluster node, or the
 //     cluster reports cluster_state:fail.
-//   - Single: the server is a cluster node (every script would get MOVED).
+//   - Single: the server is a cluster node (every script would get MOVED)
+//     or a replica (every write would get READONLY).
 //
 // A single server that does not answer is not an error: the stores start
 // on their local fallbacks and find Redis when it comes back.
@@ -51,7 +52,7 @@ func Probe(ctx context.Context, c Config) error {
 	bound(o, timeout, -1)
 	cl := redis.NewClient(o)
 	defer cl.Close()
-	info, err := cl.Info(ctx, "cluster").Result()
+	info, err := cl.Info(ctx, "cluster", "replication").Result()
 	if err != nil {
 		if isAuth(err) {
 			return fmt.Errorf("redis refused the credentials: %v", err)
@@ -60,6 +61,9 @@ func Probe(ctx context.Context, c Config) error {
 	}
 	if field(info, "cluster_enabled") == "1" {
 		return errors.New("redis at state.url is a cluster node: set state.redis.mode: cluster and list the seed nodes in state.redis.addrs")
+	}
+	if field(info, "role") == "slave" {
+		return errors.New("redis at state.url is a replica (writes get READONLY): point state.url at the master, or use state.redis.mode: sentinel")
 	}
 	return nil
 }
