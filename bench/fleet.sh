@@ -46,14 +46,15 @@ redis() {
 	STARTED+=($!)
 }
 
-# topology MODE — starts Redis and prints the config's state line.
+# topology MODE — starts Redis and sets STATE to the config's state line.
+# It runs in this shell, not in $(…), so STARTED keeps the servers' pids.
 topology() {
 	local d=$TMP/$1; mkdir -p "$d"
 	case $1 in
 	single)
 		local p; p=$(freeport); redis --port "$p"
 		waitfor "redis on $p" redis-cli -p "$p" ping
-		echo "{backend: redis, url: \"redis://127.0.0.1:$p/0\"}" ;;
+		STATE="{backend: redis, url: \"redis://127.0.0.1:$p/0\"}" ;;
 	sentinel)
 		local m r s addrs=""; m=$(freeport); redis --port "$m"
 		waitfor "master" redis-cli -p "$m" ping
@@ -66,19 +67,19 @@ topology() {
 		done
 		waitfor "the sentinels to see 2 replicas and each other" bash -c \
 			"redis-cli -p $s sentinel master fleet | tr '\n' ' ' | grep -q 'num-slaves 2 .*num-other-sentinels 2'"
-		echo "{backend: redis, redis: {mode: sentinel, master: fleet, addrs: [$addrs]}}" ;;
+		STATE="{backend: redis, redis: {mode: sentinel, master: fleet, addrs: [$addrs]}}" ;;
 	cluster)
 		local p nodes=() addrs=""
 		for i in 1 2 3; do
 			p=$(freeport)
-			(cd "$d" && redis --port "$p" --cluster-enabled yes --cluster-config-file "nodes-$i.conf" \
-				--cluster-port "$(freeport)" --cluster-node-timeout 2000)
+			redis --port "$p" --dir "$d" --cluster-enabled yes --cluster-config-file "nodes-$i.conf" \
+				--cluster-port "$(freeport)" --cluster-node-timeout 2000
 			waitfor "node $p" redis-cli -p "$p" ping
 			nodes+=("127.0.0.1:$p"); addrs="$addrs${addrs:+, }\"127.0.0.1:$p\""
 		done
 		redis-cli --cluster create "${nodes[@]}" --cluster-yes >"$d/create.log" 2>&1
 		waitfor "cluster_state:ok" bash -c "redis-cli -p $p cluster info | grep -q cluster_state:ok"
-		echo "{backend: redis, redis: {mode: cluster, addrs: [$addrs]}}" ;;
+		STATE="{backend: redis, redis: {mode: cluster, addrs: [$addrs]}}" ;;
 	esac
 }
 
@@ -94,7 +95,8 @@ FAKE=http://127.0.0.1:$fp
 status=0
 for mode in $MODES; do
 	log "mode $mode: starting Redis"
-	state=$(topology "$mode")
+	topology "$mode"
+	state=$STATE
 	gws=()
 	for i in $(seq "$N"); do
 		dir=$TMP/$mode/gw$i; mkdir -p "$dir"
