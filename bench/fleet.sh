@@ -9,6 +9,7 @@
 # Usage (from anywhere):  bash bench/fleet.sh
 #   FLEET_MODES  the modes to run (default "single sentinel cluster")
 #   FLEET_N      the gateways (default 6)
+#   FLEET_PHASES the phases, in order (default probe,spend,rate)
 #
 # Results: bench/results/fleet-<short commit>/<mode>.jsonl, <mode>.log
 # (the gateways' CROSSSLOT/MOVED/fallback lines counted) and table.md.
@@ -130,7 +131,7 @@ YAML
 	done
 	for g in "${gws[@]}"; do waitfor "gateway $g" curl -sf "http://$g/sluice/status.json"; done
 	log "mode $mode: $N gateways up; driving"
-	if ! "$BIN/fleet" -mode "$mode" -fake "$FAKE" -gateways "$(IFS=,; echo "${gws[*]}")" >"$OUT/$mode.jsonl"; then status=1; fi
+	if ! "$BIN/fleet" -phases "${FLEET_PHASES:-probe,spend,rate}" -mode "$mode" -fake "$FAKE" -gateways "$(IFS=,; echo "${gws[*]}")" >"$OUT/$mode.jsonl"; then status=1; fi
 	cat "$TMP/$mode"/gw*/stderr.log >"$TMP/$mode.all"
 	{
 		echo "mode $mode, $N gateways, commit $SHORT, $(date -u +%FT%TZ)"

@@ -46,6 +46,7 @@ func main() {
 	gws := flag.String("gateways", "", "the gateways' host:port, comma-separated")
 	fake := flag.String("fake", "", "the fake provider's base URL")
 	mode := flag.String("mode", "", "the Redis mode, for the output")
+	phases := flag.String("phases", "probe,spend,rate", "the phases to run, in order")
 	flag.Parse()
 	addrs := strings.Split(*gws, ",")
 	if *gws == "" || *fake == "" {
@@ -53,7 +54,14 @@ func main() {
 		os.Exit(2)
 	}
 	ok := true
-	for _, r := range []result{probe(addrs, *fake, *mode), spendCap(addrs, *fake, *mode), rate(addrs, *fake, *mode)} {
+	run := map[string]func([]string, string, string) result{"probe": probe, "spend": spendCap, "rate": rate}
+	for _, ph := range strings.Split(*phases, ",") {
+		f := run[ph]
+		if f == nil {
+			fmt.Fprintf(os.Stderr, "fleet: unknown phase %q: use probe, spend, rate\n", ph)
+			os.Exit(2)
+		}
+		r := f(addrs, *fake, *mode)
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))
 		ok = ok && r.OK
