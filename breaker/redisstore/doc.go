@@ -1,8 +1,9 @@
 // Package redisstore is a breaker.Store kept in Redis, for breakers shared
 // by processes on many hosts.
 //
-// Each breaker is one Redis hash, "<prefix>breaker:<name>" (prefix
-// "sluice:" by default), with the fields s (state), f (failures), u (until),
+// Each breaker is one Redis hash, "<prefix>breaker:{<name>}" (prefix
+// "sluice:" by default; the name is the hash tag, so the scripts run on
+// one node of a Redis Cluster and breakers spread over its nodes), with the fields s (state), f (failures), u (until),
 // p (probe token), r (reason), c (changed), n (transitions), w (the slow
 // attempts' times, comma-separated) and v (a version bumped by every
 // write). Times are Redis-clock microseconds. A key expires after IdleTTL
@@ -34,8 +35,13 @@
 // and a little by default. Only changes (failures, transitions, probes)
 // go to Redis.
 //
+// The store runs on any go-redis client (Options.Client): one server, a
+// failover client that follows Sentinel to the promoted master, or a
+// cluster client. Scripts run with EVALSHA and fall back to EVAL when a
+// server (a promoted replica, a restarted node) answers NOSCRIPT.
+//
 // Every Redis call is bounded by Timeout (100 ms by default), connection
-// included, and is never retried. When a call fails or times out, the
+// included; a client the store builds itself never retries. When a call fails or times out, the
 // store says so once in the log ("redis unreachable, using local
 // breakers"), Degraded reports true, FallbacksTotal counts the switch, and
 // decisions are made by local, in-process breakers that start from the

@@ -312,7 +312,7 @@ func TestMultiProcessRedisNoLostUpdate(t *testing.T) {
 		}
 	}
 	checkNoFallback(t, kids)
-	got := srv.Client().HGet(context.Background(), "sluice:breaker:shared/p", "f").Val()
+	got := srv.Client().HGet(context.Background(), "sluice:breaker:{shared/p}", "f").Val()
 	if got != "400" {
 		t.Fatalf("after 8 processes × 50 concurrent failures: %s failures in Redis, want exactly 400", got)
 	}
@@ -331,7 +331,7 @@ func TestMultiProcessRedisVisibility(t *testing.T) {
 		ok := kids[0].ask("trip")
 		seen := kids[1].recv()
 		delays = append(delays, time.Duration(atoi64(seen[1])-atoi64(ok[1])))
-		srv.Client().Del(context.Background(), "sluice:breaker:shared/p")
+		srv.Client().Del(context.Background(), "sluice:breaker:{shared/p}")
 		broadcast(kids, "watch closed")
 	}
 	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })

@@ -2,10 +2,8 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,14 +11,21 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/redisconn"
 )
 
-// Options configures a Store. Only URL is required.
+// Options configures a Store. Client or URL is required.
 type Options struct {
-	// URL names the Redis server: redis://[user:password@]host:port/db, or
-	// rediss:// for TLS. Timeouts given in the URL are replaced by Timeout.
+	// Client is the Redis client to use: a *redis.Client, a failover
+	// client (Sentinel) or a *redis.ClusterClient, built by the caller
+	// with its own bounds; the store does not close it. If nil, the store
+	// builds a client of the one server at URL and closes it on Close.
+	Client redis.UniversalClient
+
+	// URL names the Redis server when Client is nil:
+	// redis://[user:password@]host:port/db, or rediss:// for TLS. Timeouts
+	// given in the URL are replaced by Timeout.
 	URL string
 
 	// Prefix starts every key the store writes. If empty, "sluice:" is used.
@@ -60,7 +65,8 @@ const cacheIdle = time.Minute
 // Create one with New and Close it when done.
 type Store struct {
 	opts   Options
-	client *redis.Client
+	client redis.UniversalClient
+	owned  bool // the store built client and closes it
 	log    *slog.Logger
 	clock  clock
 	cache  sync.Map      // name → *entry
@@ -114,15 +120,21 @@ func (e *entry) offer(c *cached, since uint64) {
 	}
 }
 
-// New returns a store using the Redis server at opts.URL. It fails only on
-// a bad URL: an unreachable Redis starts the store on local breakers.
+// New returns a store using opts.Client, or the Redis server at opts.URL.
+// It fails only on a bad URL: an unreachable Redis starts the store on
+// local breakers.
 func New(opts Options) (*Store, error) {
-	ro, err := clientOptions(&opts)
-	if err != nil {
-		return nil, err
+	setDefaults(&opts)
+	client, owned := opts.Client, false
+	if client == nil {
+		c, err := redisconn.New(redisconn.Config{URL: opts.URL, Timeout: opts.Timeout, MaxRetries: -1})
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: %s", strings.TrimPrefix(err.Error(), "redis: "))
+		}
+		client, owned = c, true
 	}
 	s := &Store{
-		opts: opts, client: redis.NewClient(ro), log: opts.Logger,
+		opts: opts, client: client, owned: owned, log: opts.Logger,
 		clock: clock{now: opts.now}, stop: make(chan struct{}), done: make(chan struct{}),
 		idle: uint64(max(1, (opts.idle+opts.Refresh-1)/opts.Refresh)),
 	}
@@ -132,20 +144,8 @@ func New(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// clientOptions fills in opts' defaults and returns the go-redis options:
-// every wait bounded by Timeout, no retries.
-func clientOptions(opts *Options) (*redis.Options, error) {
-	if opts.URL == "" {
-		return nil, errors.New("redisstore: empty url: give the redis server as redis://host:port/db")
-	}
-	ro, err := redis.ParseURL(opts.URL)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password included
-		}
-		return nil, fmt.Errorf("redisstore: bad url (%v): want redis://[user:password@]host:port/db", err)
-	}
+// setDefaults fills in opts' defaults.
+func setDefaults(opts *Options) {
 	if opts.Prefix == "" {
 		opts.Prefix = "sluice:"
 	}
@@ -159,12 +159,6 @@ func clientOptions(opts *Options) (*redis.Options, error) {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
-	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = opts.Timeout, opts.Timeout, opts.Timeout, opts.Timeout
-	ro.ContextTimeoutEnabled = true
-	ro.MaxRetries, ro.DialerRetries = -1, 1
-	ro.DisableIdentity = true
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	return ro, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -221,8 +215,8 @@ func (s *Store) List() (map[string]breaker.Record, error) {
 
 // Client returns the store's Redis client, to share its connections with
 // another user of the same server (the spend ledger of package
-// spend/redisledger). It is closed by Close.
-func (s *Store) Client() *redis.Client { return s.client }
+// spend/redisledger). It is closed by Close when the store built it.
+func (s *Store) Client() redis.UniversalClient { return s.client }
 
 // Degraded reports whether the store is using local breakers because
 // Redis is unreachable.
@@ -241,10 +235,16 @@ func (s *Store) Close() error {
 	}
 	close(s.stop)
 	<-s.done
+	if !s.owned {
+		return nil
+	}
 	return s.client.Close()
 }
 
-func (s *Store) key(name string) string { return s.opts.Prefix + "breaker:" + name }
+// key returns name's key: "<prefix>breaker:{<name>}", its hash tag the
+// name, so a script on it runs on one node of a cluster and different
+// breakers spread over the nodes.
+func (s *Store) key(name string) string { return s.opts.Prefix + "breaker:{" + name + "}" }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
@@ -359,24 +359,42 @@ func strs(vals []any) []string {
 	return out
 }
 
-// list reads every breaker key under the prefix.
+// list reads every breaker key under the prefix, on every master of a
+// cluster.
 func (s *Store) list() (map[string]breaker.Record, error) {
+	var mu sync.Mutex
 	var names []string
-	cursor := uint64(0)
-	pattern := globEscape(s.opts.Prefix+"breaker:") + "*"
-	for {
+	scan := func(c redis.Cmdable) error {
+		head := s.opts.Prefix + "breaker:{"
+		pattern := globEscape(head) + "*}"
+		cursor := uint64(0)
+		for {
+			ctx, cancel := s.ctx()
+			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
+			cancel()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, k := range keys {
+				names = append(names, strings.TrimSuffix(strings.TrimPrefix(k, head), "}"))
+			}
+			mu.Unlock()
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	}
+	var err error
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		ctx, cancel := s.ctx()
-		keys, next, err := s.client.Scan(ctx, cursor, pattern, 1000).Result()
+		err = cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error { return scan(c) })
 		cancel()
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			names = append(names, strings.TrimPrefix(k, s.opts.Prefix+"breaker:"))
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
+	} else {
+		err = scan(s.client)
+	}
+	if err != nil {
+		return nil, err
 	}
 	entries := make([]*entry, len(names))
 	for i, n := range names {

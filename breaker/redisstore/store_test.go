@@ -64,7 +64,7 @@ func TestSharedBetweenStores(t *testing.T) {
 	if err != nil || list[name].State != breaker.Open {
 		t.Fatalf("List = %v, %v; want %s open", list, err, name)
 	}
-	ttl := srv.Client().PTTL(context.Background(), "sluice:breaker:"+name).Val()
+	ttl := srv.Client().PTTL(context.Background(), "sluice:breaker:{"+name+"}").Val()
 	if ttl < 24*time.Hour+59*time.Minute || ttl > 25*time.Hour {
 		t.Errorf("key TTL %v, want the idle TTL (24h) plus the cool period (1h)", ttl)
 	}
@@ -80,7 +80,7 @@ func TestPrefixNamespacesKeys(t *testing.T) {
 	}
 	keys := srv.Client().Keys(context.Background(), "*").Val()
 	sort.Strings(keys)
-	if want := []string{"team-a:breaker:p", "team-b:breaker:p"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"team-a:breaker:{p}", "team-b:breaker:{p}"}; !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,7 @@ import (
 	"github.com/sluice-llm/sluice/idempotency"
 	idemredis "github.com/sluice-llm/sluice/idempotency/redisstore"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/redisconn"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/limit/redislimit"
 	"github.com/sluice-llm/sluice/spend"
@@ -51,19 +53,7 @@ func openStore(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 		return &stores{breakers: breaker.NewMemory(), ledger: spend.NewLedger(state.NewMemory()), limits: limit.NewMemory(),
 			answers: &idempotency.Memory{MaxAnswer: cfg.Idempotency.MaxAnswer, MaxBytes: cfg.Idempotency.MaxBytes}}, nil
 	case config.BackendRedis:
-		redis.SetLogger(redisLog{logger})
-		st, err := redisstore.New(redisstore.Options{URL: cfg.State.URL, Logger: logger})
-		if err != nil {
-			return nil, fmt.Errorf("state.url: %v", err)
-		}
-		limits, err := redislimit.New(st.Client(), redislimit.Options{})
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("state.url: %v", err)
-		}
-		answers := idemredis.New(st.Client(), idemredis.Options{MaxAnswer: cfg.Idempotency.MaxAnswer})
-		return &stores{breakers: st, ledger: redisledger.New(st.Client(), redisledger.Options{}), limits: limits,
-			answers: answers, closers: []io.Closer{st}}, nil
+		return openRedis(cfg, logger)
 	}
 	dir, err := cfg.StateDir()
 	if err != nil {
@@ -98,6 +88,67 @@ func openStore(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 	return &stores{breakers: st, ledger: ledger, limits: limits, answers: answers,
 		closers: []io.Closer{sweeper, answers, limits, st}}, nil
 }
+
+// openRedis opens the stores on the Redis the config names, over one
+// client: it first asks Redis whether it can serve them (a bounded wait)
+// and refuses with one line when it cannot.
+func openRedis(cfg *config.Config, logger *slog.Logger) (*stores, error) {
+	redis.SetLogger(redisLog{logger})
+	rc, err := cfg.RedisConn()
+	if err != nil {
+		return nil, err
+	}
+	where := "state.url"
+	if rc.Mode == redisconn.Sentinel || rc.Mode == redisconn.Cluster {
+		where = "state.redis"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeWait)
+	err = redisconn.Probe(ctx, rc)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	client, err := redisconn.New(rc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", where, strings.TrimPrefix(err.Error(), "redis: "))
+	}
+	st, err := redisstore.New(redisstore.Options{Client: client, Logger: logger})
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	limits, err := redislimit.New(client, redislimit.Options{})
+	if err != nil {
+		st.Close()
+		client.Close()
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	answers := idemredis.New(client, idemredis.Options{MaxAnswer: cfg.Idempotency.MaxAnswer})
+	if rc.Mode != redisconn.Cluster {
+		ctx, cancel := context.WithTimeout(context.Background(), probeWait)
+		n, err := redisledger.Migrate(ctx, client, "")
+		cancel()
+		if n > 0 || err != nil {
+			logger.Info("budget keys of an older release renamed to their hash-tagged names", "renamed", n, "err", err)
+		}
+	}
+	lo := redisledger.Options{Logger: logger}
+	if rc.Mode == redisconn.Sentinel {
+		// A hold or a settlement a failover would lose is not trusted; the
+		// replica's confirmation (WAIT) needs more than the default 100ms
+		// on a busy host.
+		lo.Replicas, lo.Timeout = 1, ledgerWaitTimeout
+	}
+	return &stores{breakers: st, ledger: redisledger.New(client, lo), limits: limits,
+		answers: answers, closers: []io.Closer{st, client}}, nil
+}
+
+// ledgerWaitTimeout bounds each ledger call, the replica's confirmation
+// included, under Sentinel.
+const ledgerWaitTimeout = 500 * time.Millisecond
+
+// probeWait bounds the question asked of Redis at start.
+const probeWait = 5 * time.Second
 
 // redisLog sends go-redis's own messages (dial failures during an outage,
 // which the store already reports once) to the debug level.

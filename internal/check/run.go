@@ -135,6 +135,9 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	if err == nil {
 		err = serveRefuses(c)
 	}
+	if err == nil {
+		err = redisRefuses(c)
+	}
 	if err != nil {
 		return nil, err
 	}

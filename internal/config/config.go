@@ -88,8 +88,12 @@ type State struct {
 	Dir string
 
 	// URL is the Redis URL (redis://, rediss:// or unix://), required by
-	// the redis backend and refused by the others.
+	// the redis backend in mode single and refused otherwise.
 	URL string
+
+	// Redis says how to reach Redis beyond one server, the user, the
+	// password's variable and TLS (redis.go).
+	Redis Redis
 }
 
 // The state backends.

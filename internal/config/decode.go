@@ -65,6 +65,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) error {
 			"backend": str(&c.State.Backend),
 			"dir":     str(&c.State.Dir),
 			"url":     str(&c.State.URL),
+			"redis":   d.redisSection(&c.State.Redis),
 		}),
 		"log":       d.section(map[string]field{"attempts": str(&c.Log.Attempts)}),
 		"auth":      d.section(map[string]field{"keys": d.strs(&c.Auth.Keys)}),

@@ -52,8 +52,18 @@
 //	                            or redis (many hosts)
 //	state.dir                   [""] state directory; "" is $XDG_STATE_HOME/sluice, else
 //	                            ~/.local/state/sluice
-//	state.url                   [""] Redis URL, redis://, rediss:// or unix://; required by redis,
-//	                            refused by the other backends
+//	state.url                   [""] Redis URL, redis://, rediss:// or unix://; required by redis
+//	                            in mode single, refused otherwise
+//	state.redis.mode            [single] single (one server at state.url), sentinel (a master
+//	                            watched by Sentinel) or cluster (a Redis Cluster)
+//	state.redis.addrs           [[]] the sentinels (sentinel) or seed nodes (cluster), host:port;
+//	                            required by those modes
+//	state.redis.master          [""] the master's name among the sentinels; required by sentinel
+//	state.redis.username        [""] ACL user; "" is Redis's default user
+//	state.redis.password_env    [""] environment variable holding the Redis password (never the
+//	                            password itself); set but unset or empty refuses to start
+//	state.redis.tls             [none] TLS to Redis (rediss:// turns it on too): {ca_file,
+//	                            cert_file, key_file}, PEM files; cert and key both or neither
 //	log.attempts                [""] attempt log (JSONL); "" is <state dir>/attempts.jsonl,
 //	                            "-" is standard output
 //	auth.keys                   [[]] client tokens, each the token or sha256:<64 hex digits of its
@@ -187,7 +197,8 @@
 // sizes, negative durations and zero ones where zero means nothing, a
 // total shorter than connect + first_byte, a route naming a provider or
 // policy that is not defined, a fallback of another API kind, duplicate
-// route prefixes, an unknown state backend, redis without a URL, a budget
+// route prefixes, an unknown state backend, redis without a URL (mode
+// single) or without addrs (sentinel, cluster) or master (sentinel), a budget
 // without a positive limit, a known period or scope, and an api_key_env on
 // a listen address off loopback without auth.keys. Messages never show a
 // token, a key or a URL's password. Config.Warnings lists what is allowed

@@ -78,38 +78,12 @@ func (c *Config) checkState() error {
 		if s.URL != "" {
 			return errf("state.url", "only the redis backend uses a URL; set state.backend: redis or remove state.url")
 		}
+		return c.checkRedis()
 	case BackendRedis:
-		return checkRedisURL(s.URL)
-	default:
-		return errf("state.backend", "unknown backend %s%s", quote(s.Backend),
-			suggest(s.Backend, []string{BackendMemory, BackendFile, BackendRedis}))
+		return c.checkRedis()
 	}
-	return nil
-}
-
-// checkRedisURL checks the URL without ever showing it: it may hold a
-// password.
-func checkRedisURL(s string) error {
-	if s == "" {
-		return errf("state.url", "the redis backend needs a URL; add state.url, e.g. redis://127.0.0.1:6379/0")
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return errf("state.url", "is not a URL; write e.g. redis://127.0.0.1:6379/0")
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "redis", "rediss":
-		if u.Host == "" {
-			return errf("state.url", "has no host; write e.g. redis://127.0.0.1:6379/0")
-		}
-	case "unix":
-		if u.Path == "" {
-			return errf("state.url", "has no socket path; write e.g. unix:///run/redis.sock")
-		}
-	default:
-		return errf("state.url", "must be a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
-	}
-	return nil
+	return errf("state.backend", "unknown backend %s%s", quote(s.Backend),
+		suggest(s.Backend, []string{BackendMemory, BackendFile, BackendRedis}))
 }
 
 // checkAuth checks the client tokens without ever showing one.

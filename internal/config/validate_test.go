@@ -16,7 +16,7 @@ var badConfigs = []struct {
 		"config: policies.interactive.retry.max_atempts: unknown key (did you mean max_attempts?) at line 3"},
 	{"unknown key camel case", "policies: {nightly: {timeout: {firstByte: 1s}}}\n",
 		"policies.nightly.timeout.firstByte: unknown key (did you mean first_byte?)"},
-	{"unknown key far from any", "state: {colour: red}\n", "state.colour: unknown key (one of: backend, dir, url)"},
+	{"unknown key far from any", "state: {colour: red}\n", "state.colour: unknown key (one of: backend, dir, redis, url)"},
 	{"unknown provider key", "providers: {openai: {apikey: X}}\n", "providers.openai.apikey: unknown key (did you mean api_key_env?)"},
 	{"unknown route key", "routes: [{prefix: /a, provider: openai, fallback: []}]\n", "routes[0].fallback: unknown key (did you mean fallbacks?)"},
 	{"unknown fallback key", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: openai, modle: m}]}]\n",

@@ -19,32 +19,55 @@ import (
 
 // Server is a redis-server started by a test on a free loopback port.
 type Server struct {
-	t    testing.TB
-	path string
-	port int
-	cmd  *exec.Cmd
-	c    *redis.Client
+	t     testing.TB
+	path  string
+	port  int
+	cmd   *exec.Cmd
+	c     *redis.Client
+	args  []string // given after the port and the defaults
+	ready string   // the log line that says it serves; if "", Ready to accept connections
+	copts redis.Options
 }
 
 // Start starts a private redis-server, or skips the test when there
 // is none installed.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	s := newServer(t, "")
+	s.Start()
+	return s
+}
+
+// newServer returns a server not started yet on a free port, with args,
+// killed when the test ends; it skips the test when redis-server is not
+// installed.
+func newServer(t testing.TB, ready string, args ...string) *Server {
+	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not found: apt-get install -y redis-server")
 	}
+	s := &Server{t: t, path: path, port: FreePort(t), args: args, ready: ready}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// FreePort returns a loopback TCP port free when asked.
+func FreePort(t testing.TB) int {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s := &Server{t: t, path: path, port: port}
-	s.Start()
-	t.Cleanup(s.Kill)
-	return s
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
+
+// Port is the server's port.
+func (s *Server) Port() int { return s.port }
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 
 // URL is the server's redis:// URL, database 0.
 func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.port) }
@@ -52,8 +75,18 @@ func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.p
 // Start runs redis-server (again, after Kill) and waits until it says it accepts connections.
 func (s *Server) Start() {
 	s.t.Helper()
-	cmd := exec.Command(s.path, "--save", "", "--appendonly", "no", "--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1", "--loglevel", "notice")
+	args := []string{"--save", "", "--appendonly", "no", "--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1", "--loglevel", "notice"}
+	if len(s.args) > 0 && !strings.HasPrefix(s.args[0], "--") {
+		args = append([]string{s.args[0]}, append(args, s.args[1:]...)...) // a config file comes first
+	} else {
+		args = append(args, s.args...)
+	}
+	cmd := exec.Command(s.path, args...)
+	ready := s.ready
+	if ready == "" {
+		ready = "Ready to accept connections"
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		s.t.Fatal(err)
@@ -61,23 +94,23 @@ func (s *Server) Start() {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	ready := make(chan string, 1)
+	readyc := make(chan string, 1)
 	go func() {
 		var seen bytes.Buffer
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			seen.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				ready <- ""
+			if strings.Contains(sc.Text(), ready) {
+				readyc <- ""
 				for sc.Scan() {
 				}
 				return
 			}
 		}
-		ready <- seen.String()
+		readyc <- seen.String()
 	}()
 	select {
-	case log := <-ready:
+	case log := <-readyc:
 		if log != "" {
 			cmd.Wait()
 			s.t.Fatalf("redis-server did not start:\n%s", log)
@@ -103,7 +136,9 @@ func (s *Server) Kill() {
 // Client returns a plain go-redis client of the server, for checks.
 func (s *Server) Client() *redis.Client {
 	if s.c == nil {
-		s.c = redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.port)})
+		o := s.copts
+		o.Addr = s.Addr()
+		s.c = redis.NewClient(&o)
 		s.t.Cleanup(func() { s.c.Close() })
 	}
 	return s.c

@@ -50,7 +50,7 @@ func TestAcquireLeases(t *testing.T) {
 		t.Fatal("the released slot is not free")
 	}
 	ctx := context.Background()
-	if exp, _ := srv.Client().PExpireTime(ctx, s.prefix+concKey).Result(); exp != time.Duration(t0.Add(1500*time.Millisecond).UnixMilli())*time.Millisecond {
+	if exp, _ := srv.Client().PExpireTime(ctx, s.rkey(concKey)).Result(); exp != time.Duration(t0.Add(1500*time.Millisecond).UnixMilli())*time.Millisecond {
 		t.Fatalf("key expires at %v, want with its last lease (t0+1.5s)", exp)
 	}
 	now = t0.Add(time.Second) // the first two leases end: dropped by the next acquire
@@ -59,7 +59,7 @@ func TestAcquireLeases(t *testing.T) {
 			t.Fatalf("slot %d of the expired leases is not free", i)
 		}
 	}
-	if n, _ := srv.Client().ZCard(ctx, s.prefix+concKey).Result(); n != 3 {
+	if n, _ := srv.Client().ZCard(ctx, s.rkey(concKey)).Result(); n != 3 {
 		t.Fatalf("%d members in the sorted set, want the 2 expired ones dropped (3)", n)
 	}
 	if _, ok, _ := s.Acquire(concKey, 3, time.Second); ok {

@@ -16,6 +16,11 @@
 // dies holding slots gives them back when their leases expire
 // (limit.Limiter.Lease, 10 minutes unless set).
 //
+// The Redis key of a limiter key k is "<prefix>{k}" (prefix "sluice:" by
+// default): k is the hash tag, so every script runs on one node of a Redis
+// Cluster and the buckets spread over its nodes. A key that goes with k in
+// one script must be "<prefix>{k}:<suffix>", in the same slot.
+//
 // Slots are Redis times; a Limiter waits for them on its host's clock, so
 // the hosts' clocks should agree (NTP) to well under a slot's interval.
 package redislimit
@@ -59,8 +64,8 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// New returns a Store on client, a *redis.Client (or a ClusterClient:
-// each script touches one key). Share the client with the breaker store
+// New returns a Store on client: a *redis.Client, a failover client
+// (Sentinel) or a *redis.ClusterClient (each script touches one slot). Share the client with the breaker store
 // (redisstore.Store.Client) to use one pool of connections; closing the
 // client is the caller's.
 func New(client redis.Cmdable, opts Options) (*Store, error) {
@@ -163,7 +168,7 @@ func (s *Store) learn(key string, r limit.Rate, used int64) (int64, error) {
 func (s *Store) Learned(key string) (time.Time, limit.Rate, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := s.client.HMGet(ctx, s.prefix+key, "ps", "pn", "rl", "rp").Result()
+	v, err := s.client.HMGet(ctx, s.rkey(key), "ps", "pn", "rl", "rp").Result()
 	if err != nil || len(v) != 4 {
 		return time.Time{}, limit.Rate{}, err
 	}
@@ -216,7 +221,7 @@ func (s *Store) Pause(key string, until time.Time) error {
 func (s *Store) Resume(key string) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return s.client.HDel(ctx, s.prefix+key, "ps", "pn").Err()
+	return s.client.HDel(ctx, s.rkey(key), "ps", "pn").Err()
 }
 
 // PausedUntil implements limit.Store.
@@ -228,7 +233,7 @@ func (s *Store) FreeAt(key string) (time.Time, error) { return s.load(key, "ts",
 func (s *Store) load(key, fs, fn string) (time.Time, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := s.client.HMGet(ctx, s.prefix+key, fs, fn).Result()
+	v, err := s.client.HMGet(ctx, s.rkey(key), fs, fn).Result()
 	if err != nil || len(v) != 2 || v[0] == nil {
 		return time.Time{}, err
 	}
@@ -264,7 +269,7 @@ func (s *Store) Acquire(key string, limit int64, lease time.Duration) (uint64, b
 func (s *Store) Release(key string, token uint64) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return s.client.ZRem(ctx, s.prefix+key, s.member(token)).Err()
+	return s.client.ZRem(ctx, s.rkey(key), s.member(token)).Err()
 }
 
 // InFlight implements limit.Store: the leases not expired.
@@ -273,6 +278,13 @@ func (s *Store) InFlight(key string) (int64, error) {
 	return s.run(inFlightScript, key, ns, nn).Int64()
 }
 
+// rkey returns the Redis key of the limiter's key: "<prefix>{<key>}", the
+// whole key the hash tag, so each bucket, gate and pause is in one slot of
+// a Redis Cluster and different ones spread over its nodes. A key that
+// belongs with key (one script touching both) is rkey(key) + ":<suffix>":
+// the same tag, the same slot.
+func (s *Store) rkey(key string) string { return s.prefix + "{" + key + "}" }
+
 // member returns the name of the lease of token.
 func (s *Store) member(token uint64) string { return s.id + ":" + strconv.FormatUint(token, 10) }
 
@@ -280,7 +292,7 @@ func (s *Store) member(token uint64) string { return s.id + ":" + strconv.Format
 func (s *Store) run(script *redis.Script, key string, args ...any) *redis.Cmd {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return script.Run(ctx, s.client, []string{s.prefix + key}, args...)
+	return script.Run(ctx, s.client, []string{s.rkey(key)}, args...)
 }
 
 // unixNano returns t in Unix nanoseconds, 0 for the zero Time.

@@ -85,7 +85,7 @@ func TestScriptMatchesStep(t *testing.T) {
 		tat, now, nb, r, cost, wait := in.tat, in.now, in.nb, in.r, in.cost, in.wait
 		key := "parity"
 		ts, tn := parts(tat)
-		if err := rc.HSet(context.Background(), s.prefix+key, "ts", ts, "tn", tn).Err(); err != nil {
+		if err := rc.HSet(context.Background(), s.rkey(key), "ts", ts, "tn", tn).Err(); err != nil {
 			t.Fatal(err)
 		}
 		s.now = func() time.Time { return time.Unix(0, now) }
@@ -160,13 +160,13 @@ func TestStore(t *testing.T) {
 		t.Fatalf("paused again until %v, want 1m", p.Sub(t0))
 	}
 	ctx := context.Background()
-	exp, err := srv.Client().PExpireTime(ctx, s.prefix+"pause:p/m").Result()
+	exp, err := srv.Client().PExpireTime(ctx, s.rkey("pause:p/m")).Result()
 	if err != nil || exp != time.Duration(t0.Add(time.Hour+time.Minute).UnixMilli())*time.Millisecond {
 		t.Fatalf("pause expires at %v (%v), want its end + 1m", exp, err)
 	}
 	// A clock past the margin: the key is gone, and a new reservation starts afresh.
 	s.Reserve("idle", r, 1, time.Time{}, 0)
-	if exp, _ := srv.Client().PExpireTime(ctx, s.prefix+"idle").Result(); exp != time.Duration(t0.Add(500*time.Millisecond+time.Minute).UnixMilli())*time.Millisecond {
+	if exp, _ := srv.Client().PExpireTime(ctx, s.rkey("idle")).Result(); exp != time.Duration(t0.Add(500*time.Millisecond+time.Minute).UnixMilli())*time.Millisecond {
 		t.Fatalf("bucket expires at %v, want its TAT + 1m", exp)
 	}
 }

@@ -1,8 +1,9 @@
 // Package redisledger is a spend.Ledger kept in Redis, for budgets shared
 // by processes on many hosts.
 //
-// Each budget key is one Redis hash, "<prefix>ledger:<key>" (prefix
-// "sluice:" by default), with the field "spent" and one field "h:<until>"
+// Each budget key is one Redis hash, "<prefix>ledger:{<key>}" (prefix
+// "sluice:" by default; the budget key is the hash tag, so its scripts run
+// on one node of a Redis Cluster and budgets spread over the nodes), with the field "spent" and one field "h:<until>"
 // per group of holds reclaimed at <until> (Redis clock, microseconds).
 // Amounts are nano-USD, whole numbers. Every operation is one Lua script
 // that takes its time from Redis TIME, so the hosts' clocks do not matter.
@@ -15,6 +16,7 @@ package redisledger
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -91,28 +93,44 @@ type Options struct {
 
 	// Timeout bounds every call to Redis. If zero, 100ms.
 	Timeout time.Duration
+
+	// Replicas is how many replicas must confirm a write (WAIT) before the
+	// ledger trusts it, so that a failover to a replica keeps it: a hold
+	// not confirmed fails Reserve (the budget fails closed, or open if it
+	// says so); a settlement not confirmed is kept and sent again. Give 1
+	// for a master watched by Sentinel; leave 0 for one server or a
+	// cluster. If zero, writes are not waited for.
+	Replicas int
+
+	// Logger receives the settlements kept to be sent again. If nil,
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Ledger is a spend.Ledger kept in Redis. It is safe for concurrent use.
 type Ledger struct {
-	client redis.Scripter
+	client redis.Cmdable
 	opts   Options
+	retry  resend
 }
 
 // New returns a ledger kept in the Redis server that client talks to. Share
 // the client with the breaker store (redisstore.Store.Client) to use one
 // pool of connections; closing the client is the caller's.
-func New(client redis.Scripter, opts Options) *Ledger {
+func New(client redis.Cmdable, opts Options) *Ledger {
 	if opts.Prefix == "" {
 		opts.Prefix = "sluice:"
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 100 * time.Millisecond
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	return &Ledger{client: client, opts: opts}
 }
 
-func (l *Ledger) key(key string) string { return l.opts.Prefix + "ledger:" + key }
+func (l *Ledger) key(key string) string { return l.opts.Prefix + "ledger:{" + key + "}" }
 
 func (l *Ledger) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), l.opts.Timeout)
@@ -125,7 +143,8 @@ func (l *Ledger) Reserve(key string, amount, limit float64, ttl time.Duration) (
 	ctx, cancel := l.ctx()
 	defer cancel()
 	amt := nano(amount)
-	res, err := reserveScript.Run(ctx, l.client, []string{l.key(key)},
+	l.resendSettles()
+	res, err := l.run(ctx, reserveScript, []string{l.key(key)},
 		amt, nano(limit), ttl.Microseconds(), ledgerTTL.Milliseconds()).Slice()
 	if err != nil {
 		return spend.Hold{}, 0, false, err
@@ -136,12 +155,25 @@ func (l *Ledger) Reserve(key string, amount, limit float64, ttl time.Duration) (
 	return spend.Hold{NanoUSD: amt, Until: until * 1000}, float64(left) / 1e9, ok == 1, nil
 }
 
-// Settle replaces a hold by what the call cost; see spend.Ledger.
+// Settle replaces a hold by what the call cost; see spend.Ledger. A
+// settlement Redis did not confirm (unreachable, a failover under way, no
+// replica confirmed it) is kept and sent again before the ledger's next
+// call: never forgotten, at worst counted twice.
 func (l *Ledger) Settle(key string, h spend.Hold, cost float64) error {
+	l.resendSettles()
+	err := l.settle(settlement{key, h, cost})
+	if err != nil {
+		l.retry.keep(settlement{key, h, cost}, err, l.opts.Logger)
+	}
+	return err
+}
+
+// settle sends one settlement.
+func (l *Ledger) settle(s settlement) error {
 	ctx, cancel := l.ctx()
 	defer cancel()
-	return settleScript.Run(ctx, l.client, []string{l.key(key)},
-		h.NanoUSD, strconv.FormatInt(h.Until/1000, 10), nano(cost), ledgerTTL.Milliseconds()).Err()
+	return l.run(ctx, settleScript, []string{l.key(s.key)},
+		s.h.NanoUSD, strconv.FormatInt(s.h.Until/1000, 10), nano(s.cost), ledgerTTL.Milliseconds()).Err()
 }
 
 // Read returns what was spent and what is held under key.

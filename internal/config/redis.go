@@ -1,0 +1,214 @@
+package config
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-llm/sluice/internal/redisconn"
+)
+
+// Redis says how the redis backend reaches Redis beyond one server: a
+// master watched by Sentinel, or a Redis Cluster, with the ACL user, where
+// the password is and TLS.
+type Redis struct {
+	// Mode is single (one server at State.URL), sentinel (the master the
+	// sentinels of Addrs know as Master) or cluster (the cluster the seed
+	// nodes of Addrs belong to). Default single.
+	Mode string
+
+	// Addrs are the sentinels (sentinel) or the seed nodes (cluster), each
+	// host:port. Required by those modes, refused by single.
+	Addrs []string
+
+	// Master is the master's name among the sentinels. Required by
+	// sentinel, refused by the other modes.
+	Master string
+
+	// Username is the ACL user. Default none (Redis's default user).
+	Username string
+
+	// PasswordEnv names the environment variable holding the password. The
+	// password is never written in the config. Default none.
+	PasswordEnv string
+
+	// TLS, when set (even empty), turns TLS on; state.url's rediss://
+	// turns it on too. Default nil.
+	TLS *RedisTLS
+}
+
+// RedisTLS names the files of the TLS connection to Redis.
+type RedisTLS struct {
+	// CAFile is the PEM file of the CAs that sign the servers'
+	// certificates. Default "": the system's CAs.
+	CAFile string
+
+	// CertFile and KeyFile are the client certificate and its key (PEM),
+	// both or neither. Default "".
+	CertFile, KeyFile string
+}
+
+// The Redis modes.
+const (
+	RedisSingle   = "single"
+	RedisSentinel = "sentinel"
+	RedisCluster  = "cluster"
+)
+
+// redisSection decodes state.redis.
+func (d *decoder) redisSection(r *Redis) field {
+	return d.section(map[string]field{
+		"mode":         str(&r.Mode),
+		"addrs":        d.strs(&r.Addrs),
+		"master":       str(&r.Master),
+		"username":     str(&r.Username),
+		"password_env": str(&r.PasswordEnv),
+		"tls": func(n *yaml.Node, path string) error {
+			r.TLS = &RedisTLS{}
+			if isNull(n) {
+				return nil
+			}
+			return d.fields(n, path, map[string]field{
+				"ca_file":   str(&r.TLS.CAFile),
+				"cert_file": str(&r.TLS.CertFile),
+				"key_file":  str(&r.TLS.KeyFile),
+			})
+		},
+	})
+}
+
+// envName is what an environment variable's name may be.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkRedis checks state.redis, and state.url against its mode.
+func (c *Config) checkRedis() error {
+	r := c.State.Redis
+	if c.State.Backend != BackendRedis {
+		if r.Mode != "" || len(r.Addrs) > 0 || r.Master != "" || r.Username != "" || r.PasswordEnv != "" || r.TLS != nil {
+			return errf("state.redis", "only the redis backend uses it; set state.backend: redis or remove state.redis")
+		}
+		return nil
+	}
+	switch r.Mode {
+	case "", RedisSingle:
+		if len(r.Addrs) > 0 {
+			return errf("state.redis.addrs", "mode single reaches one server at state.url; set state.redis.mode: sentinel or cluster, or remove state.redis.addrs")
+		}
+		if r.Master != "" {
+			return errf("state.redis.master", "only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master")
+		}
+		if err := checkRedisURL(c.State.URL); err != nil {
+			return err
+		}
+	case RedisSentinel, RedisCluster:
+		if c.State.URL != "" {
+			return errf("state.url", "mode %s reaches Redis through state.redis.addrs; remove state.url", r.Mode)
+		}
+		if len(r.Addrs) == 0 {
+			what := "the sentinels"
+			if r.Mode == RedisCluster {
+				what = "the seed nodes"
+			}
+			return errf("state.redis.addrs", "mode %s needs %s, e.g. addrs: [10.0.0.1:26379, 10.0.0.2:26379]", r.Mode, what)
+		}
+		for i, a := range r.Addrs {
+			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+				return errf(index("state.redis.addrs", i), "%s is not host:port, e.g. 10.0.0.1:6379", quote(a))
+			}
+		}
+		if r.Mode == RedisSentinel && r.Master == "" {
+			return errf("state.redis.master", "mode sentinel needs the master's name as the sentinels know it, e.g. master: mymaster")
+		}
+		if r.Mode == RedisCluster && r.Master != "" {
+			return errf("state.redis.master", "only mode sentinel names a master; remove state.redis.master")
+		}
+	default:
+		return errf("state.redis.mode", "unknown mode %s%s", quote(r.Mode),
+			suggest(r.Mode, []string{RedisSingle, RedisSentinel, RedisCluster}))
+	}
+	if r.PasswordEnv != "" && !envName.MatchString(r.PasswordEnv) {
+		return errf("state.redis.password_env", "%s is not an environment variable's name; name the variable holding the password, e.g. SLUICE_REDIS_PASSWORD", quote(r.PasswordEnv))
+	}
+	if t := r.TLS; t != nil {
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			return errf("state.redis.tls", "give both cert_file and key_file (the client certificate and its key), or neither")
+		}
+		for _, f := range []struct{ name, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+			if f.path == "" {
+				continue
+			}
+			if _, err := os.Stat(f.path); err != nil {
+				return errf("state.redis.tls."+f.name, "cannot read %s: %v", f.path, pathErr(err))
+			}
+		}
+	}
+	return nil
+}
+
+// checkRedisURL checks the URL without ever showing it: it may hold a
+// password.
+func checkRedisURL(s string) error {
+	if s == "" {
+		return errf("state.url", "the redis backend needs a URL; add state.url, e.g. redis://127.0.0.1:6379/0")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errf("state.url", "is not a URL; write e.g. redis://127.0.0.1:6379/0")
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "redis", "rediss":
+		if u.Host == "" {
+			return errf("state.url", "has no host; write e.g. redis://127.0.0.1:6379/0")
+		}
+	case "unix":
+		if u.Path == "" {
+			return errf("state.url", "has no socket path; write e.g. unix:///run/redis.sock")
+		}
+	default:
+		return errf("state.url", "must be a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
+	}
+	return nil
+}
+
+// pathErr is err without the path it repeats.
+func pathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// RedisPassword returns the password state.redis.password_env names, ""
+// when it names none, or an error when the variable is unset or empty.
+func (c *Config) RedisPassword() (string, error) {
+	name := c.State.Redis.PasswordEnv
+	if name == "" {
+		return "", nil
+	}
+	p := os.Getenv(name)
+	if p == "" {
+		return "", errf("state.redis.password_env", "the environment variable %s is unset or empty; export the Redis password in it", name)
+	}
+	return p, nil
+}
+
+// RedisConn returns how to reach the state's Redis, the password read
+// from the environment; an error when password_env names an unset
+// variable.
+func (c *Config) RedisConn() (redisconn.Config, error) {
+	pw, err := c.RedisPassword()
+	if err != nil {
+		return redisconn.Config{}, err
+	}
+	r := c.State.Redis
+	rc := redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master,
+		Username: r.Username, Password: pw}
+	if r.TLS != nil {
+		rc.TLS = &redisconn.TLS{CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile}
+	}
+	return rc, nil
+}
