@@ -22,6 +22,7 @@ type Server struct {
 	t     testing.TB
 	path  string
 	port  int
+	dir   string // its working directory, where a replica keeps its copy
 	cmd   *exec.Cmd
 	c     *redis.Client
 	args  []string // given after the port and the defaults
@@ -47,7 +48,13 @@ func newServer(t testing.TB, ready string, args ...string) *Server {
 	if err != nil {
 		t.Skip("redis-server not found: apt-get install -y redis-server")
 	}
-	s := &Server{t: t, path: path, port: FreePort(t), args: args, ready: ready}
+	// A directory of its own, made before the Kill below is registered so
+	// that it is removed after the server is gone: redis-server reads a
+	// dump.rdb in its directory at start, and a replica writes its copy of
+	// the master there, so the test's working directory would share state
+	// between tests and with whatever else starts a server there.
+	dir := t.TempDir()
+	s := &Server{t: t, path: path, port: FreePort(t), dir: dir, args: args, ready: ready}
 	t.Cleanup(s.Kill)
 	return s
 }
@@ -66,6 +73,10 @@ func FreePort(t testing.TB) int {
 // Port is the server's port.
 func (s *Server) Port() int { return s.port }
 
+// Dir is the server's own directory (its --dir), kept across a Kill and
+// Start.
+func (s *Server) Dir() string { return s.dir }
+
 // Addr is the server's host:port.
 func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 
@@ -76,7 +87,7 @@ func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.p
 func (s *Server) Start() {
 	s.t.Helper()
 	args := []string{"--save", "", "--appendonly", "no", "--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1", "--loglevel", "notice"}
+		"--bind", "127.0.0.1", "--loglevel", "notice", "--dir", s.dir}
 	if len(s.args) > 0 && !strings.HasPrefix(s.args[0], "--") {
 		args = append([]string{s.args[0]}, append(args, s.args[1:]...)...) // a config file comes first
 	} else {
