@@ -41,9 +41,14 @@ waitfor() {
 	log "gave up waiting for $what"; return 1
 }
 
-# redis ARGS… — starts a redis-server in the background, on loopback.
+# redis ARGS… — starts a redis-server in the background, on loopback, in a
+# directory of its own under $TMP: redis-server loads the dump.rdb of its
+# directory at start (even with --save ""), and a replica writes its copy
+# of the master there, so in the caller's directory a dump.rdb left by an
+# earlier run would be the new run's starting state.
 redis() {
-	redis-server "$@" --save "" --appendonly no --bind 127.0.0.1 --loglevel warning >>"$TMP/redis.log" 2>&1 &
+	local dir; dir=$(mktemp -d "$TMP/redis.XXXXXX")
+	redis-server "$@" --save "" --appendonly no --bind 127.0.0.1 --loglevel warning --dir "$dir" >>"$TMP/redis.log" 2>&1 &
 	STARTED+=($!)
 }
 
@@ -73,7 +78,7 @@ topology() {
 		local p nodes=() addrs=""
 		for i in 1 2 3; do
 			p=$(freeport)
-			redis --port "$p" --dir "$d" --cluster-enabled yes --cluster-config-file "nodes-$i.conf" \
+			redis --port "$p" --cluster-enabled yes --cluster-config-file "nodes-$i.conf" \
 				--cluster-port "$(freeport)" --cluster-node-timeout 2000
 			waitfor "node $p" redis-cli -p "$p" ping
 			nodes+=("127.0.0.1:$p"); addrs="$addrs${addrs:+, }\"127.0.0.1:$p\""

@@ -129,7 +129,8 @@ func run(o opts) (*result, error) {
 		if err != nil {
 			return nil, err
 		}
-		rs := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+		// --dir: not the caller's directory, whose dump.rdb it would load
+		rs := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp)
 		if err := rs.Start(); err != nil {
 			return nil, fmt.Errorf("redis-server: %v", err)
 		}
