@@ -21,12 +21,3 @@ func flock(f *os.File, on bool) error {
 		}
 	}
 }
-
-// diskSize is the space a file takes on disk: its allocated blocks, or its
-// length if that is more (a file system that reports no blocks).
-func diskSize(info os.FileInfo) int64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return max(info.Size(), int64(st.Blocks)*512)
-	}
-	return info.Size()
-}
