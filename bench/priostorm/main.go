@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-llm/sluice/bench/benchproc"
 	"github.com/sluice-llm/sluice/fake"
 )
 
@@ -112,7 +113,7 @@ func run(o opts) (*result, error) {
 	res := &result{Name: o.name, Sluice: o.bin, Label: o.label, State: o.state, Priorities: o.priorities, ProviderRPM: o.rpm,
 		BatchAgents: o.batch, InteractiveAgents: o.inter, EveryS: o.every.Seconds(), Started: time.Now().UTC().Format(time.RFC3339),
 		Batch: tally{Statuses: map[string]int{}}, Interactive: tally{Statuses: map[string]int{}}}
-	res.LoadAvg[0] = loadavg()
+	res.LoadAvg[0] = benchproc.LoadAvg()
 
 	p := &fake.Provider{RequestsPerMinute: o.rpm, TokenBucket: true, MaxRequests: 100}
 	fl, err := net.Listen("tcp", "127.0.0.1:0")
@@ -125,7 +126,7 @@ func run(o opts) (*result, error) {
 
 	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
 	if o.state == "redis" {
-		port, err := freePort()
+		port, err := benchproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -134,8 +135,8 @@ func run(o opts) (*result, error) {
 		if err := rs.Start(); err != nil {
 			return nil, fmt.Errorf("redis-server: %v", err)
 		}
-		defer stop(rs)
-		if err := waitPort(port, 10*time.Second); err != nil {
+		defer benchproc.Stop(rs)
+		if err := benchproc.WaitPort(port, 10*time.Second); err != nil {
 			return nil, fmt.Errorf("redis-server: %v", err)
 		}
 		stateCfg = fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port)
@@ -144,11 +145,11 @@ func run(o opts) (*result, error) {
 	var urls, logs []string
 	defer func() {
 		for _, c := range gws {
-			stop(c)
+			benchproc.Stop(c)
 		}
 	}()
 	for i := range 2 {
-		port, err := freePort()
+		port, err := benchproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +165,7 @@ func run(o opts) (*result, error) {
 			return nil, err
 		}
 		gws = append(gws, cmd)
-		if err := waitPort(port, 10*time.Second); err != nil {
+		if err := benchproc.WaitPort(port, 10*time.Second); err != nil {
 			return nil, fmt.Errorf("gateway %d: %v: %s", i+1, err, stderr.String())
 		}
 		urls = append(urls, fmt.Sprintf("http://127.0.0.1:%d/openai/v1/chat/completions", port))
@@ -249,14 +250,14 @@ func run(o opts) (*result, error) {
 	res.Upstream429, res.UpstreamCalls = p.RateLimited(), p.Calls()
 	res.Batch.Latency, res.Interactive.Latency = dist(res.Batch.lat), dist(res.Interactive.lat)
 	for _, c := range gws {
-		stop(c)
+		benchproc.Stop(c)
 	}
 	gws = nil
 	if err := readLogs(res, logs); err != nil {
 		return nil, err
 	}
 	res.finish(o.dur)
-	res.LoadAvg[1] = loadavg()
+	res.LoadAvg[1] = benchproc.LoadAvg()
 	return res, nil
 }
 

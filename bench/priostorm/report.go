@@ -2,16 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -174,47 +169,4 @@ func printResult(w io.Writer, r *result) {
 		}
 	}
 	fmt.Fprintf(w, "\n  load average: %s at the start, %s at the end\n", r.LoadAvg[0], r.LoadAvg[1])
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func waitPort(port int, within time.Duration) error {
-	end := time.Now().Add(within)
-	for time.Now().Before(end) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("nothing listens after " + within.String())
-}
-
-// stop sends SIGTERM, then SIGKILL after 5 s, and reaps.
-func stop(c *exec.Cmd) {
-	c.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { c.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		c.Process.Kill()
-		<-done
-	}
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := bytes.Fields(b)
-	if len(f) < 3 {
-		return ""
-	}
-	return string(bytes.Join(f[:3], []byte(" ")))
 }

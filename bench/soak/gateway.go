@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sluice-llm/sluice/bench/benchproc"
 )
 
 // gateway is a running `sluice serve` process.
@@ -36,16 +38,6 @@ func buildSluice(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("building sluice: %v\n%s", err, out)
 	}
 	return bin, nil
-}
-
-// freePort returns a loopback port nothing listens on at the moment.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // gatewayConfig is the config of the gateway under soak: both dialects
@@ -76,7 +68,7 @@ policies:
 // with taskset to cpus when both are there, and waits (at most 10 s) for
 // its /healthz.
 func startGateway(bin, cpus string, c config, fakeAddr, dir string) (*gateway, error) {
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}

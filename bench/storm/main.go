@@ -29,7 +29,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,9 +39,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/sluice-llm/sluice/bench/benchproc"
 	"github.com/sluice-llm/sluice/fake"
 )
 
@@ -137,7 +136,7 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 	defer os.RemoveAll(tmp)
 	res := &result{Name: name, Sluice: bin, Limit: limit, ProviderRPM: rpm, Clients: clients,
 		OtherStatuses: map[string]int{}, Started: time.Now().UTC().Format(time.RFC3339)}
-	res.LoadAvg[0] = loadavg()
+	res.LoadAvg[0] = benchproc.LoadAvg()
 
 	p := &fake.Provider{RequestsPerMinute: rpm, TokenBucket: true, MaxRequests: 100}
 	fl, err := net.Listen("tcp", "127.0.0.1:0")
@@ -152,11 +151,11 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 	var urls, logs []string
 	defer func() {
 		for _, c := range gws {
-			stop(c)
+			benchproc.Stop(c)
 		}
 	}()
 	for i := range 2 {
-		port, err := freePort()
+		port, err := benchproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +171,7 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 			return nil, err
 		}
 		gws = append(gws, cmd)
-		if err := waitPort(port, 10*time.Second); err != nil {
+		if err := benchproc.WaitPort(port, 10*time.Second); err != nil {
 			return nil, fmt.Errorf("gateway %d: %v: %s", i+1, err, stderr.String())
 		}
 		urls = append(urls, fmt.Sprintf("http://127.0.0.1:%d/openai/v1/chat/completions", port))
@@ -238,13 +237,13 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 	res.UpstreamOK = res.UpstreamCalls - res.Upstream429
 	res.LatencyOKms = dist(okLat)
 	for _, c := range gws {
-		stop(c)
+		benchproc.Stop(c)
 	}
 	gws = nil
 	if err := readLogs(res, logs); err != nil {
 		return nil, err
 	}
-	res.LoadAvg[1] = loadavg()
+	res.LoadAvg[1] = benchproc.LoadAvg()
 	return res, nil
 }
 
@@ -394,47 +393,4 @@ func printResult(w io.Writer, r *result) {
 		}
 	}
 	fmt.Fprintf(w, "\n  load average: %s at the start, %s at the end\n", r.LoadAvg[0], r.LoadAvg[1])
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func waitPort(port int, within time.Duration) error {
-	end := time.Now().Add(within)
-	for time.Now().Before(end) {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("nothing listens after " + within.String())
-}
-
-// stop sends SIGTERM, then SIGKILL after 5 s, and reaps.
-func stop(c *exec.Cmd) {
-	c.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { c.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		c.Process.Kill()
-		<-done
-	}
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := bytes.Fields(b)
-	if len(f) < 3 {
-		return ""
-	}
-	return string(bytes.Join(f[:3], []byte(" ")))
 }
