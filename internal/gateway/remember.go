@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/idempotency"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // leaseFor is how long a call's in-flight mark lasts: its policy's total,
@@ -100,7 +101,7 @@ func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, po
 	}
 	switch res.Verdict {
 	case idempotency.Replay:
-		g.replay(w, r, rt, pol, rest, id, res.Answer)
+		g.replay(w, r, rt, pol, rest, id, res.Answer, replayModel(rest, body))
 		return nil, true
 	case idempotency.Conflict:
 		a.conflicts.WithLabelValues("reused").Inc()
@@ -170,7 +171,7 @@ func (g *Gateway) callContext(r *http.Request, rm *remembered) context.Context {
 // status and body byte for byte (a stream: the same events, in order),
 // marked Idempotent-Replayed, naming the call that answered first. It
 // leaves one line in the attempt log, outcome replayed, at no cost.
-func (g *Gateway) replay(w http.ResponseWriter, r *http.Request, rt *route, pol *sluice.Policy, rest, id string, ans *idempotency.Answer) {
+func (g *Gateway) replay(w http.ResponseWriter, r *http.Request, rt *route, pol *sluice.Policy, rest, id string, ans *idempotency.Answer, model string) {
 	h := w.Header()
 	for k, v := range ans.Header {
 		h[k] = v
@@ -185,12 +186,26 @@ func (g *Gateway) replay(w http.ResponseWriter, r *http.Request, rt *route, pol 
 	w.WriteHeader(ans.Status)
 	w.Write(ans.Body)
 	line := sluice.Attempt{TS: time.Now(), RequestID: id, Attempt: 1, Policy: pol.Name, Provider: rt.provider.name,
-		Method: r.Method, Path: rest, Status: ans.Status, Outcome: sluice.OutcomeReplayed,
+		Model: model, Method: r.Method, Path: rest, Status: ans.Status, Outcome: sluice.OutcomeReplayed,
 		Breaker: "closed", BytesIn: int64(len(ans.Body)), Stream: ans.Stream, ReplayOf: ans.RequestID}
 	g.log.Write(&line)
 	g.history.observeReplay(&line, ans.CostUSD)
 	g.answers.replays.WithLabelValues(rt.prefix).Inc()
 	g.answers.saved.Add(ans.CostUSD)
+}
+
+// replayModel is the model a replayed request names, for its log line
+// and the status page: the path's where the path names one, else the
+// body's; "" for a name CheckModel refuses.
+func replayModel(rest string, body []byte) string {
+	m := request.ModelInPath(rest)
+	if m == "" {
+		m = request.Model(body)
+	}
+	if request.CheckModel(m) != nil {
+		return ""
+	}
+	return m
 }
 
 // capture is what the relay of a call under an Idempotency-Key keeps of

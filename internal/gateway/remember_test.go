@@ -54,8 +54,9 @@ func TestReplaySequential(t *testing.T) {
 			}
 			lines := e.logLines()
 			last := lines[len(lines)-1]
-			if last["outcome"] != "replayed" || last["replay_of"] != id1 || last["request_id"] != id2 || last["cost_usd"] != nil {
-				t.Errorf("the replay's log line %v, want outcome replayed, replay_of %s, no cost", last, id1)
+			if last["outcome"] != "replayed" || last["replay_of"] != id1 || last["request_id"] != id2 || last["cost_usd"] != nil ||
+				last["model"] == "" || last["model"] != lines[len(lines)-2]["model"] {
+				t.Errorf("the replay's log line %v, want outcome replayed, replay_of %s, no cost, the first call's model", last, id1)
 			}
 			if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_idempotent_replays_total{route="`) {
 				t.Error("/metrics does not count the replay")
