@@ -129,6 +129,7 @@ func (l *Limiter) admitOnce(st Store, bs []bucket, gs []gate, pause string, star
 		for _, g := range a.Gates {
 			if g.OK {
 				st.Release(g.Key, g.Token)
+				l.queues.wake(g.Key) // a call that found it taken meanwhile asks again now
 			}
 		}
 	}

@@ -42,9 +42,7 @@ func (s *Store) Admit(a *limit.Admission) error {
 		runs[i].cmd = runs[i].script.EvalSha(ctx, pipe, runs[i].keys, runs[i].args...)
 	}
 	pipe.Exec(ctx) // each command's error is read from it below
-	if err := s.whole(ctx, runs); err != nil {
-		return err
-	}
+	s.whole(ctx, runs)
 	var err error
 	if a.Until, a.Learned, err = learned(a.Pause, pause); err != nil {
 		s.giveBack(a, runs)
@@ -71,7 +69,7 @@ func (s *Store) Admit(a *limit.Admission) error {
 
 // whole sends again, whole (EVAL), in one pipeline, the runs the server
 // answered NOSCRIPT: it ran none of them.
-func (s *Store) whole(ctx context.Context, runs []scripted) error {
+func (s *Store) whole(ctx context.Context, runs []scripted) {
 	var again []int
 	for i, r := range runs {
 		if redis.HasErrorPrefix(r.cmd.Err(), "NOSCRIPT") {
@@ -79,14 +77,13 @@ func (s *Store) whole(ctx context.Context, runs []scripted) error {
 		}
 	}
 	if len(again) == 0 {
-		return nil
+		return
 	}
 	pipe := s.client.Pipeline()
 	for _, i := range again {
 		runs[i].cmd = runs[i].script.Eval(ctx, pipe, runs[i].keys, runs[i].args...)
 	}
-	pipe.Exec(ctx)
-	return nil
+	pipe.Exec(ctx) // each command's error is read by Admit
 }
 
 // giveBack gives back, as far as Redis answers, the slots an admission
