@@ -219,4 +219,13 @@
 // reservation on Redis's clock. Records idle for a minute (TAT and pause both that far
 // in the past) limit nothing, and are swept, so that thousands of client
 // ids or models do not grow memory or the directory without bound.
+//
+// A Store that is an Admitter (redislimit's) admits an Interactive call in
+// one round trip in steady state: its pause read, a slot due now in each
+// bucket (and in the learned one) and an in-flight slot of each Concurrent
+// limit go together, in one pipeline; only when that is not all the call
+// needs (a pause, a bucket not yet free, a full limit, a new learned rate)
+// does it give back what it does not keep and go step by step. A call's
+// end gives its in-flight slots back, one round trip each. Batch calls go
+// step by step.
 package limit

@@ -76,6 +76,7 @@ type Limiter struct {
 	stats   stats
 	queues  queues                           // per concurrency key, the calls waiting for an in-flight slot
 	batch   queues                           // per bucket (or pause) key, the Batch calls waiting for a slot in time
+	guesses guesses                          // per pause key, the learned rate last read
 	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
 	plansMu sync.Mutex
 }
@@ -175,23 +176,38 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	l.stats.enter(bs, gs, pause, start, prio)
 	defer l.stats.leave(bs, gs, pause, prio)
 	st := l.active()
+	all, fast, gated, err := l.admitOnce(st, bs, gs, pause, start, rank) // bs, and the learned bucket of the pause key if there is one
+	if err != nil {
+		if !l.failed(ctx, st, err) {
+			l.stats.waited(prio, time.Since(start), err)
+			return time.Since(start), nop, err
+		}
+		st = l.local()
+	}
 	for {
-		var all []bucket // bs, and the learned bucket of the pause key if there is one
-		waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
-		if l.failed(ctx, st, err) {
-			// The shared store failed: the limits hold in this process
-			// alone until it answers again, rather than failing every call.
-			for i := range both {
-				both[i].slot = time.Time{}
-			}
-			st = l.local()
+		if fast {
+			fast, waited, done = false, 0, settler(st, bs, giveBack)
+		} else {
 			waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
+			if l.failed(ctx, st, err) {
+				// The shared store failed: the limits hold in this process
+				// alone until it answers again, rather than failing every call.
+				for i := range both {
+					both[i].slot = time.Time{}
+				}
+				st = l.local()
+				waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
+			}
 		}
 		if err != nil || len(gs) == 0 {
 			l.stats.waited(prio, waited, err)
 			return waited, done, err
 		}
-		queued, err := l.acquireAll(ctx, st, gs, deadline, rank)
+		queued := false
+		if !gated {
+			queued, err = l.acquireAll(ctx, st, gs, deadline, rank)
+		}
+		gated = false
 		if err != nil {
 			cancelAll(st, all) // the call does not go: its slots in time are given back where they are still last
 			l.stats.waited(prio, time.Since(start), err)

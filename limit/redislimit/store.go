@@ -21,6 +21,14 @@
 // Cluster and the buckets spread over its nodes. A key that goes with k in
 // one script must be "<prefix>{k}:<suffix>", in the same slot.
 //
+// A call's admission is one pipeline (Store.Admit, a limit.Admitter): the
+// pause read and the reserve and acquire scripts of its buckets and
+// concurrency keys, each on its own key. They are not one script: their
+// keys are in different slots (one hash tag for them all would put every
+// limit of a provider on one node of a Cluster), and a pipeline costs the
+// same one round trip; on a Cluster, go-redis sends each node its part at
+// once.
+//
 // Slots are Redis times; a Limiter waits for them on its host's clock, so
 // the hosts' clocks should agree (NTP) to well under a slot's interval.
 package redislimit
@@ -111,6 +119,11 @@ func (s *Store) Reserve(key string, r limit.Rate, cost int64, notBefore time.Tim
 
 // step runs the reserve script and returns ok, at and the TAT.
 func (s *Store) step(key string, r limit.Rate, cost, notBefore, maxWait int64) (ok bool, at, tat int64, err error) {
+	return s.reserved(s.run(reserveScript, key, s.reserveArgs(r, cost, notBefore, maxWait)...))
+}
+
+// reserveArgs returns the reserve script's arguments.
+func (s *Store) reserveArgs(r limit.Rate, cost, notBefore, maxWait int64) []any {
 	limits := "0"
 	if !r.IsZero() {
 		limits = "1"
@@ -120,7 +133,12 @@ func (s *Store) step(key string, r limit.Rate, cost, notBefore, maxWait int64) (
 	ws, wn := parts(maxWait)
 	ns, nn := s.clock()
 	tls, tln := parts(r.Tolerance(cost))
-	v, err := s.run(reserveScript, key, limits, is, in, bs, bn, ws, wn, ns, nn, idleMarginMS, tls, tln).Int64Slice()
+	return []any{limits, is, in, bs, bn, ws, wn, ns, nn, idleMarginMS, tls, tln}
+}
+
+// reserved returns the reserve script's answer: ok, at and the TAT.
+func (s *Store) reserved(cmd *redis.Cmd) (ok bool, at, tat int64, err error) {
+	v, err := cmd.Int64Slice()
 	if err != nil {
 		return false, 0, 0, err
 	}
@@ -168,7 +186,12 @@ func (s *Store) learn(key string, r limit.Rate, used int64) (int64, error) {
 func (s *Store) Learned(key string) (time.Time, limit.Rate, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := s.client.HMGet(ctx, s.rkey(key), "ps", "pn", "rl", "rp").Result()
+	return learned(key, s.client.HMGet(ctx, s.rkey(key), "ps", "pn", "rl", "rp"))
+}
+
+// learned returns the answer of the HMGET of a pause key's pause and rate.
+func learned(key string, cmd *redis.SliceCmd) (time.Time, limit.Rate, error) {
+	v, err := cmd.Result()
 	if err != nil || len(v) != 4 {
 		return time.Time{}, limit.Rate{}, err
 	}
@@ -253,16 +276,27 @@ func (s *Store) load(key, fs, fn string) (time.Time, error) {
 // millisecond).
 func (s *Store) Acquire(key string, limit int64, lease time.Duration) (uint64, bool, error) {
 	token := s.leases.Add(1)
+	ok, err := acquired(s.run(acquireScript, key, s.acquireArgs(limit, lease, token)...))
+	return token, ok, err
+}
+
+// acquireArgs returns the acquire script's arguments.
+func (s *Store) acquireArgs(limit int64, lease time.Duration, token uint64) []any {
 	ns, nn := s.clock()
 	ms := (max(lease, 0) + time.Millisecond - 1) / time.Millisecond
-	v, err := s.run(acquireScript, key, limit, int64(ms), s.member(token), ns, nn).Int64Slice()
+	return []any{limit, int64(ms), s.member(token), ns, nn}
+}
+
+// acquired returns the acquire script's answer: whether the slot was taken.
+func acquired(cmd *redis.Cmd) (bool, error) {
+	v, err := cmd.Int64Slice()
 	if err != nil {
-		return 0, false, err
+		return false, err
 	}
 	if len(v) != 2 {
-		return 0, false, errors.New("limit: redislimit: the acquire script answered badly")
+		return false, errors.New("limit: redislimit: the acquire script answered badly")
 	}
-	return token, v[0] == 1, nil
+	return v[0] == 1, nil
 }
 
 // Release implements limit.Store: the lease is removed.
