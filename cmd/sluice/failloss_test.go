@@ -37,7 +37,8 @@ import (
 //     never received;
 //   - both gateways said they ran on local state (the log line and
 //     sluice_state_store_degraded) and came back within 5 s of the
-//     promotion.
+//     promotion, and the one that had seen pb open says Redis lost it
+//     ("a breaker's shared record went back").
 func TestSentinelFailoverLoss(t *testing.T) {
 	h := redistest.StartSentinel(t, time.Second)
 	up := fake.NewServer("200")
@@ -175,6 +176,17 @@ limits:
 		if reached > 2 {
 			t.Fatalf("breaker pb lost in the failover: %d calls reached the failing provider after the promotion, want at most 2 (its threshold)", reached)
 		}
+	}
+	// The gateway that had seen pb open says Redis lost it, and names no
+	// breaker Redis kept.
+	var lost []string
+	for line := range strings.SplitSeq(gws[0].stderr.String(), "\n") {
+		if strings.Contains(line, "shared record went back") {
+			lost = append(lost, line)
+		}
+	}
+	if len(lost) != 1 || !strings.Contains(lost[0], "breaker=pb was=open") {
+		t.Errorf("gateway 0 did not say that breaker pb, only pb, was lost in the failover: %q", lost)
 	}
 	paReached := 0
 	for call(gws[1], "pa", "500") != 503 && paReached < 3 {
