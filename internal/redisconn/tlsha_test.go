@@ -11,17 +11,11 @@ import (
 	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
-// secureFiles writes a private CA, the certificate every server presents
-// and the client's, and returns the servers' settings and the client's
-// TLS.
+// secureFiles returns the servers' settings and the client's TLS.
 func secureFiles(t *testing.T) (*redistest.Secure, *redisconn.TLS) {
 	t.Helper()
-	dir := t.TempDir()
-	ca, caKey, caFile, _ := writeCert(t, dir, "ca", nil, nil)
-	_, _, srvCert, srvKey := writeCert(t, dir, "server", ca, caKey)
-	_, _, cliCert, cliKey := writeCert(t, dir, "client", ca, caKey)
-	sec := &redistest.Secure{CAFile: caFile, CertFile: srvCert, KeyFile: srvKey, User: "sluice", Password: "s3cret-pw"}
-	return sec, &redisconn.TLS{CAFile: caFile, CertFile: cliCert, KeyFile: cliKey}
+	sec, cert, key := redistest.NewSecure(t, "sluice", "s3cret-pw")
+	return sec, &redisconn.TLS{CAFile: sec.CAFile, CertFile: cert, KeyFile: key}
 }
 
 // Sentinel mode over TLS: a master, two replicas and three sentinels
