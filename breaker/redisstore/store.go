@@ -344,9 +344,22 @@ func (s *Store) read(names []string, entries []*entry) error {
 		if err != nil {
 			s.log.Warn("redisstore: damaged breaker record read as closed", "key", s.key(names[i]), "err", err)
 		}
+		if old := entries[i].cur.Load(); old != nil && old.stamp < since && wentBack(old, rr) {
+			s.log.Warn("redisstore: a breaker's shared record went back: Redis lost its last writes (a failover, or a restart); the breaker counts again from what Redis has",
+				"breaker", names[i], "was", old.rec.State.String(), "failures_were", old.rec.Failures,
+				"now", rr.rec.State.String(), "failures_now", rr.rec.Failures)
+		}
 		entries[i].offer(&cached{epoch: rr.epoch, ver: rr.ver, stamp: since, rec: s.clock.toLocal(rr.rec)}, since)
 	}
 	return nil
+}
+
+// wentBack reports whether r, read from Redis after old was cached, is
+// older than old and old held something to lose (a failure counted, a
+// breaker not closed): Redis lost writes this store had seen.
+func wentBack(old *cached, r redisRecord) bool {
+	older := r.epoch < old.epoch || r.epoch == old.epoch && r.ver < old.ver
+	return older && (old.rec.State != breaker.Closed || old.rec.Failures > 0)
 }
 
 func strs(vals []any) []string {

@@ -2,6 +2,7 @@ package redisconn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,7 +14,8 @@ import (
 // Probe asks Redis, within ctx, whether c's deployment can serve the
 // stores, and returns one clear sentence when it cannot:
 //
-//   - Sentinel: no sentinel of Addrs answers, or none knows Master.
+//   - Sentinel: no sentinel of Addrs answers, none knows Master, or the
+//     master they name refuses the credentials.
 //   - Cluster: no seed node answers, a seed is not a cluster node, or the
 //     cluster reports cluster_state:fail.
 //   - Single: the server is a cluster node (every script would get MOVED)
@@ -80,7 +82,7 @@ func probeSentinels(ctx context.Context, c Config, timeout time.Duration) error 
 		s.Close()
 		switch {
 		case err == nil && len(addr) == 2:
-			return nil
+			return probeMaster(ctx, c, addr[0]+":"+addr[1], tc, timeout)
 		case errors.Is(err, redis.Nil):
 			errs = append(errs, a+": no master named "+c.Master)
 		case err != nil:
@@ -88,6 +90,21 @@ func probeSentinels(ctx context.Context, c Config, timeout time.Duration) error 
 		}
 	}
 	return fmt.Errorf("no sentinel in state.redis.addrs knows master %q (%s)", c.Master, strings.Join(errs, "; "))
+}
+
+// probeMaster asks the master the sentinels named whether it takes c's
+// credentials: the sentinels are asked without them, so a wrong password
+// would otherwise show only at the first call. A master that does not
+// answer is not an error (a failover may be under way).
+func probeMaster(ctx context.Context, c Config, addr string, tc *tls.Config, timeout time.Duration) error {
+	o := &redis.Options{Addr: addr, Username: c.Username, Password: c.Password, TLSConfig: tc}
+	bound(o, timeout, -1)
+	cl := redis.NewClient(o)
+	defer cl.Close()
+	if err := cl.Ping(ctx).Err(); err != nil && isAuth(err) {
+		return fmt.Errorf("redis master %q at %s refused the credentials: %v", c.Master, addr, err)
+	}
+	return nil
 }
 
 // probeSeeds asks each seed node for CLUSTER INFO; the first answer

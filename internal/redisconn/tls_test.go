@@ -2,16 +2,6 @@ package redisconn_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,44 +11,14 @@ import (
 	"github.com/sluice-llm/sluice/internal/redistest"
 )
 
-// writeCert writes a certificate signed by ca (self-signed when ca is nil)
-// and its key as PEM files in dir, and returns them.
-func writeCert(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-	}
-	parent, signer := tmpl, key
-	if ca == nil {
-		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-	} else {
-		parent, signer = ca, caKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	kb, _ := x509.MarshalECPrivateKey(key)
-	cf, kf := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key")
-	os.WriteFile(cf, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(kf, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	return cert, key, cf, kf
-}
-
 // TLS with a private CA and a client certificate, and an ACL user whose
 // password comes from the caller: the client reaches the server; a wrong
 // password is refused at start in one line that never shows it.
 func TestTLSClientCertAndACLUser(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey, caFile, _ := writeCert(t, dir, "ca", nil, nil)
-	_, _, srvCert, srvKey := writeCert(t, dir, "server", ca, caKey)
-	_, _, cliCert, cliKey := writeCert(t, dir, "client", ca, caKey)
+	ca, caKey, caFile, _ := redistest.WriteCert(t, dir, "ca", nil, nil)
+	_, _, srvCert, srvKey := redistest.WriteCert(t, dir, "server", ca, caKey)
+	_, _, cliCert, cliKey := redistest.WriteCert(t, dir, "client", ca, caKey)
 	port := redistest.FreePort(t)
 	srv := redistest.StartWith(t, "--port", "0", "--tls-port", strconv.Itoa(port),
 		"--tls-cert-file", srvCert, "--tls-key-file", srvKey, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "yes",

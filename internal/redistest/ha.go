@@ -27,27 +27,66 @@ type Sentinels struct {
 }
 
 // StartSentinel starts a master, two replicas of it and three sentinels
-// (quorum 2, master down after downAfter), and waits until every sentinel
-// knows the two replicas and the two other sentinels, so a failover can
-// happen. It skips the test when redis-server is not installed.
+// (quorum 2, master down after downAfter), and waits until both replicas
+// hold the master's data (master_link_status:up: redis-server's default
+// diskless sync waits 5 s before it starts, so a master killed sooner
+// would leave replicas with nothing) and every sentinel knows the two
+// replicas and the two other sentinels, so a failover can happen. It skips
+// the test when redis-server is not installed.
 func StartSentinel(t testing.TB, downAfter time.Duration) *Sentinels {
 	t.Helper()
-	h := &Sentinels{t: t, Master: Start(t)}
+	return startSentinel(t, downAfter, nil)
+}
+
+// StartSentinelSecure is StartSentinel with every server, sentinels
+// included, speaking TLS only, and the data nodes' ACL user, as sec says.
+// It skips the test when redis-server is not installed or lacks TLS.
+func StartSentinelSecure(t testing.TB, downAfter time.Duration, sec *Secure) *Sentinels {
+	t.Helper()
+	SkipWithoutTLS(t)
+	return startSentinel(t, downAfter, sec)
+}
+
+func startSentinel(t testing.TB, downAfter time.Duration, sec *Secure) *Sentinels {
+	t.Helper()
+	m := secureNode(t, sec, "--repl-diskless-sync-delay", "0")
+	m.Start()
+	h := &Sentinels{t: t, Master: m}
 	for range 2 {
-		r := newServer(t, "", "--replicaof", "127.0.0.1", strconv.Itoa(h.Master.port))
+		args := []string{"--replicaof", "127.0.0.1", strconv.Itoa(h.Master.port)}
+		if sec != nil && sec.User != "" {
+			args = append(args, "--masteruser", sec.User, "--masterauth", sec.Password)
+		}
+		r := secureNode(t, sec, args...)
 		r.Start()
 		h.Replicas = append(h.Replicas, r)
 	}
+	wait(t, 30*time.Second, "the replicas to sync with the master", func() bool {
+		for _, r := range h.Replicas {
+			info, err := r.Client().Info(context.Background(), "replication").Result()
+			if err != nil || !strings.Contains(info, "master_link_status:up") {
+				return false
+			}
+		}
+		return true
+	})
 	dir := t.TempDir()
 	for i := range 3 {
 		conf := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", i))
 		body := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
 			"sentinel failover-timeout %s 10000\nsentinel parallel-syncs %s 2\n",
 			MasterName, h.Master.port, MasterName, downAfter.Milliseconds(), MasterName, MasterName)
+		if sec != nil && sec.User != "" {
+			body += fmt.Sprintf("sentinel auth-user %s %s\nsentinel auth-pass %s %s\n", MasterName, sec.User, MasterName, sec.Password)
+		}
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		s := newServer(t, "+monitor master", conf, "--sentinel")
+		if sec != nil {
+			s.args = append(s.args, sec.tlsArgs(s.port)...)
+			s.copts.TLSConfig = sec.ClientTLS(t)
+		}
 		s.Start()
 		h.Sentinels = append(h.Sentinels, s)
 	}
@@ -106,6 +145,20 @@ type Cluster struct {
 // or redis-cli is not installed.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
+	return startCluster(t, n, nil)
+}
+
+// StartClusterSecure is StartCluster with every node speaking TLS only,
+// the cluster bus included, and the nodes' ACL user, as sec says. It
+// skips the test when redis-server is not installed or lacks TLS.
+func StartClusterSecure(t testing.TB, n int, sec *Secure) *Cluster {
+	t.Helper()
+	SkipWithoutTLS(t)
+	return startCluster(t, n, sec)
+}
+
+func startCluster(t testing.TB, n int, sec *Secure) *Cluster {
+	t.Helper()
 	cli, err := exec.LookPath("redis-cli")
 	if _, serr := exec.LookPath("redis-server"); serr == nil && err != nil {
 		t.Skip("redis-cli not found: apt-get install -y redis-tools")
@@ -114,16 +167,23 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	c := &Cluster{}
 	addrs := []string{"--cluster", "create"}
 	for i := range n {
-		s := newServer(t, "", "--cluster-enabled", "yes",
+		s := secureNode(t, sec, "--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i)),
 			"--cluster-port", strconv.Itoa(FreePort(t)), "--cluster-node-timeout", "2000")
 		s.Start()
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.Addr())
 	}
+	addrs = append(addrs, "--cluster-yes")
+	if sec != nil {
+		addrs = append(addrs, "--tls", "--cacert", sec.CAFile, "--cert", sec.CertFile, "--key", sec.KeyFile)
+		if sec.User != "" {
+			addrs = append(addrs, "--user", sec.User, "--pass", sec.Password, "--no-auth-warning")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, cli, append(addrs, "--cluster-yes")...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, cli, addrs...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
@@ -178,7 +238,8 @@ func pairs(v any) map[string]string {
 
 // ClusterClient returns a go-redis cluster client of c, for checks.
 func (c *Cluster) ClusterClient(t testing.TB) *redis.ClusterClient {
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	o := c.Nodes[0].copts // the TLS and the user of a secure cluster
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), TLSConfig: o.TLSConfig, Username: o.Username, Password: o.Password})
 	t.Cleanup(func() { cc.Close() })
 	return cc
 }
