@@ -53,6 +53,7 @@ var priorities = [...]limit.Priority{limit.Interactive, limit.Batch}
 // waiting now, and how long attempts waited.
 type priorityMetrics struct {
 	wait *prometheus.HistogramVec
+	obs  [len(priorities)]prometheus.Observer // wait's series, looked up once
 }
 
 var priorityQueuedDesc = prometheus.NewDesc("sluice_ratelimit_priority_queued",
@@ -67,8 +68,8 @@ func newPriorityMetrics(reg *prometheus.Registry, limiter func() *limit.Limiter)
 		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2.5, 5, 10, 30, 60, 120},
 	}, []string{"priority"})}
 	reg.MustRegister(m.wait, priorityQueued(limiter))
-	for _, p := range priorities {
-		m.wait.WithLabelValues(string(p)) // both series from the start
+	for i, p := range priorities {
+		m.obs[i] = m.wait.WithLabelValues(string(p)) // both series from the start
 	}
 	return m
 }
@@ -79,7 +80,11 @@ func (m *priorityMetrics) observe(a *sluice.Attempt) {
 		a.Outcome == sluice.OutcomeCircuitOpen || a.Outcome == sluice.OutcomeBudgetExhausted {
 		return
 	}
-	m.wait.WithLabelValues(string(a.Priority)).Observe(a.QueuedMS / 1000)
+	for i, p := range priorities {
+		if sluice.Priority(p) == a.Priority {
+			m.obs[i].Observe(a.QueuedMS / 1000)
+		}
+	}
 }
 
 // priorityQueued reports sluice_ratelimit_priority_queued when scraped.
