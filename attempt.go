@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // maxErrorBody bounds how much of an error response is held in memory to
@@ -150,6 +149,14 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if c.t.Tracer != nil {
 		r = c.startTrace(a, r)
 	}
+	if c.signer != nil {
+		if c.keySet == nil {
+			r.Header = r.Header.Clone() // the signature is this attempt's
+		}
+		if err := c.signer.Sign(r, c.body); err != nil {
+			return nil, c.unsigned(a, err), a.err
+		}
+	}
 	if c.body != nil {
 		// A NopCloser over a bytes.Reader, which net/http knows to be in
 		// memory: it writes the headers and the body in one go.
@@ -171,16 +178,16 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		return c.judgeError(a, resp)
 	}
 	c.learn(resp.StatusCode, resp.Header, verdict{}, nil) // its rate-limit headers, at once
-	stream := isEventStream(resp.Header)
+	peeker := c.d.Stream(resp.Header)
+	stream := peeker != nil
 	a.rec.Stream = stream
 	b := &a.out
 	b.a, b.rc, b.stream = a, resp.Body, stream
-	b.gemini = stream && isGeminiStream(c.treq.URL.Path)
 	if c.t.Meter != nil {
 		b.count, b.meterEnd = c.t.Meter.Count(c.model, stream, len(c.body))
 	}
 	if stream {
-		head, errEvent, err := a.peek(resp.Body)
+		head, errEvent, status, err := a.peek(resp.Body, peeker)
 		b.head, b.n = head, int64(len(head))
 		if err != nil {
 			resp.Body.Close()
@@ -192,8 +199,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			// Limiter and the Keys, as the status it stands for, so that
 			// a rate limit or a quota sent this way pauses the model or
 			// the key as a 429 answer would.
-			status := errorEventStatus(errEvent)
-			v := c.policy.Retry.judgeStatus(status, resp.Header, errEvent)
+			v := c.policy.Retry.judgeStatus(c.d, status, resp.Header, errEvent)
 			c.learn(status, resp.Header, v, errEvent)
 			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
 			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
@@ -210,7 +216,8 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			}
 			b.errStat, b.errV = status, v
 		}
-		b.events = &sse.Parser{}
+		b.events = c.d.Stream(resp.Header)
+		b.strict = c.d.Traits().StrictEnd
 	} else {
 		a.disarm()
 		if c.t.BufferBody {
@@ -257,6 +264,16 @@ func (c *call) failed(a *attempt, err error) verdict {
 	return v
 }
 
+// unsigned fails an attempt whose request could not be signed: nothing
+// was sent, and the call is not retried.
+func (c *call) unsigned(a *attempt, err error) verdict {
+	a.disarm()
+	v := verdict{breaker: breaker.Ignored, class: "credentials"}
+	a.err = &CredentialsError{Provider: c.provider, Err: err}
+	c.settle(a, v, 0)
+	return v
+}
+
 // judgeError reads a ≥400 response's body and judges it. The response,
 // with its body in memory, is what the caller gets if no retry follows.
 func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verdict, error) {
@@ -266,7 +283,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		v := c.failed(a, err)
 		return nil, v, a.err
 	}
-	v := c.policy.Retry.judgeStatus(resp.StatusCode, resp.Header, buf)
+	v := c.policy.Retry.judgeStatus(c.d, resp.StatusCode, resp.Header, buf)
 	c.learn(resp.StatusCode, resp.Header, v, buf)
 	a.errBody = buf
 	resp.Body = io.NopCloser(bytes.NewReader(buf))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/internal/sse"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // body is the response body handed to the caller. It replays the bytes
@@ -39,10 +39,10 @@ type body struct {
 	kept     []byte
 	keptOver bool // longer than maxKeptAnswer: not kept
 
-	events   *sse.Parser // a stream's events as handed to the caller
-	terminal atomic.Bool // the stream's terminal event was handed to the caller
-	gemini   bool        // a Gemini stream: whole only after a chunk with a finishReason
-	midErr   *verdict    // a provider error event after the first, judged; nil if none
+	events   dialect.Stream // a stream's events as handed to the caller
+	terminal atomic.Bool    // the stream's terminal event was handed to the caller
+	midErr   *verdict       // a provider error event after the first, judged; nil if none
+	strict   bool           // a cut stream is an error to the caller (dialect.Traits.StrictEnd)
 }
 
 // watch notes a stream's terminal event in p, bytes handed to the caller.
@@ -50,13 +50,13 @@ func (b *body) watch(p []byte) {
 	if b.events == nil || len(p) == 0 || b.terminal.Load() {
 		return
 	}
-	b.events.Feed(p, func(ev sse.Event) bool {
-		if isTerminalEvent(ev) || b.gemini && isGeminiEnd(ev) {
+	b.events.Feed(p, func(ev dialect.Event) bool {
+		if ev.End {
 			b.terminal.Store(true)
 			return false
 		}
-		if b.midErr == nil && b.errStat == 0 && b.events.Events() > 1 && isErrorEvent(ev) {
-			b.midErr = b.judgeErrorEvent(ev.Data)
+		if b.midErr == nil && b.errStat == 0 && b.events.Events() > 1 && ev.Status != 0 {
+			b.midErr = b.judgeErrorEvent(ev.Status, ev.Data)
 		}
 		return true
 	})
@@ -67,8 +67,8 @@ func (b *body) watch(p []byte) {
 // stands for (an overloaded error as 529, a server error as 500), so that
 // the attempt is a failure and the breaker counts it as it would that
 // status.
-func (b *body) judgeErrorEvent(data []byte) *verdict {
-	v := b.a.call.policy.Retry.judgeStatus(errorEventStatus(data), nil, data)
+func (b *body) judgeErrorEvent(status int, data []byte) *verdict {
+	v := b.a.call.policy.Retry.judgeStatus(b.a.call.d, status, nil, data)
 	if v.class != classQuota {
 		v.class = "stream_error"
 	}
@@ -114,11 +114,12 @@ func (b *body) Read(p []byte) (int, error) {
 		b.keep(p[:n])
 	}
 	switch {
-	case err == io.EOF && b.gemini && !b.terminal.Load() && b.midErr == nil && b.errStat == 0:
-		// Gemini sends no terminal event: a stream that ends before a
-		// chunk with a finishReason was cut, and must not look whole
-		// (one that ends on the provider's error event ended on it: the
-		// caller has the error already).
+	case err == io.EOF && b.strict && !b.terminal.Load() && b.midErr == nil && b.errStat == 0:
+		// A stream of a dialect whose clients take the end of the bytes
+		// for a whole answer (Gemini's, which has no terminal event; an
+		// AWS SDK's) that ends before its terminal event was cut, and
+		// must not look whole (one that ends on the provider's error
+		// event ended on it: the caller has the error already).
 		err = &cutError{bytes: b.sent, err: io.ErrUnexpectedEOF}
 		b.end(err)
 	case err == io.EOF:

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/request"
 )
@@ -31,10 +31,13 @@ type call struct {
 	header  http.Header                   // req's header, with the request id
 	getBody func() (io.ReadCloser, error) // rewind, for every attempt's request
 
+	d dialect.Dialect // the API the call speaks
+
 	// The current target.
-	target   int // 0: the primary; i: Fallbacks[i-1]
-	tries    int // attempts on the current target
-	sent     int // upstream attempts made, across targets
+	signer   dialect.Signer // signs each attempt's request; nil when none
+	target   int            // 0: the primary; i: Fallbacks[i-1]
+	tries    int            // attempts on the current target
+	sent     int            // upstream attempts made, across targets
 	treq     *http.Request
 	body     []byte
 	model    string
@@ -90,8 +93,13 @@ type call struct {
 
 func (t *Transport) newCall(req *http.Request, b Body) *call {
 	c := &call{t: t, policy: &t.policy, req: req, in: b, remaining: -1}
-	if m := pathModel(req.URL.Path); m != "" {
-		c.in.Model = m // the path's model is the one served (pathmodel.go)
+	c.d = t.Dialect
+	if c.d == nil {
+		c.d = dialect.ForPath(req.URL.Path)
+	}
+	pr := c.d.Request(req.URL.Path, nil) // what the path says
+	if pr.Model != "" {
+		c.in.Model = pr.Model // the path's model is the one served
 	}
 	c.header = req.Header
 	c.id = requestID(req.Header)
@@ -118,7 +126,7 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 		if t.RetrySafe != nil {
 			c.idempotent = t.RetrySafe(req)
 		} else {
-			c.idempotent = isLLMPath(req.URL.Path)
+			c.idempotent = pr.ModelCall
 		}
 	}
 	c.startClock(req.Context())
@@ -134,18 +142,6 @@ func isIdempotent(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return true
-	}
-	return false
-}
-
-func isLLMPath(p string) bool {
-	if isGeminiPath(p) {
-		return true
-	}
-	for _, s := range [...]string{"/chat/completions", "/completions", "/messages", "/responses", "/embeddings"} {
-		if strings.HasSuffix(p, s) {
-			return true
-		}
 	}
 	return false
 }
@@ -205,6 +201,7 @@ func (c *call) aim(i int) {
 		c.provider = c.req.URL.Host
 	}
 	c.treq = c.req
+	c.signer = t.Signer
 	budget := t.budget
 	if i > 0 {
 		tg := t.Fallbacks[i-1]
@@ -222,12 +219,18 @@ func (c *call) aim(i int) {
 		if tg.Provider != "" {
 			c.provider = tg.Provider
 		}
-		switch {
-		case tg.Model == "":
-		case withPathModel(&r, tg.Model): // the path names the model: the body goes as it came
-			c.model = tg.Model
-		default:
-			if b, ok := request.WithModel(c.in.Bytes, tg.Model); ok {
+		if tg.Signer != nil {
+			c.signer = tg.Signer
+		}
+		if tg.Model != "" {
+			// The model goes where the dialect names it: the path (the
+			// body then goes as it came) or the body.
+			if p, b, ok := c.d.Retarget(r.URL.Path, c.in.Bytes, tg.Model); ok {
+				if p != r.URL.Path {
+					u := *r.URL
+					u.Path, u.RawPath = p, ""
+					r.URL = &u
+				}
 				c.body, c.model = b, tg.Model
 			}
 		}

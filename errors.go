@@ -91,3 +91,18 @@ func (e *cutError) Error() string {
 
 func (e *cutError) Is(target error) bool { return target == ErrStreamCut }
 func (e *cutError) Unwrap() error        { return e.err }
+
+// CredentialsError is the error of a call whose request could not be
+// signed with the provider's credentials (Transport.Signer): none could
+// be had, or the token endpoint failed. Nothing was sent; it is not
+// retried.
+type CredentialsError struct {
+	Provider string
+	Err      error
+}
+
+func (e *CredentialsError) Error() string {
+	return "sluice: " + e.Provider + ": no credentials to sign the request with: " + e.Err.Error()
+}
+
+func (e *CredentialsError) Unwrap() error { return e.Err }

@@ -122,7 +122,7 @@ func (c *call) learn(status int, h http.Header, v verdict, body []byte) {
 	}
 	var wait time.Duration
 	if status == http.StatusTooManyRequests { // only a 429's pauses
-		if hint, ok := retryHint(h, body, time.Now()); ok {
+		if hint, ok := retryHint(c.d, status, h, body, time.Now()); ok {
 			wait = hint
 		}
 	}

@@ -2,9 +2,11 @@ package sluice
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // TestQuotaOrRate is the rule that splits 429s: a rate limit is retried
@@ -34,10 +36,14 @@ func TestQuotaOrRate(t *testing.T) {
 	r := Interactive().Retry
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := r.isQuota([]byte(tc.body)); got != tc.quota {
-				t.Fatalf("isQuota = %v, want %v", got, tc.quota)
+			d := dialect.OpenAI
+			switch {
+			case strings.HasPrefix(tc.name, "azure"):
+				d = dialect.Azure
+			case strings.HasPrefix(tc.name, "anthropic"):
+				d = dialect.Anthropic
 			}
-			v := r.judgeStatus(http.StatusTooManyRequests, http.Header{}, []byte(tc.body))
+			v := r.judgeStatus(d, http.StatusTooManyRequests, http.Header{}, []byte(tc.body))
 			if v.retryable == tc.quota {
 				t.Errorf("retryable = %v for quota = %v", v.retryable, tc.quota)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // verdict is what one attempt's end means for the call and the breaker.
@@ -26,13 +27,13 @@ type verdict struct {
 const classQuota = "quota_exhausted"
 
 // judgeStatus judges a response by its status and, for a 429, its body.
-func (r *Retry) judgeStatus(status int, h http.Header, body []byte) verdict {
+func (r *Retry) judgeStatus(d dialect.Dialect, status int, h http.Header, body []byte) verdict {
 	v := verdict{breaker: breaker.Success}
 	if status < 400 {
 		return v
 	}
 	v.class = "status_" + statusText(status)
-	if status == http.StatusTooManyRequests && (r.isQuota(body) || isDailyQuota(body)) {
+	if status == http.StatusTooManyRequests && (containsAny(body, r.QuotaMarkers) || d.Judge(status, h, body).Quota) {
 		v.class = classQuota
 		v.breaker = breaker.Ignored
 		return v
@@ -63,35 +64,6 @@ func statusText(s int) string {
 	b[0], b[1], b[2] = byte('0'+s/100), byte('0'+s/10%10), byte('0'+s%10)
 	return string(b[:])
 }
-
-// isQuota reports whether a 429 body says the account's quota or credit
-// is used up, so that waiting will not help: a QuotaMarkers string is in
-// it, or one of Azure's quota wordings (quotaWordings, in any case). A
-// rate limit's 429 is not: OpenAI's rate_limit_exceeded, Anthropic's
-// rate_limit_error, Azure's "Requests to the … have exceeded token rate
-// limit of your current … tier. Please retry after N seconds" (whose link
-// to aka.ms/oai/quotaincrease names no used-up quota).
-func (r *Retry) isQuota(body []byte) bool {
-	if containsAny(body, r.QuotaMarkers) {
-		return true
-	}
-	if !bytes.Contains(body, []byte("uota")) { // Quota, quota: the cheap test first
-		return false
-	}
-	lower := bytes.ToLower(body)
-	for _, w := range quotaWordings {
-		if bytes.Contains(lower, []byte(w)) {
-			return true
-		}
-	}
-	return false
-}
-
-// quotaWordings are Azure OpenAI's ways of saying, in a 429, that a quota
-// is used up ("Out of call volume quota", "… exceeded call volume quota",
-// "Quota exceeded"), in lower case. They apply whatever quota_markers
-// the config lists.
-var quotaWordings = []string{"call volume quota", "quota exceeded"}
 
 func containsAny(body []byte, markers []string) bool {
 	for _, m := range markers {
@@ -216,7 +188,7 @@ func (c *call) decide(v verdict, resp *http.Response, errBody []byte, err error)
 	}
 	wait := p.backoff(n - 1)
 	if resp != nil {
-		if hint, ok := retryHint(resp.Header, errBody, time.Now()); ok && hint > 0 {
+		if hint, ok := retryHint(c.d, resp.StatusCode, resp.Header, errBody, time.Now()); ok && hint > 0 {
 			if hint > p.MaxRetryAfter {
 				return 0, false
 			}

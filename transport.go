@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/request"
 )
@@ -132,6 +133,16 @@ type Transport struct {
 	// every Transport that calls it. If nil, a budget private to this
 	// Transport.
 	RetryBudget *RetryBudget
+	// Dialect is the API the calls speak (dialect.OpenAI, …): where a
+	// request names its model and its stream, how the provider's errors
+	// and streams look. If nil, each call's URL path chooses
+	// (dialect.ForPath).
+	Dialect dialect.Dialect
+	// Signer, if set, signs each attempt's request with the provider's
+	// own credentials just before it is sent (Bedrock's SigV4, Vertex
+	// AI's bearer token). A signing error fails the call before anything
+	// is sent, with a *CredentialsError, never retried.
+	Signer dialect.Signer
 
 	once     sync.Once
 	policy   Policy
@@ -150,11 +161,11 @@ type Target struct {
 	// If empty, the Transport's Provider.
 	Provider string
 
-	// Model replaces the model the request's URL path names, where it
-	// names one as Gemini's (/v1beta/models/{model}:generateContent) and
-	// Azure OpenAI's (/openai/deployments/{deployment}/…) do, the body
-	// sent as it came; else the top-level "model" of its JSON body. If
-	// empty, the model is kept.
+	// Model replaces the model the request names, where the Dialect
+	// names it: in the URL path for some (Gemini's
+	// /v1beta/models/{model}:generateContent, Azure OpenAI's
+	// /openai/deployments/{deployment}/…), the body sent as it came; else
+	// the top-level "model" of its JSON body. If empty, the model is kept.
 	Model string
 
 	// Rewrite, if set, adapts the request to the target: its URL, its
@@ -166,6 +177,10 @@ type Target struct {
 	// a call that falls back to it moves its count there. If nil, the
 	// Transport's budget.
 	RetryBudget *RetryBudget
+
+	// Signer, if set, signs the requests to the target instead of the
+	// Transport's Signer.
+	Signer dialect.Signer
 }
 
 // NewClient returns an *http.Client whose Transport applies p.

@@ -154,6 +154,17 @@ type Provider struct {
 	// a slot like under any limit (at most its policy's max_queue), then
 	// gets 429 rate_limited. Default DefaultMaxConcurrent.
 	MaxConcurrent int
+
+	// Region is the provider's region, for the dialects that sign their
+	// requests: Bedrock's (us-east-1), Vertex AI's location. If empty,
+	// the credential chain's own (AWS_REGION).
+	Region string
+
+	// CredentialsFile is a file of the gateway's own credentials for a
+	// dialect that signs: a Google service-account JSON file for Vertex
+	// AI. If empty, the standard chain (Application Default Credentials,
+	// the AWS chain).
+	CredentialsFile string
 }
 
 // PoolKey is one key of a provider's pool.

@@ -108,11 +108,13 @@ func (d *decoder) providers(c *Config) field {
 				pr = Provider{MaxConcurrent: DefaultMaxConcurrent}
 			}
 			err := d.fields(n, p, map[string]field{
-				"kind":           str(&pr.Kind),
-				"base_url":       str(&pr.BaseURL),
-				"api_key_env":    str(&pr.APIKeyEnv),
-				"api_keys_env":   d.poolKeys(&pr.APIKeys),
-				"max_concurrent": integer(&pr.MaxConcurrent),
+				"kind":             str(&pr.Kind),
+				"base_url":         str(&pr.BaseURL),
+				"api_key_env":      str(&pr.APIKeyEnv),
+				"api_keys_env":     d.poolKeys(&pr.APIKeys),
+				"max_concurrent":   integer(&pr.MaxConcurrent),
+				"region":           str(&pr.Region),
+				"credentials_file": str(&pr.CredentialsFile),
 			})
 			if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 				pr.BaseURL = t

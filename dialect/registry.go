@@ -1,0 +1,63 @@
+package dialect
+
+import "strings"
+
+// all are the dialects, in the order Kinds lists them.
+var all = []Dialect{OpenAI, Azure, Anthropic, Gemini}
+
+// Lookup returns the dialect a config's kind names, and whether there is
+// one.
+func Lookup(kind string) (Dialect, bool) {
+	for _, d := range all {
+		if d.Kind() == kind {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Kinds returns the names of the dialects, as a config writes them.
+func Kinds() []string {
+	out := make([]string, len(all))
+	for i, d := range all {
+		out[i] = d.Kind()
+	}
+	return out
+}
+
+// KeyHeaders returns the header every dialect reads a key from: the
+// headers a gateway scrubs from a client's request before it injects its
+// own key.
+func KeyHeaders() []string {
+	out := []string{"Authorization"}
+	for _, d := range all {
+		if h := d.Traits().KeyHeader; h != "" && !containsFold(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ForPath returns the dialect a URL path speaks, for a caller that names
+// none (a library Transport without a Dialect): the first whose Request
+// finds the path its own, else OpenAI.
+func ForPath(p string) Dialect {
+	for _, d := range all {
+		if o, ok := d.(owner); ok && o.owns(p) {
+			return d
+		}
+	}
+	return OpenAI
+}
+
+// owner is a dialect whose paths are its alone.
+type owner interface{ owns(path string) bool }
