@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 )
 
@@ -30,9 +31,9 @@ func (e *InProgressError) Error() string {
 // defaultAnswerTTL is Transport.AnswerTTL's default.
 const defaultAnswerTTL = 24 * time.Hour
 
-// credentialHeaders are the headers a caller's credential travels in,
-// which name the caller of an Idempotency-Key.
-var credentialHeaders = [...]string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+// credentialHeaders are the headers a caller's credential travels in, in
+// every dialect, which name the caller of an Idempotency-Key.
+var credentialHeaders = dialect.KeyHeaders()
 
 // callerOf names the caller of req by its credential, never kept itself
 // (idempotency.CredentialCaller); "" for none.
