@@ -1,0 +1,251 @@
+package dialect
+
+// The one-pass JSON validator that reads a whole answer's usage: the
+// answer is validated and its top-level members shown as it is read, so
+// that a body that is not JSON yields no usage, at no allocation.
+
+// maxDepth is how deep encoding/json lets objects and arrays nest: one
+// level more and json.Valid reports the text invalid.
+const maxDepth = 10000
+
+// strPlain marks the bytes a JSON string holds as they are: any byte but a
+// quote, a backslash or a control character. Bytes from 0x80 are plain,
+// valid UTF-8 or not, as encoding/json's scanner takes them.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// validJSON reports whether data is one JSON value, white space around it
+// allowed, exactly as json.Valid does (nesting up to maxDepth levels), in
+// one pass that allocates nothing for up to 256 levels.
+func validJSON(data []byte) bool { return walkValid(data, nil) }
+
+// walkValid is validJSON that also shows member, if not nil, each member
+// of data when data is an object, as request.Walk does (the key without its
+// quotes, the value without the white space around it), as the pass reads
+// them: a member shown before the pass fails is of a text that is not
+// valid, for the caller to drop.
+func walkValid(data []byte, member func(key, value []byte)) bool {
+	keyAt, keyEnd, valAt := 0, 0, 0 // the current top-level member's
+	var small [4]uint64
+	objects := small[:] // a bit per open level: set for an object
+	depth := 0
+	i := skipSpace(data, 0)
+value: // a value starts at i
+	for {
+		if i >= len(data) {
+			return false
+		}
+		switch c := data[i]; {
+		case c == '{' || c == '[':
+			if depth == maxDepth {
+				return false
+			}
+			if depth/64 == len(objects) {
+				objects = append(objects, 0)
+			}
+			bit := uint64(1) << (depth % 64)
+			depth++
+			i = skipSpace(data, i+1)
+			if c == '[' {
+				objects[(depth-1)/64] &^= bit
+				if i < len(data) && data[i] == ']' {
+					i++
+					depth--
+					break
+				}
+				continue value
+			}
+			objects[(depth-1)/64] |= bit
+			if i < len(data) && data[i] == '}' {
+				i++
+				depth--
+				break
+			}
+			at := i
+			end := 0
+			if end, i = readKey(data, i); i < 0 {
+				return false
+			}
+			if depth == 1 {
+				keyAt, keyEnd, valAt = at, end, i
+			}
+			continue value
+		case c == '"':
+			if i = skipString(data, i); i < 0 {
+				return false
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			if i = skipNumber(data, i); i < 0 {
+				return false
+			}
+		case c == 't':
+			if i = skipWord(data, i, "true"); i < 0 {
+				return false
+			}
+		case c == 'f':
+			if i = skipWord(data, i, "false"); i < 0 {
+				return false
+			}
+		case c == 'n':
+			if i = skipWord(data, i, "null"); i < 0 {
+				return false
+			}
+		default:
+			return false
+		}
+		// A value ended at i: what may follow it in its container.
+		for {
+			if depth == 1 && member != nil && objects[0]&1 != 0 {
+				member(data[keyAt+1:keyEnd-1], data[valAt:i])
+			}
+			i = skipSpace(data, i)
+			if depth == 0 {
+				return i == len(data)
+			}
+			if i >= len(data) {
+				return false
+			}
+			inObject := objects[(depth-1)/64]&(1<<((depth-1)%64)) != 0
+			switch c := data[i]; {
+			case c == ',':
+				i = skipSpace(data, i+1)
+				if inObject {
+					at := i
+					end := 0
+					if end, i = readKey(data, i); i < 0 {
+						return false
+					}
+					if depth == 1 {
+						keyAt, keyEnd, valAt = at, end, i
+					}
+				}
+				continue value
+			case c == '}' && inObject, c == ']' && !inObject:
+				i++
+				depth--
+			default:
+				return false
+			}
+		}
+	}
+}
+
+// readKey reads an object member's key and colon at i, and returns where
+// the key ends (after its closing quote) and where its value may start
+// (after white space), or -1.
+func readKey(data []byte, i int) (keyEnd, value int) {
+	if i >= len(data) || data[i] != '"' {
+		return 0, -1
+	}
+	keyEnd = skipString(data, i)
+	if i = skipSpace(data, keyEnd); i < 0 || i >= len(data) || data[i] != ':' {
+		return 0, -1
+	}
+	return keyEnd, skipSpace(data, i+1)
+}
+
+// skipSpace returns the index of the first byte from i that is not JSON
+// white space; a negative i is returned as it is.
+func skipSpace(data []byte, i int) int {
+	for i >= 0 && i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at i (its opening
+// quote), or -1 if it is not a valid JSON string.
+func skipString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		c := data[i]
+		if strPlain[c] {
+			continue
+		}
+		switch c {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+			if i >= len(data) {
+				return -1
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(data) || !isHex(data[i+1]) || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) {
+					return -1
+				}
+				i += 4
+			default:
+				return -1
+			}
+		default: // a control character
+			return -1
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// skipNumber returns the index after the number starting at i, or -1 if it
+// is not a valid JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func skipNumber(data []byte, i int) int {
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(data):
+		return -1
+	case data[i] == '0':
+		i++
+	case data[i] >= '1' && data[i] <= '9':
+		i = skipDigits(data, i+1)
+	default:
+		return -1
+	}
+	if i < len(data) && data[i] == '.' {
+		if i = skipDigits(data, i+1); data[i-1] == '.' {
+			return -1
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := skipDigits(data, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func skipDigits(data []byte, i int) int {
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// skipWord returns the index after the literal word at i, or -1 if data
+// does not hold it there.
+func skipWord(data []byte, i int, word string) int {
+	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+		return -1
+	}
+	return i + len(word)
+}
