@@ -184,7 +184,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	b := &a.out
 	b.a, b.rc, b.stream = a, resp.Body, stream
 	if c.t.Meter != nil {
-		b.count, b.meterEnd = c.t.Meter.Count(c.model, stream, len(c.body))
+		b.count, b.meterEnd = c.t.Meter.Count(c.d, c.model, stream, len(c.body))
 	}
 	if stream {
 		head, errEvent, status, err := a.peek(resp.Body, peeker)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -129,7 +130,7 @@ func (refusingMeter) Reserve(*http.Request, string, []string, int, int64, time.D
 	return 0, nil, errors.New("over budget")
 }
 
-func (refusingMeter) Count(string, bool, int) (func([]byte), func() (float64, int64)) {
+func (refusingMeter) Count(dialect.Dialect, string, bool, int) (func([]byte), func() (float64, int64)) {
 	return nil, nil
 }
 
@@ -390,7 +391,7 @@ func (m *holdMeter) Reserve(*http.Request, string, []string, int, int64, time.Du
 	}, nil
 }
 
-func (m *holdMeter) Count(string, bool, int) (func([]byte), func() (float64, int64)) {
+func (m *holdMeter) Count(dialect.Dialect, string, bool, int) (func([]byte), func() (float64, int64)) {
 	return nil, nil
 }
 

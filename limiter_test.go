@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -291,7 +292,7 @@ func (m *stubMeter) Reserve(*http.Request, string, []string, int, int64, time.Du
 	return -1, nil, nil
 }
 
-func (m *stubMeter) Count(string, bool, int) (func([]byte), func() (float64, int64)) {
+func (m *stubMeter) Count(dialect.Dialect, string, bool, int) (func([]byte), func() (float64, int64)) {
 	return nil, nil
 }
 

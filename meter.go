@@ -4,11 +4,14 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // Meter caps and prices the calls of a Transport. Package spend provides
 // one, spend.Meter; the engine knows it only through these two methods, in
-// standard types, so that neither depends on the other.
+// standard types and the dialect of the call, so that neither depends on
+// the other.
 type Meter interface {
 	// Reserve is called once before a call's first attempt, with the
 	// request, the provider, the models the call may reach (the request's
@@ -26,12 +29,14 @@ type Meter interface {
 	Reserve(req *http.Request, provider string, models []string, bodyBytes int, maxTokens int64, ttl time.Duration) (remaining float64, settle func(costUSD float64), err error)
 
 	// Count is called for each attempt whose answer is handed to the
-	// caller. The Transport writes count every byte of the answer the
-	// caller reads, in order, and calls end once at the answer's end for
-	// what the attempt cost in USD, which the attempt's log line carries
-	// and settle is told, and the tokens it used (0 if unknown), which the
-	// Limiter's done is told. Both nil: the attempt is not metered.
-	Count(model string, stream bool, bodyBytes int) (count func(p []byte), end func() (costUSD float64, tokens int64))
+	// caller, with the dialect the call speaks, in which the answer reports
+	// its usage (d.Usage, d.StreamUsage). The Transport writes count every
+	// byte of the answer the caller reads, in order, and calls end once at
+	// the answer's end for what the attempt cost in USD, which the
+	// attempt's log line carries and settle is told, and the tokens it used
+	// (0 if unknown), which the Limiter's done is told. Both nil: the
+	// attempt is not metered.
+	Count(d dialect.Dialect, model string, stream bool, bodyBytes int) (count func(p []byte), end func() (costUSD float64, tokens int64))
 }
 
 // reserve asks the Meter to hold the call's worst case.

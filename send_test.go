@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // okBase answers every request 200 with a small JSON body, after reading
@@ -82,7 +84,7 @@ func (m *recordingMeter) Reserve(_ *http.Request, _ string, models []string, bod
 	return -1, nil, nil
 }
 
-func (m *recordingMeter) Count(string, bool, int) (func([]byte), func() (float64, int64)) {
+func (m *recordingMeter) Count(dialect.Dialect, string, bool, int) (func([]byte), func() (float64, int64)) {
 	return nil, nil
 }
 

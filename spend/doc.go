@@ -7,8 +7,9 @@
 // reserves the call's worst case under every Budget that applies, or
 // refuses the call with a *BudgetError (errors.Is ErrExhausted); each
 // answered attempt's bytes pass through its Count, which reads the usage
-// the provider reported (UsageFromJSON, UsageMeter); when the call ends, the
-// reservation settles itself to the attempts' cost.
+// the provider reported as the call's dialect says (dialect.Dialect's
+// Usage and StreamUsage) and prices it (Price.Cost); when the call ends,
+// the reservation settles itself to the attempts' cost.
 //
 // The Ledger keeps what was spent and what is held, per key (Budget.Key
 // writes the one key format). NewFileLedger keeps it in a state directory

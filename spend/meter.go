@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -185,28 +186,40 @@ func (r *reservation) settle(costUSD float64) {
 // Count returns how one answered attempt of model is metered: count is
 // written every byte of the answer handed to the caller, in order, and end,
 // called once at the answer's end, says what the attempt cost at model's
-// price and how many tokens it used, from the usage the answer reported
-// or else an estimate (the input from bodyBytes, the request's size; the
-// output at one token per stream event, or the answer's bytes / 4). A
-// model with no price costs 0, and its tokens are still read: a rate limit
-// settles on them (see Usage.Tokens). Count is the sluice.Meter method a
-// Transport calls.
-func (m *Meter) Count(model string, stream bool, bodyBytes int) (count func(p []byte), end func() (costUSD float64, tokens int64)) {
+// price and how many tokens it used, from the usage the answer reported in
+// its dialect d (nil reads it as OpenAI's) or else an estimate (the input
+// from bodyBytes, the request's size; the output at one token per stream
+// event, or the answer's bytes / 4). A model with no price costs 0, and its
+// tokens are still read: a rate limit settles on them (see Usage.Tokens).
+// Count is the sluice.Meter method a Transport calls.
+func (m *Meter) Count(d dialect.Dialect, model string, stream bool, bodyBytes int) (count func(p []byte), end func() (costUSD float64, tokens int64)) {
 	var p Price
 	if m.Prices != nil {
 		p, _ = m.Prices(model)
 	}
-	if stream {
-		t := &streamTap{price: p, bodyBytes: bodyBytes}
-		return t.write, t.end
+	if d == nil {
+		d = dialect.OpenAI
 	}
-	t := &tap{price: p, bodyBytes: bodyBytes}
+	if stream {
+		r := d.StreamUsage()
+		count = func(b []byte) { r.Write(b) }
+		end = func() (float64, int64) { // the usage seen, or one output token per event
+			u, seen := r.Usage()
+			if !seen {
+				u = Usage{Input: int64(bodyBytes+3) / 4, Output: int64(r.Events())}
+			}
+			return p.Cost(u), u.Tokens()
+		}
+		return count, end
+	}
+	t := &tap{d: d, price: p, bodyBytes: bodyBytes}
 	return t.write, t.end
 }
 
 // tap reads the usage of a JSON answer from the bytes handed to the
 // caller, whole at its end.
 type tap struct {
+	d         dialect.Dialect
 	price     Price
 	bodyBytes int
 	json      []byte // the answer, up to maxUsageBody; apart from the tap, as memory the collector need not scan
@@ -225,29 +238,9 @@ func (t *tap) write(p []byte) {
 // end prices the usage seen, or an estimate of it when the answer
 // reported none, and counts its tokens.
 func (t *tap) end() (float64, int64) {
-	u, seen := UsageFromJSON(t.json)
+	u, seen := t.d.Usage(t.json)
 	if !seen {
 		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: (t.n + 3) / 4}
-	}
-	return t.price.Cost(u), u.Tokens()
-}
-
-// streamTap reads the usage of a streamed answer from its events as they
-// pass.
-type streamTap struct {
-	price     Price
-	bodyBytes int
-	meter     UsageMeter
-}
-
-func (t *streamTap) write(p []byte) { t.meter.Write(p) }
-
-// end prices the usage seen, or an estimate of it when the stream
-// reported none (one output token per event), and counts its tokens.
-func (t *streamTap) end() (float64, int64) {
-	u, seen := t.meter.Usage()
-	if !seen {
-		u = Usage{Input: int64(t.bodyBytes+3) / 4, Output: int64(t.meter.Events())}
 	}
 	return t.price.Cost(u), u.Tokens()
 }

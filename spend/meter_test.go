@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkMeterCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		count, end := m.Count("gpt-4o-mini", false, 120)
+		count, end := m.Count(dialect.OpenAI, "gpt-4o-mini", false, 120)
 		count(answer)
 		cost, _ := end()
 		settle(cost)
@@ -94,7 +95,7 @@ func TestMeterCallAllocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		count, end := m.Count("gpt-4o-mini", false, 120)
+		count, end := m.Count(dialect.OpenAI, "gpt-4o-mini", false, 120)
 		count(answer)
 		c, _ := end()
 		total += c
@@ -107,7 +108,66 @@ func TestMeterCallAllocations(t *testing.T) {
 	if math.Abs(total-201*want) > 1e-12 { // AllocsPerRun calls once more to warm up
 		t.Errorf("the calls cost $%v in all, want $%v: the usage was not read", total, 201*want)
 	}
-	if u := testing.AllocsPerRun(100, func() { UsageFromJSON(answer) }); u != 0 {
-		t.Errorf("UsageFromJSON allocates %v times", u)
+	if u := testing.AllocsPerRun(100, func() { dialect.OpenAI.Usage(answer) }); u != 0 {
+		t.Errorf("reading the usage allocates %v times", u)
+	}
+}
+
+// TestMeterCountReadsTheDialect: an attempt's usage is read as its
+// dialect writes it, whole or streamed; an answer whose usage its dialect
+// does not read is priced from the estimate (the request's bytes / 4 in,
+// the answer's bytes / 4 or its events out).
+func TestMeterCountReadsTheDialect(t *testing.T) {
+	p := Price{Input: 1, Output: 10, CacheRead: 0.5, CacheWrite: 2}
+	m := &Meter{Prices: func(string) (Price, bool) { return p, true }}
+	gemini := `{"candidates":[],"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":30,"cachedContentTokenCount":40}}`
+	anthropic := "event: message_start\n" +
+		`data: {"type":"message_start","message":{"usage":{"input_tokens":20,"cache_creation_input_tokens":8,"output_tokens":1}}}` + "\n\n" +
+		"event: message_delta\n" + `data: {"type":"message_delta","usage":{"output_tokens":50}}` + "\n\n"
+	geminiStream := "data: " + gemini + "\n\n"
+	tests := []struct {
+		name   string
+		d      dialect.Dialect
+		stream bool
+		answer string
+		want   Usage
+	}{
+		{"gemini answer", dialect.Gemini, false, gemini, Usage{Input: 100, Output: 30, CacheRead: 40, CacheReadInInput: true}},
+		{"gemini answer read as openai", dialect.OpenAI, false, gemini, Usage{Input: 100, Output: int64(len(gemini)+3) / 4}},
+		{"openai answer", dialect.OpenAI, false, chatAnswer, Usage{Input: 12, Output: 5}},
+		{"openai answer, no dialect", nil, false, chatAnswer, Usage{Input: 12, Output: 5}},
+		{"azure answer", dialect.Azure, false, chatAnswer, Usage{Input: 12, Output: 5}},
+		{"openai answer read as gemini", dialect.Gemini, false, chatAnswer, Usage{Input: 100, Output: int64(len(chatAnswer)+3) / 4}},
+		{"anthropic stream", dialect.Anthropic, true, anthropic, Usage{Input: 20, Output: 50, CacheWrite: 8}},
+		{"anthropic stream, no dialect", nil, true, anthropic, Usage{Input: 20, Output: 50, CacheWrite: 8}},
+		{"anthropic stream read as gemini", dialect.Gemini, true, anthropic, Usage{Input: 100, Output: 2}},
+		{"gemini stream", dialect.Gemini, true, geminiStream, Usage{Input: 100, Output: 30, CacheRead: 40, CacheReadInInput: true}},
+		{"gemini stream read as openai", dialect.OpenAI, true, geminiStream, Usage{Input: 100, Output: 1}},
+	}
+	for _, tt := range tests {
+		count, end := m.Count(tt.d, "m", tt.stream, 400)
+		for i := 0; i < len(tt.answer); i += 9 { // in pieces, as they pass
+			count([]byte(tt.answer[i:min(i+9, len(tt.answer))]))
+		}
+		cost, tokens := end()
+		if want := p.Cost(tt.want); math.Abs(cost-want) > 1e-12 || tokens != tt.want.Tokens() {
+			t.Errorf("%s: cost $%v, %d tokens; want $%v, %d tokens", tt.name, cost, tokens, want, tt.want.Tokens())
+		}
+	}
+}
+
+// TestMeterCountAllocations: metering a streamed attempt allocates its
+// usage reader, the two funcs and the reader's buffer for an event, and
+// nothing more.
+func TestMeterCountAllocations(t *testing.T) {
+	m := &Meter{Prices: func(string) (Price, bool) { return Price{Input: 1, Output: 1}, true }}
+	chunk := []byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"usage\":null}\n\n")
+	n := testing.AllocsPerRun(100, func() {
+		count, end := m.Count(dialect.OpenAI, "m", true, 100)
+		count(chunk)
+		end()
+	})
+	if n > 4 {
+		t.Errorf("%v allocations a streamed attempt, want at most 4", n)
 	}
 }

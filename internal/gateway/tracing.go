@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/request"
 	"github.com/sluice-llm/sluice/internal/tracing"
-	"github.com/sluice-llm/sluice/spend"
 )
 
 // newTracing returns the gateway's tracing when the config turns it on,
@@ -31,10 +31,12 @@ type tracedCall struct {
 	model string        // the request's model, as the attempt log writes it
 }
 
-// traceCall starts the span of a call on route rt.
+// traceCall starts the span of a call on route rt, whose answer's usage is
+// read in the dialect of its provider.
 func (g *Gateway) traceCall(w http.ResponseWriter, r *http.Request, rt *route, id string) *tracedCall {
 	r, call := g.tracing.StartCall(r, rt.prefix, rt.provider.kind, id)
-	return &tracedCall{call: call, w: &statusWriter{ResponseWriter: w}, r: r}
+	d, _ := dialect.Lookup(rt.provider.kind)
+	return &tracedCall{call: call, w: &statusWriter{ResponseWriter: w, d: d}, r: r}
 }
 
 // setModel names the request's model, once the body is read.
@@ -50,26 +52,28 @@ func (tc *tracedCall) end() {
 	w := tc.w
 	e := tracing.CallEnd{Model: tc.model, Status: w.status}
 	e.Attempts, _ = strconv.Atoi(w.Header().Get("Sluice-Attempts"))
-	var u spend.Usage
+	var u dialect.Usage
 	switch w.tap {
 	case tapJSON:
-		u, e.Usage = spend.UsageFromJSON(w.body)
+		u, e.Usage = w.d.Usage(w.body)
 	case tapStream:
-		u, e.Usage = w.meter.Usage()
+		u, e.Usage = w.usage.Usage()
 	}
 	e.InputTokens, e.OutputTokens = u.Input, u.Output
 	tc.call.End(e)
 }
 
 // statusWriter remembers the status a handler answered, and reads the
-// usage of a successful answer as it goes by. Unwrap keeps
-// http.ResponseController's Flush working through it.
+// usage of a successful answer as it goes by, in its dialect d (none when
+// d is nil). Unwrap keeps http.ResponseController's Flush working through
+// it.
 type statusWriter struct {
 	http.ResponseWriter
+	d      dialect.Dialect
 	status int
-	tap    int              // what is read of the answer: one of the tap constants
-	body   []byte           // a JSON answer, up to maxUsageBody
-	meter  spend.UsageMeter // a streamed answer's usage
+	tap    int                 // what is read of the answer: one of the tap constants
+	body   []byte              // a JSON answer, up to maxUsageBody
+	usage  dialect.UsageReader // a streamed answer's usage
 }
 
 // What statusWriter reads of an answer.
@@ -98,9 +102,9 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 		w.tap = tapNone
 		ct := w.Header().Get("Content-Type")
 		switch {
-		case w.status/100 != 2:
+		case w.status/100 != 2 || w.d == nil:
 		case strings.HasPrefix(ct, "text/event-stream"):
-			w.tap = tapStream
+			w.tap, w.usage = tapStream, w.d.StreamUsage()
 		case strings.Contains(ct, "json"):
 			w.tap = tapJSON
 		}
@@ -113,7 +117,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 			w.body = append(w.body, p...)
 		}
 	case tapStream:
-		w.meter.Write(p)
+		w.usage.Write(p)
 	}
 	return w.ResponseWriter.Write(p)
 }

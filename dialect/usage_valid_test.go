@@ -1,4 +1,4 @@
-package spend
+package dialect
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ var validCases = []string{
 	strings.Repeat("[", 300) + strings.Repeat("]", 299),
 	strings.Repeat(`[{"a":`, 100) + "0" + strings.Repeat("}]", 100),
 	strings.Repeat(`[{"a":`, 100) + "0" + strings.Repeat("]}", 100),
-	chatAnswer, chatAnswer + "x", chatAnswer[:len(chatAnswer)-1],
+	usageChatAnswer, usageChatAnswer + "x", usageChatAnswer[:len(usageChatAnswer)-1],
 }
 
 // TestValidJSONAgreesWithEncodingJSON: validJSON says what json.Valid
@@ -57,7 +57,7 @@ func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
 // TestValidJSONAllocatesNothing: a usual answer is checked without
 // allocating.
 func TestValidJSONAllocatesNothing(t *testing.T) {
-	body := []byte(chatAnswer)
+	body := []byte(usageChatAnswer)
 	if n := testing.AllocsPerRun(100, func() { validJSON(body) }); n != 0 {
 		t.Errorf("validJSON allocates %v times", n)
 	}
@@ -102,7 +102,7 @@ func checkMembers(t *testing.T, data []byte) {
 }
 
 func BenchmarkValidJSON(b *testing.B) {
-	body := []byte(chatAnswer)
+	body := []byte(usageChatAnswer)
 	b.Run("validJSON", func(b *testing.B) {
 		for b.Loop() {
 			validJSON(body)

@@ -1,4 +1,8 @@
-package spend
+package dialect
+
+// The one-pass JSON validator that reads a whole answer's usage: the
+// answer is validated and its top-level members shown as it is read, so
+// that a body that is not JSON yields no usage, at no allocation.
 
 // maxDepth is how deep encoding/json lets objects and arrays nest: one
 // level more and json.Valid reports the text invalid.
