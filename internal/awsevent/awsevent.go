@@ -129,13 +129,11 @@ func Length(b []byte) (int, error) {
 }
 
 // Decode returns the frame b holds, b being exactly one whole frame (the
-// Length its prelude gives). The frame's Payload is written in buf's
-// array when it has room for it and 512 bytes more (as bytes.Buffer
-// reads), else in a new one: pass the last Payload[:0] to reuse it. A
-// frame that does not decode gives an error wrapping ErrMalformed.
-func Decode(b, buf []byte) (Frame, error) {
+// Length its prelude gives), its Payload its own. A frame that does not
+// decode gives an error wrapping ErrMalformed.
+func Decode(b []byte) (Frame, error) {
 	r := bytes.NewReader(b)
-	m, err := decoder.Decode(r, buf)
+	m, err := decoder.Decode(r, nil)
 	if err == nil && r.Len() != 0 {
 		err = fmt.Errorf("%d bytes past the frame", r.Len())
 	}
