@@ -250,6 +250,7 @@ func TestBedrockStreamNoEnd(t *testing.T) {
 		string(frame(awsevent.Event, "messageStop", map[string]string{"stopReason": "end_turn"})):     false,
 		string(frame(awsevent.Event, "chunk", map[string]string{"bytes": "not base64"})):              false,
 		string(chunk(`{"generation":"","stop_reason":"stop","amazon-bedrock-invocationMetrics":{}}`)): true,
+		string(chunk(`{"type":"message_stop"}`)):                                                      true,
 	} {
 		evs, _ := feed(t, []byte(b))
 		if len(evs) != 1 || evs[0].End != end {
