@@ -314,8 +314,9 @@ const bedrockService = "bedrock"
 // (AWS_REGION, the profile's), else the one the request's host names
 // (bedrock-runtime.us-east-1.amazonaws.com). o.CredentialsFile, if set,
 // is read instead of the shared credentials file; o.Client makes the
-// requests of credential endpoints (STS). The chain reads the process's
-// environment: o.Getenv is not used.
+// requests of credential endpoints (STS), and cannot be given with
+// AWS_CA_BUNDLE, which the chain applies to a client of its own. The
+// chain reads the process's environment: o.Getenv is not used.
 func (bedrock) Signer(o SignerOptions) (Signer, error) {
 	var opts []func(*config.LoadOptions) error
 	if o.Region != "" {

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -471,7 +474,7 @@ func isolateAWS(t *testing.T) string {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
 		"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS"} {
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "AWS_CA_BUNDLE"} {
 		t.Setenv(k, "")
 	}
 	return dir
@@ -641,4 +644,62 @@ func TestBedrockSignerPath(t *testing.T) {
 	if reqs := s.Requests(); len(reqs) != 2 || reqs[1].Path != "/model/"+arn+"/converse" {
 		t.Errorf("requests %+v", reqs)
 	}
+}
+
+// TestBedrockSignerWebIdentity: a web identity (AWS_WEB_IDENTITY_TOKEN_FILE
+// and AWS_ROLE_ARN) is exchanged once at STS, through o.Client, for
+// session credentials the fake accepts. STS is a local stand-in
+// (AWS_ENDPOINT_URL_STS), and o.Client dials the loopback only.
+func TestBedrockSignerWebIdentity(t *testing.T) {
+	dir := isolateAWS(t)
+	var exchanges, viaClient atomic.Int32
+	sts := httptestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		if r.Form.Get("Action") != "AssumeRoleWithWebIdentity" || r.Form.Get("WebIdentityToken") != "the-oidc-token" {
+			w.WriteHeader(400)
+			return
+		}
+		exchanges.Add(1)
+		w.Header().Set("Content-Type", "text/xml")
+		io.WriteString(w, `<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">`+
+			`<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>`+fake.DefaultAWS.AccessKeyID+`</AccessKeyId>`+
+			`<SecretAccessKey>`+fake.DefaultAWS.SecretAccessKey+`</SecretAccessKey><SessionToken>session-web</SessionToken>`+
+			`<Expiration>`+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`</Expiration></Credentials>`+
+			`<AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/r/s</Arn><AssumedRoleId>AROA1:s</AssumedRoleId></AssumedRoleUser>`+
+			`</AssumeRoleWithWebIdentityResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>`)
+	})
+	os.WriteFile(filepath.Join(dir, "token"), []byte("the-oidc-token"), 0o600)
+	t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", filepath.Join(dir, "token"))
+	t.Setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/r")
+	t.Setenv("AWS_ROLE_SESSION_NAME", "s")
+	t.Setenv("AWS_ENDPOINT_URL_STS", sts)
+	var d net.Dialer
+	loopback := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		viaClient.Add(1)
+		if !strings.HasPrefix(addr, "127.0.0.1:") {
+			return nil, errors.New("test: only the loopback may be dialled, not " + addr)
+		}
+		return d.DialContext(ctx, network, addr)
+	}}}
+	defer loopback.CloseIdleConnections()
+	s := fake.NewServer("200")
+	defer s.Close()
+	s.AWS.SessionToken = "session-web"
+	sg := signer(t, SignerOptions{Region: "us-east-1", Client: loopback})
+	for range 3 {
+		if st, b := call(t, s, sg, "/model/m/converse", "200"); st != 200 {
+			t.Fatalf("%d %s", st, b)
+		}
+	}
+	if exchanges.Load() != 1 || viaClient.Load() != 1 || s.Calls() != 3 {
+		t.Errorf("%d exchanges at STS (%d through o.Client), %d calls; want 1 (1) and 3", exchanges.Load(), viaClient.Load(), s.Calls())
+	}
+}
+
+// httptestServer serves h on the loopback until the test ends, and
+// returns its URL.
+func httptestServer(t *testing.T, h http.HandlerFunc) string {
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
 }
