@@ -277,6 +277,25 @@ func TestBedrockStreamCut(t *testing.T) {
 	}
 }
 
+// TestBedrockStreamError: an exception frame after the text
+// (modelStreamErrorException) reaches the caller as it came, for its SDK
+// to raise, and fails the attempt as the server error it stands for.
+func TestBedrockStreamError(t *testing.T) {
+	r := newBedrockRig(t, fake.DefaultAWS.SecretAccessKey)
+	var outcome Outcome
+	var class string
+	r.tr.Observe = func(a *Attempt) { outcome, class = a.Outcome, a.Error }
+	resp := r.call("converse-stream", converseBody, "stream:error-after=3")
+	b, err := readBedrock(t, resp)
+	evs := bedrockEvents(resp.Header, b)
+	if err != nil || len(evs) != 4 || evs[3].Type != "modelStreamErrorException" || evs[3].Status != 500 {
+		t.Fatalf("%v, events %+v; want 3 events and the exception frame", err, evs)
+	}
+	if outcome != OutcomeFail || class != "stream_error" || r.srv.Calls() != 1 {
+		t.Errorf("outcome %s %q after %d calls; want fail stream_error after 1", outcome, class, r.srv.Calls())
+	}
+}
+
 // TestBedrockFallback: a fallback's model goes in the path, escaped as the
 // AWS SDKs escape it, and the fallback answers, signed.
 func TestBedrockFallback(t *testing.T) {
