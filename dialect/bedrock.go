@@ -167,10 +167,10 @@ func bedrockErrorType(h http.Header, body []byte) string {
 }
 
 // Judge reads a Bedrock error's type: ServiceQuotaExceededException is a
-// used-up quota. ThrottlingException (429) is a rate limit, and
-// ServiceUnavailableException (503) and ModelNotReadyException (429) pass
-// with time, as their statuses say; so do ValidationException (400) and
-// AccessDeniedException (403), which are never retried.
+// used-up quota. The statuses of the others say the rest:
+// ThrottlingException (429) is a rate limit, ServiceUnavailableException
+// (503) and ModelNotReadyException (429) pass with time and are retried,
+// ValidationException (400) and AccessDeniedException (403) never are.
 func (bedrock) Judge(status int, h http.Header, body []byte) Judgment {
 	return Judgment{Quota: bedrockErrorType(h, body) == bedrockQuota}
 }
