@@ -9,8 +9,10 @@ package awsevent
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -80,6 +82,11 @@ func (r *Reader) Next() (Frame, error) {
 	default:
 		return Frame{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	return frameOf(m)
+}
+
+// frameOf returns the Frame a decoded message is.
+func frameOf(m eventstream.Message) (Frame, error) {
 	f := Frame{Type: header(m, ":message-type"), Payload: m.Payload}
 	switch f.Type {
 	case Event:
@@ -93,6 +100,51 @@ func (r *Reader) Next() (Frame, error) {
 	}
 	return f, nil
 }
+
+// PreludeLen is the length of a frame's prelude: its total length, its
+// headers' length (4 bytes each, big-endian) and their CRC32.
+const PreludeLen = 12
+
+// MaxLen is the longest frame Length accepts: the protocol's largest
+// payload (16 MiB) and headers (128 KiB), with the prelude and the
+// message's CRC32.
+const MaxLen = 16<<20 + 128<<10 + PreludeLen + 4
+
+// Length returns the total length, in bytes, of the frame whose prelude
+// is the first PreludeLen bytes of b, after checking the prelude's CRC32
+// and its lengths; an error wrapping ErrMalformed when they do not hold.
+// It lets a reader fed bytes as they come know when a frame is whole.
+func Length(b []byte) (int, error) {
+	if len(b) < PreludeLen {
+		return 0, fmt.Errorf("%w: a prelude of %d bytes", ErrMalformed, len(b))
+	}
+	total, headers := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
+	switch {
+	case crc32.ChecksumIEEE(b[:8]) != binary.BigEndian.Uint32(b[8:]):
+		return 0, fmt.Errorf("%w: the prelude's checksum does not match", ErrMalformed)
+	case total < PreludeLen+4 || total > MaxLen || headers > total-PreludeLen-4:
+		return 0, fmt.Errorf("%w: a length of %d with %d bytes of headers", ErrMalformed, total, headers)
+	}
+	return int(total), nil
+}
+
+// Decode returns the frame b holds, b being exactly one whole frame (the
+// Length its prelude gives), its Payload its own. A frame that does not
+// decode gives an error wrapping ErrMalformed.
+func Decode(b []byte) (Frame, error) {
+	r := bytes.NewReader(b)
+	m, err := decoder.Decode(r, nil)
+	if err == nil && r.Len() != 0 {
+		err = fmt.Errorf("%d bytes past the frame", r.Len())
+	}
+	if err != nil {
+		return Frame{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return frameOf(m)
+}
+
+// decoder decodes frames; it keeps no state between them.
+var decoder = eventstream.NewDecoder()
 
 // header returns a message's string header, "" when it has none.
 func header(m eventstream.Message, name string) string {

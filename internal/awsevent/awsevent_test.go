@@ -2,7 +2,9 @@ package awsevent
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"reflect"
 	"testing"
@@ -120,6 +122,76 @@ func FuzzNext(f *testing.F) {
 			if fr.Type != Event && fr.Type != Exception && fr.Type != Error {
 				t.Errorf("frame of type %q", fr.Type)
 			}
+		}
+	})
+}
+
+// TestLengthAndDecode: Length reads a frame's length from its prelude, and
+// Decode gives back the frame.
+func TestLengthAndDecode(t *testing.T) {
+	for _, f := range frames {
+		b := f.Encode()
+		n, err := Length(b[:PreludeLen])
+		if err != nil || n != len(b) {
+			t.Fatalf("%s: Length = %d, %v; want %d", f.Name, n, err, len(b))
+		}
+		got, err := Decode(b)
+		if err != nil || !reflect.DeepEqual(got, f) {
+			t.Errorf("Decode = %+v, %v; want %+v", got, err, f)
+		}
+	}
+}
+
+// TestLengthRefuses: a prelude too short, with a changed byte, or whose
+// lengths cannot hold is malformed; so is a frame with bytes past its end
+// or a changed byte.
+func TestLengthRefuses(t *testing.T) {
+	good := frames[1].Encode()
+	prelude := func(total, headers uint32) []byte {
+		b := binary.BigEndian.AppendUint32(nil, total)
+		b = binary.BigEndian.AppendUint32(b, headers)
+		return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	}
+	flipped := bytes.Clone(good)
+	flipped[1] ^= 1
+	for name, b := range map[string][]byte{
+		"short":            good[:PreludeLen-1],
+		"checksum":         flipped,
+		"below the least":  prelude(15, 0),
+		"headers too long": prelude(40, 30),
+		"too long":         prelude(MaxLen+1, 0),
+	} {
+		if _, err := Length(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v; want ErrMalformed", name, err)
+		}
+	}
+	if _, err := Length(prelude(MaxLen, 0)); err != nil {
+		t.Errorf("the longest frame: %v", err)
+	}
+	changed := bytes.Clone(good)
+	changed[len(changed)-6] ^= 0xff
+	for name, b := range map[string][]byte{"trailing": append(bytes.Clone(good), 0), "changed": changed} {
+		if _, err := Decode(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v; want ErrMalformed", name, err)
+		}
+	}
+}
+
+// FuzzDecode: any bytes give a frame or an error wrapping ErrMalformed,
+// never a panic, whatever Length said.
+func FuzzDecode(f *testing.F) {
+	f.Add(stream(frames...))
+	f.Add(frames[2].Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if n, err := Length(b); err == nil && n <= len(b) {
+			b = b[:n]
+		}
+		fr, err := Decode(b)
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			t.Errorf("error %v does not wrap ErrMalformed", err)
+		}
+		if err == nil && fr.Type != Event && fr.Type != Exception && fr.Type != Error {
+			t.Errorf("frame of type %q", fr.Type)
 		}
 	})
 }
