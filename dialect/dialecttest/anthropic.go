@@ -20,6 +20,7 @@ var Anthropic = Speaker{
 		Invalid:         "400",
 		Quota:           "429:insufficient_quota",
 		Cut:             "stream:cut-after=4", // message_start, content_block_start, then two pieces
+		Stall:           "stream:stall-after=4",
 		FirstEventError: "overloaded",
 	},
 	InvalidType: "invalid_request_error",

@@ -137,6 +137,9 @@ type Scripts struct {
 	// Cut is a streamed answer whose connection closes after its first
 	// two pieces of text (Words[:2]), without the stream's end.
 	Cut string
+	// Stall is a streamed answer that falls silent after its first two
+	// pieces of text, its connection left open.
+	Stall string
 	// FirstEventError is a failure a streamed call meets before any byte
 	// of its answer: a 200 stream whose first event is the provider's
 	// overloaded error.
@@ -186,6 +189,15 @@ type Stream struct {
 
 // Text returns the stream's text: its pieces joined.
 func (s Stream) Text() string { return strings.Join(s.Pieces, "") }
+
+// String describes the stream for a test's failure message.
+func (s Stream) String() string {
+	last := "no error frame last"
+	if s.Err != nil {
+		last = fmt.Sprintf("last an error frame %+v", *s.Err)
+	}
+	return fmt.Sprintf("%d events, pieces %q, end %v, %d error events, %s", s.Events, s.Pieces, s.End, s.Errors, last)
+}
 
 // Error is an error body as a dialect shapes it.
 type Error struct {

@@ -2,11 +2,13 @@ package dialecttest_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/dialecttest"
@@ -82,6 +84,12 @@ func TestSpeakersReadTheFake(t *testing.T) {
 				}
 			}
 
+			// A stall sends what a cut sends, then falls silent.
+			stall := readStall(t, up, sp)
+			if s, err := sp.Stream(stall); err != nil || !slices.Equal(s.Pieces, dialecttest.Words[:2]) || s.End || s.Errors != 0 {
+				t.Errorf("%s: read %v (%v) from %q, want %q and silence", sp.Scripts.Stall, s, err, stall, dialecttest.Words[:2])
+			}
+
 			for _, tt := range []struct {
 				script string
 				status int
@@ -106,6 +114,30 @@ func TestSpeakersReadTheFake(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readStall sends a streamed call playing sp.Scripts.Stall and returns
+// what arrived before the silence: the body read until a client deadline
+// of 300 ms after its headers.
+func readStall(t *testing.T, up *fake.Server, sp dialecttest.Speaker) []byte {
+	t.Helper()
+	c := sp.Call(sp.Model, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", up.URL+c.Path, strings.NewReader(c.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(fake.ScriptHeader, sp.Scripts.Stall)
+	sp.SetKey(req.Header, key)
+	resp, err := up.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.AfterFunc(300*time.Millisecond, cancel)
+	b, _ := io.ReadAll(resp.Body) // ends when the deadline cancels the call
+	return b
 }
 
 // The table's knowledge of each dialect agrees with the dialect package's:

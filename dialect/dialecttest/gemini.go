@@ -32,6 +32,7 @@ var Gemini = Speaker{
 		Invalid:         "400",
 		Quota:           "429:insufficient_quota",
 		Cut:             "stream:cut-after=2", // two chunks, a piece each
+		Stall:           "stream:stall-after=2",
 		FirstEventError: "overloaded",
 	},
 	InvalidType: "INVALID_ARGUMENT",

@@ -20,6 +20,7 @@ var OpenAI = Speaker{
 		Invalid:         "400",
 		Quota:           "429:insufficient_quota",
 		Cut:             "stream:cut-after=3", // the role chunk, then two pieces
+		Stall:           "stream:stall-after=3",
 		FirstEventError: "overloaded",
 	},
 	InvalidType: "invalid_request_error",

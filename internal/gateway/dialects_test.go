@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect/dialecttest"
@@ -20,8 +21,9 @@ import (
 // The gateway's rules, once for every dialect dialecttest.All lists: a
 // retryable failure retried out of sight, a caller's error relayed at
 // once, a used-up quota neither retried nor counted by the breaker, a
-// stream cut after text ended with the dialect's error frame, a stream
-// whose first event is an error retried, usage priced and settled, and a
+// stream cut or stalled after text ended with the dialect's error frame,
+// a stream that fails before its first event (an error event, silence, a
+// reset) retried, usage priced and settled, and a
 // fallback to another model of the same dialect.
 func TestEveryDialect(t *testing.T) {
 	rules := []struct {
@@ -247,44 +249,62 @@ func dialectQuota(t *testing.T, sp dialecttest.Speaker) {
 	}
 }
 
-// A stream cut after two pieces of text reaches the client with those
-// pieces, then the dialect's error frame (stream_cut), never an ending of
-// the gateway's making, after one call.
+// A stream cut or stalled (past idle) after two pieces of text reaches
+// the client with those pieces, then the dialect's error frame
+// (stream_cut, stream_stalled), never an ending of the gateway's making,
+// after one call.
 func dialectStreamCut(t *testing.T, sp dialecttest.Speaker) {
-	e := newDialectEnv(t, sp, sp.Scripts.Cut+",200", nil)
-	resp := e.send(sp.Call(sp.Model, true))
-	raw := body(t, resp)
-	s := e.stream(raw)
-	if resp.StatusCode != 200 || !slices.Equal(s.Pieces, dialecttest.Words[:2]) {
-		t.Fatalf("%d, text %q; want 200 and %q", resp.StatusCode, s.Pieces, dialecttest.Words[:2])
-	}
-	if s.End || s.Errors != 1 || s.Err == nil || s.Err.Code != "stream_cut" {
-		t.Errorf("stream %+v (%s): want no end and one error frame, stream_cut, last", s, raw)
-	}
-	if e.up.Calls() != 1 {
-		t.Errorf("upstream calls %d, want 1 (never retried after the first byte)", e.up.Calls())
-	}
-	if l := e.logLines(); len(l) != 1 || l[0]["outcome"] != "fail" || l[0]["error"] != "stream_cut" {
-		t.Errorf("log %v, want one fail line, error stream_cut", l)
+	for _, tt := range []struct{ script, code, outcome, class string }{
+		{sp.Scripts.Cut, "stream_cut", "fail", "stream_cut"},
+		{sp.Scripts.Stall, "stream_stalled", "stream_stalled", "timeout_idle"},
+	} {
+		t.Run(tt.code, func(t *testing.T) {
+			e := newDialectEnv(t, sp, tt.script+",200", nil)
+			start := time.Now()
+			resp := e.send(sp.Call(sp.Model, true))
+			raw := body(t, resp)
+			if took := time.Since(start); took > 4*time.Second {
+				t.Errorf("the stream ended after %v, want within idle 300ms (+3s for a busy machine)", took)
+			}
+			s := e.stream(raw)
+			if resp.StatusCode != 200 || !slices.Equal(s.Pieces, dialecttest.Words[:2]) {
+				t.Fatalf("%d, text %q; want 200 and %q", resp.StatusCode, s.Pieces, dialecttest.Words[:2])
+			}
+			if s.End || s.Errors != 1 || s.Err == nil || s.Err.Code != tt.code {
+				t.Errorf("stream %v (%s): want no end and one error frame, %s, last", s, raw, tt.code)
+			}
+			if e.up.Calls() != 1 {
+				t.Errorf("upstream calls %d, want 1 (never retried after the first byte)", e.up.Calls())
+			}
+			if l := e.logLines(); len(l) != 1 || l[0]["outcome"] != tt.outcome || l[0]["error"] != tt.class {
+				t.Errorf("log %v, want one %s line, error %s", l, tt.outcome, tt.class)
+			}
+		})
 	}
 }
 
-// A stream whose first event is the provider's error reached no client
-// byte: it is retried, and the client gets only the second stream, whole.
+// A stream that fails before its first event reached no client byte: its
+// first event the provider's error, silence past first_byte, or a reset
+// connection. It is retried, and the client gets only the second stream,
+// whole.
 func dialectFirstEventError(t *testing.T, sp dialecttest.Speaker) {
-	e := newDialectEnv(t, sp, sp.Scripts.FirstEventError+",200", nil)
-	resp := e.send(sp.Call(sp.Model, true))
-	raw := body(t, resp)
-	s := e.stream(raw)
-	if resp.StatusCode != 200 || !slices.Equal(s.Pieces, dialecttest.Words) || !s.End || s.Errors != 0 {
-		t.Fatalf("%d, stream %+v (%s); want 200 and only the second answer, whole", resp.StatusCode, s, raw)
-	}
-	if got, want := e.up.Played(), map[string]int{sp.Scripts.FirstEventError: 1, "200": 1}; !maps.Equal(got, want) ||
-		resp.Header.Get("Sluice-Attempts") != "2" {
-		t.Errorf("the fake played %v, Sluice-Attempts %q; want %v, 2", got, resp.Header.Get("Sluice-Attempts"), want)
-	}
-	if got := e.outcomes(); !slices.Equal(got, []string{"retry", "ok"}) {
-		t.Errorf("log outcomes %q, want retry, ok", got)
+	for _, script := range []string{sp.Scripts.FirstEventError, "stream:stall-after=0", "reset"} {
+		t.Run(script, func(t *testing.T) {
+			e := newDialectEnv(t, sp, script+",200", nil)
+			resp := e.send(sp.Call(sp.Model, true))
+			raw := body(t, resp)
+			s := e.stream(raw)
+			if resp.StatusCode != 200 || !slices.Equal(s.Pieces, dialecttest.Words) || !s.End || s.Errors != 0 {
+				t.Fatalf("%d, stream %v (%s); want 200 and only the second answer, whole", resp.StatusCode, s, raw)
+			}
+			if got, want := e.up.Played(), map[string]int{script: 1, "200": 1}; !maps.Equal(got, want) ||
+				resp.Header.Get("Sluice-Attempts") != "2" {
+				t.Errorf("the fake played %v, Sluice-Attempts %q; want %v, 2", got, resp.Header.Get("Sluice-Attempts"), want)
+			}
+			if got := e.outcomes(); len(got) != 2 || got[0] == "ok" || got[1] != "ok" {
+				t.Errorf("log outcomes %q, want a failed attempt, then ok", got)
+			}
+		})
 	}
 }
 
