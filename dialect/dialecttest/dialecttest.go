@@ -100,7 +100,8 @@ type Speaker struct {
 	// Prepare, if not nil, readies a fake for the dialect (the
 	// credentials it checks a request's signature or token against) and
 	// returns what a provider pointed at it needs beyond its kind and
-	// base URL. Nil for the dialects whose clients send a key.
+	// base URL. A test calls it for every fake it starts (a fallback's
+	// too). Nil for the dialects whose clients send a key.
 	Prepare func(t testing.TB, up *fake.Server) Upstream
 }
 
@@ -155,7 +156,8 @@ type Upstream struct {
 	// service-account JSON file); "" for the credential chain.
 	CredentialsFile string
 	// Env is what the gateway's environment must hold (the AWS credential
-	// chain's variables); nil for nothing.
+	// chain's variables); nil for nothing. A gateway has one environment
+	// for all its providers: Prepare gives the same Env for every fake.
 	Env map[string]string
 }
 
@@ -248,8 +250,8 @@ func sseEvents(body []byte) []event {
 	return out
 }
 
-// isErrorData reports whether an event's data is a JSON object whose first
-// member is "error", as OpenAI-style and Google error events are.
+// isErrorData reports whether an event's data is a JSON object with an
+// "error" member, as OpenAI-style and Google error events are.
 func isErrorData(data []byte) bool {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(data, &m) != nil {

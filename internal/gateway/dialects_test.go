@@ -365,6 +365,10 @@ func dialectFallback(t *testing.T, sp dialecttest.Speaker) {
 		if sp.KeyHeader != "" {
 			p.APIKeyEnv = "UPSTREAM_KEY"
 		}
+		if sp.Prepare != nil {
+			u := sp.Prepare(t, backup)
+			p.Region, p.CredentialsFile = u.Region, u.CredentialsFile
+		}
 		c.Providers["backup"] = p
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: sp.Fallback}}
 	})
