@@ -283,18 +283,21 @@ func bedrockErrorName(status int) string {
 	return "InternalServerException"
 }
 
-// bedrockMessage is Bedrock's error body.
+// bedrockMessage is Bedrock's error body, with the gateway's own code in
+// reason for the errors it makes (the AWS SDKs read the type from
+// x-amzn-ErrorType and the message, and leave other members alone).
 type bedrockMessage struct {
 	Message string `json:"message"`
+	Reason  string `json:"reason,omitempty"`
 }
 
-// Error returns {"message":…} with x-amzn-ErrorType naming the type
-// Bedrock gives with status, which the AWS SDKs raise as that type
-// (types.ThrottlingException, …).
+// Error returns {"message":…,"reason":code} with x-amzn-ErrorType naming
+// the type Bedrock gives with status, which the AWS SDKs raise as that
+// type (types.ThrottlingException, …).
 func (bedrockClient) Error(h http.Header, status int, code, message string) []byte {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Amzn-Errortype", bedrockErrorName(status))
-	b, _ := json.Marshal(bedrockMessage{message}) // a string always marshals
+	b, _ := json.Marshal(bedrockMessage{message, code}) // strings always marshal
 	return b
 }
 

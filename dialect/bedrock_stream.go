@@ -67,7 +67,7 @@ func (bedrockClient) ErrorEvent(code, message string) []byte {
 		status = http.StatusGatewayTimeout
 	}
 	name := bedrockErrorName(status)
-	b, _ := json.Marshal(bedrockMessage{message})
+	b, _ := json.Marshal(bedrockMessage{message, code})
 	return awsevent.Frame{Type: awsevent.Exception, Name: strings.ToLower(name[:1]) + name[1:], Payload: b}.Encode()
 }
 

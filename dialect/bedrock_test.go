@@ -438,7 +438,7 @@ func TestBedrockClientErrors(t *testing.T) {
 		h := http.Header{}
 		b := c.Error(h, status, "provider_down", `the "provider" is down`)
 		var m map[string]string
-		if err := json.Unmarshal(b, &m); err != nil || m["message"] != `the "provider" is down` || len(m) != 1 {
+		if err := json.Unmarshal(b, &m); err != nil || m["message"] != `the "provider" is down` || m["reason"] != "provider_down" || len(m) != 2 {
 			t.Errorf("%d: body %s", status, b)
 		}
 		if h.Get("x-amzn-ErrorType") != want || h.Get("Content-Type") != "application/json" {
@@ -454,7 +454,7 @@ func TestBedrockClientErrors(t *testing.T) {
 	for code, want := range map[string]string{"stream_cut": "serviceUnavailableException",
 		"shutting_down": "serviceUnavailableException", "stream_stalled": "modelTimeoutException", "timeout": "modelTimeoutException"} {
 		f, err := awsevent.NewReader(bytes.NewReader(c.ErrorEvent(code, "cut"))).Next()
-		if err != nil || f.Type != awsevent.Exception || f.Name != want || string(f.Payload) != `{"message":"cut"}` {
+		if err != nil || f.Type != awsevent.Exception || f.Name != want || string(f.Payload) != `{"message":"cut","reason":"`+code+`"}` {
 			t.Errorf("ErrorEvent(%s) = %+v, %v; want a %s frame", code, f, err, want)
 		}
 	}

@@ -34,9 +34,7 @@ func All() []Speaker {
 		Anthropic,
 		Azure,
 		Gemini,
-		// Bedrock and Vertex AI go here, each from a file of its own
-		// (bedrock.go, vertex.go) that sets Speaker.Prepare to give the fake
-		// and the gateway the credentials the dialect signs with.
+		Bedrock,
 	}
 }
 

@@ -28,6 +28,7 @@ func post(t *testing.T, up *fake.Server, sp dialecttest.Speaker, c dialecttest.C
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(fake.ScriptHeader, script)
 	sp.SetKey(req.Header, key)
+	sign(t, up, sp, req, c.Body)
 	resp, err := up.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,29 @@ func post(t *testing.T, up *fake.Server, sp dialecttest.Speaker, c dialecttest.C
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body) // a cut stream ends in an unexpected EOF: keep what came
 	return resp.StatusCode, resp.Header, b
+}
+
+// sign signs req, whose body is body, as the gateway would for a dialect
+// that signs (Speaker.Prepare set): with the dialect's Signer on the
+// credentials Prepare gives for up.
+func sign(t *testing.T, up *fake.Server, sp dialecttest.Speaker, req *http.Request, body string) {
+	t.Helper()
+	if sp.Prepare == nil {
+		return
+	}
+	u := sp.Prepare(t, up)
+	d, _ := dialect.Lookup(sp.Kind)
+	signers, ok := d.(dialect.Signers)
+	if !ok {
+		t.Fatalf("%s: Prepare is set, but the dialect does not sign", sp.Kind)
+	}
+	s, err := signers.Signer(dialect.SignerOptions{Region: u.Region, CredentialsFile: u.CredentialsFile, Client: up.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sign(req, []byte(body)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The table's words and readers, checked against the fake itself: each
@@ -130,6 +154,7 @@ func readStall(t *testing.T, up *fake.Server, sp dialecttest.Speaker) []byte {
 	}
 	req.Header.Set(fake.ScriptHeader, sp.Scripts.Stall)
 	sp.SetKey(req.Header, key)
+	sign(t, up, sp, req, c.Body)
 	resp, err := up.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
