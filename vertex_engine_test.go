@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"cloud.google.com/go/auth"
+	"google.golang.org/genai"
 
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/fake"
@@ -344,6 +348,83 @@ func TestVertexFallbackModel(t *testing.T) {
 		reqs := r.srv.Requests()
 		if len(reqs) != 4 || reqs[2].Path != tt.path || reqs[3].Path != tt.want || string(reqs[3].Body) != tt.body {
 			t.Errorf("%s: requests %d, the last %+v; want 4, the last to %s with the body as it came", tt.path, len(reqs), reqs[len(reqs)-1], tt.want)
+		}
+	}
+}
+
+// staticToken is a client's own credentials: one bearer token.
+type staticToken string
+
+func (s staticToken) Token(context.Context) (*auth.Token, error) {
+	return &auth.Token{Value: string(s), Type: "Bearer"}, nil
+}
+
+// TestVertexGenAIClient: google.golang.org/genai's client on its Vertex AI
+// backend, pointed at a gateway that forwards through a Transport, gets
+// an answer and a whole stream; the upstream sees the gateway's token,
+// never the client's.
+func TestVertexGenAIClient(t *testing.T) {
+	r := newVertexRig(t, 0)
+	vc := dialect.Vertex.Client()
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, in *http.Request) {
+		if vc.Key(in) != "client-token" {
+			http.Error(w, "no client token", http.StatusUnauthorized)
+			return
+		}
+		out := in.Clone(in.Context())
+		out.RequestURI, out.Host = "", ""
+		out.URL.Scheme, out.URL.Host = "http", strings.TrimPrefix(r.srv.URL, "http://")
+		vc.SetKey(out, "")
+		resp, err := r.tr.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer gw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := genai.NewClient(ctx, &genai.ClientConfig{
+		Backend: genai.BackendVertexAI, Project: "p1", Location: "us-central1",
+		Credentials: auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: staticToken("client-token")}),
+		HTTPOptions: genai.HTTPOptions{BaseURL: gw.URL},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Models.GenerateContent(ctx, "gemini-2.0-flash", genai.Text("hi"), nil)
+	if err != nil {
+		t.Fatalf("GenerateContent: %v", err)
+	}
+	if resp.Text() != "This is a fake answer." || resp.UsageMetadata == nil || resp.UsageMetadata.CandidatesTokenCount != 5 {
+		t.Errorf("answer %q, usage %+v", resp.Text(), resp.UsageMetadata)
+	}
+	var text strings.Builder
+	var last *genai.GenerateContentResponse
+	for chunk, err := range c.Models.GenerateContentStream(ctx, "gemini-2.0-flash", genai.Text("hi"), nil) {
+		if err != nil {
+			t.Fatalf("GenerateContentStream: %v", err)
+		}
+		text.WriteString(chunk.Text())
+		last = chunk
+	}
+	if text.String() != "This is a fake answer." || last == nil || last.Candidates[0].FinishReason != genai.FinishReasonStop {
+		t.Errorf("stream %q, last %+v", text.String(), last)
+	}
+	reqs := r.srv.Requests()
+	if len(reqs) != 2 || r.srv.TokensIssued() != 1 || r.srv.Unauthorized() != 0 ||
+		reqs[1].Path != "/v1beta1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.0-flash:streamGenerateContent" {
+		t.Fatalf("%d requests, %d tokens, %d refused: %+v", len(reqs), r.srv.TokensIssued(), r.srv.Unauthorized(), reqs)
+	}
+	for _, q := range reqs {
+		if a := q.Header.Get("Authorization"); a == "" || a == "Bearer client-token" {
+			t.Errorf("the upstream saw Authorization %q; want the gateway's token", a)
 		}
 	}
 }
