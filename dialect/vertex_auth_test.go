@@ -86,9 +86,16 @@ func sign(ctx context.Context, s Signer) (string, error) {
 	return r.Header.Get("Authorization"), err
 }
 
+// deadline is a context for one wait of a test: 10 s at most.
+func deadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func mustSign(t *testing.T, s Signer, want string) {
 	t.Helper()
-	if got, err := sign(context.Background(), s); err != nil || got != "Bearer "+want {
+	if got, err := sign(deadline(t), s); err != nil || got != "Bearer "+want {
 		t.Fatalf("Sign: %q, %v; want Bearer %s", got, err, want)
 	}
 }
@@ -111,10 +118,12 @@ func settle(t *testing.T, s *tokenSigner) {
 
 func TestSignerOneTokenForAll(t *testing.T) {
 	s, src, _ := newSigner(time.Hour)
+	src.gate = make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(src.gate) }) // the calls pile up on the first fetch
 	var wg sync.WaitGroup
 	for range 100 {
 		wg.Go(func() {
-			if got, err := sign(context.Background(), s); err != nil || got != "Bearer tok-1" {
+			if got, err := sign(deadline(t), s); err != nil || got != "Bearer tok-1" {
 				t.Errorf("Sign: %q, %v", got, err)
 			}
 		})
@@ -186,7 +195,7 @@ func TestSignerFailureShared(t *testing.T) {
 	var failed atomic.Int32
 	for range 50 {
 		wg.Go(func() {
-			if _, err := sign(context.Background(), s); errors.Is(err, down) {
+			if _, err := sign(deadline(t), s); errors.Is(err, down) {
 				failed.Add(1)
 			}
 		})
@@ -196,11 +205,11 @@ func TestSignerFailureShared(t *testing.T) {
 		t.Fatalf("%d of 50 calls failed with the source's error, %d fetches; want 50 and 1", failed.Load(), src.fetches())
 	}
 	c.add(tokenHold - time.Millisecond)
-	if _, err := sign(context.Background(), s); !errors.Is(err, down) || src.fetches() != 1 {
+	if _, err := sign(deadline(t), s); !errors.Is(err, down) || src.fetches() != 1 {
 		t.Fatalf("within the hold: %v, %d fetches; want the kept error and no fetch", err, src.fetches())
 	}
 	c.add(time.Millisecond)
-	if _, err := sign(context.Background(), s); !errors.Is(err, down) || src.fetches() != 2 {
+	if _, err := sign(deadline(t), s); !errors.Is(err, down) || src.fetches() != 2 {
 		t.Fatalf("after the hold: %v, %d fetches; want a second fetch", err, src.fetches())
 	}
 	src.fail(nil)
@@ -226,7 +235,7 @@ func TestSignerFailureKeepsToken(t *testing.T) {
 		c.add(tokenHold)
 	}
 	c.add(4 * time.Minute) // 10 s left
-	if _, err := sign(context.Background(), s); !errors.Is(err, down) {
+	if _, err := sign(deadline(t), s); !errors.Is(err, down) {
 		t.Errorf("no usable token: %v; want the source's error", err)
 	}
 }
@@ -328,7 +337,7 @@ func TestVertexSignerEndpointDown(t *testing.T) {
 	var refused atomic.Int32
 	for range 50 {
 		wg.Go(func() {
-			_, err := sign(context.Background(), sg)
+			_, err := sign(deadline(t), sg)
 			var re *oauth2.RetrieveError
 			if errors.As(err, &re) && re.Response.StatusCode == 500 {
 				refused.Add(1)
