@@ -35,6 +35,7 @@ var Vertex Dialect = vertex{}
 
 type vertex struct{}
 
+// Kind is "vertex".
 func (vertex) Kind() string { return "vertex" }
 
 // The publishers whose models Vertex serves, as a path names them.
@@ -115,6 +116,7 @@ func (vertex) Request(path string, body []byte) Request {
 	return r
 }
 
+// Retarget puts model in a publisher model path, else in the body.
 func (vertex) Retarget(path string, body []byte, model string) (string, []byte, bool) {
 	v, ok := vertexPath(path)
 	if !ok {
@@ -193,6 +195,8 @@ type vertexUsage struct {
 	head   []byte // the bytes before the pick
 }
 
+// Write keeps p until the stream's first line is whole, then feeds the
+// reader that line picks.
 func (u *vertexUsage) Write(p []byte) (int, error) {
 	if u.picked {
 		if u.r != nil {
@@ -217,6 +221,7 @@ func (u *vertexUsage) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Usage is the picked reader's.
 func (u *vertexUsage) Usage() (Usage, bool) {
 	if u.r == nil {
 		return Usage{}, false
@@ -224,6 +229,7 @@ func (u *vertexUsage) Usage() (Usage, bool) {
 	return u.r.Usage()
 }
 
+// Events is the picked reader's count.
 func (u *vertexUsage) Events() int {
 	if u.r == nil {
 		return 0
@@ -256,6 +262,9 @@ func (vertex) Windows(h http.Header, now time.Time, fn func(Window)) {}
 // bearer token of its own.
 func (vertex) Client() Client { return vertexClient{} }
 
+// Traits: OpenTelemetry's gcp.vertex_ai, no key header (a Signer), and
+// a stream that ends before its terminal event was cut (Gemini's clients
+// cannot tell).
 func (vertex) Traits() Traits {
 	return Traits{System: "gcp.vertex_ai", StrictEnd: true}
 }

@@ -363,3 +363,19 @@ func TestVertexSignerBadCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestVertexSignerNoCredentials: without a credentials file the metadata
+// server is asked (here a loopback port nothing listens on): its failure
+// is Sign's error.
+func TestVertexSignerNoCredentials(t *testing.T) {
+	isolateGoogle(t)
+	sg, err := Vertex.(Signers).Signer(SignerOptions{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Logf("Signer: %v", err)
+		return
+	}
+	_, err = sign(deadline(t), sg)
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("Sign: %v; want the metadata server's failure", err)
+	}
+}
