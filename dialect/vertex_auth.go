@@ -52,7 +52,7 @@ var errStaleToken = errors.New("dialect: vertex: the credentials gave a token ab
 // The Signer holds one token for all its calls and refreshes it 5 minutes
 // before it expires (half-way through the life of a token that lives
 // less than 10 minutes); the old token serves the calls meanwhile, until
-// 10 s before it expires. One token request is made at a time, its result
+// 10 s (a quarter of its life, if less) before it expires. One token request is made at a time, its result
 // shared by every call that waits for it; after a failure, calls without a
 // usable token get its error for a second before the endpoint is asked
 // again. It is safe for concurrent use.
@@ -72,7 +72,9 @@ func (vertex) Signer(o SignerOptions) (Signer, error) {
 		return nil, fmt.Errorf("dialect: vertex: credentials: %w", err)
 	}
 	// For a service account, src is oauth2's own cache, which this makes
-	// refresh when the signer does, not 10 s before expiry.
+	// refresh when the signer does, not 10 s before expiry. Other
+	// credentials keep oauth2's 10 s inside their source: the signer's
+	// early asks get the held token back, from memory, until then.
 	src = oauth2.ReuseTokenSourceWithExpiry(nil, src, tokenEarly)
 	return &tokenSigner{src: src, now: time.Now}, nil
 }
