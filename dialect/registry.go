@@ -3,7 +3,7 @@ package dialect
 import "strings"
 
 // all are the dialects, in the order Kinds lists them.
-var all = []Dialect{OpenAI, Azure, Anthropic, Gemini, Bedrock}
+var all = []Dialect{OpenAI, Azure, Anthropic, Vertex, Gemini, Bedrock}
 
 // Lookup returns the dialect a config's kind names, and whether there is
 // one.

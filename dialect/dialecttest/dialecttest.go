@@ -35,6 +35,7 @@ func All() []Speaker {
 		Azure,
 		Gemini,
 		Bedrock,
+		Vertex,
 	}
 }
 
