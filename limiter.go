@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // Limiter keeps the attempts of a Transport under rate limits by making
 // each wait for its turn, and learns from each answer when the provider
 // says to hold off. Package limit provides one, limit.Limiter; the engine
-// knows it only through these two methods, in standard types, so that
-// neither depends on the other.
+// knows it only through these two methods, in standard types and package
+// dialect's, so that neither depends on the other.
 type Limiter interface {
 	// Wait is called before each attempt, before the breaker is asked,
 	// with the attempt's context, the caller's request, the provider and
@@ -32,11 +33,12 @@ type Limiter interface {
 	// it is.
 	Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error)
 
-	// Learn is told the answer of every attempt that got one: its status,
-	// its header, whether it is a 429 for a used-up quota (not a rate
-	// limit), and the wait a 429's Retry-After asks for (0 if none, or if
-	// the answer is not a 429).
-	Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration)
+	// Learn is told the answer of every attempt that got one: the dialect
+	// of the call (never nil), which reads the rate-limit windows in its
+	// header, its status, its header, whether it is a 429 for a used-up
+	// quota (not a rate limit), and the wait a 429's Retry-After asks for
+	// (0 if none, or if the answer is not a 429).
+	Learn(d dialect.Dialect, provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration)
 }
 
 // OutcomeRateLimited is the outcome of a call the Limiter refused: it
@@ -130,5 +132,5 @@ func (c *call) learn(status int, h http.Header, v verdict, body []byte) {
 		c.learnKey(status, h, v, wait)
 		return
 	}
-	c.t.Limiter.Learn(c.provider, c.model, status, v.class == classQuota, h, wait)
+	c.t.Limiter.Learn(c.d, c.provider, c.model, status, v.class == classQuota, h, wait)
 }

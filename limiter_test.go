@@ -21,6 +21,7 @@ type stubLimiter struct {
 	dones   int
 	used    []int64 // what each done was told
 	learned []stubLearn
+	kinds   []string  // the Kind of the dialect each Learn was told
 	events  *[]string // shared with a stubMeter: the order of calls
 
 	wait   time.Duration                   // what Wait reports as waited
@@ -68,9 +69,10 @@ func (l *stubLimiter) Wait(ctx context.Context, req *http.Request, provider, mod
 	}, nil
 }
 
-func (l *stubLimiter) Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
+func (l *stubLimiter) Learn(d dialect.Dialect, provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
 	l.mu.Lock()
 	l.learned = append(l.learned, stubLearn{status, quota, retryAfter})
+	l.kinds = append(l.kinds, d.Kind())
 	l.mu.Unlock()
 }
 
@@ -231,6 +233,37 @@ func TestLimiterRefusedRetryGivesLastFailure(t *testing.T) {
 	}
 	if lim.dones != 1 {
 		t.Errorf("done called %d times, want 1", lim.dones)
+	}
+}
+
+// The Limiter is told the call's dialect with each answer, to read its
+// rate-limit headers through: the Transport's, else the one its path
+// speaks.
+func TestLimiterToldTheDialect(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		d    dialect.Dialect
+		path string
+		want string
+	}{
+		{"the Transport's", dialect.Anthropic, "/v1/messages", "anthropic"},
+		{"the Transport's, whatever the path", dialect.Azure, "/v1/chat/completions", "azure"},
+		{"the path's", nil, "/v1beta/models/gemini-2.0-flash:generateContent", "gemini"},
+		{"none: OpenAI", nil, "/v1/chat/completions", "openai"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, "503,200", fastPolicy())
+			lim := &stubLimiter{}
+			r.tr.Limiter, r.tr.Dialect = lim, tt.d
+			resp, err := r.tr.RoundTrip(r.request(tt.path, `{"model":"m","messages":[]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			if len(lim.kinds) != 2 || lim.kinds[0] != tt.want || lim.kinds[1] != tt.want {
+				t.Errorf("Learn told %q, want %q twice (the 503, the 200)", lim.kinds, tt.want)
+			}
+		})
 	}
 }
 

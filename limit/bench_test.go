@@ -5,9 +5,11 @@ package limit
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -104,5 +106,40 @@ func BenchmarkWaitLearned(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkLearn is Learn told a 200 that pauses nothing: without
+// rate-limit headers (the cost on every answer of a provider that sends
+// none), and with OpenAI's and Anthropic's windows with room, read through
+// the dialect.
+func BenchmarkLearn(b *testing.B) {
+	plain := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req_1"}}
+	room := func(kv ...string) http.Header {
+		h := plain.Clone()
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	reset := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	for _, c := range []struct {
+		name string
+		d    dialect.Dialect
+		h    http.Header
+	}{
+		{"plain", dialect.OpenAI, plain},
+		{"openai", dialect.OpenAI, room("x-ratelimit-limit-requests", "10000", "x-ratelimit-remaining-requests", "9999", "x-ratelimit-reset-requests", "6ms",
+			"x-ratelimit-limit-tokens", "1000000", "x-ratelimit-remaining-tokens", "999000", "x-ratelimit-reset-tokens", "60ms")},
+		{"anthropic", dialect.Anthropic, room("anthropic-ratelimit-requests-limit", "4000", "anthropic-ratelimit-requests-remaining", "3999", "anthropic-ratelimit-requests-reset", reset,
+			"anthropic-ratelimit-tokens-limit", "400000", "anthropic-ratelimit-tokens-remaining", "399000", "anthropic-ratelimit-tokens-reset", reset)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			l := &Limiter{Store: NewMemory()}
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Learn(c.d, "p", "m", http.StatusOK, false, c.h, 0)
+			}
+		})
 	}
 }

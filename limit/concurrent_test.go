@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 )
 
@@ -387,7 +388,7 @@ func TestConcurrentPausedWhileQueued(t *testing.T) {
 			}
 		})
 		time.Sleep(time.Second)
-		l.Learn("openai", "m", http.StatusTooManyRequests, false, nil, 5*time.Second)
+		l.Learn(dialect.OpenAI, "openai", "m", http.StatusTooManyRequests, false, nil, 5*time.Second)
 		time.Sleep(time.Second)
 		done(0)
 		synctest.Wait()

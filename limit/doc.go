@@ -89,15 +89,16 @@
 // # Learned limits
 //
 // With no limit configured, the limits a provider tells in its answers
-// hold its calls (Limiter.Learn). OpenAI's and Anthropic's request limits
-// are token buckets: "your capacity is continuously replenished up to
-// your maximum limit, rather than being reset at fixed intervals"
-// (Anthropic), and x-ratelimit-reset-requests is "the time until the rate
-// limit resets to its initial state" (OpenAI): when the bucket is full
-// again. So an answer with a window of L requests (x-ratelimit-limit-
-// requests, anthropic-ratelimit-requests-limit), r of them left (-remaining)
-// and full again in R (-reset) tells a bucket of L requests, L − r of them
-// out, refilling L − r in R. r is a whole count of a bucket that holds
+// hold its calls (Limiter.Learn). The call's dialect reads them from the
+// answer's header (dialect.Dialect.Windows): each window's size, what is
+// left of it and when it is full again, whatever the provider's header
+// names and reset formats. The providers' request limits are token
+// buckets, continuously replenished up to the limit rather than reset at
+// fixed intervals, whose reset is the time until the limit is back to its
+// initial state: when the bucket is full again. So an answer with a
+// requests window of L, r of them left and full again in R tells a bucket
+// of L requests, L − r of them out, refilling L − r in R. r is a whole
+// count of a bucket that holds
 // fractions (or refills whole requests, the next in less than an
 // interval), so between L − r − 1 and L − r requests refill in R; the
 // learned rate takes the lower, L per R·L/(L − r − 1): never faster than
@@ -133,18 +134,18 @@
 // Token windows are not learned as buckets: a spent one pauses until its
 // next token as before, and the provider's 429 then pauses for the rest
 // (and, for a model whose request bucket is learned, empties it, so that
-// the pause too ends paced). A requests window without a size (Azure
-// OpenAI sends none on some answers) or of size 1 pauses until its next
-// request. A provider that tells no window at all (Gemini tells only a
-// 429's retry delay) is paused by its 429s, and released together when
-// the pause ends.
+// the pause too ends paced). A requests window without a size (some
+// providers send none on some answers) or of size 1 pauses until its next
+// request. A provider that tells no window at all (only a 429's retry
+// delay) is paused by its 429s, and released together when the pause
+// ends.
 //
-// Scope: OpenAI and Anthropic limit each model on its own, Gemini's
-// quotas are per model, Azure OpenAI's per deployment (the call's model).
-// So what Learn learns is the model's: "pause:<provider>/<model>"; a 429
-// for one model holds no other. Limiter.SharedLimits names the providers
-// whose limits all their models share (an account-wide limit of an
-// OpenAI-compatible server, say): theirs is "pause:<provider>".
+// Scope: the providers limit each model on its own (a deployment, where
+// one stands for the model, is the call's model). So what Learn learns is
+// the model's: "pause:<provider>/<model>"; a 429 for one model holds no
+// other. Limiter.SharedLimits names the providers whose limits all their
+// models share (an account-wide limit of an OpenAI-compatible server,
+// say): theirs is "pause:<provider>".
 //
 // # Calls in flight
 //

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/rest"
 )
 
@@ -60,7 +61,7 @@ func TestWaitFallsBackWhenStoreFails(t *testing.T) {
 			t.Errorf("OnError told %d times, want 2 (at 0 s and at 1 s)", errs)
 		}
 		// A pause learned while the store is down holds in this process.
-		l.Learn("openai", "m", http.StatusTooManyRequests, false, nil, 10*time.Second)
+		l.Learn(dialect.OpenAI, "openai", "m", http.StatusTooManyRequests, false, nil, 10*time.Second)
 		if errs != 3 {
 			t.Errorf("OnError told %d times after Learn at 2 s, want 3", errs)
 		}

@@ -2,9 +2,10 @@ package limit
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // MaxPause is the longest pause Learn sets: a reset or Retry-After further
@@ -13,53 +14,49 @@ import (
 const MaxPause = time.Hour
 
 // Learn is told each attempt's answer from provider's model: its status,
-// its header and the Retry-After the engine read from it (0 if none).
-// What it learns is the model's (or, when SharedLimits says so, the
-// provider's), for everything sharing the Store; see "Learned limits" in
-// the package doc.
+// its header, read through d, the call's dialect (nil: no header is read),
+// and the Retry-After the engine read from it (0 if none). What it learns
+// is the model's (or, when SharedLimits says so, the provider's), for
+// everything sharing the Store; see "Learned limits" in the package doc.
 //
-// From a requests window (OpenAI's x-ratelimit-limit-requests,
-// x-ratelimit-remaining-requests and x-ratelimit-reset-requests;
-// Anthropic's anthropic-ratelimit-requests-limit, -remaining and -reset)
-// at least half spent, it learns the provider's bucket: its rate and how
-// many requests are out of it (the window's spent ones and a tenth of it
-// for calls in flight, at most all of them; all of them after a
-// rate-limit 429). Calls
-// then take a slot in it as in a configured limit's, so that once it is
-// empty they start one by one at the provider's pace.
+// From a requests window (a dialect.Window with Requests set) of known
+// size, with what is left of it and a reset, at least half spent, it
+// learns the provider's bucket: its rate and how many requests are out of
+// it (the window's spent ones and a tenth of it for calls in flight, at
+// most all of them; all of them after a rate-limit 429). Calls then take a
+// slot in it as in a configured limit's, so that once it is empty they
+// start one by one at the provider's pace.
 //
 // It pauses the model until the latest of:
 //
 //   - now + retryAfter, for a 429 that is a rate limit (quota is false:
 //     a 429 for an exhausted quota pauses nothing);
-//   - for every other window the header says is spent, when it hands out
-//     its next unit: its reset divided by its size when the header gives
-//     the size (x-ratelimit-limit-*, anthropic-ratelimit-*-limit), else
-//     its whole reset. OpenAI's x-ratelimit-remaining-tokens: 0 with
-//     x-ratelimit-reset-tokens (a Go duration such as "1s", "6m0s",
-//     "250ms", "1m30.5s"; Azure OpenAI's bare seconds, "6"; Azure's -1 for
-//     "not counted" is not spent), the same for a requests window whose
-//     bucket cannot be learned (no size, or a size of 1); Anthropic's
-//     anthropic-ratelimit-tokens-remaining: 0 with
-//     anthropic-ratelimit-tokens-reset (an RFC 3339 time), the same for
-//     input-tokens and output-tokens. A spent tokens window thus holds
-//     calls for one token's refill: the call that then needs more gets the
-//     provider's 429, whose Retry-After pauses for the rest.
+//   - for every other window the header says is spent (nothing left),
+//     when it hands out its next unit: its reset divided by its size when
+//     the header gives the size, else its whole reset. A window the
+//     provider does not count is not spent; a spent requests window
+//     whose bucket cannot be learned (no size, or a size of 1) pauses so
+//     too. A spent tokens window thus holds calls for one token's refill:
+//     the call that then needs more gets the provider's 429, whose
+//     Retry-After pauses for the rest.
 //
-// Malformed, negative or past values are ignored; a pause further away
-// than MaxPause is cut to MaxPause, and so is a learned bucket's interval
-// (its next request is never further away). A Store error goes to
-// OnError: Learn is told after the fact and has no caller to hand it to.
-func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
+// The dialect reads each provider's headers and their reset formats
+// (dialect.Dialect.Windows); malformed, negative or past values count for
+// nothing. A pause further away than MaxPause is cut to MaxPause, and so
+// is a learned bucket's interval (its next request is never further
+// away). A Store error goes to OnError: Learn is told after the fact and
+// has no caller to hand it to.
+func (l *Limiter) Learn(d dialect.Dialect, provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
 	now := time.Now()
 	limited := status == http.StatusTooManyRequests && !quota
-	size, left, reset, ok := requestsWindow(now, h)
+	ws := readWindows(d, h, now)
+	size, left := ws.size, ws.left
 	r, paced := Rate{}, false
-	if ok {
-		r, paced = windowRate(size, left, reset)
+	if ws.learnable {
+		r, paced = windowRate(size, left, ws.reset)
 	}
-	d := pauseFor(now, status, quota, h, retryAfter, paced)
-	if !paced && !limited && d <= 0 {
+	pause := ws.pause(status, quota, retryAfter, paced)
+	if !paced && !limited && pause <= 0 {
 		return // the answer of a call with room to spare: nothing to keep
 	}
 	key := l.plan(provider).pauseKey(provider, model)
@@ -82,12 +79,12 @@ func (l *Limiter) Learn(provider, model string, status int, quota bool, h http.H
 			l.storeFailed(err)
 		}
 	}
-	if d <= 0 {
+	if pause <= 0 {
 		return
 	}
 	l.stats.paused()
-	if err := l.active().Pause(key, now.Add(d)); err != nil {
-		l.local().Pause(key, now.Add(d)) // this process at least keeps it
+	if err := l.active().Pause(key, now.Add(pause)); err != nil {
+		l.local().Pause(key, now.Add(pause)) // this process at least keeps it
 		l.storeFailed(err)
 	}
 }
@@ -106,30 +103,6 @@ func headroom(size int64) int64 { return (size + 9) / 10 }
 // maxLearnedPer bounds the period of a learned rate, so that its
 // nanoseconds and Redis's doubles hold it exactly.
 const maxLearnedPer = 7 * 24 * time.Hour
-
-// requestsWindow reads the requests window an answer's header describes,
-// OpenAI's (Azure OpenAI's) or Anthropic's: its size, the whole requests
-// left in it and how long until it is full again. ok is false unless all
-// three are there and sound: a size of 1 or more, 0 to size left, a reset
-// after now.
-func requestsWindow(now time.Time, h http.Header) (size, left int64, reset time.Duration, ok bool) {
-	sizeV, leftV := first(h, openAIWindows[0][2]), first(h, openAIWindows[0][0])
-	if sizeV != "" {
-		reset, ok = parseReset(first(h, openAIWindows[0][1]))
-	} else if sizeV, leftV = first(h, anthropicWindows[0][2]), first(h, anthropicWindows[0][0]); sizeV != "" {
-		t, err := time.Parse(time.RFC3339, strings.TrimSpace(first(h, anthropicWindows[0][1])))
-		reset, ok = t.Sub(now), err == nil
-	}
-	if !ok || reset <= 0 {
-		return 0, 0, 0, false
-	}
-	size, err1 := strconv.ParseInt(strings.TrimSpace(sizeV), 10, 64)
-	left, err2 := strconv.ParseInt(strings.TrimSpace(leftV), 10, 64)
-	if err1 != nil || err2 != nil || size < 1 || left < 0 || left > size {
-		return 0, 0, 0, false
-	}
-	return size, left, reset, true
-}
 
 // windowRate returns the bucket a requests window of size requests, left
 // of them left, full again after reset, tells: size requests refilled
@@ -159,72 +132,81 @@ func windowRate(size, left int64, reset time.Duration) (Rate, bool) {
 	return Rate{Limit: size, Per: time.Duration(per), Burst: size}, true
 }
 
-// The rate-limit headers Learn reads, in canonical form: each window's
-// remaining count, its reset and its size.
-var (
-	openAIWindows = [...][3]string{
-		{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", "X-Ratelimit-Limit-Requests"},
-		{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", "X-Ratelimit-Limit-Tokens"},
-	}
-	anthropicWindows = [...][3]string{
-		{"Anthropic-Ratelimit-Requests-Remaining", "Anthropic-Ratelimit-Requests-Reset", "Anthropic-Ratelimit-Requests-Limit"},
-		{"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset", "Anthropic-Ratelimit-Tokens-Limit"},
-		{"Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset", "Anthropic-Ratelimit-Input-Tokens-Limit"},
-		{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset", "Anthropic-Ratelimit-Output-Tokens-Limit"},
-	}
-)
-
 // PauseFor returns how long from now an answer pauses its model (0: not at
 // all), as Learn says of a provider whose buckets it does not learn: each
-// spent window, the requests window too, pauses until its next unit. An
-// answer without rate-limit headers costs a few map lookups and no
-// allocation.
-func PauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) time.Duration {
-	return pauseFor(now, status, quota, h, retryAfter, false)
+// spent window d reads in h, the requests window too, pauses until its
+// next unit. An answer without rate-limit headers costs what d takes to
+// find none (a map lookup per window) and no allocation.
+func PauseFor(d dialect.Dialect, now time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) time.Duration {
+	return readWindows(d, h, now).pause(status, quota, retryAfter, false)
 }
 
-// pauseFor is PauseFor; with paced, the requests windows pause nothing:
-// their bucket is learned instead.
-func pauseFor(now time.Time, status int, quota bool, h http.Header, retryAfter time.Duration, paced bool) time.Duration {
+// windows is what an answer's rate-limit windows tell: the first sound
+// requests window, and the pauses the spent ones ask for.
+type windows struct {
+	// learnable reports that a requests window was sound: a size of 1 or
+	// more, 0 to size left, a reset after now; size, left and reset are
+	// the first such.
+	learnable   bool
+	size, left  int64
+	reset       time.Duration
+	requests    time.Duration // the pause the spent requests windows ask for
+	others      time.Duration // the pause the other spent windows ask for
+	collectWins func(dialect.Window)
+}
+
+// collectors keep windows whose collectWins is bound once, so that
+// asking a dialect for an answer's windows allocates nothing.
+var collectors = sync.Pool{New: func() any {
+	w := new(windows)
+	w.collectWins = w.collect
+	return w
+}}
+
+// readWindows returns what the windows d reads in h tell, as of now.
+func readWindows(d dialect.Dialect, h http.Header, now time.Time) windows {
+	if d == nil || len(h) == 0 {
+		return windows{}
+	}
+	w := collectors.Get().(*windows)
+	fn := w.collectWins
+	*w = windows{collectWins: fn}
+	d.Windows(h, now, fn)
+	out := *w
+	out.collectWins = nil
+	collectors.Put(w)
+	return out
+}
+
+// collect takes one window in.
+func (w *windows) collect(win dialect.Window) {
+	if win.Requests && !w.learnable && win.Size >= 1 && win.Left >= 0 && win.Left <= win.Size && win.Reset > 0 {
+		w.learnable, w.size, w.left, w.reset = true, win.Size, win.Left, win.Reset
+	}
+	if win.Left != 0 || win.Reset <= 0 {
+		return // not spent, or no sound reset: nothing to wait for
+	}
+	if win.Requests {
+		w.requests = max(w.requests, oneUnit(win.Reset, win.Size))
+	} else {
+		w.others = max(w.others, oneUnit(win.Reset, win.Size))
+	}
+}
+
+// pause returns how long the answer pauses its model: a rate-limit 429's
+// Retry-After, and each spent window's next unit (the requests windows'
+// only when not paced: their bucket is learned instead), at most
+// MaxPause.
+func (w windows) pause(status int, quota bool, retryAfter time.Duration, paced bool) time.Duration {
 	var d time.Duration
 	if status == http.StatusTooManyRequests && !quota && retryAfter > 0 {
 		d = retryAfter
 	}
-	for i, w := range openAIWindows {
-		if paced && i == 0 {
-			continue
-		}
-		if spent(first(h, w[0])) {
-			if r, ok := parseReset(first(h, w[1])); ok {
-				d = max(d, oneUnit(r, first(h, w[2])))
-			}
-		}
-	}
-	for i, w := range anthropicWindows {
-		if paced && i == 0 {
-			continue
-		}
-		if spent(first(h, w[0])) {
-			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(first(h, w[1]))); err == nil {
-				d = max(d, oneUnit(t.Sub(now), first(h, w[2])))
-			}
-		}
+	d = max(d, w.others)
+	if !paced {
+		d = max(d, w.requests)
 	}
 	return min(max(d, 0), MaxPause)
-}
-
-// parseReset reads an x-ratelimit-reset- header: OpenAI's Go duration
-// ("1s", "6m0s", "250ms"), or Azure OpenAI's bare number of seconds ("6",
-// "0.5"). ok is false when it is neither.
-func parseReset(v string) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if r, err := time.ParseDuration(v); err == nil {
-		return r, true
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e9 {
-		return time.Duration(f * float64(time.Second)), true
-	}
-	return 0, false
 }
 
 // oneUnit is how long a spent window takes to hand out its next unit: the
@@ -232,28 +214,10 @@ func parseReset(v string) (time.Duration, bool) {
 // evenly, so with its size known the next unit comes after reset / size.
 // Pausing for the whole reset would stop every call for a minute each
 // time a busy window reads 0, when a slot frees every reset / size. With
-// the size unknown, the whole reset.
-func oneUnit(reset time.Duration, size string) time.Duration {
-	n, err := strconv.ParseInt(strings.TrimSpace(size), 10, 64)
-	if err != nil || n <= 0 || reset <= 0 {
+// the size unknown (0), the whole reset.
+func oneUnit(reset time.Duration, size int64) time.Duration {
+	if size <= 0 {
 		return reset
 	}
-	return reset / time.Duration(n)
-}
-
-// first returns the first value of the canonical key k in h, "" if none.
-func first(h http.Header, k string) string {
-	if v := h[k]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
-// spent reports whether a remaining-count header says nothing is left.
-func spent(v string) bool {
-	if v == "" {
-		return false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	return err == nil && n == 0
+	return reset / time.Duration(size)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // header returns a header of the pairs kv.
@@ -83,7 +85,7 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 					}
 				}()
 				ls := []*Limiter{{Store: a}, {Store: b}}
-				ls[0].Learn("openai", "gpt-4o", http.StatusTooManyRequests, false, spent120(), time.Second)
+				ls[0].Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusTooManyRequests, false, spent120(), time.Second)
 				ats, errs := admitTimes(ls, 20, "gpt-4o", time.Minute)
 				if len(errs) > 0 {
 					t.Fatalf("%d calls refused: %v", len(errs), errs[0])
@@ -114,7 +116,7 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 func TestLearnedBucketFromHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
-		l.Learn("openai", "gpt-4o", http.StatusOK, false,
+		l.Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusOK, false,
 			header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "60", "x-ratelimit-reset-requests", "30s"), 0)
 		ats, errs := admitTimes([]*Limiter{l}, 49, "gpt-4o", 0)
 		var e *Error
@@ -140,7 +142,10 @@ func TestLearnedBucketFromHeaders(t *testing.T) {
 		// Spent: the window says so, and the headroom goes: the next
 		// request one interval on, not a tenth of the window later.
 		time.Sleep(time.Minute)
-		l.Learn("openai", "gpt-4o", http.StatusOK, false, spent120(), 0)
+		l.Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusOK, false, spent120(), 0)
+		if n := l.Stats()["pause"].Paused; n != 0 {
+			t.Fatalf("%d pauses learned; a spent window whose bucket is learned pauses nothing", n)
+		}
 		r, _ = windowRate(120, 0, time.Minute)
 		if waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute); err != nil || waited != time.Duration(r.Interval(1)) {
 			t.Fatalf("after a spent window: waited %v (%v), want one interval, %v", waited, err, time.Duration(r.Interval(1)))
@@ -157,7 +162,7 @@ func TestLearnedScope(t *testing.T) {
 		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := &Limiter{SharedLimits: func(p string) bool { return shared && p == "openai" }}
-				l.Learn("openai", "gpt-4o", http.StatusTooManyRequests, false, spent120(), time.Second)
+				l.Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusTooManyRequests, false, spent120(), time.Second)
 				ats, errs := admitTimes([]*Limiter{l}, 50, "gpt-4o-mini", time.Minute)
 				switch {
 				case len(errs) > 0:
@@ -183,9 +188,9 @@ func TestLearnedAnthropic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
 		now := time.Now()
-		l.Learn("anthropic", "claude", http.StatusOK, false, header("anthropic-ratelimit-requests-limit", "50",
+		l.Learn(dialect.Anthropic, "anthropic", "claude", http.StatusOK, false, header("anthropic-ratelimit-requests-limit", "50",
 			"anthropic-ratelimit-requests-remaining", "10", "anthropic-ratelimit-requests-reset", now.Add(48*time.Second).UTC().Format(time.RFC3339)), 0)
-		l.Learn("anthropic", "claude", http.StatusTooManyRequests, false, nil, 2*time.Second)
+		l.Learn(dialect.Anthropic, "anthropic", "claude", http.StatusTooManyRequests, false, nil, 2*time.Second)
 		start := time.Now()
 		var ats []time.Duration
 		for range 5 {
@@ -231,24 +236,27 @@ func TestWindowRate(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
+		d          dialect.Dialect
 		h          http.Header
 		size, left int64
 		reset      time.Duration
 		ok         bool
 	}{
-		{spent120(), 120, 0, time.Minute, true},
-		{header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "7", "x-ratelimit-reset-requests", "6"), 120, 7, 6 * time.Second, true}, // Azure's seconds
-		{header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2026-11-30T12:00:30Z"), 50, 0, 30 * time.Second, true},
-		{header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1s"), 0, 0, 0, false}, // no size
-		{header("x-ratelimit-limit-requests", "-1", "x-ratelimit-remaining-requests", "-1", "x-ratelimit-reset-requests", "0"), 0, 0, 0, false},
-		{header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "11", "x-ratelimit-reset-requests", "1s"), 0, 0, 0, false},
-		{header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "soon"), 0, 0, 0, false},
-		{header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2026-11-30T11:59:00Z"), 0, 0, 0, false},
-		{nil, 0, 0, 0, false},
+		{dialect.OpenAI, spent120(), 120, 0, time.Minute, true},
+		{dialect.Azure, header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "7", "x-ratelimit-reset-requests", "6"), 120, 7, 6 * time.Second, true}, // Azure's seconds
+		{dialect.Anthropic, header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2026-11-30T12:00:30Z"), 50, 0, 30 * time.Second, true},
+		{dialect.OpenAI, header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1s"), 0, 0, 0, false}, // no size
+		{dialect.Azure, header("x-ratelimit-limit-requests", "-1", "x-ratelimit-remaining-requests", "-1", "x-ratelimit-reset-requests", "0"), 0, 0, 0, false},
+		{dialect.OpenAI, header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "11", "x-ratelimit-reset-requests", "1s"), 0, 0, 0, false},
+		{dialect.OpenAI, header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "soon"), 0, 0, 0, false},
+		{dialect.Anthropic, header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "2026-11-30T11:59:00Z"), 0, 0, 0, false},
+		{dialect.OpenAI, header("x-ratelimit-limit-tokens", "10", "x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "1s"), 0, 0, 0, false}, // tokens: no bucket
+		{dialect.OpenAI, nil, 0, 0, 0, false},
+		{nil, spent120(), 0, 0, 0, false}, // no dialect: no header read
 	} {
-		size, left, reset, ok := requestsWindow(now, tt.h)
-		if size != tt.size || left != tt.left || reset != tt.reset || ok != tt.ok {
-			t.Errorf("%v: window %d, %d left, reset %v, %v; want %d, %d, %v, %v", tt.h, size, left, reset, ok, tt.size, tt.left, tt.reset, tt.ok)
+		w := readWindows(tt.d, tt.h, now)
+		if w.size != tt.size || w.left != tt.left || w.reset != tt.reset || w.learnable != tt.ok {
+			t.Errorf("%v: window %d, %d left, reset %v, %v; want %d, %d, %v, %v", tt.h, w.size, w.left, w.reset, w.learnable, tt.size, tt.left, tt.reset, tt.ok)
 		}
 	}
 }

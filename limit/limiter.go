@@ -32,22 +32,21 @@ type Limiter struct {
 	Client func(*http.Request) string
 
 	// SettlesUnused reports whether provider's own limiter gives back the
-	// tokens a call reserved and did not use. Anthropic's does (it counts
-	// max_tokens when a call starts and corrects to the output used);
-	// OpenAI's counts max_tokens and keeps it. With it true, a call's
-	// unused tokens go back to its buckets; else they stay spent, as at
-	// the provider. A call that used more than its estimate pays the rest
-	// either way. If nil, never.
+	// tokens a call reserved and did not use: some count max_tokens when
+	// a call starts and correct to the output used, others count it and
+	// keep it (a dialect says which: dialect.Traits.SettlesUnused). With
+	// it true, a call's unused tokens go back to its buckets; else they
+	// stay spent, as at the provider. A call that used more than its
+	// estimate pays the rest either way. If nil, never.
 	SettlesUnused func(provider string) bool
 
 	// SharedLimits reports whether provider's rate limits are shared by all
 	// its models (one account-wide limit), so that the pauses and buckets
 	// Learn learns from its answers hold every call to it. If nil, or
-	// false, they are each model's own: OpenAI and Anthropic limit each
-	// model on its own, Gemini's quotas are per model, and Azure OpenAI's
-	// per deployment, which is the call's model. Set it for a provider
-	// (an OpenAI-compatible server, say) that limits an account or key as
-	// a whole.
+	// false, they are each model's own, as the providers limit each model
+	// (or each deployment, which is then the call's model) on its own. Set
+	// it for a provider (an OpenAI-compatible server, say) that limits an
+	// account or key as a whole.
 	SharedLimits func(provider string) bool
 
 	// OnError, if set, is told the Store's errors: a pause Learn could not

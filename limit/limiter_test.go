@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // outcome is one call's Wait as a test sees it: when it was admitted, or
@@ -225,24 +227,25 @@ func TestWaitLearnPauses(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
+		d      dialect.Dialect
 		status int
 		quota  bool
 		header func(now time.Time) http.Header
 		ra     time.Duration
 		want   time.Duration
 	}{
-		{"429 with Retry-After 2s", 429, false, func(time.Time) http.Header { return nil }, 2 * time.Second, 2 * time.Second},
-		{"quota 429 pauses nothing", 429, true, func(time.Time) http.Header { return nil }, 2 * time.Second, 0},
-		{"OpenAI requests spent, reset 1s", 200, false, func(time.Time) http.Header {
+		{"429 with Retry-After 2s", dialect.OpenAI, 429, false, func(time.Time) http.Header { return nil }, 2 * time.Second, 2 * time.Second},
+		{"quota 429 pauses nothing", dialect.OpenAI, 429, true, func(time.Time) http.Header { return nil }, 2 * time.Second, 0},
+		{"OpenAI requests spent, reset 1s", dialect.OpenAI, 200, false, func(time.Time) http.Header {
 			return h("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1s")
 		}, 0, time.Second},
-		{"OpenAI tokens spent, reset 1m30.5s", 200, false, func(time.Time) http.Header {
+		{"OpenAI tokens spent, reset 1m30.5s", dialect.OpenAI, 200, false, func(time.Time) http.Header {
 			return h("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "1m30.5s", "x-ratelimit-remaining-requests", "3", "x-ratelimit-reset-requests", "6m0s")
 		}, 0, 90500 * time.Millisecond},
-		{"Anthropic input tokens spent", 200, false, func(now time.Time) http.Header {
+		{"Anthropic input tokens spent", dialect.Anthropic, 200, false, func(now time.Time) http.Header {
 			return h("anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset", now.Add(3*time.Second).UTC().Format(time.RFC3339))
 		}, 0, 3 * time.Second},
-		{"Anthropic requests left", 200, false, func(now time.Time) http.Header {
+		{"Anthropic requests left", dialect.Anthropic, 200, false, func(now time.Time) http.Header {
 			return h("anthropic-ratelimit-requests-remaining", "4", "anthropic-ratelimit-requests-reset", now.Add(3*time.Second).UTC().Format(time.RFC3339))
 		}, 0, 0},
 	}
@@ -252,7 +255,7 @@ func TestWaitLearnPauses(t *testing.T) {
 				l := &Limiter{}
 				var learnErr error
 				l.OnError = func(err error) { learnErr = err }
-				if l.Learn("openai", "gpt-4o", tt.status, tt.quota, tt.header(time.Now()), tt.ra); learnErr != nil {
+				if l.Learn(tt.d, "openai", "gpt-4o", tt.status, tt.quota, tt.header(time.Now()), tt.ra); learnErr != nil {
 					t.Fatal(learnErr)
 				}
 				waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, 5*time.Minute)
@@ -286,7 +289,7 @@ func TestWaitPauseWhileQueued(t *testing.T) {
 			short = outcome{waited: w, err: err}
 		})
 		time.Sleep(500 * time.Millisecond)
-		l.Learn("openai", "m", 429, false, nil, 2*time.Second) // paused until 2.5 s
+		l.Learn(dialect.OpenAI, "openai", "m", 429, false, nil, 2*time.Second) // paused until 2.5 s
 		wg.Wait()
 		// The long call woke at 1 s, found the pause, and gave its slot
 		// back (lost: the short call's at 2 s came after it); its new slot
@@ -311,7 +314,7 @@ func TestWaitPauseWhileQueued(t *testing.T) {
 func TestWaitPausedBeyondMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
-		l.Learn("openai", "m", 429, false, nil, 90*time.Minute) // cut to an hour
+		l.Learn(dialect.OpenAI, "openai", "m", 429, false, nil, 90*time.Minute) // cut to an hour
 		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
 		var e *Error
 		if !errors.As(err, &e) || e.Key != "pause:openai/m" || e.Wait != MaxPause || w != 0 {

@@ -127,9 +127,10 @@ type Admin struct {
 
 // Provider is one upstream API.
 type Provider struct {
-	// Kind is the API dialect: openai (OpenAI-compatible), azure (Azure
-	// OpenAI: OpenAI's bodies, the api-key header, the deployment in the
-	// path), anthropic or gemini (Google's Gemini API).
+	// Kind is the API dialect, one of package dialect's kinds
+	// (dialect.Kinds): openai (OpenAI-compatible), azure (Azure OpenAI:
+	// OpenAI's bodies, the api-key header, the deployment in the path),
+	// anthropic, gemini (Google's Gemini API), …
 	Kind string
 
 	// BaseURL is where requests go: http or https, a host, an optional
@@ -156,14 +157,17 @@ type Provider struct {
 	MaxConcurrent int
 
 	// Region is the provider's region, for the dialects that sign their
-	// requests: Bedrock's (us-east-1), Vertex AI's location. If empty,
-	// the credential chain's own (AWS_REGION).
+	// requests: Bedrock's (us-east-1), Vertex AI's location (us-central1):
+	// lower-case letters, digits and dashes. Parse makes a missing BaseURL
+	// of such a kind from it. Required by bedrock, and by vertex without a
+	// BaseURL; refused on a kind that sends a key. If empty, none.
 	Region string
 
 	// CredentialsFile is a file of the gateway's own credentials for a
 	// dialect that signs: a Google service-account JSON file for Vertex
-	// AI. If empty, the standard chain (Application Default Credentials,
-	// the AWS chain).
+	// AI. It must be a readable regular file when the config is
+	// validated; refused on a kind that sends a key. If empty, the
+	// standard chain (Application Default Credentials, the AWS chain).
 	CredentialsFile string
 }
 

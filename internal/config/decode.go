@@ -119,6 +119,9 @@ func (d *decoder) providers(c *Config) field {
 			if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 				pr.BaseURL = t
 			}
+			if pr.BaseURL == "" {
+				pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
+			}
 			c.Providers[name] = pr
 			return err
 		})

@@ -103,13 +103,27 @@
 // providers.NAME, an upstream API [openai: https://api.openai.com and
 // anthropic: https://api.anthropic.com]:
 //
-//	kind            openai (any OpenAI-compatible API), azure (Azure OpenAI: key in api-key,
-//	                deployment in the path, base_url https://{resource}.openai.azure.com
-//	                required), anthropic or gemini (Google's Gemini API: the model in
-//	                the path, the key in x-goog-api-key); required, except for the
+//	kind            the API dialect, one of package dialect's (dialect.Kinds): openai (any
+//	                OpenAI-compatible API), azure (Azure OpenAI: base_url
+//	                https://{resource}.openai.azure.com required), anthropic, gemini
+//	                (Google's Gemini API), and the dialects that sign their requests
+//	                once they are there, bedrock and vertex; required, except for the
 //	                names openai, anthropic and gemini
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
+//	                and for bedrock (https://bedrock-runtime.{region}.amazonaws.com)
+//	                and vertex (https://{region}-aiplatform.googleapis.com; region
+//	                global: https://aiplatform.googleapis.com), made from region
+//	region          [""] the region a dialect that signs its requests works in:
+//	                lower-case letters, digits and dashes (us-east-1, us-central1);
+//	                required by bedrock (each signature names it, base_url or not)
+//	                and by vertex without a base_url; refused on a kind that sends a
+//	                key (openai, azure, anthropic, gemini)
+//	credentials_file [""] a file of the gateway's own credentials for a dialect that
+//	                signs (vertex: a Google service-account JSON file), instead of
+//	                the standard chain (Application Default Credentials, AWS's);
+//	                must be a readable regular file when the config is loaded;
+//	                refused on a kind that sends a key
 //	api_key_env     [""] environment variable with the provider key, which the gateway then
 //	                injects, dropping whatever key the client sent (its SDK still needs
 //	                one to start: a placeholder such as unused-when-injected, or its
@@ -198,11 +212,13 @@
 // total shorter than connect + first_byte, a route naming a provider or
 // policy that is not defined, a fallback of another API kind, duplicate
 // route prefixes, an unknown state backend, redis without a URL (mode
-// single) or without addrs (sentinel, cluster) or master (sentinel), a budget
-// without a positive limit, a known period or scope, and an api_key_env on
-// a listen address off loopback without auth.keys. Messages never show a
-// token, a key or a URL's password. Config.Warnings lists what is allowed
-// but likely a mistake.
+// single) or without addrs (sentinel, cluster) or master (sentinel), a
+// budget without a positive limit, a known period or scope, an
+// api_key_env on a listen address off loopback without auth.keys, a kind
+// that is not a dialect's, a region that does not look like one, a
+// credentials_file that cannot be read, and either on a kind that sends a
+// key. Messages never show a token, a key or a URL's password.
+// Config.Warnings lists what is allowed but likely a mistake.
 //
 // # Worst case
 //

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"net"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -104,103 +103,6 @@ func (c *Config) checkAuth() error {
 	}
 	if e := c.Admin.TokenEnv; e != "" && !envNameRE.MatchString(e) {
 		return errf("admin.token_env", "%s is not an environment variable name (write e.g. SLUICE_ADMIN_TOKEN)", quote(e))
-	}
-	return nil
-}
-
-func (c *Config) checkProviders() error {
-	if len(c.Providers) == 0 {
-		return errf("providers", "none defined; add one, e.g. openai: {kind: openai, base_url: https://api.openai.com}")
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		if err := checkProvider(key("providers", name), name, c.Providers[name]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkProvider(path, name string, pr Provider) error {
-	if !nameRE.MatchString(name) {
-		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
-	}
-	switch pr.Kind {
-	case KindOpenAI, KindAnthropic, KindAzure, KindGemini:
-	case "":
-		return errf(key(path, "kind"), "missing; set kind: openai (an OpenAI-compatible API), kind: azure, kind: anthropic or kind: gemini")
-	default:
-		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind),
-			suggest(pr.Kind, []string{KindOpenAI, KindAnthropic, KindAzure, KindGemini}))
-	}
-	if pr.Kind == KindAzure && pr.BaseURL == "" {
-		return errf(key(path, "base_url"), "missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com")
-	}
-	if err := checkBaseURL(key(path, "base_url"), pr.BaseURL); err != nil {
-		return err
-	}
-	if e := pr.APIKeyEnv; e != "" && !envNameRE.MatchString(e) {
-		return errf(key(path, "api_key_env"), "%s is not an environment variable name (write e.g. OPENAI_API_KEY)", quote(e))
-	}
-	if err := checkPool(path, pr); err != nil {
-		return err
-	}
-	if pr.MaxConcurrent < 1 {
-		return errf(key(path, "max_concurrent"), "%d: must be at least 1 (default %d)", pr.MaxConcurrent, DefaultMaxConcurrent)
-	}
-	return nil
-}
-
-// checkPool checks a provider's pool of keys: not beside api_key_env,
-// names of environment variables, each once, positive weights.
-func checkPool(path string, pr Provider) error {
-	p := key(path, "api_keys_env")
-	if pr.APIKeys == nil {
-		return nil
-	}
-	if pr.APIKeyEnv != "" {
-		return errf(p, "given with api_key_env; keep one: api_keys_env: [%s, …] for a pool, or api_key_env alone for one key", pr.APIKeyEnv)
-	}
-	if len(pr.APIKeys) == 0 {
-		return errf(p, "is empty; list the variables that hold the keys, e.g. [OPENAI_KEY_A, OPENAI_KEY_B], or remove it")
-	}
-	seen := map[string]bool{}
-	for i, k := range pr.APIKeys {
-		ip := index(p, i)
-		switch {
-		case !envNameRE.MatchString(k.Env):
-			return errf(ip, "%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env))
-		case seen[k.Env]:
-			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
-		case k.Weight < 1:
-			return errf(key(ip, "weight"), "%d: must be at least 1 (default 1)", k.Weight)
-		}
-		seen[k.Env] = true
-	}
-	return nil
-}
-
-// checkBaseURL checks a provider's address. It shows the address only with
-// any user:password removed.
-func checkBaseURL(path, s string) error {
-	if s == "" {
-		return errf(path, "missing; write the API's address, e.g. https://api.openai.com")
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return errf(path, "is not a URL; write e.g. https://api.openai.com")
-	}
-	shown := quote(u.Redacted())
-	switch {
-	case u.User != nil:
-		return errf(path, "must not hold user:password@; name an environment variable in api_key_env instead")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return errf(path, "%s must start with https:// (or http://)", shown)
-	case u.Opaque != "" || u.Hostname() == "":
-		return errf(path, "%s has no host; write e.g. https://api.openai.com", shown)
-	case u.RawQuery != "" || u.ForceQuery:
-		return errf(path, "%s must not have a query (?…); the client's path and query are appended to it", shown)
-	case u.Fragment != "" || strings.Contains(s, "#"):
-		return errf(path, "%s must not have a fragment (#…)", shown)
 	}
 	return nil
 }

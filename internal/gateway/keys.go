@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/limit"
@@ -60,6 +61,7 @@ type poolKey struct {
 // keyPool is one provider's pool. It is safe for concurrent use.
 type keyPool struct {
 	provider string
+	dialect  dialect.Dialect // reads the rate-limit headers of its answers
 	keys     []poolKey
 	store    limit.Store
 	rest     rest.Rest       // the store's, after it failed
@@ -74,7 +76,8 @@ type keyPool struct {
 // newKeyPool reads the pool of provider name from the environment; a
 // variable that is empty is an error naming it.
 func newKeyPool(name string, p config.Provider, getenv func(string) string, store limit.Store) (*keyPool, error) {
-	kp := &keyPool{provider: name, store: store, current: make([]int, len(p.APIKeys))}
+	d, _ := dialect.Lookup(p.Kind)
+	kp := &keyPool{provider: name, dialect: d, store: store, current: make([]int, len(p.APIKeys))}
 	for i, k := range p.APIKeys {
 		secret := getenv(k.Env)
 		if secret == "" {
@@ -244,7 +247,7 @@ func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter tim
 		p.pause(p.outKey(i), now.Add(d))
 		p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), true)
 	default:
-		d := limit.PauseFor(now, status, quota, h, retryAfter)
+		d := limit.PauseFor(p.dialect, now, status, quota, h, retryAfter)
 		if d <= 0 && status == http.StatusTooManyRequests {
 			d = noRateLimitHint
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -39,9 +40,12 @@ func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
 	// A slot in Redis outlives the longest call a policy allows: only a
 	// host that died holding it loses it to the lease.
 	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute, PromoteAfter: cfg.Limits.PromoteAfter,
-		// Anthropic counts max_tokens at a call's start and corrects to the
-		// output used; OpenAI keeps what max_tokens reserved.
-		SettlesUnused: func(p string) bool { return cfg.Providers[p].Kind == config.KindAnthropic }}
+		// Some providers count max_tokens at a call's start and correct to
+		// the output used; others keep what max_tokens reserved.
+		SettlesUnused: func(p string) bool {
+			d, ok := dialect.Lookup(cfg.Providers[p].Kind)
+			return ok && d.Traits().SettlesUnused
+		}}
 }
 
 // limitClientKey holds the client's id in a request's context, for limits

@@ -31,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/request"
 )
@@ -200,18 +201,15 @@ func endAttempt(span trace.Span, a *sluice.Attempt) {
 	span.End()
 }
 
-// ProviderName is gen_ai.provider.name for a provider kind (the semantic
-// conventions' well-known values).
+// ProviderName is gen_ai.provider.name for a provider kind, as a config
+// writes it: what its dialect says (dialect.Traits.System, one of the
+// semantic conventions' well-known values); the kind itself when no
+// dialect has that name.
 func ProviderName(kind string) string {
-	switch kind {
-	case config.KindAnthropic:
-		return "anthropic"
-	case config.KindAzure:
-		return "azure.ai.openai"
-	case config.KindGemini:
-		return "gcp.gemini"
+	if d, ok := dialect.Lookup(kind); ok {
+		return d.Traits().System
 	}
-	return "openai"
+	return kind
 }
 
 // Operation is gen_ai.operation.name for an API path.

@@ -1,0 +1,214 @@
+package config
+
+import (
+	"errors"
+	"maps"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sluice-llm/sluice/dialect"
+)
+
+// The providers' checks: each provider's kind, asked of package dialect,
+// its region and credentials file, its address and its keys.
+
+func (c *Config) checkProviders() error {
+	if len(c.Providers) == 0 {
+		return errf("providers", "none defined; add one, e.g. openai: {kind: openai, base_url: https://api.openai.com}")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+		if err := checkProvider(key("providers", name), name, c.Providers[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkProvider(path, name string, pr Provider) error {
+	if !nameRE.MatchString(name) {
+		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
+	}
+	d, ok := dialect.Lookup(pr.Kind)
+	switch {
+	case pr.Kind == "":
+		return errf(key(path, "kind"), "missing; set %s", kindList())
+	case !ok:
+		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind), suggest(pr.Kind, dialect.Kinds()))
+	}
+	if err := checkSigning(path, d, pr); err != nil {
+		return err
+	}
+	if pr.Kind == KindAzure && pr.BaseURL == "" {
+		return errf(key(path, "base_url"), "missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com")
+	}
+	if err := checkBaseURL(key(path, "base_url"), pr.BaseURL); err != nil {
+		return err
+	}
+	if e := pr.APIKeyEnv; e != "" && !envNameRE.MatchString(e) {
+		return errf(key(path, "api_key_env"), "%s is not an environment variable name (write e.g. OPENAI_API_KEY)", quote(e))
+	}
+	if err := checkPool(path, pr); err != nil {
+		return err
+	}
+	if pr.MaxConcurrent < 1 {
+		return errf(key(path, "max_concurrent"), "%d: must be at least 1 (default %d)", pr.MaxConcurrent, DefaultMaxConcurrent)
+	}
+	return nil
+}
+
+// checkPool checks a provider's pool of keys: not beside api_key_env,
+// names of environment variables, each once, positive weights.
+func checkPool(path string, pr Provider) error {
+	p := key(path, "api_keys_env")
+	if pr.APIKeys == nil {
+		return nil
+	}
+	if pr.APIKeyEnv != "" {
+		return errf(p, "given with api_key_env; keep one: api_keys_env: [%s, …] for a pool, or api_key_env alone for one key", pr.APIKeyEnv)
+	}
+	if len(pr.APIKeys) == 0 {
+		return errf(p, "is empty; list the variables that hold the keys, e.g. [OPENAI_KEY_A, OPENAI_KEY_B], or remove it")
+	}
+	seen := map[string]bool{}
+	for i, k := range pr.APIKeys {
+		ip := index(p, i)
+		switch {
+		case !envNameRE.MatchString(k.Env):
+			return errf(ip, "%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env))
+		case seen[k.Env]:
+			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
+		case k.Weight < 1:
+			return errf(key(ip, "weight"), "%d: must be at least 1 (default 1)", k.Weight)
+		}
+		seen[k.Env] = true
+	}
+	return nil
+}
+
+// checkBaseURL checks a provider's address. It shows the address only with
+// any user:password removed.
+func checkBaseURL(path, s string) error {
+	if s == "" {
+		return errf(path, "missing; write the API's address, e.g. https://api.openai.com")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errf(path, "is not a URL; write e.g. https://api.openai.com")
+	}
+	shown := quote(u.Redacted())
+	switch {
+	case u.User != nil:
+		return errf(path, "must not hold user:password@; name an environment variable in api_key_env instead")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errf(path, "%s must start with https:// (or http://)", shown)
+	case u.Opaque != "" || u.Hostname() == "":
+		return errf(path, "%s has no host; write e.g. https://api.openai.com", shown)
+	case u.RawQuery != "" || u.ForceQuery:
+		return errf(path, "%s must not have a query (?…); the client's path and query are appended to it", shown)
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return errf(path, "%s must not have a fragment (#…)", shown)
+	}
+	return nil
+}
+
+// kindList is what a kind may be, as the fix of a missing one says: every
+// dialect's name, kind: openai for any OpenAI-compatible API.
+func kindList() string {
+	kinds := dialect.Kinds()
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = "kind: " + k
+		if k == KindOpenAI {
+			parts[i] += " (an OpenAI-compatible API)"
+		}
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// regional are the kinds whose address follows from their region (the
+// dialects that sign their requests), by kind: the address of a region,
+// and whether the region is needed even when base_url is given, because
+// each request's signature names it.
+var regional = map[string]struct {
+	address   func(region string) string
+	alwaysOne bool
+}{
+	"bedrock": {func(r string) string { return "https://bedrock-runtime." + r + ".amazonaws.com" }, true},
+	"vertex": {func(r string) string {
+		if r == "global" {
+			return "https://aiplatform.googleapis.com"
+		}
+		return "https://" + r + "-aiplatform.googleapis.com"
+	}, false},
+}
+
+// regionalBaseURL returns the address of a provider of kind in region, ""
+// when kind's address does not follow from a region, or region is not
+// one (Validate then says so).
+func regionalBaseURL(kind, region string) string {
+	r, ok := regional[kind]
+	if !ok || !regionRE.MatchString(region) {
+		return ""
+	}
+	return r.address(region)
+}
+
+// regionRE is what a region looks like: lower-case letters and digits in
+// words joined by single dashes (us-east-1, europe-west4, global).
+var regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// checkSigning checks what only a dialect that signs its requests takes:
+// a region that looks like one, a credentials file that can be read,
+// neither given to a kind that carries a plain key, and the region a
+// regional kind needs.
+func checkSigning(path string, d dialect.Dialect, pr Provider) error {
+	r, isRegional := regional[pr.Kind]
+	_, signs := d.(dialect.Signers)
+	signs = signs || isRegional
+	rp, cp := key(path, "region"), key(path, "credentials_file")
+	switch {
+	case pr.Region != "" && !regionRE.MatchString(pr.Region):
+		return errf(rp, "%s is not a region: lower-case letters, digits and dashes, e.g. us-east-1 or us-central1", quote(pr.Region))
+	case pr.Region != "" && !signs:
+		return errf(rp, "kind %s sends a key and signs nothing, so it takes no region; remove region", pr.Kind)
+	case pr.Region == "" && isRegional && r.alwaysOne:
+		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1", pr.Kind)
+	case pr.Region == "" && isRegional && pr.BaseURL == "":
+		return errf(rp, "missing; kind %s needs its region (location) for its address, e.g. region: us-central1, or a base_url", pr.Kind)
+	}
+	if pr.CredentialsFile == "" {
+		return nil
+	}
+	if err := readable(pr.CredentialsFile); err != nil {
+		return errf(cp, "cannot read %s: %v; give the path of a readable credentials file, or remove credentials_file for the standard credential chain", quote(pr.CredentialsFile), err)
+	}
+	if !signs {
+		return errf(cp, "kind %s sends a key and signs nothing, so it takes no credentials file; remove credentials_file", pr.Kind)
+	}
+	return nil
+}
+
+// readable returns why the file at p cannot be read, nil if it can. Only
+// a regular file is opened: opening a named pipe would wait for a writer.
+func readable(p string) error {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return pathErr(err)
+	case st.IsDir():
+		return errors.New("it is a directory")
+	case !st.Mode().IsRegular():
+		return errors.New("it is not a regular file")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return pathErr(err)
+	}
+	return f.Close()
+}

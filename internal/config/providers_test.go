@@ -1,0 +1,158 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-llm/sluice/dialect"
+)
+
+// Every dialect's kind is a kind a provider may have, and no other: the
+// config asks package dialect, and the fix of a missing or misspelt kind
+// names the dialects it has.
+func TestKindsAreTheDialects(t *testing.T) {
+	for _, k := range dialect.Kinds() {
+		src := "providers: {p: {kind: " + k + ", base_url: \"https://h.example\"}}\nroutes: [{prefix: /p, provider: p}]\n"
+		if _, ok := regional[k]; ok {
+			src = "providers: {p: {kind: " + k + ", region: us-east-1, base_url: \"https://h.example\"}}\nroutes: [{prefix: /p, provider: p}]\n"
+		}
+		c, err := Parse([]byte(src))
+		if err != nil || c.Providers["p"].Kind != k {
+			t.Errorf("kind %s: %v", k, err)
+		}
+	}
+	_, err := Parse([]byte("providers: {groq: {base_url: \"https://x\"}}\n"))
+	for _, k := range dialect.Kinds() {
+		if err == nil || !strings.Contains(err.Error(), "kind: "+k) {
+			t.Errorf("a missing kind: %v, want the fix to list kind: %s", err, k)
+		}
+	}
+	_, err = Parse([]byte("providers: {g: {kind: antropic, base_url: \"https://x\"}}\n"))
+	if err == nil || !strings.Contains(err.Error(), `providers.g.kind: unknown kind "antropic" (did you mean anthropic?)`) {
+		t.Errorf("a misspelt kind: %v", err)
+	}
+	_, err = Parse([]byte("providers: {g: {kind: cohere, base_url: \"https://x\"}}\n"))
+	for _, k := range dialect.Kinds() {
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("a kind far from any: %v, want the dialects' kinds listed (%s)", err, k)
+		}
+	}
+}
+
+// writeFile writes a file of content in a new temporary directory and
+// returns its path.
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// region and credentials_file: a region that looks like one, a file that
+// can be read, and neither on a kind that sends a key (every kind the
+// dialect package has yet): each refusal one line naming the key and the
+// fix.
+func TestRegionAndCredentialsFile(t *testing.T) {
+	file := writeFile(t, `{"type":"service_account"}`)
+	for _, tc := range []struct{ name, fields, want string }{
+		{"region with a space", `region: "us east 1"`, `providers.p.region: "us east 1" is not a region: lower-case letters, digits and dashes, e.g. us-east-1`},
+		{"region upper case", `region: US-EAST-1`, `providers.p.region: "US-EAST-1" is not a region`},
+		{"region with a dot", `region: us.east`, `providers.p.region: "us.east" is not a region`},
+		{"region with a slash", `region: "us-east-1/x"`, `providers.p.region: "us-east-1/x" is not a region`},
+		{"region ending in a dash", `region: us-east-`, `providers.p.region: "us-east-" is not a region`},
+		{"region on a kind that sends a key", `region: us-east-1`, "providers.p.region: kind openai sends a key and signs nothing, so it takes no region; remove region"},
+		{"credentials file missing", `credentials_file: /nonexistent/sa.json`,
+			`providers.p.credentials_file: cannot read "/nonexistent/sa.json": no such file or directory; give the path of a readable credentials file, or remove credentials_file`},
+		{"credentials file a directory", `credentials_file: "` + filepath.Dir(file) + `"`, "providers.p.credentials_file: cannot read " + quote(filepath.Dir(file)) + ": it is a directory"},
+		{"credentials file a device", `credentials_file: /dev/null`, `providers.p.credentials_file: cannot read "/dev/null": it is not a regular file`},
+		{"credentials file on a kind that sends a key", `credentials_file: "` + file + `"`,
+			"providers.p.credentials_file: kind openai sends a key and signs nothing, so it takes no credentials file; remove credentials_file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "providers: {p: {kind: openai, base_url: \"https://h.example\", " + tc.fields + "}}\nroutes: [{prefix: /p, provider: p}]\n"
+			_, err := Parse([]byte(src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant it to contain %s", err, tc.want)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "config: ") || strings.ContainsAny(msg, "\n\r") || !strings.Contains(msg, "at line 1") {
+				t.Errorf("error %q is not one line starting with config: and giving the line", msg)
+			}
+		})
+	}
+}
+
+// signer is a dialect that signs its requests, as Bedrock's and Vertex
+// AI's do: it takes a region and a credentials file.
+type signer struct{ dialect.Dialect }
+
+func (signer) Signer(dialect.SignerOptions) (dialect.Signer, error) { return nil, nil }
+
+// What a signing kind takes and needs: checkSigning asks the dialect
+// whether it signs, and the regional kinds' rules (bedrock: a region
+// always, since each signature names it; vertex: a region unless
+// base_url is given) hold whatever dialect stands for them.
+func TestCheckSigning(t *testing.T) {
+	file := writeFile(t, `{"type":"service_account"}`)
+	var _ dialect.Signers = signer{}
+	plain := dialect.OpenAI
+	for _, tc := range []struct {
+		name string
+		d    dialect.Dialect
+		pr   Provider
+		want string // "" for none
+	}{
+		{"a signing dialect takes a region", signer{plain}, Provider{Kind: "signs", Region: "eu-west-3"}, ""},
+		{"and a credentials file", signer{plain}, Provider{Kind: "signs", CredentialsFile: file}, ""},
+		{"and needs neither", signer{plain}, Provider{Kind: "signs"}, ""},
+		{"a bad region even so", signer{plain}, Provider{Kind: "signs", Region: "eu west"}, `providers.p.region: "eu west" is not a region`},
+		{"an unreadable file even so", signer{plain}, Provider{Kind: "signs", CredentialsFile: file + ".gone"}, "providers.p.credentials_file: cannot read"},
+		{"a plain dialect takes no region", plain, Provider{Kind: "plain", Region: "eu-west-3"}, "providers.p.region: kind plain sends a key and signs nothing"},
+		{"bedrock with its region", plain, Provider{Kind: "bedrock", Region: "us-west-2"}, ""},
+		{"bedrock without a region", plain, Provider{Kind: "bedrock"}, "providers.p.region: missing; kind bedrock signs each request for a region: write e.g. region: us-east-1"},
+		{"bedrock without a region, base_url given", plain, Provider{Kind: "bedrock", BaseURL: "http://127.0.0.1:9"}, "providers.p.region: missing; kind bedrock signs"},
+		{"vertex with its region", plain, Provider{Kind: "vertex", Region: "us-central1"}, ""},
+		{"vertex with a base_url", plain, Provider{Kind: "vertex", BaseURL: "http://127.0.0.1:9"}, ""},
+		{"vertex with neither", plain, Provider{Kind: "vertex"}, "providers.p.region: missing; kind vertex needs its region (location) for its address, e.g. region: us-central1, or a base_url"},
+		{"vertex's credentials file", plain, Provider{Kind: "vertex", Region: "global", CredentialsFile: file}, ""},
+	} {
+		err := checkSigning("providers.p", tc.d, tc.pr)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want none", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A regional kind's address follows from its region; Parse fills it in
+// when base_url is not given.
+func TestRegionalBaseURL(t *testing.T) {
+	for _, tc := range []struct{ kind, region, want string }{
+		{"bedrock", "us-east-1", "https://bedrock-runtime.us-east-1.amazonaws.com"},
+		{"bedrock", "eu-central-2", "https://bedrock-runtime.eu-central-2.amazonaws.com"},
+		{"vertex", "us-central1", "https://us-central1-aiplatform.googleapis.com"},
+		{"vertex", "global", "https://aiplatform.googleapis.com"},
+		{"vertex", "", ""},
+		{"bedrock", "evil.example/x", ""},
+		{"openai", "us-east-1", ""},
+	} {
+		if got := regionalBaseURL(tc.kind, tc.region); got != tc.want {
+			t.Errorf("regionalBaseURL(%q, %q) = %q, want %q", tc.kind, tc.region, got, tc.want)
+		}
+	}
+	for kind := range regional {
+		if _, ok := dialect.Lookup(kind); !ok {
+			t.Logf("kind %s is not a dialect yet: its Parse test waits for it", kind)
+			continue
+		}
+		c, err := Parse([]byte("providers: {p: {kind: " + kind + ", region: us-east-1}}\nroutes: [{prefix: /p, provider: p}]\n"))
+		if err != nil || c.Providers["p"].BaseURL != regionalBaseURL(kind, "us-east-1") {
+			t.Errorf("kind %s with a region only: %+v, %v; want base_url %s", kind, c.Providers["p"], err, regionalBaseURL(kind, "us-east-1"))
+		}
+	}
+}
