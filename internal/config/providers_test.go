@@ -147,8 +147,7 @@ func TestRegionalBaseURL(t *testing.T) {
 	}
 	for kind := range regional {
 		if _, ok := dialect.Lookup(kind); !ok {
-			t.Logf("kind %s is not a dialect yet: its Parse test waits for it", kind)
-			continue
+			t.Fatalf("kind %s is not a dialect", kind)
 		}
 		c, err := Parse([]byte("providers: {p: {kind: " + kind + ", region: us-east-1}}\nroutes: [{prefix: /p, provider: p}]\n"))
 		if err != nil || c.Providers["p"].BaseURL != regionalBaseURL(kind, "us-east-1") {
