@@ -170,7 +170,6 @@ var regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 func checkSigning(path string, d dialect.Dialect, pr Provider) error {
 	r, isRegional := regional[pr.Kind]
 	_, signs := d.(dialect.Signers)
-	signs = signs || isRegional
 	rp, cp := key(path, "region"), key(path, "credentials_file")
 	switch {
 	case pr.Region != "" && !regionRE.MatchString(pr.Region):
