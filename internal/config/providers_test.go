@@ -92,9 +92,9 @@ type signer struct{ dialect.Dialect }
 func (signer) Signer(dialect.SignerOptions) (dialect.Signer, error) { return nil, nil }
 
 // What a signing kind takes and needs: checkSigning asks the dialect
-// whether it signs, and the regional kinds' rules (bedrock: a region
+// whether it signs, and the regional kinds' rules hold (bedrock: a region
 // always, since each signature names it; vertex: a region unless
-// base_url is given) hold whatever dialect stands for them.
+// base_url is given).
 func TestCheckSigning(t *testing.T) {
 	file := writeFile(t, `{"type":"service_account"}`)
 	var _ dialect.Signers = signer{}
@@ -111,13 +111,13 @@ func TestCheckSigning(t *testing.T) {
 		{"a bad region even so", signer{plain}, Provider{Kind: "signs", Region: "eu west"}, `providers.p.region: "eu west" is not a region`},
 		{"an unreadable file even so", signer{plain}, Provider{Kind: "signs", CredentialsFile: file + ".gone"}, "providers.p.credentials_file: cannot read"},
 		{"a plain dialect takes no region", plain, Provider{Kind: "plain", Region: "eu-west-3"}, "providers.p.region: kind plain sends a key and signs nothing"},
-		{"bedrock with its region", plain, Provider{Kind: "bedrock", Region: "us-west-2"}, ""},
-		{"bedrock without a region", plain, Provider{Kind: "bedrock"}, "providers.p.region: missing; kind bedrock signs each request for a region: write e.g. region: us-east-1"},
-		{"bedrock without a region, base_url given", plain, Provider{Kind: "bedrock", BaseURL: "http://127.0.0.1:9"}, "providers.p.region: missing; kind bedrock signs"},
-		{"vertex with its region", plain, Provider{Kind: "vertex", Region: "us-central1"}, ""},
-		{"vertex with a base_url", plain, Provider{Kind: "vertex", BaseURL: "http://127.0.0.1:9"}, ""},
-		{"vertex with neither", plain, Provider{Kind: "vertex"}, "providers.p.region: missing; kind vertex needs its region (location) for its address, e.g. region: us-central1, or a base_url"},
-		{"vertex's credentials file", plain, Provider{Kind: "vertex", Region: "global", CredentialsFile: file}, ""},
+		{"bedrock with its region", dialect.Bedrock, Provider{Kind: "bedrock", Region: "us-west-2"}, ""},
+		{"bedrock without a region", dialect.Bedrock, Provider{Kind: "bedrock"}, "providers.p.region: missing; kind bedrock signs each request for a region: write e.g. region: us-east-1"},
+		{"bedrock without a region, base_url given", dialect.Bedrock, Provider{Kind: "bedrock", BaseURL: "http://127.0.0.1:9"}, "providers.p.region: missing; kind bedrock signs"},
+		{"vertex with its region", dialect.Vertex, Provider{Kind: "vertex", Region: "us-central1"}, ""},
+		{"vertex with a base_url", dialect.Vertex, Provider{Kind: "vertex", BaseURL: "http://127.0.0.1:9"}, ""},
+		{"vertex with neither", dialect.Vertex, Provider{Kind: "vertex"}, "providers.p.region: missing; kind vertex needs its region (location) for its address, e.g. region: us-central1, or a base_url"},
+		{"vertex's credentials file", dialect.Vertex, Provider{Kind: "vertex", Region: "global", CredentialsFile: file}, ""},
 	} {
 		err := checkSigning("providers.p", tc.d, tc.pr)
 		switch {
