@@ -100,7 +100,7 @@ func (bedrock) Request(path string, body []byte) Request {
 	if start < 0 {
 		return bodyRequest(path, body)
 	}
-	r := Request{ModelCall: true, Stream: op == bedrockConverseStream || op == bedrockInvokeStream}
+	r := Request{ModelCall: true, Stream: op == bedrockConverseStream || op == bedrockInvokeStream, Operation: "chat"}
 	f, _ := request.Scan(body)
 	r.MaxTokens = f.MaxTokens
 	request.Walk(body, func(k, v []byte) bool {

@@ -80,6 +80,10 @@ type Request struct {
 	// a completion, an embedding): retried by default even though its
 	// method is POST, since resending it is safe.
 	ModelCall bool
+	// Operation is what the call does, as an attempt's span names it
+	// (OpenTelemetry's gen_ai.operation.name): chat, text_completion,
+	// embeddings, generate_content; "other" when the path says none.
+	Operation string
 }
 
 // Judgment is what an error answer means beyond its status.

@@ -71,11 +71,23 @@ func (gemini) Request(path string, body []byte) Request {
 	}
 	r.ModelCall = true
 	r.Stream = method == geminiStream
+	r.Operation = geminiOperation(method)
 	r.Model, r.BadModel = m, request.CheckModel(m)
 	if r.BadModel != nil {
 		r.Model = ""
 	}
 	return r
+}
+
+// geminiOperation is the gen_ai.operation.name of a Gemini method.
+func geminiOperation(method string) string {
+	switch method {
+	case "generateContent", geminiStream:
+		return "generate_content"
+	case "embedContent", "batchEmbedContents":
+		return "embeddings"
+	}
+	return "other"
 }
 
 func (gemini) Retarget(path string, body []byte, model string) (string, []byte, bool) {

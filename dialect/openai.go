@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -32,21 +33,27 @@ func (openAI) Stream(h http.Header) Stream { return newSSEStream(h, classifyEven
 // name the model in the body.
 var modelCallSuffixes = [...]string{"/chat/completions", "/completions", "/messages", "/responses", "/embeddings"}
 
-// isModelCall reports whether p ends as a model call's path does.
-func isModelCall(p string) bool {
-	for _, s := range modelCallSuffixes {
+// operations are the gen_ai.operation.name of each of
+// modelCallSuffixes.
+var operations = [len(modelCallSuffixes)]string{"chat", "text_completion", "chat", "chat", "embeddings"}
+
+// modelCall returns the operation of a path that ends as a model call's
+// does, "" for any other.
+func modelCall(p string) string {
+	for i, s := range modelCallSuffixes {
 		if strings.HasSuffix(p, s) {
-			return true
+			return operations[i]
 		}
 	}
-	return false
+	return ""
 }
 
 // bodyRequest reads a request that names its model in the body.
 func bodyRequest(path string, body []byte) Request {
 	f, err := request.Scan(body)
+	op := modelCall(path)
 	r := Request{Model: f.Model, Stream: f.Stream, StreamOptions: f.StreamOptions, MaxTokens: f.MaxTokens,
-		ModelCall: isModelCall(path)}
+		ModelCall: op != "", Operation: cmp.Or(op, "other")}
 	if err != nil {
 		r.Model, r.BadModel = "", err
 	}

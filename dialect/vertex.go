@@ -109,6 +109,10 @@ func (vertex) Request(path string, body []byte) Request {
 	}
 	r.ModelCall = true
 	r.Stream = v.stream || (v.publisher == vertexAnthropic && r.Stream)
+	r.Operation = geminiOperation(v.method)
+	if v.publisher == vertexAnthropic {
+		r.Operation = "chat"
+	}
 	r.Model, r.BadModel = v.model, request.CheckModel(v.model)
 	if r.BadModel != nil {
 		r.Model = ""

@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -135,20 +134,26 @@ func (c *Call) End(e CallEnd) {
 }
 
 // Attempts returns the sluice.Tracer of the Transports that call providers
-// of kind (a route and its fallbacks speak one dialect).
+// of kind (a route and its fallbacks speak one dialect): its spans say
+// what the dialect says of each attempt.
 func (t *Tracing) Attempts(kind string) sluice.Tracer {
-	return &attempts{t: t, provider: ProviderName(kind)}
+	d, ok := dialect.Lookup(kind)
+	if !ok {
+		d = dialect.OpenAI
+	}
+	return &attempts{t: t, d: d, provider: ProviderName(kind)}
 }
 
 type attempts struct {
 	t        *Tracing
+	d        dialect.Dialect
 	provider string
 }
 
 // StartAttempt starts an attempt's client span under the call's and puts
 // its trace context in the attempt's headers.
 func (at *attempts) StartAttempt(ctx context.Context, h http.Header, a *sluice.Attempt) (context.Context, func(*sluice.Attempt)) {
-	op := Operation(a.Path)
+	op := at.d.Request(a.Path, nil).Operation
 	name := op
 	if a.Model != "" {
 		name += " " + request.Loggable(a.Model)
@@ -210,19 +215,4 @@ func ProviderName(kind string) string {
 		return d.Traits().System
 	}
 	return kind
-}
-
-// Operation is gen_ai.operation.name for an API path.
-func Operation(path string) string {
-	switch {
-	case strings.HasSuffix(path, "/embeddings"), strings.HasSuffix(path, ":embedContent"), strings.HasSuffix(path, ":batchEmbedContents"):
-		return "embeddings"
-	case strings.HasSuffix(path, ":generateContent"), strings.HasSuffix(path, ":streamGenerateContent"):
-		return "generate_content"
-	case strings.HasSuffix(path, "/chat/completions"), strings.HasSuffix(path, "/messages"), strings.HasSuffix(path, "/responses"):
-		return "chat"
-	case strings.HasSuffix(path, "/completions"):
-		return "text_completion"
-	}
-	return "other"
 }
