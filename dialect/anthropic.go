@@ -1,6 +1,9 @@
 package dialect
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // Anthropic is Anthropic's Messages API: the model in the body, a stream
 // asked for by "stream": true and framed as named server-sent events
@@ -12,6 +15,10 @@ var Anthropic Dialect = anthropic{}
 type anthropic struct{}
 
 func (anthropic) Kind() string { return "anthropic" }
+
+// owns claims the Messages API's path, for a caller that names no
+// dialect.
+func (anthropic) owns(p string) bool { return strings.HasSuffix(p, "/messages") }
 
 func (anthropic) Request(path string, body []byte) Request { return bodyRequest(path, body) }
 

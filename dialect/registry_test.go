@@ -1,0 +1,29 @@
+package dialect
+
+import "testing"
+
+// A Transport that names no dialect speaks the one its call's path says.
+func TestForPath(t *testing.T) {
+	for p, want := range map[string]Dialect{
+		"/v1/chat/completions": OpenAI,
+		"/v1/embeddings":       OpenAI,
+		"/v1/messages":         Anthropic,
+		"/openai/deployments/gpt4o/chat/completions":                                           Azure,
+		"/openai/v1/responses":                                                                 Azure,
+		"/v1beta/models/gemini-2.0-flash:generateContent":                                      Gemini,
+		"/model/anthropic.claude-3-haiku-20240307-v1:0/invoke":                                 Bedrock,
+		"/v1/projects/p/locations/l/publishers/google/models/gemini-2.0-flash:generateContent": Vertex,
+	} {
+		if got := ForPath(p); got != want {
+			t.Errorf("ForPath(%s) = %s, want %s", p, got.Kind(), want.Kind())
+		}
+	}
+	for _, k := range Kinds() {
+		if d, ok := Lookup(k); !ok || d.Kind() != k {
+			t.Errorf("Lookup(%s) = %v, %v", k, d, ok)
+		}
+	}
+	if _, ok := Lookup("mystery"); ok {
+		t.Error("Lookup found a dialect for an unknown kind")
+	}
+}
