@@ -252,10 +252,11 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 		Header:     h,
 		Host:       u.Host,
 	}
+	sent := out.WithContext(ctx) // a copy: out itself stays on the stack
 	if dropAuth || pv.key != "" || pv.pool || pv.signer != nil {
-		pv.d.Client().SetKey(out, pv.key) // the key in the header the dialect reads, or none
+		pv.d.Client().SetKey(sent, pv.key) // the key in the header the dialect reads, or none
 	}
-	return out.WithContext(ctx)
+	return sent
 }
 
 // callID returns the call's id: the client's X-Request-Id, else its
