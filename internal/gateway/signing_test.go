@@ -19,8 +19,9 @@ import (
 // an existing dialect otherwise.
 type signingDialect struct {
 	dialect.Dialect
-	fail  error      // what Sign fails with; nil to sign
-	built *signerLog // what each Signer was built from
+	fail     error      // what Sign fails with; nil to sign
+	buildErr error      // what Signer fails with; nil to build one
+	built    *signerLog // what each Signer was built from
 }
 
 // signerLog records the signers a signingDialect built and what they
@@ -36,6 +37,9 @@ func (s *signingDialect) Signer(o dialect.SignerOptions) (dialect.Signer, error)
 	s.built.mu.Lock()
 	defer s.built.mu.Unlock()
 	s.built.opts = append(s.built.opts, o)
+	if s.buildErr != nil {
+		return nil, s.buildErr
+	}
 	return &testSigner{region: o.Region, fail: s.fail, log: s.built}, nil
 }
 
@@ -228,5 +232,17 @@ func TestSigningCredentialsFail(t *testing.T) {
 				t.Error("the answer lacks X-Should-Retry: false")
 			}
 		})
+	}
+}
+
+// A signing provider whose Signer cannot be built (no credentials file, a
+// file that is no credentials) fails the gateway's start, naming it.
+func TestSignerBuildFails(t *testing.T) {
+	sd := &signingDialect{Dialect: dialect.OpenAI, buildErr: errors.New("open /nowhere.json: no such file"), built: &signerLog{}}
+	cfg := config.Default()
+	cfg.State.Backend = config.BackendMemory
+	_, err := New(cfg, Options{Dialects: signing(config.KindOpenAI, sd)})
+	if err == nil || !strings.Contains(err.Error(), "providers.openai") || !strings.Contains(err.Error(), "/nowhere.json") {
+		t.Errorf("err = %v, want one naming providers.openai and the cause", err)
 	}
 }
