@@ -71,7 +71,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}
-	upPath := rt.provider.base.Path + rest
+	upPath := rest // the path sent upstream, made once
+	if base := rt.provider.base.Path; base != "" {
+		upPath = base + rest
+	}
 	if err := checkPathChars(upPath); err != nil {
 		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
@@ -141,7 +144,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
 
-	out := g.outgoing(ctx, r, rt, rest, id, len(g.authKeys) > 0 && fromAuthHeader)
+	out := g.outgoing(ctx, r, rt, upPath, id, len(g.authKeys) > 0 && fromAuthHeader)
 	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: req.Model, MaxTokens: req.MaxTokens})
 	if err != nil {
 		g.answerError(w, r, d, id, err)
@@ -220,16 +223,17 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, d dialect.Dia
 }
 
 // outgoing builds the upstream request, without its body (Send is given
-// that): the provider's base URL and the stripped path, the client's
+// that): the provider's base URL and path (its base path and the path
+// stripped of the route's prefix), the client's
 // headers less hop-by-hop and Sluice ones, the call's id, the injected key
 // when configured. Every credential the client sent (every dialect's key
 // header, a key in the query) is dropped when it is not for the provider:
 // when it was the client's gateway token, and when the provider's key is
 // injected, drawn from a pool or replaced by a signature.
-func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest, id string, dropAuth bool) *http.Request {
+func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, path, id string, dropAuth bool) *http.Request {
 	pv := rt.provider
 	u := *pv.base
-	u.Path = pv.base.Path + rest
+	u.Path = path
 	u.RawPath = ""
 	u.RawQuery = r.URL.RawQuery
 	u.Fragment = ""
