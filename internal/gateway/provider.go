@@ -67,7 +67,7 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		if to == nil {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d] names provider %q, which is not configured", r.Prefix, i, f.Provider)
 		}
-		if to.d != from.d {
+		if to.d != from.d { // the dialects themselves, stateless comparable values, not their names
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s", r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name)
 		}
 		if to.key == "" && !to.pool && to.signer == nil && to.base.Host != from.base.Host {
