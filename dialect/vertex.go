@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -297,24 +296,6 @@ func (vertexClient) SetKey(r *http.Request, key string) {
 	if key != "" {
 		r.Header.Set("Authorization", "Bearer "+key)
 	}
-}
-
-// dropQueryKey removes every key parameter from u's query, keeping the
-// others as they were written.
-func dropQueryKey(u *url.URL) {
-	if !strings.Contains(u.RawQuery, "key") {
-		return
-	}
-	parts := strings.Split(u.RawQuery, "&")
-	kept := parts[:0]
-	for _, p := range parts {
-		name, _, _ := strings.Cut(p, "=")
-		if n, err := url.QueryUnescape(name); name == "key" || (err == nil && n == "key") {
-			continue
-		}
-		kept = append(kept, p)
-	}
-	u.RawQuery = strings.Join(kept, "&")
 }
 
 // Error is Google's error shape, as Gemini's clients read it: Vertex

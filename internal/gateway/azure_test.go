@@ -305,29 +305,3 @@ func TestAzurePauseHoldsOtherCalls(t *testing.T) {
 		t.Errorf("no attempt waited out the pause: %v", e.logLines())
 	}
 }
-
-func TestStreamUsageOK(t *testing.T) {
-	cases := []struct {
-		kind, version string
-		ok            bool
-	}{
-		{config.KindOpenAI, "", true},
-		{config.KindAnthropic, "", false},
-		{config.KindAzure, "", true},
-		{config.KindAzure, "preview", true},
-		{config.KindAzure, "2024-10-21", true},
-		{config.KindAzure, "2024-07-01-preview", true},
-		{config.KindAzure, "2024-06-01", false},
-		{config.KindAzure, "2024-02-15-preview", false},
-		{config.KindAzure, "junk", false},
-	}
-	for _, tc := range cases {
-		q := map[string][]string{}
-		if tc.version != "" {
-			q["api-version"] = []string{tc.version}
-		}
-		if got := streamUsageOK(tc.kind, q); got != tc.ok {
-			t.Errorf("streamUsageOK(%s, %q) = %v, want %v", tc.kind, tc.version, got, tc.ok)
-		}
-	}
-}

@@ -11,14 +11,23 @@
 // carries Sluice-Request-Id, Sluice-Attempts and x-should-retry: false, so that
 // SDK retries do not multiply the gateway's.
 //
+// Each provider speaks one dialect (package dialect), which the gateway
+// asks and never names: where the client's key is and where the
+// provider's goes, the shape of the gateway's own errors and of a
+// stream's error event, whether a stream may ask for its usage. A
+// provider whose dialect signs (dialect.Signers) has its Signer built once
+// from its region and credentials; the client's credentials never reach
+// it, and credentials that cannot be had answer 502 upstream_credentials
+// with no upstream call.
+//
 // The call's model (breaker names, the log's model, budgets, rate limits,
 // fallbacks) is the one the path names where the provider's dialect puts
 // it there (Gemini's /v1beta/models/{model}:…, Azure OpenAI's
 // /openai/deployments/{deployment}/…), else the body's "model": the
-// engine reads the path, and puts a fallback's model back into it. A
-// model named in the path is checked as a body's is (at most 256 bytes of
-// printable UTF-8, and no control character anywhere in the path), else
-// 400 invalid_request before any upstream call.
+// dialect reads it, and the engine puts a fallback's model back where it
+// was. A model named in the path is checked as a body's is (at most 256
+// bytes of printable UTF-8, and no control character anywhere in the
+// path), else 400 invalid_request before any upstream call.
 //
 // Operator events — a breaker's transitions (those of other processes
 // sharing the state too), the first refusals after a quiet period, a

@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/sluice-llm/sluice/internal/config"
-	"github.com/sluice-llm/sluice/internal/sse"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // The type/code of the errors the gateway answers itself.
@@ -28,40 +26,17 @@ const (
 	codeStateUnavailable = "state_unavailable"       // 503, admin endpoints: the state store failed
 	codeKeyInProgress    = "idempotency_in_progress" // 409, a call with the same Idempotency-Key is in flight
 	codeKeyReused        = "idempotency_key_reused"  // 422, the Idempotency-Key came with another request
+	codeCredentials      = "upstream_credentials"    // 502, a signing provider's credentials cannot be had
 )
 
-// errorBody returns a gateway error in the dialect's error shape. Codes
-// are the constants above; the message is escaped as a JSON string.
-func errorBody(kind, code, message string) []byte {
-	msg, _ := json.Marshal(message)
-	var b []byte
-	if kind == config.KindAnthropic {
-		b = append(b, `{"type":"error","error":{"type":"`...)
-		b = append(b, code...)
-		b = append(b, `","message":`...)
-		b = append(b, msg...)
-		return append(b, "}}"...)
-	}
-	b = append(b, `{"error":{"message":`...)
-	b = append(b, msg...)
-	b = append(b, `,"type":"`...)
-	b = append(b, code...)
-	b = append(b, `","code":"`...)
-	b = append(b, code...)
-	return append(b, `","param":null}}`...)
-}
-
-// writeError answers a request with a gateway-made error.
-func writeError(w http.ResponseWriter, kind string, status int, code, message string) {
+// writeError answers a request with a gateway-made error, in the shape
+// of the dialect d.
+func writeError(w http.ResponseWriter, d dialect.Dialect, status int, code, message string) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	b := d.Client().Error(h, status, code, message)
 	h.Set("X-Should-Retry", "false")
 	w.WriteHeader(status)
-	if kind == config.KindGemini { // Google's shape carries the status
-		w.Write(geminiErrorBody(status, code, message))
-		return
-	}
-	w.Write(errorBody(kind, code, message))
+	w.Write(b)
 }
 
 // retryAfterSeconds is the Retry-After value for a breaker that may close
@@ -70,20 +45,6 @@ func retryAfterSeconds(until, now time.Time) string {
 	d := until.Sub(now)
 	s := int64((d + time.Second - 1) / time.Second)
 	return strconv.FormatInt(max(s, 1), 10)
-}
-
-// errorEvent returns the event that ends a stream the gateway cannot
-// finish, in the dialect's shape: for OpenAI-compatible streams a data
-// event holding {"error": …}, which the OpenAI SDKs raise; for Anthropic an
-// "event: error"; for Gemini a data event holding Google's error object.
-func errorEvent(kind, code, message string) []byte {
-	if kind == config.KindGemini {
-		return geminiErrorEvent(code, message)
-	}
-	if kind == config.KindAnthropic {
-		return sse.AppendEvent(nil, "error", errorBody(kind, code, message))
-	}
-	return sse.AppendEvent(nil, "", errorBody(kind, code, message))
 }
 
 // plural returns n and noun, with an s unless n is 1: "1 attempt",

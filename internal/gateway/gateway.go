@@ -8,16 +8,15 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/tracing"
@@ -61,9 +60,13 @@ type Options struct {
 	// a store in memory.
 	Answers idempotency.Store
 
-	// Getenv reads the environment (injected keys, the admin token).
-	// If nil, os.Getenv.
+	// Getenv reads the environment (injected keys, the admin token, a
+	// signing provider's credentials). If nil, os.Getenv.
 	Getenv func(string) string
+
+	// Dialects finds the dialect a provider's kind names. If nil,
+	// dialect.Lookup.
+	Dialects func(kind string) (dialect.Dialect, bool)
 }
 
 // Gateway is the HTTP handler of `sluice serve`. It is safe for concurrent
@@ -116,8 +119,9 @@ type shared struct {
 	// limitErrors counts the failures of the limits store.
 	limitErrors atomic.Uint64
 	getenv      func(string) string
-	base        http.RoundTripper // Options.Base
-	tracing     *tracing.Tracing  // nil when tracing is off
+	dialects    func(string) (dialect.Dialect, bool) // Options.Dialects
+	base        http.RoundTripper                    // Options.Base
+	tracing     *tracing.Tracing                     // nil when tracing is off
 
 	mu        sync.Mutex
 	upstreams map[time.Duration]*http.Transport // by connect timeout
@@ -138,18 +142,6 @@ type route struct {
 	transports map[string]*sluice.Transport
 }
 
-// provider is one upstream API.
-type provider struct {
-	name string
-	kind string
-	base *url.URL
-	key  string // injected key, "" to pass the client's through
-	pool bool   // a pool of keys is injected instead (keys.go)
-	// budget caps the retries to the provider from every route and policy,
-	// across reloads.
-	budget *sluice.RetryBudget
-}
-
 // New returns a Gateway for a validated config.
 func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh := &shared{
@@ -159,12 +151,16 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		log:       sluice.NewAttemptLog(opt.AttemptLog),
 		logger:    opt.Logger,
 		getenv:    opt.Getenv,
+		dialects:  opt.Dialects,
 		base:      opt.Base,
 		upstreams: make(map[time.Duration]*http.Transport),
 		budgets:   make(map[string]*sluice.RetryBudget),
 	}
 	if sh.getenv == nil {
 		sh.getenv = os.Getenv
+	}
+	if sh.dialects == nil {
+		sh.dialects = dialect.Lookup
 	}
 	if sh.store == nil {
 		sh.store = breaker.NewMemory()
@@ -229,7 +225,7 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		g.policies[name] = true
 	}
 	for name, p := range cfg.Providers {
-		pv, err := newProvider(name, p, sh.getenv)
+		pv, err := sh.newProvider(name, p)
 		if err != nil {
 			return nil, err
 		}
@@ -305,79 +301,6 @@ func (sh *shared) upstream(pol sluice.Policy) http.RoundTripper {
 
 func (sh *shared) currentSpend() *spend.Meter { return sh.current.Load().spend }
 
-func newProvider(name string, p config.Provider, getenv func(string) string) (*provider, error) {
-	u, err := url.Parse(p.BaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: providers.%s.base_url: %v", name, err)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
-	pv := &provider{name: name, kind: p.Kind, base: u}
-	if p.APIKeyEnv != "" {
-		pv.key = getenv(p.APIKeyEnv)
-		if pv.key == "" {
-			return nil, fmt.Errorf("gateway: providers.%s.api_key_env names $%s, which is empty (export the key, or remove api_key_env to pass clients' keys through)", name, p.APIKeyEnv)
-		}
-	}
-	return pv, nil
-}
-
-// fallbacks returns a route's fallback targets. A fallback on another host
-// must inject its own key: the clients' keys are for the primary.
-func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
-	from := g.providers[r.Provider]
-	var out []sluice.Target
-	for i, f := range r.Fallbacks {
-		to := g.providers[f.Provider]
-		if to == nil {
-			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d] names provider %q, which is not configured", r.Prefix, i, f.Provider)
-		}
-		if to.kind != from.kind {
-			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s", r.Prefix, i, to.name, to.kind, from.kind, from.name)
-		}
-		if to.key == "" && !to.pool && to.base.Host != from.base.Host {
-			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
-		}
-		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
-			RetryBudget: to.budget})
-	}
-	return out, nil
-}
-
-// rewriteFrom returns the Rewrite that sends a request built for provider
-// from to p instead: p's base URL, and p's key when it injects one. (The
-// engine puts the fallback's model in the body, or in the path where the
-// path names it.)
-func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
-	return func(r *http.Request) {
-		u := *p.base
-		u.Path = p.base.Path + strings.TrimPrefix(r.URL.Path, from.base.Path)
-		u.RawQuery = r.URL.RawQuery
-		r.URL, r.Host = &u, u.Host
-		if p.key != "" {
-			p.setKey(r.Header)
-			if p.kind == config.KindGemini {
-				dropQueryKey(&u) // the client's key is not for this provider
-			}
-		}
-	}
-}
-
-// setKey replaces the request's key with the provider's own.
-func (p *provider) setKey(h http.Header) {
-	dropCredentials(h)
-	switch p.kind {
-	case config.KindAnthropic:
-		h.Set("X-Api-Key", p.key)
-	case config.KindAzure:
-		h.Set("Api-Key", p.key)
-	case config.KindGemini:
-		h.Set("X-Goog-Api-Key", p.key)
-	default:
-		h.Set("Authorization", "Bearer "+p.key)
-	}
-}
-
 // transport returns the Transport of a route under one policy. All share
 // the gateway's breaker store and their provider's retry budget, so a
 // provider's breaker and budget are one whatever the route, the policy
@@ -389,6 +312,8 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		Provider:    rt.provider.name,
 		Store:       g.events.store, // its transitions logged (events.go)
 		RetryBudget: rt.provider.budget,
+		Dialect:     rt.provider.d,
+		Signer:      rt.provider.signer,
 		Log:         g.log,
 		Observe:     g.observer(rt, &pol),
 		// A JSON answer is read whole inside its attempt: a stall or cut is
@@ -407,7 +332,7 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		t.RetrySafe = func(*http.Request) bool { return true }
 	}
 	if g.tracing != nil {
-		t.Tracer = g.tracing.Attempts(rt.provider.kind)
+		t.Tracer = g.tracing.Attempts(rt.provider.d.Kind())
 	}
 	return t
 }

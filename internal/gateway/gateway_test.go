@@ -744,28 +744,6 @@ func TestErrorsNeverCarrySecrets(t *testing.T) {
 	}
 }
 
-func TestErrorBodyShapes(t *testing.T) {
-	msg := "quote \" and <tag> and \n newline"
-	var oa struct {
-		Error struct {
-			Message, Type, Code string
-			Param               *string
-		}
-	}
-	if err := json.Unmarshal(errorBody(config.KindOpenAI, codeTimeout, msg), &oa); err != nil ||
-		oa.Error.Message != msg || oa.Error.Type != "timeout" || oa.Error.Code != "timeout" || oa.Error.Param != nil {
-		t.Errorf("OpenAI shape: %+v, %v", oa, err)
-	}
-	var an struct {
-		Type  string
-		Error struct{ Type, Message string }
-	}
-	if err := json.Unmarshal(errorBody(config.KindAnthropic, codeProviderDown, msg), &an); err != nil ||
-		an.Type != "error" || an.Error.Type != "provider_down" || an.Error.Message != msg {
-		t.Errorf("Anthropic shape: %+v, %v", an, err)
-	}
-}
-
 // Every breaker the routes use is listed from the start, closed, though a
 // breaker keeps no record until it counts a failure: by /sluice/breakers,
 // the status page and the metrics; one that is known can be reset, and a

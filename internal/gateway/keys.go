@@ -76,7 +76,10 @@ type keyPool struct {
 // newKeyPool reads the pool of provider name from the environment; a
 // variable that is empty is an error naming it.
 func newKeyPool(name string, p config.Provider, getenv func(string) string, store limit.Store) (*keyPool, error) {
-	d, _ := dialect.Lookup(p.Kind)
+	d, ok := dialect.Lookup(p.Kind)
+	if !ok {
+		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
+	}
 	kp := &keyPool{provider: name, dialect: d, store: store, current: make([]int, len(p.APIKeys))}
 	for i, k := range p.APIKeys {
 		secret := getenv(k.Env)
@@ -84,11 +87,18 @@ func newKeyPool(name string, p config.Provider, getenv func(string) string, stor
 			return nil, fmt.Errorf("gateway: providers.%s.api_keys_env[%d] names $%s, which is empty (export the key, or drop it from the pool)", name, i, k.Env)
 		}
 		hash := KeyHash(secret)
+		set := keySetter(d.Client(), secret) // in the header the dialect reads
 		kp.keys = append(kp.keys, poolKey{env: k.Env, hash: hash, secret: secret, weight: max(k.Weight, 1),
 			pauseKey: "key:" + name + ":" + hash + ":paused", outKey: "key:" + name + ":" + hash + ":out",
-			set: (&provider{kind: p.Kind, key: secret}).setKey}) // in the header the dialect reads
+			set: set})
 	}
 	return kp, nil
+}
+
+// keySetter returns the function that puts key on an attempt's header
+// where the client c's provider reads it, every other credential dropped.
+func keySetter(c dialect.Client, key string) func(http.Header) {
+	return func(h http.Header) { c.SetKey(&http.Request{Header: h}, key) }
 }
 
 func (p *keyPool) pauseKey(i int) string { return p.keys[i].pauseKey }

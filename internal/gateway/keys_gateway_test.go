@@ -251,3 +251,38 @@ func TestPoolAnthropicShape(t *testing.T) {
 		t.Errorf("every key out: %d %s, want 429 in Anthropic's shape", resp.StatusCode, b)
 	}
 }
+
+// A pool key goes where the provider's dialect reads it: for Gemini in
+// x-goog-api-key, every key the client sent dropped, its ?key= too.
+func TestPoolKeyInTheDialectsHeader(t *testing.T) {
+	rec := &queryRecorder{}
+	up := httptest.NewServer(rec)
+	defer up.Close()
+	e := newEnv(t, "200", func(c *config.Config) {
+		withGemini(c)
+		c.Providers["gemini"] = config.Provider{Kind: config.KindGemini, BaseURL: up.URL, MaxConcurrent: 8,
+			APIKeys: []config.PoolKey{{Env: "POOL_KEY_A", Weight: 1}}}
+	})
+	resp := e.do("POST", geminiStreamed+"&key="+googleKey, geminiBody, "X-Goog-Api-Key", googleKey)
+	if got := body(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("%d %s, want 200", resp.StatusCode, got)
+	}
+	reqs := rec.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d upstream calls, want 1", len(reqs))
+	}
+	h := reqs[0].Header
+	if h.Get("X-Goog-Api-Key") != poolKeyA {
+		t.Errorf("x-goog-api-key %q, want the pool's key", h.Get("X-Goog-Api-Key"))
+	}
+	for k, v := range h {
+		if s := strings.Join(v, " "); strings.Contains(s, googleKey) || strings.Contains(s, clientKey) {
+			t.Errorf("the client's key went upstream in %s", k)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.queries) != 1 || rec.queries[0] != "alt=sse" {
+		t.Errorf("upstream queries %q, want alt=sse alone", rec.queries)
+	}
+}

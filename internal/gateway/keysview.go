@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -142,11 +143,11 @@ func (g *Gateway) serveKeys(w http.ResponseWriter, r *http.Request) {
 // answerKeysOut answers a call whose provider's keys are all out of
 // quota, in the provider's shape, as the provider itself would: 429
 // insufficient_quota.
-func answerKeysOut(w http.ResponseWriter, kind string, e *keysOutError) {
+func answerKeysOut(w http.ResponseWriter, d dialect.Dialect, e *keysOutError) {
 	if !e.resets.IsZero() {
 		w.Header().Set("Retry-After", retryAfterSeconds(e.resets, time.Now()))
 	}
-	writeError(w, kind, http.StatusTooManyRequests, codeQuota, e.Error())
+	writeError(w, d, http.StatusTooManyRequests, codeQuota, e.Error())
 }
 
 // keysCollector reports, when scraped, how many keys of each pool of the

@@ -71,13 +71,13 @@ func hasKeyScope(cfg *config.Config) bool {
 
 // answerRateLimited answers a call a rate limit refused, in the
 // provider's shape, with when to try again.
-func answerRateLimited(w http.ResponseWriter, kind string, le *limit.Error) {
+func answerRateLimited(w http.ResponseWriter, d dialect.Dialect, le *limit.Error) {
 	w.Header().Set("Retry-After", retryAfterSeconds(time.Now().Add(le.Wait), time.Now()))
 	what := "rate limit " + le.Limit
 	if le.Limit == "pause" {
 		what = "the provider's own rate limit"
 	}
-	writeError(w, kind, http.StatusTooManyRequests, codeRateLimited,
+	writeError(w, d, http.StatusTooManyRequests, codeRateLimited,
 		fmt.Sprintf("sluice: %s is reached; this call's turn was %s away, longer than it may wait", what, le.Wait.Round(time.Millisecond)))
 }
 
@@ -140,10 +140,10 @@ type statView struct {
 // each provider's max_concurrent), the
 // buckets and pauses in the store with when each is next free, and this
 // process's queue and counts.
-func (g *Gateway) serveLimits(w http.ResponseWriter, kind string) {
+func (g *Gateway) serveLimits(w http.ResponseWriter, d dialect.Dialect) {
 	v, err := g.limitsView()
 	if err != nil {
-		writeError(w, kind, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the limits cannot be read: "+err.Error())
+		writeError(w, d, http.StatusServiceUnavailable, codeStateUnavailable, "sluice: the limits cannot be read: "+err.Error())
 		return
 	}
 	writeJSON(w, v)

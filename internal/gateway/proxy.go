@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
-	"github.com/sluice-llm/sluice/internal/config"
-	"github.com/sluice-llm/sluice/internal/request"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -40,17 +39,6 @@ func removeHopHeaders(h http.Header) {
 	}
 }
 
-// credentialHeaders are every header in which an SDK sends its API key:
-// OpenAI and most compatible servers, Anthropic, Azure, Gemini.
-var credentialHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
-
-// dropCredentials deletes every client credential header.
-func dropCredentials(h http.Header) {
-	for _, k := range credentialHeaders {
-		delete(h, k)
-	}
-}
-
 // dropForwarded deletes the client's Forwarded and X-Forwarded-* headers:
 // the gateway does not vouch for them, and must not pass them on as if it
 // had set them.
@@ -64,9 +52,11 @@ func dropForwarded(h http.Header) {
 }
 
 // forward sends a request to the route's provider and relays the answer.
-// id is the call's id, already set on the answer's headers.
+// id is the call's id, already set on the answer's headers. What the
+// provider's API says of a request (its model, its stream, its key), the
+// shape of the gateway's own errors, are asked of its dialect.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest, id string) {
-	kind := rt.provider.kind
+	d := rt.provider.d
 	var tc *tracedCall
 	if g.tracing != nil { // the call's span: the attempts' spans go under it
 		tc = g.traceCall(w, r, rt, id)
@@ -74,49 +64,50 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		defer tc.end()
 	}
 	if r.Method == http.MethodConnect || r.Method == http.MethodTrace {
-		writeError(w, kind, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
+		writeError(w, d, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
 		return
 	}
 	if !safePath(r) {
-		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}
-	if err := checkPathModel(rt.provider.base.Path + rest); err != nil {
-		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
+	upPath := rest // the path sent upstream, made once
+	if base := rt.provider.base.Path; base != "" {
+		upPath = base + rest
+	}
+	if err := checkPathChars(upPath); err != nil {
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
-	token, fromAuthHeader := clientToken(r)
-	if token == "" && kind == config.KindGemini {
-		token, fromAuthHeader = geminiQueryKey(r.URL), true // Google's SDKs may send ?key=
-	}
+	token, fromAuthHeader := clientToken(r, d)
 	if len(g.authKeys) > 0 && !g.authorized(token) {
-		writeError(w, kind, http.StatusUnauthorized, codeUnauthorized, "sluice: missing or unknown client token (send it in Sluice-Key or as the API key)")
+		writeError(w, d, http.StatusUnauthorized, codeUnauthorized, "sluice: missing or unknown client token (send it in Sluice-Key or as the API key)")
 		return
 	}
 	policy := rt.policy
 	if name := r.Header.Get("Sluice-Policy"); name != "" {
 		if !g.policies[name] {
-			writeError(w, kind, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("sluice: Sluice-Policy names %q, which is not configured", name))
+			writeError(w, d, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("sluice: Sluice-Policy names %q, which is not configured", name))
 			return
 		}
 		policy = name
 	}
 	prio, err := requestPriority(r)
 	if err != nil {
-		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
-	body, ok := g.readBody(w, r, kind)
+	body, ok := g.readBody(w, r, d)
 	if !ok {
 		return
 	}
-	fields, err := request.Scan(body)
-	if err != nil {
-		writeError(w, kind, http.StatusBadRequest, codeBadRequest, err.Error())
+	req := d.Request(upPath, body) // the model where the dialect names it: the path or the body
+	if req.BadModel != nil {
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, req.BadModel.Error())
 		return
 	}
 	if tc != nil {
-		tc.setModel(fields.Model)
+		tc.setModel(req.Model)
 	}
 	var rm *remembered
 	if keys := r.Header["Idempotency-Key"]; len(keys) > 0 && g.cfg.Idempotency.Enabled {
@@ -128,7 +119,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		defer rm.end()
 	}
 	hideUsage := g.spend != nil && strings.HasSuffix(rest, "/chat/completions") &&
-		fields.Stream && !fields.StreamOptions && streamUsageOK(kind, r.URL.Query())
+		req.Stream && !req.StreamOptions && d.Client().AsksUsage(r)
 	if hideUsage {
 		body = withStreamUsage(body)
 	}
@@ -153,39 +144,30 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
 	defer stop()
 
-	out := g.outgoing(ctx, r, rt, rest, id, len(g.authKeys) > 0 && fromAuthHeader)
-	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: fields.Model, MaxTokens: fields.MaxTokens})
+	out := g.outgoing(ctx, r, rt, upPath, id, len(g.authKeys) > 0 && fromAuthHeader)
+	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: req.Model, MaxTokens: req.MaxTokens})
 	if err != nil {
-		g.answerError(w, r, kind, id, err)
+		g.answerError(w, r, d, id, err)
 		return
 	}
 	if rm == nil {
-		g.relay(w, resp, kind, hideUsage, nil)
+		g.relay(w, resp, d, hideUsage, nil)
 		return
 	}
 	c := &capture{max: g.cfg.Idempotency.MaxAnswer, finish: g.cfg.Idempotency.FinishOnDisconnect}
-	g.relay(w, resp, kind, hideUsage, c)
+	g.relay(w, resp, d, hideUsage, c)
 	rm.keep(resp, c, id)
 }
 
 // clientToken returns the client's token: Sluice-Key, else the API key
-// the SDK sends (Authorization: Bearer, x-api-key, Azure's api-key,
-// x-goog-api-key).
+// the client sends where the dialect d reads it (its SDK's key header,
+// another SDK's, Gemini's ?key=).
 // fromAuthHeader is true when it came from the latter.
-func clientToken(r *http.Request) (tok string, fromAuthHeader bool) {
+func clientToken(r *http.Request, d dialect.Dialect) (tok string, fromAuthHeader bool) {
 	if t := r.Header.Get("Sluice-Key"); t != "" {
 		return t, false
 	}
-	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		return t, true
-	}
-	if t := r.Header.Get("X-Api-Key"); t != "" {
-		return t, true
-	}
-	if t := r.Header.Get("Api-Key"); t != "" {
-		return t, true
-	}
-	if t := r.Header.Get("X-Goog-Api-Key"); t != "" {
+	if t := d.Client().Key(r); t != "" {
 		return t, true
 	}
 	return "", false
@@ -205,11 +187,11 @@ func (g *Gateway) authorized(token string) bool {
 }
 
 // readBody reads the request body, answering 413 past the limit.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) ([]byte, bool) {
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, d dialect.Dialect) ([]byte, bool) {
 	limit := g.cfg.Limits.MaxBodyBytes
 	tooLarge := func() ([]byte, bool) {
 		w.Header().Set("Connection", "close")
-		writeError(w, kind, http.StatusRequestEntityTooLarge, codeTooLarge,
+		writeError(w, d, http.StatusRequestEntityTooLarge, codeTooLarge,
 			fmt.Sprintf("sluice: request body over %d bytes (limits.max_body)", limit))
 		return nil, false
 	}
@@ -222,7 +204,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) 
 	if n := r.ContentLength; n > 0 { // within the limit: read in one allocation
 		b := make([]byte, n)
 		if _, err := io.ReadFull(r.Body, b); err != nil {
-			writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: reading the request body failed")
+			writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: reading the request body failed")
 			return nil, false
 		}
 		return b, true
@@ -234,20 +216,24 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, kind string) 
 	case errors.As(err, &mbe):
 		return tooLarge()
 	case err != nil:
-		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: reading the request body failed")
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: reading the request body failed")
 		return nil, false
 	}
 	return buf.Bytes(), true
 }
 
 // outgoing builds the upstream request, without its body (Send is given
-// that): the provider's base URL and the stripped path, the client's
+// that): the provider's base URL and path (its base path and the path
+// stripped of the route's prefix), the client's
 // headers less hop-by-hop and Sluice ones, the call's id, the injected key
-// when configured.
-func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest, id string, dropAuth bool) *http.Request {
+// when configured. Every credential the client sent (every dialect's key
+// header, a key in the query) is dropped when it is not for the provider:
+// when it was the client's gateway token, and when the provider's key is
+// injected, drawn from a pool or replaced by a signature.
+func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, path, id string, dropAuth bool) *http.Request {
 	pv := rt.provider
 	u := *pv.base
-	u.Path = pv.base.Path + rest
+	u.Path = path
 	u.RawPath = ""
 	u.RawQuery = r.URL.RawQuery
 	u.Fragment = ""
@@ -258,16 +244,7 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 	delete(h, "Sluice-Key")
 	delete(h, "Accept-Encoding") // the Transport asks for gzip and decodes it
 	delete(h, "Host")
-	if dropAuth || pv.key != "" || pv.pool {
-		dropCredentials(h)
-		if pv.kind == config.KindGemini {
-			dropQueryKey(&u) // a key in the query is a credential too
-		}
-	}
 	dropForwarded(h)
-	if pv.key != "" {
-		pv.setKey(h)
-	}
 	ids := []string{id} // sent upstream under both names, as the SDKs do
 	h["X-Request-Id"], h["X-Client-Request-Id"] = ids, ids
 	out := &http.Request{
@@ -279,7 +256,11 @@ func (g *Gateway) outgoing(ctx context.Context, r *http.Request, rt *route, rest
 		Header:     h,
 		Host:       u.Host,
 	}
-	return out.WithContext(ctx)
+	sent := out.WithContext(ctx) // a copy: out itself stays on the stack
+	if dropAuth || pv.key != "" || pv.pool || pv.signer != nil {
+		pv.d.Client().SetKey(sent, pv.key) // the key in the header the dialect reads, or none
+	}
+	return sent
 }
 
 // callID returns the call's id: the client's X-Request-Id, else its
@@ -309,7 +290,7 @@ func validRequestID(id string) bool {
 }
 
 // answerError answers a call that ended without a response.
-func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id string, err error) {
+func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, d dialect.Dialect, id string, err error) {
 	h := w.Header()
 	if id != "" { // the gateway's own answer: its id is the request id
 		h.Set("Sluice-Request-Id", id)
@@ -325,17 +306,18 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 	var te *sluice.TimeoutError
 	var be *spend.BudgetError
 	var out *keysOutError
+	var ce *sluice.CredentialsError
 	switch le := rateLimitErr(err); {
 	case le != nil:
-		answerRateLimited(w, kind, le)
+		answerRateLimited(w, d, le)
 	case errors.As(err, &out):
-		answerKeysOut(w, kind, out)
+		answerKeysOut(w, d, out)
 	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, spend.ErrUnpriced):
 		g.events.budget(be)
-		writeError(w, kind, http.StatusServiceUnavailable, codeBudgetExhausted,
+		writeError(w, d, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))
 	case errors.As(err, &be) && be.Err != nil:
-		writeError(w, kind, http.StatusBadRequest, codeUnpricedModel, "sluice: "+be.Err.Error())
+		writeError(w, d, http.StatusBadRequest, codeUnpricedModel, "sluice: "+be.Err.Error())
 	case errors.As(err, &be):
 		g.events.budget(be)
 		h.Set("Retry-After", retryAfterSeconds(be.Resets, time.Now()))
@@ -345,20 +327,23 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, kind, id s
 		if a := be.Assumption(); a != "" {
 			msg += "; " + a
 		}
-		writeError(w, kind, http.StatusTooManyRequests, codeBudgetExhausted, msg)
+		writeError(w, d, http.StatusTooManyRequests, codeBudgetExhausted, msg)
 	case errors.As(err, &open):
 		h.Set("Retry-After", retryAfterSeconds(open.Until, time.Now()))
-		writeError(w, kind, http.StatusServiceUnavailable, codeProviderDown,
+		writeError(w, d, http.StatusServiceUnavailable, codeProviderDown,
 			fmt.Sprintf("sluice: %s is failing; calls fail fast until %s", open.Name, open.Until.UTC().Format(time.RFC3339)))
+	case errors.As(err, &ce): // nothing was sent
+		writeError(w, d, http.StatusBadGateway, codeCredentials,
+			fmt.Sprintf("sluice: provider %s: the gateway has no credentials to sign its request with: %v", ce.Provider, ce.Err))
 	case errors.Is(err, errAborted):
-		writeError(w, kind, http.StatusServiceUnavailable, codeShuttingDown, "sluice: the gateway is shutting down")
+		writeError(w, d, http.StatusServiceUnavailable, codeShuttingDown, "sluice: the gateway is shutting down")
 	case r.Context().Err() != nil:
 		// The client left: nobody to answer.
 	case errors.As(err, &te):
-		writeError(w, kind, http.StatusGatewayTimeout, codeTimeout,
+		writeError(w, d, http.StatusGatewayTimeout, codeTimeout,
 			fmt.Sprintf("sluice: the provider did not answer in time (%s limit %s)", te.Phase, te.Limit))
 	default:
-		writeError(w, kind, http.StatusBadGateway, codeUnreachable,
+		writeError(w, d, http.StatusBadGateway, codeUnreachable,
 			fmt.Sprintf("sluice: the provider could not be reached after %s", plural(max(attempts, 1), "attempt")))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/sse"
 )
 
@@ -26,7 +27,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // With c (a call under an Idempotency-Key), what the client gets is
 // captured in c to be kept; with c.finish, a client that leaves does not
 // end the relay: the answer is read to its end all the same.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string, hideUsage bool, c *capture) {
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Dialect, hideUsage bool, c *capture) {
 	defer resp.Body.Close()
 	h := w.Header()
 	removeHopHeaders(resp.Header)
@@ -108,7 +109,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 			if relayed.Pending() {
 				w.Write([]byte("\n\n")) // close an event cut mid-way
 			}
-			w.Write(streamEnd(kind, err))
+			w.Write(streamEnd(d, err))
 			rc.Flush()
 			return
 		}
@@ -116,8 +117,8 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, kind string,
 }
 
 // streamEnd is the error event that ends a stream the gateway cannot
-// finish.
-func streamEnd(kind string, err error) []byte {
+// finish, in the dialect d's framing and shape.
+func streamEnd(d dialect.Dialect, err error) []byte {
 	var te *sluice.TimeoutError
 	code, msg := codeStreamCut, "sluice: the provider's stream was cut; the answer is incomplete"
 	switch {
@@ -128,5 +129,5 @@ func streamEnd(kind string, err error) []byte {
 	case errors.As(err, &te):
 		code, msg = codeTimeout, fmt.Sprintf("sluice: the call ran past its %s limit of %s; the answer is incomplete", te.Phase, te.Limit)
 	}
-	return errorEvent(kind, code, msg)
+	return d.Client().ErrorEvent(code, msg)
 }

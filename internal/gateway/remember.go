@@ -78,9 +78,9 @@ type remembered struct {
 // mark (nil when the store failed: the call runs un-deduplicated), and
 // done false.
 func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, pol *sluice.Policy, rest, key, token string, body []byte, id string) (rm *remembered, done bool) {
-	kind := rt.provider.kind
+	d := rt.provider.d
 	if err := idempotency.CheckValue(key); err != nil {
-		writeError(w, kind, http.StatusBadRequest, codeBadRequest, "sluice: Idempotency-Key: "+err.Error())
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: Idempotency-Key: "+err.Error())
 		return nil, true
 	}
 	a := g.answers
@@ -105,13 +105,13 @@ func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, po
 		return nil, true
 	case idempotency.Conflict:
 		a.conflicts.WithLabelValues("reused").Inc()
-		writeError(w, kind, http.StatusUnprocessableEntity, codeKeyReused,
+		writeError(w, d, http.StatusUnprocessableEntity, codeKeyReused,
 			"sluice: this Idempotency-Key was sent before with another request (method, path or body); send a new key for a new request")
 		return nil, true
 	case idempotency.InFlight:
 		a.conflicts.WithLabelValues("in_progress").Inc()
 		w.Header().Set("Retry-After", retryAfterSeconds(res.Until, time.Now()))
-		writeError(w, kind, http.StatusConflict, codeKeyInProgress,
+		writeError(w, d, http.StatusConflict, codeKeyInProgress,
 			fmt.Sprintf("sluice: a call with this Idempotency-Key is still in flight (until %s at most); retry after it", res.Until.UTC().Format(time.RFC3339)))
 		return nil, true
 	}

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sluice-llm/sluice/internal/request"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // ServeHTTP answers the admin endpoints and forwards everything under a
@@ -56,8 +56,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.forward(w, r, rt, rest, id)
 }
 
-// config0 is the dialect of answers made before a route is known.
-const config0 = "openai"
+// config0 is the dialect of answers made before a route is known, and of
+// the admin endpoints': OpenAI's.
+var config0 = dialect.OpenAI
 
 // match finds the route of a path and returns the path with the prefix
 // stripped (starting with "/", or "" for the prefix itself).
@@ -123,18 +124,16 @@ func (g *Gateway) adminAllowed(r *http.Request) bool {
 	return isLoopback(r)
 }
 
-// checkPathModel checks the model the upstream path p names (Gemini's
-// /models/{model}:method, Azure's /openai/deployments/{deployment}/), the
-// one the call is served by, as a body's model is (request.CheckModel).
-// A path holding a control character is refused too, whether or not the
-// engine would read a model from it (a CR-LF name holding a colon names
-// none).
-func checkPathModel(p string) error {
+// checkPathChars refuses an upstream path p holding a control character,
+// whether or not the dialect reads a model from it (a CR-LF name holding
+// a colon names none). A model the path names is checked by the dialect
+// (dialect.Request's BadModel), as a body's is.
+func checkPathChars(p string) error {
 	if i := strings.IndexFunc(p, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(p[i:])
 		return fmt.Errorf("sluice: the path holds the character %U, which is not printable; send a plain API path", r)
 	}
-	return request.CheckModel(request.ModelInPath(p))
+	return nil
 }
 
 // keyDigest is the SHA-256 of a client token, from the token or from its

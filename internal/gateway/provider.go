@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/internal/config"
+)
+
+// provider is one upstream API.
+type provider struct {
+	name string
+	d    dialect.Dialect // the API it speaks
+	kind string          // d's Kind, as traces name it
+	base *url.URL
+	key  string // injected key, "" to pass the client's through
+	pool bool   // a pool of keys is injected instead (keys.go)
+	// signer signs the requests with the gateway's own credentials, for a
+	// dialect that signs (dialect.Signers); nil for one that takes a key.
+	signer dialect.Signer
+	// budget caps the retries to the provider from every route and policy,
+	// across reloads.
+	budget *sluice.RetryBudget
+}
+
+// newProvider returns the provider called name: its dialect, its base
+// URL, its injected key, and the Signer of a dialect that signs, built
+// once for the snapshot's every call.
+func (sh *shared) newProvider(name string, p config.Provider) (*provider, error) {
+	u, err := url.Parse(p.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: providers.%s.base_url: %v", name, err)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	d, ok := sh.dialects(p.Kind)
+	if !ok {
+		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
+	}
+	pv := &provider{name: name, d: d, kind: d.Kind(), base: u}
+	if s, ok := d.(dialect.Signers); ok {
+		o := dialect.SignerOptions{Region: p.Region, CredentialsFile: p.CredentialsFile, Getenv: sh.getenv}
+		if pv.signer, err = s.Signer(o); err != nil {
+			return nil, fmt.Errorf("gateway: providers.%s: the credentials to sign with: %w", name, err)
+		}
+	}
+	if p.APIKeyEnv != "" {
+		pv.key = sh.getenv(p.APIKeyEnv)
+		if pv.key == "" {
+			return nil, fmt.Errorf("gateway: providers.%s.api_key_env names $%s, which is empty (export the key, or remove api_key_env to pass clients' keys through)", name, p.APIKeyEnv)
+		}
+	}
+	return pv, nil
+}
+
+// fallbacks returns a route's fallback targets. A fallback on another host
+// must inject its own key: the clients' keys are for the primary.
+func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
+	from := g.providers[r.Provider]
+	var out []sluice.Target
+	for i, f := range r.Fallbacks {
+		to := g.providers[f.Provider]
+		if to == nil {
+			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d] names provider %q, which is not configured", r.Prefix, i, f.Provider)
+		}
+		if to.d != from.d { // the dialects themselves, stateless comparable values, not their names
+			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s", r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name)
+		}
+		if to.key == "" && !to.pool && to.signer == nil && to.base.Host != from.base.Host {
+			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
+		}
+		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
+			RetryBudget: to.budget, Signer: to.signer})
+	}
+	return out, nil
+}
+
+// rewriteFrom returns the Rewrite that sends a request built for provider
+// from to p instead: p's base URL, and p's key when it injects one (every
+// credential the request carried dropped, a key in the query too), or
+// none when p signs. (The engine puts the fallback's model in the body,
+// or in the path where the dialect names it there, and signs.)
+func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
+	return func(r *http.Request) {
+		u := *p.base
+		u.Path = p.base.Path + strings.TrimPrefix(r.URL.Path, from.base.Path)
+		u.RawQuery = r.URL.RawQuery
+		r.URL, r.Host = &u, u.Host
+		if p.key != "" || p.signer != nil {
+			p.d.Client().SetKey(r, p.key) // the client's key is not for this provider
+		}
+	}
+}
