@@ -332,7 +332,7 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		t.RetrySafe = func(*http.Request) bool { return true }
 	}
 	if g.tracing != nil {
-		t.Tracer = g.tracing.Attempts(rt.provider.d.Kind())
+		t.Tracer = g.tracing.Attempts(rt.provider.d)
 	}
 	return t
 }

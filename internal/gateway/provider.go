@@ -15,7 +15,6 @@ import (
 type provider struct {
 	name string
 	d    dialect.Dialect // the API it speaks
-	kind string          // d's Kind, as traces name it
 	base *url.URL
 	key  string // injected key, "" to pass the client's through
 	pool bool   // a pool of keys is injected instead (keys.go)
@@ -41,7 +40,7 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 	if !ok {
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
-	pv := &provider{name: name, d: d, kind: d.Kind(), base: u}
+	pv := &provider{name: name, d: d, base: u}
 	if s, ok := d.(dialect.Signers); ok {
 		o := dialect.SignerOptions{Region: p.Region, CredentialsFile: p.CredentialsFile, Getenv: sh.getenv}
 		if pv.signer, err = s.Signer(o); err != nil {

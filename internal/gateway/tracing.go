@@ -34,9 +34,8 @@ type tracedCall struct {
 // traceCall starts the span of a call on route rt, whose answer's usage is
 // read in the dialect of its provider.
 func (g *Gateway) traceCall(w http.ResponseWriter, r *http.Request, rt *route, id string) *tracedCall {
-	r, call := g.tracing.StartCall(r, rt.prefix, rt.provider.kind, id)
-	d, _ := dialect.Lookup(rt.provider.kind)
-	return &tracedCall{call: call, w: &statusWriter{ResponseWriter: w, d: d}, r: r}
+	r, call := g.tracing.StartCall(r, rt.prefix, rt.provider.d, id)
+	return &tracedCall{call: call, w: &statusWriter{ResponseWriter: w, d: rt.provider.d}, r: r}
 }
 
 // setModel names the request's model, once the body is read.

@@ -90,14 +90,14 @@ type Call struct {
 // of kind, continuing the trace of the request's traceparent if any; id is
 // the call's request id. The request returned carries the span in its
 // context.
-func (t *Tracing) StartCall(r *http.Request, prefix, kind, id string) (*http.Request, *Call) {
+func (t *Tracing) StartCall(r *http.Request, prefix string, d dialect.Dialect, id string) (*http.Request, *Call) {
 	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, span := t.tracer.Start(ctx, r.Method+" "+prefix,
 		trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(
 			attribute.String("http.request.method", r.Method),
 			attribute.String("http.route", prefix),
-			attribute.String("gen_ai.provider.name", ProviderName(kind)),
+			attribute.String("gen_ai.provider.name", d.Traits().System),
 			attribute.String("sluice.request_id", id),
 		))
 	return r.WithContext(ctx), &Call{span: span}
@@ -134,14 +134,12 @@ func (c *Call) End(e CallEnd) {
 }
 
 // Attempts returns the sluice.Tracer of the Transports that call providers
-// of kind (a route and its fallbacks speak one dialect): its spans say
-// what the dialect says of each attempt.
-func (t *Tracing) Attempts(kind string) sluice.Tracer {
-	d, ok := dialect.Lookup(kind)
-	if !ok {
-		d = dialect.OpenAI
-	}
-	return &attempts{t: t, d: d, provider: ProviderName(kind)}
+// speaking d (a route and its fallbacks speak one dialect): its spans say
+// what the dialect says of each attempt, and name the provider as it
+// does (dialect.Traits.System, one of the semantic conventions'
+// well-known values).
+func (t *Tracing) Attempts(d dialect.Dialect) sluice.Tracer {
+	return &attempts{t: t, d: d, provider: d.Traits().System}
 }
 
 type attempts struct {
@@ -204,15 +202,4 @@ func endAttempt(span trace.Span, a *sluice.Attempt) {
 		span.SetStatus(codes.Error, class)
 	}
 	span.End()
-}
-
-// ProviderName is gen_ai.provider.name for a provider kind, as a config
-// writes it: what its dialect says (dialect.Traits.System, one of the
-// semantic conventions' well-known values); the kind itself when no
-// dialect has that name.
-func ProviderName(kind string) string {
-	if d, ok := dialect.Lookup(kind); ok {
-		return d.Traits().System
-	}
-	return kind
 }

@@ -1,16 +1,21 @@
 package tracing
 
-import "testing"
+import (
+	"testing"
 
-// Each kind's gen_ai.provider.name is its dialect's, the semantic
-// conventions' well-known value; a kind no dialect has is named as it is.
+	"github.com/sluice-llm/sluice/dialect"
+)
+
+// Each dialect's gen_ai.provider.name is the semantic conventions'
+// well-known value.
 func TestProviderName(t *testing.T) {
 	for kind, want := range map[string]string{
 		"openai": "openai", "anthropic": "anthropic", "azure": "azure.ai.openai", "gemini": "gcp.gemini",
-		"bedrock": "aws.bedrock", "vertex": "gcp.vertex_ai", "mystery": "mystery",
+		"bedrock": "aws.bedrock", "vertex": "gcp.vertex_ai",
 	} {
-		if got := ProviderName(kind); got != want {
-			t.Errorf("ProviderName(%q) = %q, want %q", kind, got, want)
+		d, _ := dialect.Lookup(kind)
+		if got := d.Traits().System; got != want {
+			t.Errorf("%s: System %q, want %q", kind, got, want)
 		}
 	}
 }
