@@ -126,6 +126,15 @@ type Stream interface {
 	Events() int
 }
 
+// EventCloser is a Stream whose framing can close an event cut mid-way,
+// so that an event written after it is read as an event of its own.
+type EventCloser interface {
+	// CloseEvent returns the bytes that end what the stream read so far
+	// leaves begun (a blank line for a server-sent event, or a line, cut
+	// mid-way); nil when nothing is.
+	CloseEvent() []byte
+}
+
 // UsageReader reads the usage of a streamed answer from its bytes. It is
 // not safe for concurrent use.
 type UsageReader interface {

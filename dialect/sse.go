@@ -56,6 +56,15 @@ func (s *sseStream) InEvent() bool { return s.p.InEvent() }
 
 func (s *sseStream) Events() int { return s.p.Events() }
 
+// CloseEvent is the blank line that ends a server-sent event begun, nil
+// when none is.
+func (s *sseStream) CloseEvent() []byte {
+	if !s.p.Pending() {
+		return nil
+	}
+	return []byte("\n\n")
+}
+
 // classifyEvent judges an event of an OpenAI-style or Anthropic-style
 // stream: its end (terminalEvent) and, for an error, its status.
 func classifyEvent(ev sse.Event) (end bool, status int) {

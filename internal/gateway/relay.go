@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
-	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -37,7 +35,8 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 		h[k] = v
 	}
 	h.Set("X-Should-Retry", "false")
-	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	relayed := d.Stream(resp.Header) // what the client has read, to close a cut event
+	stream := relayed != nil
 	if stream || g.secrets != nil {
 		h.Del("Content-Length")
 	}
@@ -58,7 +57,6 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 	if g.secrets != nil {
 		scrub = &scrubber{s: g.secrets}
 	}
-	var relayed sse.Parser // what the client has read, to close a cut event
 	// The engine answers a stream once its first event is read, so the
 	// first Read returns at once and the headers leave with it.
 	headersOut := !stream
@@ -86,7 +84,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 				clientGone = true // read on: the answer is kept for its retry
 			}
 			if stream && !clientGone {
-				relayed.Feed(out, func(sse.Event) bool { return true })
+				relayed.Feed(out, func(dialect.Event) bool { return true })
 				rc.Flush()
 			}
 		case len(out) == 0 && !headersOut && !clientGone:
@@ -106,8 +104,8 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 			if !stream {
 				panic(http.ErrAbortHandler) // cut the connection: no clean end
 			}
-			if relayed.Pending() {
-				w.Write([]byte("\n\n")) // close an event cut mid-way
+			if ec, ok := relayed.(dialect.EventCloser); ok {
+				w.Write(ec.CloseEvent()) // close an event cut mid-way
 			}
 			w.Write(streamEnd(d, err))
 			rc.Flush()

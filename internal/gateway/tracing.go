@@ -102,7 +102,7 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 		ct := w.Header().Get("Content-Type")
 		switch {
 		case w.status/100 != 2 || w.d == nil:
-		case strings.HasPrefix(ct, "text/event-stream"):
+		case w.d.Stream(w.Header()) != nil:
 			w.tap, w.usage = tapStream, w.d.StreamUsage()
 		case strings.Contains(ct, "json"):
 			w.tap = tapJSON
