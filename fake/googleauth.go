@@ -119,6 +119,7 @@ type authState struct {
 	accounts map[string]*ServiceAccount // by email
 	tokens   map[string]time.Time       // the tokens issued, by when they expire
 	issued   int                        // tokens issued since the start or the last Reset
+	asked    int                        // token requests since the start or the last Reset, refused ones too
 	refused  int                        // calls refused for their credentials, Bedrock's too
 	down     int                        // the status the token endpoint answers with; 0 when up
 }
@@ -157,6 +158,14 @@ func (p *Provider) TokensIssued() int {
 	return p.auth.issued
 }
 
+// TokenRequests returns how many requests the token endpoint got since
+// the start or the last Reset, refused ones too.
+func (p *Provider) TokenRequests() int {
+	p.auth.mu.Lock()
+	defer p.auth.mu.Unlock()
+	return p.auth.asked
+}
+
 // Unauthorized returns how many calls to the Bedrock and Vertex AI
 // endpoints were refused for their credentials (a bad or missing
 // signature, an unknown or expired token) since the start or the last
@@ -189,6 +198,7 @@ func (p *Provider) serveToken(w http.ResponseWriter, r *http.Request) {
 	g := &p.auth
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.asked++
 	if g.down != 0 {
 		writeJSON(w, g.down, marshal(oauthError{"temporarily_unavailable", "The token endpoint is down."}))
 		return
@@ -310,5 +320,5 @@ func (p *Provider) checkBearer(w http.ResponseWriter, r *http.Request) bool {
 func (g *authState) reset() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.issued, g.refused = 0, 0
+	g.issued, g.refused, g.asked = 0, 0, 0
 }
