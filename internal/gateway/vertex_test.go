@@ -80,7 +80,9 @@ func TestVertexGenAIThroughGateway(t *testing.T) {
 		t.Errorf("answer %q usage %+v", resp.Text(), resp.UsageMetadata)
 	}
 	var text strings.Builder
-	for chunk, err := range c.Models.GenerateContentStream(ctx, "gemini-2.0-flash", genai.Text("hi"), nil) {
+	overloaded := &genai.GenerateContentConfig{HTTPOptions: &genai.HTTPOptions{
+		Headers: http.Header{fake.ScriptHeader: {"overloaded,200"}}}} // the first event an error
+	for chunk, err := range c.Models.GenerateContentStream(ctx, "gemini-2.0-flash", genai.Text("hi"), overloaded) {
 		if err != nil {
 			t.Fatalf("stream: %v", err)
 		}
@@ -90,7 +92,7 @@ func TestVertexGenAIThroughGateway(t *testing.T) {
 		t.Errorf("stream %q", text.String())
 	}
 	reqs := e.up.Requests()
-	if len(reqs) != 4 { // each call's 503 retried
+	if len(reqs) != 4 { // a 503 and an overloaded first event, each retried
 		t.Fatalf("upstream calls %d, want 4", len(reqs))
 	}
 	for i, r := range reqs {
