@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/sluice-llm/sluice/internal/request"
 )
@@ -93,3 +94,59 @@ func (azure) Judge(status int, h http.Header, body []byte) Judgment {
 }
 
 func (azure) Stream(h http.Header) Stream { return newSSEStream(h, classifyEvent) }
+
+// Usage.
+
+// Azure OpenAI reports usage as OpenAI does.
+
+func (azure) Usage(body []byte) (Usage, bool) { return openAI{}.Usage(body) }
+
+func (azure) StreamUsage() UsageReader { return openAI{}.StreamUsage() }
+
+// Rate limits.
+
+// Windows reads Azure OpenAI's headers: OpenAI's x-ratelimit- headers,
+// the reset in bare seconds ("6", "0.5") or as a Go duration, and -1 for a
+// window it does not count (Left -1, Size 0).
+func (azure) Windows(h http.Header, now time.Time, fn func(Window)) {
+	readWindows(h, now, openAIWindows, durationReset, fn)
+}
+
+// The gateway's side.
+
+// Azure OpenAI: OpenAI's shapes, the key in api-key, stream_options taken
+// from api-version 2024-07-01-preview on.
+
+func (azure) Traits() Traits { return Traits{System: "azure.ai.openai", KeyHeader: "Api-Key"} }
+
+func (azure) Client() Client { return azureClient{} }
+
+type azureClient struct{}
+
+func (azureClient) Key(r *http.Request) string         { return clientKey(r, "Api-Key") }
+func (azureClient) SetKey(r *http.Request, key string) { setKey(r, "Api-Key", key) }
+
+func (azureClient) Error(h http.Header, status int, code, message string) []byte {
+	jsonError(h)
+	return openAIErrorBody(code, message)
+}
+
+func (azureClient) ErrorEvent(code, message string) []byte {
+	return dataEvent("", openAIErrorBody(code, message))
+}
+
+// azureUsageVersion is the first dated api-version that takes
+// stream_options.
+const azureUsageVersion = "2024-07-01"
+
+// AsksUsage: Azure takes stream_options from api-version
+// 2024-07-01-preview on (an older one refuses the field with a 400), and
+// on its v1 API, which takes no dated api-version (none, preview,
+// latest).
+func (azureClient) AsksUsage(r *http.Request) bool {
+	v := r.URL.Query().Get("api-version")
+	if v == "" || v == "preview" || v == "latest" {
+		return true
+	}
+	return len(v) >= len(azureUsageVersion) && v[:len(azureUsageVersion)] >= azureUsageVersion
+}

@@ -1,7 +1,6 @@
 package dialect
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -116,95 +115,6 @@ func jsonError(h http.Header) {
 	if h != nil {
 		h.Set("Content-Type", "application/json")
 	}
-}
-
-// openAIErrorBody is a gateway error in OpenAI's shape:
-// {"error":{"message":…,"type":code,"code":code,"param":null}}.
-func openAIErrorBody(code, message string) []byte {
-	msg, _ := json.Marshal(message) // a string always marshals
-	b := make([]byte, 0, len(msg)+2*len(code)+64)
-	b = append(b, `{"error":{"message":`...)
-	b = append(b, msg...)
-	b = append(b, `,"type":"`...)
-	b = append(b, code...)
-	b = append(b, `","code":"`...)
-	b = append(b, code...)
-	return append(b, `","param":null}}`...)
-}
-
-// anthropicErrorBody is a gateway error in Anthropic's shape:
-// {"type":"error","error":{"type":code,"message":…}}.
-func anthropicErrorBody(code, message string) []byte {
-	msg, _ := json.Marshal(message)
-	b := make([]byte, 0, len(msg)+len(code)+64)
-	b = append(b, `{"type":"error","error":{"type":"`...)
-	b = append(b, code...)
-	b = append(b, `","message":`...)
-	b = append(b, msg...)
-	return append(b, "}}"...)
-}
-
-// googleStatuses are the google.rpc status names of the HTTP statuses the
-// gateway answers with.
-var googleStatuses = map[int]string{
-	http.StatusBadRequest:            "INVALID_ARGUMENT",
-	http.StatusUnauthorized:          "UNAUTHENTICATED",
-	http.StatusNotFound:              "NOT_FOUND",
-	http.StatusMethodNotAllowed:      "INVALID_ARGUMENT",
-	http.StatusRequestEntityTooLarge: "INVALID_ARGUMENT",
-	http.StatusTooManyRequests:       "RESOURCE_EXHAUSTED",
-	http.StatusBadGateway:            "UNAVAILABLE",
-	http.StatusServiceUnavailable:    "UNAVAILABLE",
-	http.StatusGatewayTimeout:        "DEADLINE_EXCEEDED",
-}
-
-// googleErrorBody is a gateway error in Google's shape:
-// {"error":{"code":503,"message":…,"status":"UNAVAILABLE","details":[
-// {"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":code,"domain":"sluice"}]}}.
-// The gateway's code is the ErrorInfo's reason, where Google's clients
-// look for a machine-readable cause.
-func googleErrorBody(status int, code, message string) []byte {
-	name := googleStatuses[status]
-	if name == "" {
-		name = "INTERNAL"
-		if status < 500 {
-			name = "INVALID_ARGUMENT"
-		}
-	}
-	type errorInfo struct {
-		Type   string `json:"@type"`
-		Reason string `json:"reason"`
-		Domain string `json:"domain"`
-	}
-	var v struct {
-		Error struct {
-			Code    int         `json:"code"`
-			Message string      `json:"message"`
-			Status  string      `json:"status"`
-			Details []errorInfo `json:"details"`
-		} `json:"error"`
-	}
-	v.Error.Code, v.Error.Message, v.Error.Status = status, message, name
-	v.Error.Details = []errorInfo{{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: code, Domain: "sluice"}}
-	b, _ := json.Marshal(v) // plain strings and ints always marshal
-	return b
-}
-
-// The gateway's codes that end a stream for want of time: the stream
-// stalled, or the call ran past a limit.
-const (
-	codeStreamStalled = "stream_stalled"
-	codeTimeout       = "timeout"
-)
-
-// googleStreamStatus is the HTTP status of the error event that ends a
-// stream the gateway cannot finish, by its code: Google's SDKs raise an
-// event's error only when its code is an HTTP error status.
-func googleStreamStatus(code string) int {
-	if code == codeStreamStalled || code == codeTimeout {
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusServiceUnavailable // cut, shutting down
 }
 
 // dataEvent is an SSE event of type typ ("" for none) carrying data.

@@ -222,3 +222,170 @@ func isGeminiEnd(ev sse.Event) bool {
 	}
 	return false
 }
+
+// Usage.
+
+// Google's Gemini API reports usage in a top-level "usageMetadata" object,
+// in whole answers and in every stream chunk, cumulatively: the last
+// chunk's counts are the answer's.
+//
+//	promptTokenCount         the prompt, cached tokens included → Input
+//	cachedContentTokenCount  the part of the prompt read from the cache → CacheRead
+//	candidatesTokenCount     the answer → Output
+//	thoughtsTokenCount       the model's thinking, billed as output → Output
+//	toolUsePromptTokenCount  tool-use prompt tokens, billed as input → Input
+
+func (gemini) Usage(body []byte) (Usage, bool) { return geminiUsage(body) }
+
+func (gemini) StreamUsage() UsageReader { return newSSEUsage(geminiEvent) }
+
+// geminiEvent reads the usageMetadata of a Gemini stream chunk: the last
+// one wins, each being cumulative.
+func geminiEvent(r *sseUsage, e sse.Event) {
+	if u, ok := geminiUsage(e.Data); ok {
+		r.set(u)
+	}
+}
+
+// usageMetadataKey is searched for before a body is decoded.
+var usageMetadataKey = []byte(`"usageMetadata"`)
+
+// geminiUsageWire is Gemini's usageMetadata, counts decoded as numbers of
+// any form and clamped by tokenCount.
+type geminiUsageWire struct {
+	Prompt     float64 `json:"promptTokenCount"`
+	Candidates float64 `json:"candidatesTokenCount"`
+	Thoughts   float64 `json:"thoughtsTokenCount"`
+	Cached     float64 `json:"cachedContentTokenCount"`
+	ToolPrompt float64 `json:"toolUsePromptTokenCount"`
+}
+
+func (w *geminiUsageWire) usage() Usage {
+	return Usage{
+		Input:            addCounts(tokenCount(w.Prompt), tokenCount(w.ToolPrompt)),
+		Output:           addCounts(tokenCount(w.Candidates), tokenCount(w.Thoughts)),
+		CacheRead:        tokenCount(w.Cached),
+		CacheReadInInput: true, // promptTokenCount includes the cached tokens
+	}
+}
+
+// geminiUsage reads the top-level usageMetadata of a Gemini answer or
+// stream chunk; ok is false when there is none or b is not a JSON object.
+func geminiUsage(b []byte) (u Usage, ok bool) {
+	if !bytes.Contains(b, usageMetadataKey) {
+		return Usage{}, false
+	}
+	var v struct {
+		UsageMetadata *geminiUsageWire `json:"usageMetadata"`
+	}
+	if isSyntaxError(json.Unmarshal(b, &v)) || v.UsageMetadata == nil {
+		return Usage{}, false
+	}
+	return v.UsageMetadata.usage(), true
+}
+
+// Rate limits.
+
+// Windows reports nothing: Gemini sends no rate-limit headers, only a
+// 429's retry delay (Judge).
+func (gemini) Windows(h http.Header, now time.Time, fn func(Window)) {}
+
+// The gateway's side.
+
+// Gemini: the key in x-goog-api-key or the query (?key=), errors as a
+// google.rpc status whose ErrorInfo reason is the gateway's code, a
+// stream's error as a data event holding one, with an HTTP status for
+// its code, which Google's SDKs raise.
+
+func (gemini) Traits() Traits {
+	return Traits{System: "gcp.gemini", KeyHeader: "X-Goog-Api-Key", StrictEnd: true}
+}
+
+func (gemini) Client() Client { return geminiClient{} }
+
+type geminiClient struct{}
+
+func (geminiClient) Key(r *http.Request) string {
+	if k := clientKey(r, "X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	return queryKey(r.URL) // Google's SDKs may send ?key=
+}
+
+func (geminiClient) SetKey(r *http.Request, key string) { setKey(r, "X-Goog-Api-Key", key) }
+
+func (geminiClient) Error(h http.Header, status int, code, message string) []byte {
+	jsonError(h)
+	return googleErrorBody(status, code, message)
+}
+
+func (geminiClient) ErrorEvent(code, message string) []byte {
+	return dataEvent("", googleErrorBody(googleStreamStatus(code), code, message))
+}
+
+// AsksUsage: Gemini's chunks carry usageMetadata unasked; its API knows
+// no stream_options.
+func (geminiClient) AsksUsage(r *http.Request) bool { return false }
+
+// googleStatuses are the google.rpc status names of the HTTP statuses the
+// gateway answers with.
+var googleStatuses = map[int]string{
+	http.StatusBadRequest:            "INVALID_ARGUMENT",
+	http.StatusUnauthorized:          "UNAUTHENTICATED",
+	http.StatusNotFound:              "NOT_FOUND",
+	http.StatusMethodNotAllowed:      "INVALID_ARGUMENT",
+	http.StatusRequestEntityTooLarge: "INVALID_ARGUMENT",
+	http.StatusTooManyRequests:       "RESOURCE_EXHAUSTED",
+	http.StatusBadGateway:            "UNAVAILABLE",
+	http.StatusServiceUnavailable:    "UNAVAILABLE",
+	http.StatusGatewayTimeout:        "DEADLINE_EXCEEDED",
+}
+
+// googleErrorBody is a gateway error in Google's shape:
+// {"error":{"code":503,"message":…,"status":"UNAVAILABLE","details":[
+// {"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":code,"domain":"sluice"}]}}.
+// The gateway's code is the ErrorInfo's reason, where Google's clients
+// look for a machine-readable cause.
+func googleErrorBody(status int, code, message string) []byte {
+	name := googleStatuses[status]
+	if name == "" {
+		name = "INTERNAL"
+		if status < 500 {
+			name = "INVALID_ARGUMENT"
+		}
+	}
+	type errorInfo struct {
+		Type   string `json:"@type"`
+		Reason string `json:"reason"`
+		Domain string `json:"domain"`
+	}
+	var v struct {
+		Error struct {
+			Code    int         `json:"code"`
+			Message string      `json:"message"`
+			Status  string      `json:"status"`
+			Details []errorInfo `json:"details"`
+		} `json:"error"`
+	}
+	v.Error.Code, v.Error.Message, v.Error.Status = status, message, name
+	v.Error.Details = []errorInfo{{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: code, Domain: "sluice"}}
+	b, _ := json.Marshal(v) // plain strings and ints always marshal
+	return b
+}
+
+// The gateway's codes that end a stream for want of time: the stream
+// stalled, or the call ran past a limit.
+const (
+	codeStreamStalled = "stream_stalled"
+	codeTimeout       = "timeout"
+)
+
+// googleStreamStatus is the HTTP status of the error event that ends a
+// stream the gateway cannot finish, by its code: Google's SDKs raise an
+// event's error only when its code is an HTTP error status.
+func googleStreamStatus(code string) int {
+	if code == codeStreamStalled || code == codeTimeout {
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusServiceUnavailable // cut, shutting down
+}

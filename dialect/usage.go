@@ -16,8 +16,8 @@ import (
 // OpenAI's API relay Anthropic's answers too), read from a whole answer in
 // one strict pass over its top-level members; the reader of a stream's
 // usage, fed its bytes, each dialect saying what an event carries; and the
-// one-pass JSON validator beneath them. Where each dialect puts its usage
-// is in parts_usage.go.
+// one-pass JSON validator beneath them (usage_valid.go). Where each
+// dialect puts its usage is in its own file.
 
 // Tokens is how many tokens the answer counts against a provider's
 // tokens-per-minute limit: its input and output, and the tokens written to
