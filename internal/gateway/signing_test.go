@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,11 @@ func (s *signingDialect) Signer(o dialect.SignerOptions) (dialect.Signer, error)
 	}
 	return &testSigner{region: o.Region, fail: s.fail, log: s.built}, nil
 }
+
+// signingKind is a kind whose dialect signs, which a config lets take a
+// region and a credentials file; the tests give the gateway a stand-in
+// for it.
+const signingKind = "bedrock"
 
 // testSigner signs as SigV4 does, in Authorization, with its region.
 type testSigner struct {
@@ -82,11 +88,17 @@ func signing(kind string, sd *signingDialect) func(string) (dialect.Dialect, boo
 // the query, though no key of its own is injected.
 func TestSigningProviderSigns(t *testing.T) {
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
+	creds := t.TempDir() + "/creds.json"
+	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A kind whose dialect signs, for config to take its region and
+	// credentials file; the gateway is given the stand-in for it.
 	e := newEnvWith(t, "200", func(c *config.Config) {
 		p := c.Providers["openai"]
-		p.Region, p.CredentialsFile = "eu-west-3", "/etc/sluice/creds.json"
+		p.Kind, p.Region, p.CredentialsFile = signingKind, "eu-west-3", creds
 		c.Providers["openai"] = p
-	}, Options{Dialects: signing(config.KindOpenAI, sd)})
+	}, Options{Dialects: signing(signingKind, sd)})
 	for range 3 {
 		resp := e.do("POST", "/openai/v1/chat/completions?key="+clientKey+"&alt=sse", chatBody,
 			"X-Api-Key", clientKey, "Api-Key", clientKey, "X-Goog-Api-Key", clientKey)
@@ -98,7 +110,7 @@ func TestSigningProviderSigns(t *testing.T) {
 		t.Fatalf("%d signers built, want 1 for the provider", n)
 	}
 	o := sd.built.opts[0]
-	if o.Region != "eu-west-3" || o.CredentialsFile != "/etc/sluice/creds.json" || o.Getenv == nil || o.Getenv("UPSTREAM_KEY") != "sk-injected-1234" {
+	if o.Region != "eu-west-3" || o.CredentialsFile != creds || o.Getenv == nil || o.Getenv("UPSTREAM_KEY") != "sk-injected-1234" {
 		t.Errorf("signer built from %+v, want the provider's region and credentials file and the gateway's environment", o)
 	}
 	if n := sd.built.signed.Load(); n != 3 {
@@ -133,11 +145,11 @@ func TestSigningFallback(t *testing.T) {
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
 	e := newEnvWith(t, "503", func(c *config.Config) {
 		p := c.Providers["openai"]
-		p.Region = "us-east-1"
+		p.Kind, p.Region = signingKind, "us-east-1"
 		c.Providers["openai"] = p
-		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: backup.URL, Region: "us-west-2", MaxConcurrent: 8}
+		c.Providers["backup"] = config.Provider{Kind: signingKind, BaseURL: backup.URL, Region: "us-west-2", MaxConcurrent: 8}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}
-	}, Options{Dialects: signing(config.KindOpenAI, sd)})
+	}, Options{Dialects: signing(signingKind, sd)})
 	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
 	if got := body(t, resp); resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "backup" {
 		t.Fatalf("%d %s from %q, want the fallback's answer", resp.StatusCode, got, resp.Header.Get("Sluice-Provider"))
