@@ -71,12 +71,39 @@ func (gemini) Request(path string, body []byte) Request {
 	}
 	r.ModelCall = true
 	r.Stream = method == geminiStream
+	if r.MaxTokens == 0 {
+		r.MaxTokens = geminiLimit(body)
+	}
 	r.Operation = geminiOperation(method)
 	r.Model, r.BadModel = m, request.CheckModel(m)
 	if r.BadModel != nil {
 		r.Model = ""
 	}
 	return r
+}
+
+// geminiLimit returns a Gemini body's generationConfig.maxOutputTokens
+// (or its proto name, generation_config.max_output_tokens): the first
+// such member's, when it is an object holding an integer above 0 there;
+// else 0.
+func geminiLimit(body []byte) int64 {
+	var n int64
+	request.Walk(body, func(k, v []byte) bool {
+		if string(k) != "generationConfig" && string(k) != "generation_config" {
+			return true
+		}
+		request.Walk(v, func(k, v []byte) bool {
+			if string(k) == "maxOutputTokens" || string(k) == "max_output_tokens" {
+				if i, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && i > 0 {
+					n = i
+				}
+				return false
+			}
+			return true
+		})
+		return false
+	})
+	return n
 }
 
 // geminiOperation is the gen_ai.operation.name of a Gemini method.

@@ -122,3 +122,26 @@ func FuzzGeminiJudge(f *testing.F) {
 		}
 	})
 }
+
+func TestGeminiOutputLimit(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		want int64
+	}{
+		{`{"contents":[],"generationConfig":{"temperature":0.2,"maxOutputTokens":256}}`, 256},
+		{`{"generation_config":{"max_output_tokens":128},"contents":[]}`, 128},
+		{`{"generationConfig":{"maxOutputTokens":0}}`, 0},
+		{`{"generationConfig":{"maxOutputTokens":"12"}}`, 0},
+		{`{"generationConfig":null}`, 0},
+		{`{"generationConfig":{"nested":{"maxOutputTokens":9}}}`, 0}, // only one level down
+		{`{"max_tokens":64,"generationConfig":{"maxOutputTokens":256}}`, 64},
+		{`{"generationConfig":{"maxOutputTokens":300},"generationConfig":{"maxOutputTokens":5}}`, 300},
+	} {
+		for _, p := range []string{"/v1beta/models/gemini-2.0-flash:generateContent",
+			"/v1/projects/p/locations/l/publishers/google/models/gemini-2.0-flash:generateContent"} {
+			if got := ForPath(p).Request(p, []byte(tt.body)).MaxTokens; got != tt.want {
+				t.Errorf("%s: Request(%s).MaxTokens = %d, want %d", p, tt.body, got, tt.want)
+			}
+		}
+	}
+}

@@ -109,8 +109,11 @@ func (vertex) Request(path string, body []byte) Request {
 	r.ModelCall = true
 	r.Stream = v.stream || (v.publisher == vertexAnthropic && r.Stream)
 	r.Operation = geminiOperation(v.method)
-	if v.publisher == vertexAnthropic {
+	switch {
+	case v.publisher == vertexAnthropic:
 		r.Operation = "chat"
+	case r.MaxTokens == 0:
+		r.MaxTokens = geminiLimit(body)
 	}
 	r.Model, r.BadModel = v.model, request.CheckModel(v.model)
 	if r.BadModel != nil {

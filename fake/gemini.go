@@ -2,12 +2,12 @@ package fake
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // gemini is Google's Gemini API dialect: POST
@@ -21,11 +21,45 @@ type gemini struct{ method string }
 // and whether it streams come from the path, the output limit from
 // generationConfig.maxOutputTokens.
 func geminiFields(in requestFields, path string, body []byte) requestFields {
-	model, method := request.GeminiPath(path)
-	in.Model, in.Stream = model, method == request.GeminiStream
-	f, _ := request.Scan(body)
-	in.MaxTokens, in.MaxCompletionTokens, in.MaxOutputTokens = int(min(f.MaxTokens, 1<<31-1)), 0, 0
+	model, method := geminiModelPath(path)
+	in.Model, in.Stream = model, method == "streamGenerateContent"
+	var v struct {
+		Camel *struct {
+			MaxOutputTokens int64 `json:"maxOutputTokens"`
+		} `json:"generationConfig"`
+		Snake *struct {
+			MaxOutputTokens int64 `json:"max_output_tokens"`
+		} `json:"generation_config"`
+	}
+	json.Unmarshal(body, &v) // a body that does not decode sets no limit
+	limit := int64(0)
+	switch {
+	case v.Camel != nil:
+		limit = v.Camel.MaxOutputTokens
+	case v.Snake != nil:
+		limit = v.Snake.MaxOutputTokens
+	}
+	in.MaxTokens, in.MaxCompletionTokens, in.MaxOutputTokens = int(min(max(limit, 0), 1<<31-1)), 0, 0
 	return in
+}
+
+// geminiMethods are the methods a Gemini model path may end in, after the
+// colon.
+var geminiMethods = []string{"generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"}
+
+// geminiModelPath returns the model and the method a Gemini API path names
+// (/v1beta/models/gemini-2.0-flash:streamGenerateContent), both "" when
+// p is no such path.
+func geminiModelPath(p string) (model, method string) {
+	i := strings.LastIndex(p, "/models/")
+	if i < 0 {
+		return "", ""
+	}
+	model, method, ok := strings.Cut(p[i+len("/models/"):], ":")
+	if !ok || model == "" || strings.ContainsRune(model, '/') || !slices.Contains(geminiMethods, method) {
+		return "", ""
+	}
+	return model, method
 }
 
 func (gemini) idHeader() string     { return "x-request-id" }
@@ -232,7 +266,7 @@ func (gemini) limitError(q quota, _ string) []byte {
 
 // geminiDialect returns the Gemini dialect of a path, or nil.
 func geminiDialect(path string) dialect {
-	if _, method := request.GeminiPath(path); method != "" && !strings.HasSuffix(path, "/") {
+	if _, method := geminiModelPath(path); method != "" && !strings.HasSuffix(path, "/") {
 		return gemini{method: method}
 	}
 	return nil

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/idempotency"
-	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // leaseFor is how long a call's in-flight mark lasts: its policy's total,
@@ -101,7 +100,7 @@ func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, po
 	}
 	switch res.Verdict {
 	case idempotency.Replay:
-		g.replay(w, r, rt, pol, rest, id, res.Answer, replayModel(rest, body))
+		g.replay(w, r, rt, pol, rest, id, res.Answer, rt.provider.d.Request(rest, body).Model)
 		return nil, true
 	case idempotency.Conflict:
 		a.conflicts.WithLabelValues("reused").Inc()
@@ -192,20 +191,6 @@ func (g *Gateway) replay(w http.ResponseWriter, r *http.Request, rt *route, pol 
 	g.history.observeReplay(&line, ans.CostUSD)
 	g.answers.replays.WithLabelValues(rt.prefix).Inc()
 	g.answers.saved.Add(ans.CostUSD)
-}
-
-// replayModel is the model a replayed request names, for its log line
-// and the status page: the path's where the path names one, else the
-// body's; "" for a name CheckModel refuses.
-func replayModel(rest string, body []byte) string {
-	m := request.ModelInPath(rest)
-	if m == "" {
-		m = request.Model(body)
-	}
-	if request.CheckModel(m) != nil {
-		return ""
-	}
-	return m
 }
 
 // capture is what the relay of a call under an Idempotency-Key keeps of

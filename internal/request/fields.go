@@ -50,7 +50,6 @@ func Scan(b []byte) (Fields, error) {
 	var limits [len(maxTokenKeys)]int64 // each key's first value; -1 when absent or not an integer above 0
 	var seen [len(maxTokenKeys)]bool
 	streamBad := false
-	var genLimit int64 // Gemini's generationConfig.maxOutputTokens
 	o := members(b)
 	for {
 		k, vs, ve, ok := o.next()
@@ -72,11 +71,6 @@ func Scan(b []byte) (Fields, error) {
 						limits[i] = n
 					}
 				}
-			}
-			continue
-		case isGenerationConfig(k):
-			if genLimit == 0 {
-				genLimit = generationLimit(b[vs:ve])
 			}
 			continue
 		}
@@ -101,9 +95,6 @@ func Scan(b []byte) (Fields, error) {
 			f.MaxTokens = limits[i]
 			break
 		}
-	}
-	if f.MaxTokens == 0 {
-		f.MaxTokens = genLimit
 	}
 	if modelAt < 0 {
 		return f, nil
