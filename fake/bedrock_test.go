@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -122,7 +123,10 @@ func TestBedrockConverseStreamSDK(t *testing.T) {
 			usage = v.Value.Usage
 		}
 	}
-	if err := st.Err(); err != nil {
+	// aws-sdk-go-v2's event-stream reader may report a read on a closed
+	// connection once the stream's last event is delivered, under load
+	// (aws/aws-sdk-go-v2#2737): with that event in hand the stream was whole.
+	if err := st.Err(); err != nil && !(errors.Is(err, net.ErrClosed) && usage != nil) {
 		t.Fatalf("stream: %v", err)
 	}
 	if text.String() != "This is a fake answer." || stop != types.StopReasonEndTurn {
@@ -185,7 +189,11 @@ func invokeStream(t *testing.T, c *bedrockruntime.Client) ([]map[string]any, err
 		decode(t, chunk.Value.Bytes, &m)
 		evs = append(evs, m)
 	}
-	return evs, st.Err()
+	err = st.Err()
+	if errors.Is(err, net.ErrClosed) && len(evs) > 0 && evs[len(evs)-1]["type"] == "message_stop" {
+		err = nil // the SDK's read after the last event (TestBedrockConverseStreamSDK)
+	}
+	return evs, err
 }
 
 // TestBedrockInvokeStreamSDK: InvokeModelWithResponseStream's chunks hold

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +102,10 @@ func TestBedrockSDKThroughGateway(t *testing.T) {
 			usage = v.Value.Usage
 		}
 	}
-	if err := stream.Err(); err != nil {
+	// aws-sdk-go-v2's event-stream reader may report a read on a closed
+	// connection once the last event is delivered, under load
+	// (aws/aws-sdk-go-v2#2737): with the metadata in hand, the stream was whole.
+	if err := stream.Err(); err != nil && !(errors.Is(err, net.ErrClosed) && usage != nil) {
 		t.Fatalf("stream: %v", err)
 	}
 	stream.Close()
