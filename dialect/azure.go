@@ -121,19 +121,12 @@ func (azure) Traits() Traits { return Traits{System: "azure.ai.openai", KeyHeade
 
 func (azure) Client() Client { return azureClient{} }
 
-type azureClient struct{}
+// azureClient is OpenAI's, its errors and stream error events OpenAI's,
+// but for the key's header and the stream-usage ask.
+type azureClient struct{ openAIClient }
 
 func (azureClient) Key(r *http.Request) string         { return clientKey(r, "Api-Key") }
 func (azureClient) SetKey(r *http.Request, key string) { setKey(r, "Api-Key", key) }
-
-func (azureClient) Error(h http.Header, status int, code, message string) []byte {
-	jsonError(h)
-	return openAIErrorBody(code, message)
-}
-
-func (azureClient) ErrorEvent(code, message string) []byte {
-	return dataEvent("", openAIErrorBody(code, message))
-}
 
 // azureUsageVersion is the first dated api-version that takes
 // stream_options.
