@@ -162,17 +162,14 @@ func (s *bedrockStream) InEvent() bool { return s.r.inFrame() }
 
 func (s *bedrockStream) Events() int { return s.r.n }
 
-// bedrockMetrics is the key of the invocation metrics Bedrock adds to the
-// last chunk of InvokeModelWithResponseStream, whatever the model.
-const bedrockMetrics = "amazon-bedrock-invocationMetrics"
-
 // invokeChunk is an InvokeModelWithResponseStream chunk's payload, and
 // what Sluice reads of the model's event its bytes hold.
 type invokeChunk struct {
 	Bytes []byte `json:"bytes"` // base64 in JSON
 }
 
-// invokeEvent is a model's stream event, as a chunk holds it.
+// invokeEvent is a model's stream event, as a chunk holds it, with the
+// invocation metrics Bedrock adds to the last chunk, whatever the model.
 type invokeEvent struct {
 	Type    string `json:"type"`
 	Metrics *struct {
