@@ -1,15 +1,20 @@
 // Package dialect holds what Sluice knows of each provider API it speaks:
 // one file per dialect (openai.go, anthropic.go, gemini.go, azure.go,
-// bedrock.go, vertex.go), each holding where a request names its model
-// and its stream, how the provider's errors, quotas, rate limits and
-// overloads look, the stream's framing and its terminal event, the usage
-// fields, the rate-limit headers and their reset formats, the key's header,
-// and the shape of the gateway's own errors in that dialect.
+// bedrock.go, vertex.go; Bedrock's event-stream frames and Vertex AI's
+// tokens in a second file each, bedrock_stream.go and vertex_auth.go),
+// each holding where a request names its model and its stream, how the
+// provider's errors, quotas, rate limits and overloads look, the stream's
+// framing and its terminal event, the usage fields, the rate-limit headers
+// and their reset formats, the key's header, the shape of the gateway's
+// own errors in that dialect, and what an attempt's span says of it. What
+// several share is apart: server-sent events (sse.go), the usage object
+// of OpenAI and Anthropic (usage.go), rate-limit header parsing
+// (limits.go), keys in headers and queries (client.go).
 //
 // The engine, spend, limit, the gateway, tracing and config ask a Dialect
 // and never switch on a dialect's name. A Dialect is a stateless value,
 // safe for concurrent use; the credentials a provider signs with are
-// built apart (Credentials).
+// built apart, by a dialect that signs (Signers).
 package dialect
 
 import (
