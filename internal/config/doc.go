@@ -106,9 +106,10 @@
 //	kind            the API dialect, one of package dialect's (dialect.Kinds): openai (any
 //	                OpenAI-compatible API), azure (Azure OpenAI: base_url
 //	                https://{resource}.openai.azure.com required), anthropic, gemini
-//	                (Google's Gemini API), and the dialects that sign their requests
-//	                once they are there, bedrock and vertex; required, except for the
-//	                names openai, anthropic and gemini
+//	                (Google's Gemini API), and the dialects that sign their requests,
+//	                bedrock (AWS Bedrock Runtime, SigV4) and vertex (Google Vertex
+//	                AI, OAuth2 tokens); required, except for the names openai,
+//	                anthropic and gemini
 //	base_url        http or https address, optional path, no query, fragment or
 //	                user:password; a trailing / is dropped; required, except as above
 //	                and for bedrock (https://bedrock-runtime.{region}.amazonaws.com)
@@ -120,7 +121,8 @@
 //	                and by vertex without a base_url; refused on a kind that sends a
 //	                key (openai, azure, anthropic, gemini)
 //	credentials_file [""] a file of the gateway's own credentials for a dialect that
-//	                signs (vertex: a Google service-account JSON file), instead of
+//	                signs (vertex: a Google service-account JSON file; bedrock: an
+//	                AWS shared credentials file), instead of
 //	                the standard chain (Application Default Credentials, AWS's);
 //	                must be a readable regular file when the config is loaded;
 //	                refused on a kind that sends a key
