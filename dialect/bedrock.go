@@ -241,26 +241,21 @@ var awsCredentialHeaders = [...]string{"X-Amz-Security-Token", "X-Amz-Date", "X-
 // signs the request upstream. A key, for a provider that has one, is a
 // Bedrock API key: it goes as a bearer token.
 func (bedrockClient) SetKey(r *http.Request, key string) {
-	for _, h := range KeyHeaders() {
-		r.Header.Del(h)
-	}
 	for _, h := range awsCredentialHeaders {
 		r.Header.Del(h)
 	}
-	if q := r.URL.RawQuery; strings.Contains(q, "X-Amz-") || strings.Contains(q, "key=") {
+	if r.URL != nil && strings.Contains(r.URL.RawQuery, "X-Amz-") {
 		u := *r.URL
 		v := u.Query()
 		for k := range v {
-			if k == "key" || strings.HasPrefix(k, "X-Amz-") {
+			if strings.HasPrefix(k, "X-Amz-") {
 				v.Del(k)
 			}
 		}
 		u.RawQuery = v.Encode()
 		r.URL = &u
 	}
-	if key != "" {
-		r.Header.Set("Authorization", "Bearer "+key)
-	}
+	setKey(r, "Authorization", key)
 }
 
 // bedrockErrorName returns the error type Bedrock gives with a status.

@@ -289,17 +289,7 @@ func (vertexClient) Key(r *http.Request) string {
 
 // SetKey drops every dialect's key header and a ?key= from r, and sets
 // key, if any, as its bearer token (the Signer then sets its own).
-func (vertexClient) SetKey(r *http.Request, key string) {
-	for _, h := range KeyHeaders() {
-		r.Header.Del(h)
-	}
-	if r.URL != nil {
-		dropQueryKey(r.URL)
-	}
-	if key != "" {
-		r.Header.Set("Authorization", "Bearer "+key)
-	}
-}
+func (vertexClient) SetKey(r *http.Request, key string) { setKey(r, "Authorization", key) }
 
 // Error is Google's error shape, as Gemini's clients read it: Vertex
 // AI's own errors have it, whichever the publisher.
