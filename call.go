@@ -319,7 +319,7 @@ const (
 // failure the target will not get past may fall back to the next target.
 func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 	resp, err := c.last, c.lastErr
-	wait, retry := c.decide(v, resp, a.errBody, err)
+	wait, retry := c.decide(v, resp, err)
 	move := false
 	switch {
 	case retry && c.hasNext() && isFirstByteTimeout(err):

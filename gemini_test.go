@@ -25,10 +25,13 @@ func retryInfo(d string) string {
 func TestRetryHintHeaderFirst(t *testing.T) {
 	// A header's hint comes before the body's.
 	h := http.Header{"Retry-After": {"2"}}
-	if d, ok := retryHint(dialect.Gemini, 429, h, googleError(retryInfo("13s")), time.Now()); !ok || d != 2*time.Second {
+	r := Interactive().WithDefaults().Retry
+	v := r.judgeStatus(dialect.Gemini, 429, h, googleError(retryInfo("13s")))
+	if d, ok := retryHint(h, v, time.Now()); !ok || d != 2*time.Second {
 		t.Errorf("retryHint = %v, %v; want Retry-After's 2s", d, ok)
 	}
-	if d, ok := retryHint(dialect.Gemini, 429, http.Header{}, googleError(retryInfo("13s")), time.Now()); !ok || d != 13*time.Second {
+	v = r.judgeStatus(dialect.Gemini, 429, http.Header{}, googleError(retryInfo("13s")))
+	if d, ok := retryHint(http.Header{}, v, time.Now()); !ok || d != 13*time.Second {
 		t.Errorf("retryHint = %v, %v; want RetryInfo's 13s", d, ok)
 	}
 }

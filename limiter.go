@@ -115,16 +115,16 @@ func (c *call) limitEnd() {
 // learn tells the Limiter, or the Keys when the attempt used a pool's
 // key, an attempt's answer: its status (for a stream whose first event is
 // a provider error, the status that event stands for), its headers, and
-// the body of an error, which may hold the wait a 429 asks for (Google's
+// its verdict, which holds the wait an error's body asks for (Google's
 // RetryInfo).
-func (c *call) learn(status int, h http.Header, v verdict, body []byte) {
+func (c *call) learn(status int, h http.Header, v verdict) {
 	c.switchKey = false
 	if c.t.Limiter == nil && c.keyID == "" {
 		return
 	}
 	var wait time.Duration
 	if status == http.StatusTooManyRequests { // only a 429's pauses
-		if hint, ok := retryHint(c.d, status, h, body, time.Now()); ok {
+		if hint, ok := retryHint(h, v, time.Now()); ok {
 			wait = hint
 		}
 	}

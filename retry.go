@@ -20,20 +20,26 @@ type verdict struct {
 	retryable bool            // another attempt may pass
 	breaker   breaker.Outcome // what the breaker is told
 	class     string          // short error class for the log, "" when none
+	wait      time.Duration   // the wait the body asks for (Google's RetryInfo), when hasWait
+	hasWait   bool
 }
 
 // classQuota is the error class of a 429 whose body says the account's
 // quota is used up.
 const classQuota = "quota_exhausted"
 
-// judgeStatus judges a response by its status and, for a 429, its body.
+// judgeStatus judges a response by its status and its body, read once in
+// the dialect d: for a 429, whether a quota is used up; for any error, the
+// wait it asks for.
 func (r *Retry) judgeStatus(d dialect.Dialect, status int, h http.Header, body []byte) verdict {
 	v := verdict{breaker: breaker.Success}
 	if status < 400 {
 		return v
 	}
 	v.class = "status_" + statusText(status)
-	if status == http.StatusTooManyRequests && (containsAny(body, r.QuotaMarkers) || d.Judge(status, h, body).Quota) {
+	j := d.Judge(status, h, body)
+	v.wait, v.hasWait = j.Wait, j.HasWait
+	if status == http.StatusTooManyRequests && (containsAny(body, r.QuotaMarkers) || j.Quota) {
 		v.class = classQuota
 		v.breaker = breaker.Ignored
 		return v
@@ -171,9 +177,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// decide says whether to retry the current target, and after how long.
-// errBody is the failed response's body, which may hold the hint.
-func (c *call) decide(v verdict, resp *http.Response, errBody []byte, err error) (time.Duration, bool) {
+// decide says whether to retry the current target, and after how long:
+// resp's headers, or its body as v read it, may hold the hint.
+func (c *call) decide(v verdict, resp *http.Response, err error) (time.Duration, bool) {
 	p := &c.policy.Retry
 	n := c.tries
 	if c.switchKey && n < p.MaxAttempts && c.timedOut() == nil {
@@ -188,7 +194,7 @@ func (c *call) decide(v verdict, resp *http.Response, errBody []byte, err error)
 	}
 	wait := p.backoff(n - 1)
 	if resp != nil {
-		if hint, ok := retryHint(c.d, resp.StatusCode, resp.Header, errBody, time.Now()); ok && hint > 0 {
+		if hint, ok := retryHint(resp.Header, v, time.Now()); ok && hint > 0 {
 			if hint > p.MaxRetryAfter {
 				return 0, false
 			}

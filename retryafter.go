@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/sluice-llm/sluice/dialect"
 )
 
 // retryAfter returns the wait a response asks for, from retry-after-ms,
@@ -54,15 +52,11 @@ func shouldRetryHint(h http.Header) int {
 }
 
 // retryHint returns the wait an error answer asks for: its headers'
-// (retry-after-ms, Retry-After), else its body's in the dialect's words
-// (Google's RetryInfo).
-func retryHint(d dialect.Dialect, status int, h http.Header, body []byte, now time.Time) (time.Duration, bool) {
+// (retry-after-ms, Retry-After), else what its body asks for in the
+// dialect's words (Google's RetryInfo), as v, its verdict, read it.
+func retryHint(h http.Header, v verdict, now time.Time) (time.Duration, bool) {
 	if w, ok := retryAfter(h, now); ok {
 		return w, true
 	}
-	if len(body) == 0 {
-		return 0, false
-	}
-	j := d.Judge(status, h, body)
-	return j.Wait, j.HasWait
+	return v.wait, v.hasWait
 }
