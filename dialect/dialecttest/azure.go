@@ -19,16 +19,9 @@ var Azure = Speaker{
 			Body: `{"max_tokens":` + strconv.Itoa(MaxTokens) + streamField(stream) +
 				`,"messages":[{"role":"user","content":"hi"}]}`}
 	},
-	KeyHeader: "Api-Key",
-	Scripts: Scripts{
-		Retryable:       "503",
-		Invalid:         "400",
-		Quota:           "429:insufficient_quota",
-		Cut:             "stream:cut-after=3", // the role chunk, then two pieces
-		Stall:           "stream:stall-after=3",
-		FirstEventError: "overloaded",
-	},
-	InvalidType: "invalid_request_error",
+	KeyHeader:   "Api-Key",
+	Scripts:     OpenAI.Scripts, // the fake answers Azure as OpenAI, in Azure's words
+	InvalidType: OpenAI.InvalidType,
 	Answer:      openAIAnswer,
 	Stream:      openAIStream,
 	Error:       openAIError,
