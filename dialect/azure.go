@@ -132,11 +132,14 @@ func (azureClient) SetKey(r *http.Request, key string) { setKey(r, "Api-Key", ke
 // stream_options.
 const azureUsageVersion = "2024-07-01"
 
-// AsksUsage: Azure takes stream_options from api-version
-// 2024-07-01-preview on (an older one refuses the field with a 400), and
-// on its v1 API, which takes no dated api-version (none, preview,
-// latest).
+// AsksUsage: Azure takes stream_options in a chat completion from
+// api-version 2024-07-01-preview on (an older one refuses the field with a
+// 400), and on its v1 API, which takes no dated api-version (none,
+// preview, latest).
 func (azureClient) AsksUsage(r *http.Request) bool {
+	if !isChat(r) {
+		return false
+	}
 	v := r.URL.Query().Get("api-version")
 	if v == "" || v == "preview" || v == "latest" {
 		return true

@@ -262,4 +262,9 @@ func TestAsksUsage(t *testing.T) {
 			t.Errorf("%s AsksUsage(api-version=%q) = %v, want %v", tt.d.Kind(), tt.version, got, tt.ok)
 		}
 	}
+	for _, d := range []Dialect{OpenAI, Azure} { // only a chat completion takes stream_options
+		if d.Client().AsksUsage(clientRequest("/v1/responses")) {
+			t.Errorf("%s asks for a stream's usage in a Responses API call", d.Kind())
+		}
+	}
 }

@@ -213,8 +213,9 @@ type Client interface {
 	// finish, in the stream's framing.
 	ErrorEvent(code, message string) []byte
 	// AsksUsage reports whether a streamed request to the provider may
-	// carry stream_options.include_usage, so that the gateway may ask for
-	// the usage chunk on the client's behalf.
+	// carry stream_options.include_usage (a chat completion's, in the
+	// dialects that take it), so that the gateway may ask for the usage
+	// chunk on the client's behalf.
 	AsksUsage(r *http.Request) bool
 }
 

@@ -127,8 +127,13 @@ func (openAIClient) ErrorEvent(code, message string) []byte {
 	return dataEvent("", openAIErrorBody(code, message))
 }
 
-// AsksUsage: every OpenAI-compatible server takes stream_options.
-func (openAIClient) AsksUsage(r *http.Request) bool { return true }
+// AsksUsage: every OpenAI-compatible server takes stream_options in a
+// chat completion.
+func (openAIClient) AsksUsage(r *http.Request) bool { return isChat(r) }
+
+// isChat reports whether r is a chat completion, the call whose stream
+// takes stream_options.
+func isChat(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/chat/completions") }
 
 // openAIErrorBody is a gateway error in OpenAI's shape:
 // {"error":{"message":…,"type":code,"code":code,"param":null}}.

@@ -118,8 +118,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		}
 		defer rm.end()
 	}
-	hideUsage := g.spend != nil && strings.HasSuffix(rest, "/chat/completions") &&
-		req.Stream && !req.StreamOptions && d.Client().AsksUsage(r)
+	hideUsage := g.spend != nil && req.Stream && !req.StreamOptions && d.Client().AsksUsage(r)
 	if hideUsage {
 		body = withStreamUsage(body)
 	}
