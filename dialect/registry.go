@@ -51,13 +51,28 @@ func containsFold(list []string, s string) bool {
 // none (a library Transport without a Dialect): the first whose Request
 // finds the path its own, else OpenAI.
 func ForPath(p string) Dialect {
-	for _, d := range all {
-		if o, ok := d.(owner); ok && o.owns(p) {
-			return d
+	for _, o := range owners {
+		if o.owns(p) {
+			return o
 		}
 	}
 	return OpenAI
 }
 
 // owner is a dialect whose paths are its alone.
-type owner interface{ owns(path string) bool }
+type owner interface {
+	Dialect
+	owns(path string) bool
+}
+
+// owners are the dialects of all that are owners, in its order: found
+// once, so that ForPath asserts no type per call.
+var owners = func() []owner {
+	var out []owner
+	for _, d := range all {
+		if o, ok := d.(owner); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}()
