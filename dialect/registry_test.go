@@ -27,3 +27,13 @@ func TestForPath(t *testing.T) {
 		t.Error("Lookup found a dialect for an unknown kind")
 	}
 }
+
+// BenchmarkForPath is what a library Transport that names no dialect pays
+// per call to find one and read its path.
+func BenchmarkForPath(b *testing.B) {
+	const p = "/v1/chat/completions"
+	b.ReportAllocs()
+	for b.Loop() {
+		ForPath(p).Request(p, nil)
+	}
+}
