@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // The sentinel errors of a call, matched with errors.Is.
@@ -25,6 +26,13 @@ var (
 	// ErrStreamCut: the response body ended early, cut by the provider or
 	// the network, after part of it reached the caller.
 	ErrStreamCut = errors.New("sluice: response cut")
+
+	// ErrAmbiguousBody: the request body names its model, its stream or
+	// an output limit twice, or in another case ("Model"), so that JSON
+	// parsers disagree on what it asks; the call was not sent. The
+	// provider might serve one copy while the call is priced, limited
+	// and routed by the other.
+	ErrAmbiguousBody = request.ErrAmbiguous
 )
 
 // OpenError is the error of a call refused by an open breaker, matched with

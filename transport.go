@@ -256,7 +256,8 @@ func (t *Transport) BreakerName(provider, model string) string {
 
 // RoundTrip makes the call, retrying as the policy allows. It reads the
 // request's body whole and closes it, reads its model and output limit in
-// one pass, then goes on as Send.
+// one pass, then goes on as Send. A body that JSON parsers would read
+// differently is not sent: the error matches ErrAmbiguousBody.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	var b Body
@@ -266,7 +267,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, errors.Join(errors.New("sluice: reading request body"), err)
 		}
-		f, _ := request.Scan(buf) // an invalid model is never stamped or logged raw
+		f, err := request.Scan(buf) // an invalid model is never stamped or logged raw
+		if errors.Is(err, request.ErrAmbiguous) {
+			return nil, err
+		}
 		b = Body{Bytes: buf, Model: f.Model, MaxTokens: f.MaxTokens}
 	}
 	return t.Send(req, b)

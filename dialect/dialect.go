@@ -74,6 +74,11 @@ type Request struct {
 	// BadModel is the reason the model named is not a valid name, nil
 	// when it is valid or absent.
 	BadModel error
+	// Ambiguous is the reason the body is refused before any call, nil
+	// when it is not: it names a member the dialect reads (the model, the
+	// stream, an output limit) twice, or in another case, so that JSON
+	// parsers disagree on what it asks (request.AmbiguousError).
+	Ambiguous error
 	// Stream reports that the request asks for a streamed answer.
 	Stream bool
 	// StreamOptions reports that the body carries stream_options.

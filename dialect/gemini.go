@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -71,8 +72,10 @@ func (gemini) Request(path string, body []byte) Request {
 	}
 	r.ModelCall = true
 	r.Stream = method == geminiStream
+	n, err := geminiLimit(body)
+	r.Ambiguous = cmp.Or(r.Ambiguous, err)
 	if r.MaxTokens == 0 {
-		r.MaxTokens = geminiLimit(body)
+		r.MaxTokens = n
 	}
 	r.Operation = geminiOperation(method)
 	r.Model, r.BadModel = m, request.CheckModel(m)
@@ -83,14 +86,22 @@ func (gemini) Request(path string, body []byte) Request {
 }
 
 // geminiLimit returns a Gemini body's generationConfig.maxOutputTokens
-// (or its proto name, generation_config.max_output_tokens): the first
-// such member's, when it is an object holding an integer above 0 there;
-// else 0.
-func geminiLimit(body []byte) int64 {
+// (or its proto name, generation_config.max_output_tokens), when it is an
+// object holding an integer above 0 there; else 0. The error is the
+// *request.AmbiguousError of a body that names either member twice (by
+// both names, or in another case).
+func geminiLimit(body []byte) (int64, error) {
+	if err := request.Unique(body, "generationConfig", "generation_config"); err != nil {
+		return 0, err
+	}
 	var n int64
+	var err error
 	request.Walk(body, func(k, v []byte) bool {
 		if string(k) != "generationConfig" && string(k) != "generation_config" {
 			return true
+		}
+		if err = request.Unique(v, "maxOutputTokens", "max_output_tokens"); err != nil {
+			return false
 		}
 		request.Walk(v, func(k, v []byte) bool {
 			if string(k) == "maxOutputTokens" || string(k) == "max_output_tokens" {
@@ -103,7 +114,7 @@ func geminiLimit(body []byte) int64 {
 		})
 		return false
 	})
-	return n
+	return n, err
 }
 
 // geminiOperation is the gen_ai.operation.name of a Gemini method.

@@ -135,7 +135,6 @@ func TestGeminiOutputLimit(t *testing.T) {
 		{`{"generationConfig":null}`, 0},
 		{`{"generationConfig":{"nested":{"maxOutputTokens":9}}}`, 0}, // only one level down
 		{`{"max_tokens":64,"generationConfig":{"maxOutputTokens":256}}`, 64},
-		{`{"generationConfig":{"maxOutputTokens":300},"generationConfig":{"maxOutputTokens":5}}`, 300},
 	} {
 		for _, p := range []string{"/v1beta/models/gemini-2.0-flash:generateContent",
 			"/v1/projects/p/locations/l/publishers/google/models/gemini-2.0-flash:generateContent"} {

@@ -3,6 +3,7 @@ package dialect
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -56,7 +57,10 @@ func bodyRequest(path string, body []byte) Request {
 	op := modelCall(path)
 	r := Request{Model: f.Model, Stream: f.Stream, StreamOptions: f.StreamOptions, MaxTokens: f.MaxTokens,
 		ModelCall: op != "", Operation: cmp.Or(op, "other")}
-	if err != nil {
+	switch {
+	case errors.Is(err, request.ErrAmbiguous):
+		r.Ambiguous = err
+	case err != nil:
 		r.Model, r.BadModel = "", err
 	}
 	return r

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -109,11 +110,14 @@ func (vertex) Request(path string, body []byte) Request {
 	r.ModelCall = true
 	r.Stream = v.stream || (v.publisher == vertexAnthropic && r.Stream)
 	r.Operation = geminiOperation(v.method)
-	switch {
-	case v.publisher == vertexAnthropic:
+	if v.publisher == vertexAnthropic {
 		r.Operation = "chat"
-	case r.MaxTokens == 0:
-		r.MaxTokens = geminiLimit(body)
+	} else {
+		n, err := geminiLimit(body)
+		r.Ambiguous = cmp.Or(r.Ambiguous, err)
+		if r.MaxTokens == 0 {
+			r.MaxTokens = n
+		}
 	}
 	r.Model, r.BadModel = v.model, request.CheckModel(v.model)
 	if r.BadModel != nil {
@@ -278,16 +282,10 @@ func (vertex) Traits() Traits {
 type vertexClient struct{}
 
 // Key returns the bearer token of the Authorization header.
-func (vertexClient) Key(r *http.Request) string {
-	a := r.Header.Get("Authorization")
-	const scheme = "Bearer "
-	if len(a) <= len(scheme) || !strings.EqualFold(a[:len(scheme)], scheme) {
-		return ""
-	}
-	return strings.TrimSpace(a[len(scheme):])
-}
+func (vertexClient) Key(r *http.Request) string { return bearerToken(r.Header.Get("Authorization")) }
 
-// SetKey drops every dialect's key header and a ?key= from r, and sets
+// SetKey drops every dialect's key header and every credential of the
+// query (?key=, ?access_token=, ...) from r, and sets
 // key, if any, as its bearer token (the Signer then sets its own).
 func (vertexClient) SetKey(r *http.Request, key string) { setKey(r, "Authorization", key) }
 

@@ -38,17 +38,23 @@ var maxTokenKeys = [...]string{"max_tokens", "max_completion_tokens", "max_outpu
 
 // Scan reads the Fields of a JSON request body in one pass over its top
 // level, without decoding it and without allocating beyond the model
-// name. The error is the *ModelError of BodyModel, the other fields being
-// read all the same. A body that is not a JSON object gives no fields.
+// name. A body that is not a JSON object gives no fields.
 //
-// Stream and StreamOptions agree with encoding/json for a valid JSON body;
-// the scan does not validate the body, so a body that is not valid JSON
-// may give any of them.
+// The error is an *AmbiguousError when the top level names model, stream
+// or an output limit twice, or in another case ("Model"): parsers differ
+// on which copy counts, or whether it counts, so what Sluice reads could
+// differ from what the provider reads; the fields are then not read.
+// Otherwise it is the *ModelError of BodyModel, the other fields being
+// read all the same.
+//
+// For a valid JSON body that Scan accepts, every field agrees with
+// encoding/json; the scan does not validate the body, so a body that is
+// not valid JSON may give any of them.
 func Scan(b []byte) (Fields, error) {
 	var f Fields
 	modelAt, modelEnd := -1, -1
-	var limits [len(maxTokenKeys)]int64 // each key's first value; -1 when absent or not an integer above 0
-	var seen [len(maxTokenKeys)]bool
+	var limits [len(maxTokenKeys)]int64 // each key's value; -1 when absent or not an integer above 0
+	var seen [len(scanned)]bool
 	streamBad := false
 	o := members(b)
 	for {
@@ -56,42 +62,39 @@ func Scan(b []byte) (Fields, error) {
 		if !ok {
 			break
 		}
-		switch {
-		case string(k) == "model":
-			if modelAt < 0 {
-				modelAt, modelEnd = vs, ve
-			}
-			continue
-		case isLimitKey(k):
-			for i, name := range maxTokenKeys {
-				if !seen[i] && string(k) == name {
-					seen[i] = true
-					limits[i] = -1
-					if n, ok := parseInt(bytes.TrimSpace(b[vs:ve])); ok && n > 0 {
-						limits[i] = n
-					}
-				}
+		m := scannedMember(k)
+		if m < 0 {
+			if mayName(k, 's') && jsonName(k, "stream_options") {
+				f.StreamOptions = true
 			}
 			continue
 		}
-		switch {
-		case jsonName(k, "stream"):
+		if err := once(k, scanned[m], seen[m]); err != nil {
+			return Fields{}, err
+		}
+		seen[m] = true
+		switch m {
+		case memberModel:
+			modelAt, modelEnd = vs, ve
+		case memberStream:
 			switch string(b[vs:ve]) {
 			case "true":
 				f.Stream = true
-			case "false":
-				f.Stream = false
-			case "null": // leaves the field as it is
+			case "false", "null":
 			default:
 				streamBad = true
 			}
-		case jsonName(k, "stream_options"):
-			f.StreamOptions = true
+		default:
+			i := m - memberLimits
+			limits[i] = -1
+			if n, ok := parseInt(bytes.TrimSpace(b[vs:ve])); ok && n > 0 {
+				limits[i] = n
+			}
 		}
 	}
 	f.Stream = f.Stream && !streamBad
 	for i := range limits {
-		if seen[i] && limits[i] > 0 {
+		if seen[memberLimits+i] && limits[i] > 0 {
 			f.MaxTokens = limits[i]
 			break
 		}
@@ -106,9 +109,41 @@ func Scan(b []byte) (Fields, error) {
 	return f, CheckModel(f.Model)
 }
 
-// isLimitKey reports whether k may be one of maxTokenKeys.
-func isLimitKey(k []byte) bool {
-	return len(k) > 4 && k[0] == 'm' && k[1] == 'a' && k[2] == 'x' && k[3] == '_'
+// The members Scan reads, by index in scanned.
+const (
+	memberModel  = 0
+	memberStream = 1
+	memberLimits = 2 // maxTokenKeys, in their order
+)
+
+// scanned are the names of the members Scan reads.
+var scanned = [...]string{"model", "stream", maxTokenKeys[0], maxTokenKeys[1], maxTokenKeys[2]}
+
+// scannedMember returns the index in scanned of the member the key k
+// names as encoding/json matches it (escapes decoded, case folded), or -1.
+func scannedMember(k []byte) int {
+	if mayName(k, 'm') {
+		if jsonName(k, "model") {
+			return memberModel
+		}
+		for i, name := range maxTokenKeys {
+			if jsonName(k, name) {
+				return memberLimits + i
+			}
+		}
+	}
+	if mayName(k, 's') && jsonName(k, "stream") {
+		return memberStream
+	}
+	return -1
+}
+
+// mayName reports whether the key k may name a member starting with the
+// ASCII lower-case letter c: a cheap test before jsonName. A key that
+// starts with an escape or a non-ASCII letter (U+017F folds to s, U+212A
+// to k) may.
+func mayName(k []byte, c byte) bool {
+	return len(k) > 0 && (k[0]|0x20 == c || k[0] == '\\' || k[0] >= utf8.RuneSelf)
 }
 
 // parseInt reads a base-10 int64 as strconv.ParseInt(string(s), 10, 64)

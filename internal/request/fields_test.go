@@ -1,6 +1,7 @@
 package request
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -9,42 +10,91 @@ import (
 )
 
 func TestScan(t *testing.T) {
+	const none, badModel, ambiguous = 0, 1, 2
 	tests := []struct {
 		name, body string
 		want       Fields
-		modelErr   bool
+		err        int
 	}{
 		{"chat", `{"messages":[{"role":"user","content":"hi"}],"model":"gpt-4o-mini","max_tokens":64,"stream":true}`,
-			Fields{Model: "gpt-4o-mini", Stream: true, MaxTokens: 64}, false},
+			Fields{Model: "gpt-4o-mini", Stream: true, MaxTokens: 64}, none},
 		{"options", `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
-			Fields{Model: "m", Stream: true, StreamOptions: true}, false},
-		{"options null", `{"stream":true,"stream_options":null}`, Fields{Stream: true, StreamOptions: true}, false},
-		{"stream false", `{"stream":false}`, Fields{}, false},
-		{"stream last wins", `{"stream":true,"stream":false}`, Fields{}, false},
-		{"stream null keeps", `{"stream":true,"stream":null}`, Fields{Stream: true}, false},
-		{"stream not a bool", `{"stream":1,"stream":true}`, Fields{}, false},
-		{"stream folded", `{"STREAM":true,"Stream_Options":{}}`, Fields{Stream: true, StreamOptions: true}, false},
-		{"stream escaped", `{"str\u0065am":true}`, Fields{Stream: true}, false},
-		{"stream long s", `{"ſtream":true}`, Fields{Stream: true}, false},
-		{"nested stream", `{"a":{"stream":true}}`, Fields{}, false},
-		{"limit precedence", `{"max_output_tokens":3,"max_completion_tokens":2,"max_tokens":1}`, Fields{MaxTokens: 1}, false},
-		{"limit zero skipped", `{"max_tokens":0,"max_completion_tokens":7}`, Fields{MaxTokens: 7}, false},
-		{"limit first of a name", `{"max_tokens":5,"max_tokens":9}`, Fields{MaxTokens: 5}, false},
-		{"limit string", `{"max_tokens":"5","max_output_tokens":4}`, Fields{MaxTokens: 4}, false},
-		{"limit spaced", "{\"max_tokens\": \f12 }", Fields{MaxTokens: 12}, false},
-		{"model not a string", `{"model":5,"stream":true}`, Fields{Stream: true}, true},
-		{"model first of two", `{"model":"a","model":"b"}`, Fields{Model: "a"}, false},
-		{"model invalid", `{"model":"a\u0001"}`, Fields{Model: "a\x01"}, true},
-		{"not an object", `[{"model":"x","stream":true}]`, Fields{}, false},
-		{"empty", ``, Fields{}, false},
+			Fields{Model: "m", Stream: true, StreamOptions: true}, none},
+		{"options null", `{"stream":true,"stream_options":null}`, Fields{Stream: true, StreamOptions: true}, none},
+		{"options folded", `{"Stream_Options":{}}`, Fields{StreamOptions: true}, none},
+		{"stream false", `{"stream":false}`, Fields{}, none},
+		{"stream null", `{"stream":null}`, Fields{}, none},
+		{"stream not a bool", `{"stream":1}`, Fields{}, none},
+		{"stream escaped", `{"str\u0065am":true}`, Fields{Stream: true}, none},
+		{"nested stream", `{"a":{"stream":true}}`, Fields{}, none},
+		{"limit precedence", `{"max_output_tokens":3,"max_completion_tokens":2,"max_tokens":1}`, Fields{MaxTokens: 1}, none},
+		{"limit zero skipped", `{"max_tokens":0,"max_completion_tokens":7}`, Fields{MaxTokens: 7}, none},
+		{"limit string", `{"max_tokens":"5","max_output_tokens":4}`, Fields{MaxTokens: 4}, none},
+		{"limit spaced", "{\"max_tokens\": \f12 }", Fields{MaxTokens: 12}, none},
+		{"model not a string", `{"model":5,"stream":true}`, Fields{Stream: true}, badModel},
+		{"model invalid", `{"model":"a\u0001"}`, Fields{Model: "a\x01"}, badModel},
+		{"model escaped", `{"mod\u0065l":"m"}`, Fields{Model: "m"}, none},
+		{"not an object", `[{"model":"x","stream":true}]`, Fields{}, none},
+		{"empty", ``, Fields{}, none},
+
+		{"model twice", `{"model":"cheap","model":"expensive"}`, Fields{}, ambiguous},
+		{"model twice, escaped", `{"model":"cheap","mod\u0065l":"expensive"}`, Fields{}, ambiguous},
+		{"model in another case", `{"Model":"expensive"}`, Fields{}, ambiguous},
+		{"model and its case", `{"model":"cheap","MODEL":"expensive"}`, Fields{}, ambiguous},
+		{"model twice, not strings", `{"model":1,"model":2}`, Fields{}, ambiguous},
+		{"stream twice", `{"stream":true,"stream":false}`, Fields{}, ambiguous},
+		{"stream null twice", `{"stream":true,"stream":null}`, Fields{}, ambiguous},
+		{"stream folded", `{"STREAM":true}`, Fields{}, ambiguous},
+		{"stream long s", `{"ſtream":true}`, Fields{}, ambiguous},
+		{"limit twice", `{"max_tokens":5,"max_tokens":9}`, Fields{}, ambiguous},
+		{"limit folded", `{"max_tokens":5,"Max_Completion_Tokens":9}`, Fields{}, ambiguous},
+		{"output limit twice", `{"max_output_tokens":5,"max_output_tokens":90000}`, Fields{}, ambiguous},
 	}
 	for _, tt := range tests {
 		got, err := Scan([]byte(tt.body))
-		if got != tt.want || (err != nil) != tt.modelErr {
-			t.Errorf("%s: Scan = %+v, %v; want %+v, error %v", tt.name, got, err, tt.want, tt.modelErr)
+		kind := none
+		switch {
+		case errors.Is(err, ErrAmbiguous):
+			kind = ambiguous
+		case errors.Is(err, ErrInvalidModel):
+			kind = badModel
+		case err != nil:
+			t.Errorf("%s: %v is neither ErrAmbiguous nor ErrInvalidModel", tt.name, err)
 		}
-		if err != nil && !errors.Is(err, ErrInvalidModel) {
-			t.Errorf("%s: %v is not ErrInvalidModel", tt.name, err)
+		if got != tt.want || kind != tt.err {
+			t.Errorf("%s: Scan = %+v, %v; want %+v, error kind %d", tt.name, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestAmbiguousMessage(t *testing.T) {
+	_, err := Scan([]byte(`{"model":"a","model":"b"}`))
+	if want := `sluice: the request body names "model" more than once; JSON parsers disagree on which copy counts, so send it once`; err == nil || err.Error() != want {
+		t.Errorf("twice: %v\nwant %s", err, want)
+	}
+	_, err = Scan([]byte(`{"Model":"a"}`))
+	if want := `sluice: the request body names "model" as "Model"; JSON parsers disagree on whether that is the same member, so write it "model"`; err == nil || err.Error() != want {
+		t.Errorf("case: %v\nwant %s", err, want)
+	}
+}
+
+func TestUnique(t *testing.T) {
+	names := []string{"generationConfig", "generation_config"}
+	tests := []struct {
+		body string
+		ok   bool
+	}{
+		{`{"generationConfig":{"maxOutputTokens":1},"contents":[]}`, true},
+		{`{"generation_config":{}}`, true},
+		{`{"contents":[{"generationConfig":1},{"generationConfig":2}]}`, true},
+		{`{"generationConfig":{"maxOutputTokens":1},"generationConfig":{"maxOutputTokens":100000}}`, false},
+		{`{"generationConfig":{},"generation_config":{}}`, false},
+		{`{"GenerationConfig":{}}`, false},
+	}
+	for _, tt := range tests {
+		err := Unique([]byte(tt.body), names...)
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrAmbiguous)) {
+			t.Errorf("Unique(%s) = %v, want ok %v", tt.body, err, tt.ok)
 		}
 	}
 }
@@ -72,8 +122,12 @@ func TestScanAllocs(t *testing.T) {
 	}
 }
 
-// FuzzScan checks Scan against what it replaces: BodyModel, Model, Int in
-// the spend estimate's order, and encoding/json for the stream flags.
+// FuzzScan checks Scan against the readers it must agree with: for a
+// valid JSON body it accepts, encoding/json (last copy wins, case folded)
+// and a reader that keeps the first copy of each exactly named member
+// read the same model, stream flags and output limit; one that keeps the
+// last copy reads the same too. A body on which they disagree must be
+// refused (ErrAmbiguous).
 func FuzzScan(f *testing.F) {
 	f.Add([]byte(chatBody))
 	f.Add([]byte(`{"model":"m","stream":true,"stream_options":null,"max_tokens":-1,"max_output_tokens":9}`))
@@ -82,42 +136,125 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"\u0053tream" : true , "stream_options":{} }`))
 	f.Add([]byte(`{"a":[1,{"stream":true}],"ſtream":false,"max_tokens":" 5"}`))
+	f.Add([]byte(`{"model":"cheap","model":"expensive"}`))
+	f.Add([]byte(`{"model":"cheap","Model":"expensive","max_tokens":1,"max_tokens":100000}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := Scan(b)
-		name, berr := BodyModel(b)
-		if got.Model != name || (err == nil) != (berr == nil) || (err != nil && err.Error() != berr.Error()) {
-			t.Fatalf("Scan model %q, %v; BodyModel %q, %v", got.Model, err, name, berr)
-		}
-		if berr == nil && got.Model != Model(b) {
-			t.Fatalf("Scan model %q; Model %q", got.Model, Model(b))
-		}
-		var limit int64
-		for _, k := range maxTokenKeys {
-			if n, ok := Int(b, k); ok && n > 0 {
-				limit = n
-				break
+		if errors.Is(err, ErrAmbiguous) {
+			if got != (Fields{}) {
+				t.Fatalf("Scan refused %q but read %+v", b, got)
 			}
-		}
-		if got.MaxTokens != limit {
-			t.Fatalf("Scan max tokens %d; Int in order gives %d", got.MaxTokens, limit)
+			return
 		}
 		if !json.Valid(b) {
 			return
 		}
 		var req struct {
-			Stream        bool            `json:"stream"`
+			Model         json.RawMessage `json:"model"`
+			Stream        json.RawMessage `json:"stream"`
 			StreamOptions json.RawMessage `json:"stream_options"`
+			MaxTokens     json.RawMessage `json:"max_tokens"`
+			MaxCompletion json.RawMessage `json:"max_completion_tokens"`
+			MaxOutput     json.RawMessage `json:"max_output_tokens"`
 		}
-		if json.Unmarshal(b, &req) != nil {
-			if got.Stream {
-				t.Fatalf("Scan says stream; encoding/json fails on %q", b)
+		if i := skipSpace(b, 0); i == len(b) || b[i] != '{' || json.Unmarshal(b, &req) != nil {
+			return // not an object
+		}
+		folded := readings{model: req.Model, stream: req.Stream, limits: [3]json.RawMessage{req.MaxTokens, req.MaxCompletion, req.MaxOutput}}
+		for _, r := range []readings{folded, exactReading(t, b, false), exactReading(t, b, true)} {
+			if m := r.modelString(); err == nil && got.Model != m {
+				t.Fatalf("Scan model %q; a parser reads %q in %q", got.Model, m, b)
 			}
-			return
+			if got.Stream != r.streamTrue() {
+				t.Fatalf("Scan stream %v; a parser reads %s in %q", got.Stream, r.stream, b)
+			}
+			if n := r.limit(); got.MaxTokens != n {
+				t.Fatalf("Scan max tokens %d; a parser reads %d in %q", got.MaxTokens, n, b)
+			}
 		}
-		if got.Stream != req.Stream || got.StreamOptions != (len(req.StreamOptions) > 0) {
-			t.Fatalf("Scan stream %v, options %v; encoding/json %v, %q", got.Stream, got.StreamOptions, req.Stream, req.StreamOptions)
+		if got.StreamOptions != (len(req.StreamOptions) > 0) {
+			t.Fatalf("Scan options %v; encoding/json %q", got.StreamOptions, req.StreamOptions)
 		}
 	})
+}
+
+// readings are the raw values of the members Scan reads, as one JSON
+// parser reads them; nil for a member it does not find.
+type readings struct {
+	model, stream json.RawMessage
+	limits        [3]json.RawMessage // maxTokenKeys, in order
+}
+
+// exactReading reads b's top level as a parser that matches names exactly
+// (after decoding escapes) and keeps the first copy of a member, or the
+// last when last is true.
+func exactReading(t *testing.T, b []byte, last bool) readings {
+	t.Helper()
+	var top []struct {
+		k string
+		v json.RawMessage
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%q: not an object", b)
+	}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		top = append(top, struct {
+			k string
+			v json.RawMessage
+		}{tok.(string), v})
+	}
+	var r readings
+	set := func(dst *json.RawMessage, v json.RawMessage) {
+		if *dst == nil || last {
+			*dst = v
+		}
+	}
+	for _, m := range top {
+		switch m.k {
+		case "model":
+			set(&r.model, m.v)
+		case "stream":
+			set(&r.stream, m.v)
+		default:
+			for i, name := range maxTokenKeys {
+				if m.k == name {
+					set(&r.limits[i], m.v)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// modelString returns the model when it is a JSON string, else "".
+func (r readings) modelString() string {
+	var s string
+	if json.Unmarshal(r.model, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func (r readings) streamTrue() bool { return string(r.stream) == "true" }
+
+// limit returns the first output limit that is an integer above 0.
+func (r readings) limit() int64 {
+	for _, v := range r.limits {
+		if n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // FuzzParseInt checks parseInt against strconv.ParseInt.
