@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
+	"github.com/sluice-llm/sluice/internal/credential"
 )
 
 // ErrIdempotencyKeyReused is the error of a request whose Idempotency-Key
@@ -31,20 +32,9 @@ func (e *InProgressError) Error() string {
 // defaultAnswerTTL is Transport.AnswerTTL's default.
 const defaultAnswerTTL = 24 * time.Hour
 
-// credentialHeaders are the headers a caller's credential travels in, in
-// every dialect, which name the caller of an Idempotency-Key.
-var credentialHeaders = dialect.KeyHeaders()
-
-// callerOf names the caller of req by its credential, never kept itself
-// (idempotency.CredentialCaller); "" for none.
-func callerOf(req *http.Request) string {
-	for _, k := range credentialHeaders {
-		if v := get(req.Header, k); v != "" {
-			return idempotency.CredentialCaller(v)
-		}
-	}
-	return ""
-}
+// callerNames are where a caller's credentials travel, in every dialect:
+// all of them name the caller of an Idempotency-Key.
+var callerNames = credential.NewNames(dialect.KeyHeaders()...)
 
 // remember handles the request's Idempotency-Key before its call, under
 // Transport.Answers: it replays a kept answer, refuses a key reused or
@@ -59,7 +49,7 @@ func (c *call) remember(key string) (resp *http.Response, err error, done bool) 
 	if scope == "" {
 		scope = c.req.URL.Host
 	}
-	id := idempotency.Key{Scope: scope, Caller: callerOf(c.req), Value: key}.ID()
+	id := idempotency.Key{Scope: scope, Caller: callerNames.Caller(c.req.Header, c.req.URL), Value: key}.ID()
 	fp := idempotency.Fingerprint(c.req.Method, c.req.URL.Path, c.req.URL.Query(), c.in.Bytes)
 	total := c.policy.Timeout.Total
 	lease := total + min(total, 10*time.Second)
@@ -82,6 +72,7 @@ func (c *call) remember(key string) (resp *http.Response, err error, done bool) 
 		return nil, &InProgressError{Until: res.Until}, true
 	}
 	c.mark = &res.Mark
+	c.secrets = callerNames.Secrets(c.req.Header, c.req.URL)
 	return nil, nil, false
 }
 
@@ -121,14 +112,16 @@ func (c *call) forget() {
 
 // keepAnswer keeps the answer b handed over, read whole to its end: its
 // status, content headers and every byte (a stream's events in order).
-// Anything else clears the mark.
+// Anything else clears the mark, as does an answer that holds one of the
+// request's credentials (an upstream that echoes the request): nothing
+// kept holds a credential.
 func (c *call) keepAnswer(b *body) {
 	m := c.mark
 	if m == nil {
 		return
 	}
 	c.mark = nil
-	if b.a.rec.Outcome != OutcomeOK || b.keptOver {
+	if b.a.rec.Outcome != OutcomeOK || b.keptOver || c.secrets.In(b.kept) {
 		c.t.Answers.Release(*m)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
+	"github.com/sluice-llm/sluice/internal/credential"
 	"github.com/sluice-llm/sluice/internal/request"
 )
 
@@ -66,8 +67,10 @@ type call struct {
 	switchKey bool              // the last 429 may go at once to another key
 
 	// The Idempotency-Key's mark, while the call may keep its answer
-	// (answers.go); nil when none.
-	mark *idempotency.Mark
+	// (answers.go); nil when none. secrets are the credentials the
+	// request carried, never kept in an answer.
+	mark    *idempotency.Mark
+	secrets credential.Secrets
 
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -101,11 +102,19 @@ func (bedrock) Request(path string, body []byte) Request {
 		return bodyRequest(path, body)
 	}
 	r := Request{ModelCall: true, Stream: op == bedrockConverseStream || op == bedrockInvokeStream, Operation: "chat"}
-	f, _ := request.Scan(body)
+	f, err := request.Scan(body)
+	if errors.Is(err, request.ErrAmbiguous) {
+		r.Ambiguous = err
+	} else {
+		r.Ambiguous = request.Unique(body, "inferenceConfig")
+	}
 	r.MaxTokens = f.MaxTokens
 	request.Walk(body, func(k, v []byte) bool {
 		if !request.KeyIs(k, "inferenceConfig") {
 			return true
+		}
+		if err := request.Unique(v, "maxTokens"); err != nil && r.Ambiguous == nil {
+			r.Ambiguous = err
 		}
 		if n, ok := request.Int(v, "maxTokens"); ok && n > 0 {
 			r.MaxTokens = n
@@ -215,8 +224,8 @@ type bedrockClient struct{}
 // Bedrock API key (Authorization: Bearer …); "" when none.
 func (bedrockClient) Key(r *http.Request) string {
 	a := r.Header.Get("Authorization")
-	if t, ok := strings.CutPrefix(a, "Bearer "); ok {
-		return strings.TrimSpace(t)
+	if t := bearerToken(a); t != "" {
+		return t
 	}
 	rest, ok := strings.CutPrefix(a, "AWS4-HMAC-SHA256 ")
 	if !ok {
@@ -243,17 +252,6 @@ var awsCredentialHeaders = [...]string{"X-Amz-Security-Token", "X-Amz-Date", "X-
 func (bedrockClient) SetKey(r *http.Request, key string) {
 	for _, h := range awsCredentialHeaders {
 		r.Header.Del(h)
-	}
-	if r.URL != nil && strings.Contains(r.URL.RawQuery, "X-Amz-") {
-		u := *r.URL
-		v := u.Query()
-		for k := range v {
-			if strings.HasPrefix(k, "X-Amz-") {
-				v.Del(k)
-			}
-		}
-		u.RawQuery = v.Encode()
-		r.URL = &u
 	}
 	setKey(r, "Authorization", key)
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sluice-llm/sluice/internal/credential"
 	"github.com/sluice-llm/sluice/internal/sse"
 )
 
@@ -27,16 +28,22 @@ func canonical(names []string) []string {
 const bearer = "Bearer "
 
 // headerKey returns the key h carries in the header name: the token of
-// an Authorization: Bearer, else the header's value; "" when none.
+// an Authorization: Bearer (the scheme in any case, as RFC 9110 has it),
+// else the header's value; "" when none.
 func headerKey(h http.Header, name string) string {
 	if name == "Authorization" {
-		t, ok := strings.CutPrefix(h.Get(name), bearer)
-		if !ok {
-			return ""
-		}
-		return t
+		return bearerToken(h.Get(name))
 	}
 	return h.Get(name)
+}
+
+// bearerToken returns the token of an Authorization value of the Bearer
+// scheme, written in any case; "" for any other.
+func bearerToken(v string) string {
+	if len(v) <= len(bearer) || !strings.EqualFold(v[:len(bearer)], bearer) {
+		return ""
+	}
+	return strings.TrimSpace(v[len(bearer):])
 }
 
 // clientKey returns the key r carries: in the header own first, the one
@@ -59,16 +66,21 @@ func clientKey(r *http.Request, own string) string {
 	return ""
 }
 
-// setKey drops every credential r carries (every key header, a key in
-// the query) and sets key in header, as a bearer token in Authorization;
-// nothing is set when key or header is "". r.URL may be nil (a header
-// alone).
+// setKey drops every credential r carries (every key header, an AWS
+// session token, every credential parameter of the query: key,
+// access_token, X-Amz-*, ...) and sets key in header, as a bearer token
+// in Authorization; nothing is set when key or header is "". r.URL may be
+// nil (a header alone); a URL that loses a parameter is a copy, the one r
+// had left as it was.
 func setKey(r *http.Request, header, key string) {
 	for _, name := range keyHeaders {
 		delete(r.Header, name)
 	}
-	if r.URL != nil {
-		dropQueryKey(r.URL)
+	delete(r.Header, "X-Amz-Security-Token")
+	if r.URL != nil && r.URL.RawQuery != "" {
+		u := *r.URL
+		credential.DropParams(&u)
+		r.URL = &u
 	}
 	if key == "" || header == "" {
 		return
@@ -81,33 +93,10 @@ func setKey(r *http.Request, header, key string) {
 
 // queryKey returns the key u's query carries (?key=), "" when none.
 func queryKey(u *url.URL) string {
-	if u == nil || !mayHoldKey(u.RawQuery) {
+	if u == nil || !strings.Contains(u.RawQuery, "key") && !strings.Contains(u.RawQuery, "%") {
 		return ""
 	}
 	return u.Query().Get("key")
-}
-
-// mayHoldKey reports whether a raw query may hold a key parameter: it
-// names key, or escapes a character (k%65y).
-func mayHoldKey(q string) bool {
-	return strings.Contains(q, "key") || strings.Contains(q, "%")
-}
-
-// dropQueryKey removes the key parameter from u's query, keeping the
-// others (alt=sse, api-version) as they came.
-func dropQueryKey(u *url.URL) {
-	if !mayHoldKey(u.RawQuery) {
-		return
-	}
-	var kept []string
-	for p := range strings.SplitSeq(u.RawQuery, "&") {
-		name, _, _ := strings.Cut(p, "=")
-		if n, err := url.QueryUnescape(name); err == nil && n == "key" || name == "key" {
-			continue
-		}
-		kept = append(kept, p)
-	}
-	u.RawQuery = strings.Join(kept, "&")
 }
 
 // jsonError sets the Content-Type of a JSON error body in h.

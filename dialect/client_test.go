@@ -220,18 +220,25 @@ func TestClientSetKey(t *testing.T) {
 	}
 }
 
-func TestDropQueryKey(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"key=a", ""},
-		{"alt=sse&key=a", "alt=sse"},
-		{"k%65y=a&alt=sse", "alt=sse"},
-		{"monkey=1&key=a&key=b", "monkey=1"},
-		{"alt=sse", "alt=sse"},
-	} {
-		u := &url.URL{RawQuery: tt.in}
-		dropQueryKey(u)
-		if u.RawQuery != tt.want {
-			t.Errorf("dropQueryKey(%q) = %q, want %q", tt.in, u.RawQuery, tt.want)
+// TestSetKeyDropsQueryCredentials checks that no dialect's SetKey lets a
+// client's credential in the query through (?key=, ?access_token=, a
+// presigned URL's X-Amz-*), keeping every other parameter as it came and
+// the client's URL as it was.
+func TestSetKeyDropsQueryCredentials(t *testing.T) {
+	const in = "alt=sse&key=AIza-client&access_token=ya29.CLIENT-OWN-TOKEN&Token=t&k%65y=b&X-Amz-Signature=abc&x-amz-credential=AKID%2Fx&api-version=2024-10-21&monkey=1"
+	const want = "alt=sse&api-version=2024-10-21&monkey=1"
+	for _, d := range all {
+		u := &url.URL{Scheme: "https", Host: "up.example", Path: "/p", RawQuery: in}
+		r := &http.Request{URL: u, Header: http.Header{"X-Amz-Security-Token": {"client-session"}}}
+		d.Client().SetKey(r, "pk")
+		if r.URL.RawQuery != want {
+			t.Errorf("%s: SetKey left the query %q, want %q", d.Kind(), r.URL.RawQuery, want)
+		}
+		if u.RawQuery != in {
+			t.Errorf("%s: SetKey changed the client's URL: %q", d.Kind(), u.RawQuery)
+		}
+		if v := r.Header.Get("X-Amz-Security-Token"); v != "" {
+			t.Errorf("%s: SetKey left X-Amz-Security-Token %q", d.Kind(), v)
 		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"hash"
 	"net/url"
 	"sort"
-	"strings"
+
+	"github.com/sluice-llm/sluice/internal/credential"
 )
 
 // MaxValue is the longest Idempotency-Key value accepted, in bytes.
@@ -40,24 +41,15 @@ func CheckValue(v string) error {
 type Key struct {
 	// Scope is the gateway's route, or the library's provider.
 	Scope string
-	// Caller is who asked: the name of the auth.keys entry that matched,
-	// else a SHA-256 of the client's credential; "" is the one anonymous
-	// caller. Another caller with the same Value is another Key.
+	// Caller is who asked, named by a digest of every credential the
+	// request carried (every Authorization value whatever its scheme,
+	// every API's key header, credential query parameters), never by a
+	// credential itself; "" is the one anonymous caller, a request with
+	// no credential at all. Another caller with the same Value is another
+	// Key.
 	Caller string
 	// Value is the client's Idempotency-Key, checked by CheckValue.
 	Value string
-}
-
-// CredentialCaller returns the Caller of a client known only by its
-// credential (no auth.keys entry matched): "sha256:" and the hex SHA-256
-// of the credential, so that the credential itself is never kept. An empty
-// credential is the anonymous caller, "".
-func CredentialCaller(credential string) string {
-	if credential == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(credential))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // ID returns the name a store keeps k under: the SHA-256, in 64 lowercase
@@ -81,19 +73,12 @@ func field(h hash.Hash, s string) {
 	h.Write([]byte(s))
 }
 
-// credentialParams are the query parameters that carry a credential in
-// the dialects Sluice speaks (Gemini's key, Azure's api-key, OAuth's
-// access_token, ...): the fingerprint leaves them out, so a rotated key
-// still replays and no credential is ever hashed into what is kept.
-var credentialParams = map[string]bool{
-	"key": true, "api-key": true, "api_key": true, "apikey": true, "x-api-key": true,
-	"access_token": true, "token": true, "auth": true, "authorization": true,
-	"x-goog-api-key": true, "sig": true, "signature": true, "code": true,
-}
-
 // IsCredentialParam reports whether the query parameter name (any case)
-// carries a credential, and so is left out of a Fingerprint.
-func IsCredentialParam(name string) bool { return credentialParams[strings.ToLower(name)] }
+// carries a credential — a key or token (key, api-key, access_token,
+// token, ...), a signature, any X-Amz-* parameter of a presigned AWS URL —
+// and so is left out of a Fingerprint: a rotated key still replays, and
+// no credential is ever hashed into what is kept.
+func IsCredentialParam(name string) bool { return credential.IsParam(name) }
 
 // Fingerprint returns the SHA-256 of a request's method, path, query
 // without its credential parameters (IsCredentialParam), and body: what

@@ -65,16 +65,6 @@ func TestKeyID(t *testing.T) {
 	}
 }
 
-func TestCredentialCaller(t *testing.T) {
-	a, b := CredentialCaller("sk-one"), CredentialCaller("sk-two")
-	if a == b || !strings.HasPrefix(a, "sha256:") || strings.Contains(a, "sk-one") || len(a) != 7+64 {
-		t.Errorf("CredentialCaller: %q, %q", a, b)
-	}
-	if CredentialCaller("") != "" {
-		t.Error("no credential is not the anonymous caller")
-	}
-}
-
 func TestFingerprint(t *testing.T) {
 	body := []byte(`{"model":"m"}`)
 	q := func(s string) url.Values { v, _ := url.ParseQuery(s); return v }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/internal/credential"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -102,18 +104,20 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		return
 	}
 	req := d.Request(upPath, body) // the model where the dialect names it: the path or the body
-	if req.BadModel != nil {
-		writeError(w, d, http.StatusBadRequest, codeBadRequest, req.BadModel.Error())
+	if err := cmp.Or(req.Ambiguous, req.BadModel); err != nil {
+		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
 		return
 	}
 	if tc != nil {
 		tc.setModel(req.Model)
 	}
 	var rm *remembered
+	caller := "" // named by every credential the client sent, when asked for
 	if keys := r.Header["Idempotency-Key"]; len(keys) > 0 && g.cfg.Idempotency.Enabled {
 		var done bool
+		caller = callerNames.Caller(r.Header, r.URL)
 		pol := rt.transports[policy].Policy
-		if rm, done = g.remember(w, r, rt, &pol, rest, keys[0], token, body, id); done {
+		if rm, done = g.remember(w, r, rt, &pol, rest, keys[0], caller, body, id); done {
 			return
 		}
 		defer rm.end()
@@ -127,7 +131,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 
 	ctx := g.callContext(r, rm)
 	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
-		id := clientID(token)
+		if caller == "" && len(g.authKeys) == 0 {
+			caller = callerNames.Caller(r.Header, r.URL)
+		}
+		id := g.clientID(token, caller)
 		if g.spendByKey {
 			ctx = spend.WithClient(ctx, id)
 		}
@@ -157,6 +164,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.relay(w, resp, d, hideUsage, c)
 	rm.keep(resp, c, id)
 }
+
+// callerNames are where a client's credentials travel: every dialect's
+// key header, Authorization whatever its scheme, the gateway's own
+// Sluice-Key. All of them name the caller.
+var callerNames = credential.NewNames(append(dialect.KeyHeaders(), "Sluice-Key")...)
 
 // clientToken returns the client's token: Sluice-Key, else the API key
 // the client sends where the dialect d reads it (its SDK's key header,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/idempotency"
+	"github.com/sluice-llm/sluice/internal/credential"
 )
 
 // leaseFor is how long a call's in-flight mark lasts: its policy's total,
@@ -49,7 +50,7 @@ func newAnswers(store idempotency.Store, reg *prometheus.Registry) *answers {
 			Name: "sluice_idempotency_store_errors_total", Help: "Calls with an Idempotency-Key that ran un-deduplicated because the answer store failed.",
 		}),
 		notKept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_idempotency_not_kept_total", Help: "Whole 2xx answers not kept: too_large (over idempotency.max_answer) or mark_lost (the call outlived its mark's lease).",
+			Name: "sluice_idempotency_not_kept_total", Help: "Whole 2xx answers not kept: too_large (over idempotency.max_answer), credential (the body holds a credential the request carried) or mark_lost (the call outlived its mark's lease).",
 		}, []string{"reason"}),
 	}
 	reg.MustRegister(a.replays, a.saved, a.conflicts, a.errors, a.notKept)
@@ -64,10 +65,11 @@ func newAnswers(store idempotency.Store, reg *prometheus.Registry) *answers {
 // remembered is a call that runs under an Idempotency-Key: its mark, to
 // end with the answer kept or with nothing.
 type remembered struct {
-	a    *answers
-	mark idempotency.Mark
-	ttl  time.Duration
-	kept bool
+	a       *answers
+	mark    idempotency.Mark
+	ttl     time.Duration
+	secrets credential.Secrets // the request's credentials: an answer holding one is not kept
+	kept    bool
 }
 
 // remember handles a request's Idempotency-Key before its call: it answers
@@ -76,14 +78,14 @@ type remembered struct {
 // of a call whose answer is kept (the replay). Else it returns the call's
 // mark (nil when the store failed: the call runs un-deduplicated), and
 // done false.
-func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, pol *sluice.Policy, rest, key, token string, body []byte, id string) (rm *remembered, done bool) {
+func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, pol *sluice.Policy, rest, key, caller string, body []byte, id string) (rm *remembered, done bool) {
 	d := rt.provider.d
 	if err := idempotency.CheckValue(key); err != nil {
 		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: Idempotency-Key: "+err.Error())
 		return nil, true
 	}
 	a := g.answers
-	sid := idempotency.Key{Scope: rt.prefix, Caller: idempotency.CredentialCaller(token), Value: key}.ID()
+	sid := idempotency.Key{Scope: rt.prefix, Caller: caller, Value: key}.ID()
 	fp := idempotency.Fingerprint(r.Method, rest, r.URL.Query(), body)
 	lease := leaseFor(pol.Timeout.Total)
 	res, err := a.store.Begin(sid, fp, lease, time.Now())
@@ -114,7 +116,7 @@ func (g *Gateway) remember(w http.ResponseWriter, r *http.Request, rt *route, po
 			fmt.Sprintf("sluice: a call with this Idempotency-Key is still in flight (until %s at most); retry after it", res.Until.UTC().Format(time.RFC3339)))
 		return nil, true
 	}
-	return &remembered{a: a, mark: res.Mark, ttl: g.cfg.Idempotency.TTL}, false
+	return &remembered{a: a, mark: res.Mark, ttl: g.cfg.Idempotency.TTL, secrets: callerNames.Secrets(r.Header, r.URL)}, false
 }
 
 // keep keeps the answer resp relayed, when it is whole: a 2xx whose body
@@ -130,6 +132,10 @@ func (rm *remembered) keep(resp *http.Response, c *capture, id string) {
 	}
 	if c.tooLarge {
 		rm.a.notKept.WithLabelValues("too_large").Inc()
+		return
+	}
+	if rm.secrets.In(c.body) {
+		rm.a.notKept.WithLabelValues("credential").Inc()
 		return
 	}
 	ans := &idempotency.Answer{Status: resp.StatusCode, Header: idempotency.ContentHeaders(resp.Header),

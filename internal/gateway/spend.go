@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,14 +30,22 @@ func scopedByKey(budgets []spend.Budget) bool {
 	return slices.ContainsFunc(budgets, func(b spend.Budget) bool { return b.Scope == "key" })
 }
 
-// clientID names a client for budgets scoped per key: a digest of its
-// token, never the token.
-func clientID(token string) string {
-	if token == "" {
+// clientID names a client for budgets and limits scoped per key, never
+// by a credential itself. With auth.keys on, it is the entry its token
+// matched (a digest of the token), which the client cannot vary. Else it
+// is its caller, the digest of every credential it sent (callerNames),
+// so that two different credentials are two clients; "anonymous" when it
+// sent none.
+func (g *Gateway) clientID(token, caller string) string {
+	if len(g.authKeys) > 0 {
+		d := sha256.Sum256([]byte(token))
+		return hex.EncodeToString(d[:8])
+	}
+	digest, ok := strings.CutPrefix(caller, "sha256:")
+	if !ok || len(digest) < 16 {
 		return "anonymous"
 	}
-	d := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(d[:8])
+	return digest[:16]
 }
 
 // spendCollector reports, when scraped, what each unscoped budget of the
