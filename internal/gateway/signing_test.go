@@ -84,8 +84,9 @@ func signing(kind string, sd *signingDialect) func(string) (dialect.Dialect, boo
 
 // A provider whose dialect signs gets its requests signed by the Signer
 // built once from its region, its credentials file and the gateway's
-// environment, and never the client's key: not in any key header, not in
-// the query, though no key of its own is injected.
+// environment, and never the client's credentials: not in any key header,
+// not in the query (?key=, ?access_token=, X-Amz-*), though no key of its
+// own is injected.
 func TestSigningProviderSigns(t *testing.T) {
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
 	creds := t.TempDir() + "/creds.json"
@@ -100,8 +101,8 @@ func TestSigningProviderSigns(t *testing.T) {
 		c.Providers["openai"] = p
 	}, Options{Dialects: signing(signingKind, sd)})
 	for range 3 {
-		resp := e.do("POST", "/openai/v1/chat/completions?key="+clientKey+"&alt=sse", chatBody,
-			"X-Api-Key", clientKey, "Api-Key", clientKey, "X-Goog-Api-Key", clientKey)
+		resp := e.do("POST", "/openai/v1/chat/completions?key="+clientKey+"&alt=sse&access_token="+clientKey+"&X-Amz-Credential="+clientKey, chatBody,
+			"X-Api-Key", clientKey, "Api-Key", clientKey, "X-Goog-Api-Key", clientKey, "X-Amz-Security-Token", clientKey)
 		if got := body(t, resp); resp.StatusCode != 200 {
 			t.Fatalf("%d %s, want 200", resp.StatusCode, got)
 		}
