@@ -1,0 +1,141 @@
+package readme
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// goFrame is what a Go block leaves to its reader: the imports, the
+// variables it uses (prelude) and a use of those it declares (epilogue).
+type goFrame struct{ imports, prelude, epilogue string }
+
+// goFrames gives each Go row's frame, by the row's has.
+var goFrames = map[string]goFrame{
+	"client := sluice.NewClient(sluice.Interactive())": {
+		imports:  `"bytes"; "context"; "errors"; "net/http"; "os"; "github.com/sluice-llm/sluice"`,
+		prelude:  "var ctx context.Context\nvar body []byte",
+		epilogue: "_ = resp",
+	},
+	"httpClient := &http.Client{Transport: &sluice.Transport{": {
+		imports: `"net/http"; "time"; "github.com/sluice-llm/sluice"; "github.com/openai/openai-go/v3"; "github.com/openai/openai-go/v3/option"; ` +
+			`"github.com/anthropics/anthropic-sdk-go/v2"; aoption "github.com/anthropics/anthropic-sdk-go/v2/option"`,
+		epilogue: "_, _ = oai, claude",
+	},
+	"// Go (openai-go, anthropic-sdk-go)": {
+		imports: `"cmp"; "os"; "time"; "github.com/openai/openai-go/v3"; "github.com/openai/openai-go/v3/option"; ` +
+			`"github.com/anthropics/anthropic-sdk-go/v2"; aoption "github.com/anthropics/anthropic-sdk-go/v2/option"`,
+		epilogue: "_, _ = client, claude",
+	},
+	"bedrockruntime.New(": {
+		imports:  `"github.com/aws/aws-sdk-go-v2/aws"; "github.com/aws/aws-sdk-go-v2/credentials"; "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"`,
+		prelude:  "var clientToken string",
+		epilogue: "_ = client",
+	},
+	"genai.BackendVertexAI": {
+		imports:  `"cmp"; "context"; "os"; "cloud.google.com/go/auth"; "google.golang.org/genai"`,
+		prelude:  "var ctx context.Context",
+		epilogue: "_, _ = client, err",
+	},
+}
+
+// snippetModule is a module beside the checkout that requires it
+// (replaced by the checkout) with the checkout's own requirements, so
+// that the README's Go builds as a user's program would, offline.
+var snippetModule struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func snippetDir(t *testing.T) string {
+	t.Helper()
+	m := &snippetModule
+	m.once.Do(func() {
+		r := root(t)
+		mod, err := os.ReadFile(filepath.Join(r, "go.mod"))
+		if err != nil {
+			m.err = err
+			return
+		}
+		sum, err := os.ReadFile(filepath.Join(r, "go.sum"))
+		if err != nil {
+			m.err = err
+			return
+		}
+		m.dir, m.err = os.MkdirTemp("", "sluice-readme-go-")
+		if m.err != nil {
+			return
+		}
+		text := strings.Replace(string(mod), "module github.com/sluice-llm/sluice", "module readmesnippets", 1) +
+			"\nrequire github.com/sluice-llm/sluice v0.0.0\n\nreplace github.com/sluice-llm/sluice => " + r + "\n"
+		if m.err = os.WriteFile(filepath.Join(m.dir, "go.mod"), []byte(text), 0o644); m.err == nil {
+			m.err = os.WriteFile(filepath.Join(m.dir, "go.sum"), sum, 0o644)
+		}
+	})
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	return m.dir
+}
+
+// goSource frames a Go block as a file: its type and func declarations
+// (paragraphs that start with one, after their comments) at the top level, the rest in a
+// function's body.
+func goSource(pkg string, f goFrame, text string) string {
+	var top, body []string
+	for _, para := range strings.Split(text, "\n\n") {
+		code := para
+		for strings.HasPrefix(code, "//") {
+			_, code, _ = strings.Cut(code, "\n")
+		}
+		if strings.HasPrefix(code, "type ") || strings.HasPrefix(code, "func ") {
+			top = append(top, para)
+		} else {
+			body = append(body, para)
+		}
+	}
+	var imports string
+	for _, i := range strings.Split(f.imports, ";") {
+		imports += "\t" + strings.TrimSpace(i) + "\n"
+	}
+	return "package " + pkg + "\n\nimport (\n" + imports + ")\n\n" + strings.Join(top, "\n\n") +
+		"\n\nfunc _() {\n" + f.prelude + "\n" + strings.Join(body, "\n") + "\n" + f.epilogue + "\n}\n"
+}
+
+// checkGo compiles a Go block and runs go vet on it.
+func checkGo(t *testing.T, b block) {
+	var f goFrame
+	ok := false
+	for has, fr := range goFrames {
+		if strings.Contains(b.text, has) {
+			f, ok = fr, true
+		}
+	}
+	if !ok {
+		t.Fatalf("%s: no frame in goFrames", b)
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	pkg := "line" + strconv.Itoa(b.line)
+	dir := filepath.Join(snippetDir(t), pkg)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := goSource(pkg, f, b.text)
+	if err := os.WriteFile(filepath.Join(dir, "snippet.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goCmd, "vet", "./"+pkg)
+	cmd.Dir = snippetDir(t)
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("%s does not build as a program would hold it: %v\n%s\n%s", b, err, out, src)
+	}
+}
