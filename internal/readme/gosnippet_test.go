@@ -12,7 +12,14 @@ import (
 
 // goFrame is what a Go block leaves to its reader: the imports, the
 // variables it uses (prelude) and a use of those it declares (epilogue).
-type goFrame struct{ imports, prelude, epilogue string }
+// A block with a run is run as a program, run making a call with its
+// client and printing the answer's text, through `sluice serve --fake`
+// on the README's YAML block that holds config, with env.
+type goFrame struct {
+	imports, prelude, epilogue string
+	run, config                string
+	env                        []string
+}
 
 // goFrames gives each Go row's frame, by the row's has.
 var goFrames = map[string]goFrame{
@@ -32,14 +39,34 @@ var goFrames = map[string]goFrame{
 		epilogue: "_, _ = client, claude",
 	},
 	"bedrockruntime.New(": {
-		imports:  `"github.com/aws/aws-sdk-go-v2/aws"; "github.com/aws/aws-sdk-go-v2/credentials"; "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"`,
-		prelude:  "var clientToken string",
-		epilogue: "_ = client",
+		imports: `"context"; "fmt"; "os"; "github.com/aws/aws-sdk-go-v2/aws"; "github.com/aws/aws-sdk-go-v2/credentials"; ` +
+			`"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"; "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"`,
+		prelude: `clientToken := "any-client-token"`,
+		run: `out, err := client.Converse(context.Background(), &bedrockruntime.ConverseInput{
+			ModelId: aws.String("anthropic.claude-3-5-sonnet-20240620-v1:0"),
+			Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "hi"}}}}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Print(out.Output.(*types.ConverseOutputMemberMessage).Value.Content[0].(*types.ContentBlockMemberText).Value)`,
+		config: "kind: bedrock",
+		env:    []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_EC2_METADATA_DISABLED=true"},
 	},
 	"genai.BackendVertexAI": {
-		imports:  `"cmp"; "context"; "os"; "cloud.google.com/go/auth"; "google.golang.org/genai"`,
-		prelude:  "var ctx context.Context",
-		epilogue: "_, _ = client, err",
+		imports: `"cmp"; "context"; "fmt"; "os"; "cloud.google.com/go/auth"; "google.golang.org/genai"`,
+		prelude: "ctx := context.Background()",
+		run: `if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		resp, err := client.Models.GenerateContent(ctx, "gemini-2.0-flash", genai.Text("hi"), nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Print(resp.Text())`,
+		config: "kind: vertex",
 	},
 }
 
@@ -87,6 +114,10 @@ func snippetDir(t *testing.T) string {
 // (paragraphs that start with one, after their comments) at the top level, the rest in a
 // function's body.
 func goSource(pkg string, f goFrame, text string) string {
+	fn, end := "func _() {\n", f.epilogue
+	if f.run != "" {
+		pkg, fn, end = "main", "func main() {\n", f.run
+	}
 	var top, body []string
 	for _, para := range strings.Split(text, "\n\n") {
 		code := para
@@ -104,10 +135,11 @@ func goSource(pkg string, f goFrame, text string) string {
 		imports += "\t" + strings.TrimSpace(i) + "\n"
 	}
 	return "package " + pkg + "\n\nimport (\n" + imports + ")\n\n" + strings.Join(top, "\n\n") +
-		"\n\nfunc _() {\n" + f.prelude + "\n" + strings.Join(body, "\n") + "\n" + f.epilogue + "\n}\n"
+		"\n\n" + fn + f.prelude + "\n" + strings.Join(body, "\n") + "\n" + end + "\n}\n"
 }
 
-// checkGo compiles a Go block and runs go vet on it.
+// checkGo compiles a Go block and runs go vet on it; one with a run in its
+// frame is run through the gateway and must print the fake's answer.
 func checkGo(t *testing.T, b block) {
 	var f goFrame
 	ok := false
@@ -128,7 +160,12 @@ func checkGo(t *testing.T, b block) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src := goSource(pkg, f, b.text)
+	text := b.text
+	if f.run != "" {
+		s := serve(t, f.env, "serve", "--fake", "--listen", "127.0.0.1:0", "--config", yamlOf(t, f.config))
+		text = baseURLRE.ReplaceAllString(text, "http://"+s.addr)
+	}
+	src := goSource(pkg, f, text)
 	if err := os.WriteFile(filepath.Join(dir, "snippet.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +173,19 @@ func checkGo(t *testing.T, b block) {
 	cmd.Dir = snippetDir(t)
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("%s does not build as a program would hold it: %v\n%s\n%s", b, err, out, src)
+		t.Fatalf("%s does not build as a program would hold it: %v\n%s\n%s", b, err, out, src)
+	}
+	if f.run == "" {
+		return
+	}
+	run := exec.Command(goCmd, "run", "./"+pkg)
+	run.Dir, run.Env = cmd.Dir, append(cmd.Env, "SLUICE_KEY=", "GOOGLE_APPLICATION_CREDENTIALS=")
+	out, err := run.Output()
+	if err != nil || string(out) != "This is a fake answer." {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Errorf("%s, run through sluice serve --fake: %v, printed %q\n%s", b, err, out, stderr)
 	}
 }
