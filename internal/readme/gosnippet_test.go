@@ -14,7 +14,9 @@ import (
 // variables it uses (prelude) and a use of those it declares (epilogue).
 // A block with a run is run as a program, run making a call with its
 // client and printing the answer's text, through `sluice serve --fake`
-// on the README's YAML block that holds config, with env.
+// (on the README's YAML block that holds config, with env), its calls to
+// the gateway's address going there and those to https://api.openai.com
+// to the fake (also $FAKE_URL).
 type goFrame struct {
 	imports, prelude, epilogue string
 	run, config                string
@@ -24,19 +26,32 @@ type goFrame struct {
 // goFrames gives each Go row's frame, by the row's has.
 var goFrames = map[string]goFrame{
 	"client := sluice.NewClient(sluice.Interactive())": {
-		imports:  `"bytes"; "context"; "errors"; "net/http"; "os"; "github.com/sluice-llm/sluice"`,
-		prelude:  "var ctx context.Context\nvar body []byte",
-		epilogue: "_ = resp",
+		imports: `"bytes"; "context"; "errors"; "fmt"; "io"; "net/http"; "os"; "strings"; "github.com/sluice-llm/sluice"`,
+		prelude: "ctx := context.Background()\n" +
+			"body := []byte(`{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}`)",
+		run: `if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), "This is a fake answer.") {
+			fmt.Fprintf(os.Stderr, "%d %s", resp.StatusCode, b)
+			os.Exit(1)
+		}
+		fmt.Print("This is a fake answer.")`,
 	},
 	"httpClient := &http.Client{Transport: &sluice.Transport{": {
-		imports: `"net/http"; "time"; "github.com/sluice-llm/sluice"; "github.com/openai/openai-go/v3"; "github.com/openai/openai-go/v3/option"; ` +
+		imports: `"context"; "fmt"; "net/http"; "os"; "time"; "github.com/sluice-llm/sluice"; "github.com/openai/openai-go/v3"; "github.com/openai/openai-go/v3/option"; ` +
 			`"github.com/anthropics/anthropic-sdk-go/v2"; aoption "github.com/anthropics/anthropic-sdk-go/v2/option"`,
-		epilogue: "_, _ = oai, claude",
+		prelude: "ctx := context.Background()",
+		run: strings.NewReplacer("client.", "oai.", "OPENAI_OPTS", `option.WithBaseURL(os.Getenv("FAKE_URL")+"/v1/"), option.WithAPIKey("k")`,
+			"CLAUDE_OPTS", `aoption.WithBaseURL(os.Getenv("FAKE_URL")), aoption.WithAPIKey("k")`).Replace(bothCalls),
 	},
 	"// Go (openai-go, anthropic-sdk-go)": {
-		imports: `"cmp"; "os"; "time"; "github.com/openai/openai-go/v3"; "github.com/openai/openai-go/v3/option"; ` +
+		imports: `"cmp"; "context"; "fmt"; "os"; "time"; "github.com/openai/openai-go/v3"; "github.com/openai/openai-go/v3/option"; ` +
 			`"github.com/anthropics/anthropic-sdk-go/v2"; aoption "github.com/anthropics/anthropic-sdk-go/v2/option"`,
-		epilogue: "_, _ = client, claude",
+		prelude: "ctx := context.Background()",
+		run:     strings.NewReplacer("OPENAI_OPTS", "", "CLAUDE_OPTS", "").Replace(bothCalls),
 	},
 	"bedrockruntime.New(": {
 		imports: `"context"; "fmt"; "os"; "github.com/aws/aws-sdk-go-v2/aws"; "github.com/aws/aws-sdk-go-v2/credentials"; ` +
@@ -69,6 +84,27 @@ var goFrames = map[string]goFrame{
 		config: "kind: vertex",
 	},
 }
+
+// bothCalls makes a call with an openai-go client and one with an
+// anthropic-sdk-go client, claude, and prints the first answer when both
+// are the fake's.
+const bothCalls = `c, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}, OPENAI_OPTS)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		m, err := claude.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-haiku-4-5", MaxTokens: 64,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}}, CLAUDE_OPTS)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if m.Content[0].Text != c.Choices[0].Message.Content {
+			fmt.Fprintf(os.Stderr, "claude answered %q", m.Content[0].Text)
+			os.Exit(1)
+		}
+		fmt.Print(c.Choices[0].Message.Content)`
 
 // snippetModule is a module beside the checkout that requires it
 // (replaced by the checkout) with the checkout's own requirements, so
@@ -160,10 +196,16 @@ func checkGo(t *testing.T, b block) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	text := b.text
+	text, fakeURL := b.text, ""
 	if f.run != "" {
-		s := serve(t, f.env, "serve", "--fake", "--listen", "127.0.0.1:0", "--config", yamlOf(t, f.config))
+		args := []string{"serve", "--fake", "--listen", "127.0.0.1:0"}
+		if f.config != "" {
+			args = append(args, "--config", yamlOf(t, f.config))
+		}
+		s := serve(t, f.env, args...)
 		text = baseURLRE.ReplaceAllString(text, "http://"+s.addr)
+		text = strings.ReplaceAll(text, "https://api.openai.com", s.fake) // the library's own calls
+		fakeURL = s.fake
 	}
 	src := goSource(pkg, f, text)
 	if err := os.WriteFile(filepath.Join(dir, "snippet.go"), []byte(src), 0o644); err != nil {
@@ -179,7 +221,8 @@ func checkGo(t *testing.T, b block) {
 		return
 	}
 	run := exec.Command(goCmd, "run", "./"+pkg)
-	run.Dir, run.Env = cmd.Dir, append(cmd.Env, "SLUICE_KEY=", "GOOGLE_APPLICATION_CREDENTIALS=")
+	run.Dir, run.Env = cmd.Dir, append(cmd.Env, "SLUICE_KEY=", "GOOGLE_APPLICATION_CREDENTIALS=", "FAKE_URL="+fakeURL,
+		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "ANTHROPIC_BASE_URL=")
 	out, err := run.Output()
 	if err != nil || string(out) != "This is a fake answer." {
 		var stderr []byte

@@ -62,9 +62,9 @@ var rows = []row{
 	{"sh", "./scripts/test ", checkShell, "./scripts/test is the whole suite: scripts/testsummary's TestScriptListsSkips runs it on a module of its own"},
 	{"sh", "serve --config sluice.yaml", checkShell, ""},
 
-	{"go", "client := sluice.NewClient(sluice.Interactive())", checkGo, "compiled; ExampleNewClient in example_test.go runs it"},
-	{"go", "httpClient := &http.Client{Transport: &sluice.Transport{", checkGo, "compiled; ExampleTransport_officialSDKs runs it"},
-	{"go", "// Go (openai-go, anthropic-sdk-go)", checkGo, "compiled; fake's TestREADMEGoAnthropicKey runs the placeholder key"},
+	{"go", "client := sluice.NewClient(sluice.Interactive())", checkGo, "run against the fake, its provider's address made the fake's"},
+	{"go", "httpClient := &http.Client{Transport: &sluice.Transport{", checkGo, "run against the fake, the SDKs given its address per call"},
+	{"go", "// Go (openai-go, anthropic-sdk-go)", checkGo, ""},
 	{"go", "bedrockruntime.New(", checkGo, ""},
 	{"go", "genai.BackendVertexAI", checkGo, ""},
 
