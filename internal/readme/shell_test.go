@@ -337,6 +337,7 @@ func checkTryIt(t *testing.T, b block) {
 			break
 		}
 	}
+	checkTryItProse(t, cmds[1], s.addr)
 	if seen := trap.seen(); len(seen) != 0 {
 		t.Errorf("serve --fake connected off loopback: %q", seen)
 	}
@@ -345,5 +346,29 @@ func checkTryIt(t *testing.T, b block) {
 	resp, _ = curlRequest(t, cmds[1], plain.addr)
 	if seen := trap.seen(); len(seen) == 0 || !strings.Contains(seen[0], "api.openai.com") || resp.StatusCode == http.StatusOK {
 		t.Errorf("without --fake: %d, the trap saw %q; want the call to api.openai.com caught", resp.StatusCode, seen)
+	}
+}
+
+// checkTryItProse checks what the README says after the Try it block: the
+// curl with its script header gets 200 after the attempts it names, and
+// /anthropic/v1/messages answers as Anthropic.
+func checkTryItProse(t *testing.T, curl, addr string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`(-i -H '[^']+')` to watch the gateway retry [^`]*`Sluice-Attempts: (\\d+)`").FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("README's Try it says nothing of a script header and its Sluice-Attempts")
+	}
+	resp, body := curlRequest(t, strings.Replace(curl, "curl -s", "curl -s "+m[1], 1), addr)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Sluice-Attempts") != m[2] || !strings.Contains(body, "This is a fake answer.") {
+		t.Errorf("with %s: %d, Sluice-Attempts %q, %s; want 200 after %s", m[1], resp.StatusCode, resp.Header.Get("Sluice-Attempts"), body, m[2])
+	}
+	anthropic := `curl -s http://127.0.0.1:8080/anthropic/v1/messages -H 'Content-Type: application/json' ` +
+		`-d '{"model":"claude-haiku-4-5","max_tokens":64,"messages":[{"role":"user","content":"hello"}]}'`
+	if resp, body := curlRequest(t, anthropic, addr); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"type":"message"`) {
+		t.Errorf("/anthropic/v1/messages: %d %s; want Anthropic's message", resp.StatusCode, body)
 	}
 }
