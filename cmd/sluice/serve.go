@@ -69,7 +69,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for _, w := range cfg.Warnings() {
 		logger.Warn(w)
 	}
-	s, err := openServer(cfg, stdout, logger)
+	getenv := os.Getenv
+	if fk != nil {
+		getenv = fk.getenv
+	}
+	s, err := openServer(cfg, stdout, logger, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
@@ -108,7 +112,9 @@ type server struct {
 	fake   string                         // the fake provider's URL under --fake, else ""
 }
 
-func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
+// openServer opens what the gateway holds and listens; getenv is the
+// environment it reads keys and tokens from.
+func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger, getenv func(string) string) (*server, error) {
 	stores, err := openStore(cfg, logger)
 	if err != nil {
 		return nil, err
@@ -119,7 +125,7 @@ func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*ser
 		return nil, err
 	}
 	gw, err := gateway.New(cfg, gateway.Options{Store: stores.breakers, Ledger: stores.ledger, Limits: stores.limits,
-		Answers: stores.answers, AttemptLog: logw, Logger: logger})
+		Answers: stores.answers, AttemptLog: logw, Logger: logger, Getenv: getenv})
 	if err != nil {
 		logw.Close()
 		stores.Close()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sluice-llm/sluice/fake"
@@ -25,6 +26,9 @@ type fakeUpstream struct {
 	dir string // the credentials files written for Bedrock and Vertex AI
 	sa  string // the Vertex AI service-account file, written once
 	aws string // the AWS shared credentials file, written once
+
+	mu      sync.Mutex
+	keyVars map[string]bool // the variables the config's providers read keys from
 }
 
 // startFakeUpstream starts the fake on 127.0.0.1 on a free port.
@@ -51,8 +55,15 @@ func startFakeUpstream() (*fakeUpstream, error) {
 // still win, and the fake would refuse its signatures) in its region;
 // Vertex AI providers take their tokens from the fake's token endpoint.
 func (f *fakeUpstream) apply(cfg *config.Config) error {
+	f.mu.Lock()
+	f.keyVars = map[string]bool{}
+	f.mu.Unlock()
 	for name, p := range cfg.Providers {
 		p.BaseURL = f.url
+		f.keyVar(p.APIKeyEnv)
+		for _, k := range p.APIKeys {
+			f.keyVar(k.Env)
+		}
 		switch p.Kind {
 		case "bedrock":
 			if err := f.awsFile(); err != nil {
@@ -71,6 +82,31 @@ func (f *fakeUpstream) apply(cfg *config.Config) error {
 	cfg.Log.Attempts = "-"
 	cfg.Tracing.Enabled = false
 	return nil
+}
+
+// keyVar notes that a provider reads its key from the variable name.
+func (f *fakeUpstream) keyVar(name string) {
+	if name == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keyVars[name] = true
+}
+
+// getenv is the gateway's environment under --fake: a provider's key
+// variable that is unset or empty reads as a placeholder, since the fake
+// takes any key; every other variable is the process's.
+func (f *fakeUpstream) getenv(name string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.keyVars[name] {
+		return "sluice-fake-key-" + name
+	}
+	return ""
 }
 
 // awsFile writes the AWS shared credentials file of the fake's keys, for
