@@ -11,7 +11,7 @@ import (
 
 // nodeDir holds the Node script that drives the official OpenAI Node SDK,
 // with its package.json and package-lock.json; "npm ci --prefix" it (as
-// .ci/run does) to install the pinned SDK.
+// ./scripts/test does) to install the pinned SDK.
 const nodeDir = "testdata/node"
 
 // TestOfficialNodeSDK runs the official OpenAI Node SDK (pinned in

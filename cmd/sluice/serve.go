@@ -26,33 +26,62 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	cfgPath := cmdline.ConfigFlag(fs, "config file")
 	listen := fs.String("listen", "", "address to listen on, overriding the config's listen")
+	useFake := fs.Bool("fake", false, "point every provider at the fake provider, served in this process on a free loopback port: no key, no network (state in memory, attempt log on stdout)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: sluice serve [--config FILE] [--listen ADDR]\n\n"+
+		fmt.Fprintf(stderr, "Usage: sluice serve [--config FILE] [--listen ADDR] [--fake]\n\n"+
 			"Runs the gateway: point an SDK's base URL at it, e.g.\n"+
 			"  OPENAI_BASE_URL=http://127.0.0.1:8080/openai/v1\n"+
-			"  ANTHROPIC_BASE_URL=http://127.0.0.1:8080/anthropic\n\nFlags:\n")
+			"  ANTHROPIC_BASE_URL=http://127.0.0.1:8080/anthropic\n"+
+			"With --fake every provider is the fake provider (see sluice fake), for a first call with no key:\n"+
+			"  curl http://127.0.0.1:8080/openai/v1/chat/completions -H 'Content-Type: application/json' \\\n"+
+			"    -d '{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}'\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only: --config FILE, --listen ADDR"); !ok {
+	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only: --config FILE, --listen ADDR, --fake"); !ok {
 		return code
 	}
 	src := cmdline.LocateConfig(*cfgPath)
-	load := func() (*config.Config, error) { return loadConfig(src.Path, *listen) }
+	var fk *fakeUpstream
+	if *useFake {
+		var err error
+		if fk, err = startFakeUpstream(); err != nil {
+			fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+			return 1
+		}
+		defer fk.close()
+	}
+	load := func() (*config.Config, error) {
+		cfg, err := loadConfig(src.Path, *listen)
+		if err == nil && fk != nil {
+			err = fk.apply(cfg)
+		}
+		return cfg, err
+	}
 	cfg, err := load()
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if fk != nil {
+		logger.Warn("FAKE UPSTREAM: every provider is the fake provider at "+fk.url+"; no key needed, no call leaves this machine (state in memory, attempt log on stdout)", "fake", fk.url)
+	}
 	for _, w := range cfg.Warnings() {
 		logger.Warn(w)
 	}
-	s, err := openServer(cfg, stdout, logger)
+	getenv := os.Getenv
+	if fk != nil {
+		getenv = fk.getenv
+	}
+	s, err := openServer(cfg, stdout, logger, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return exitUsage
 	}
 	s.load, s.source = load, src
+	if fk != nil {
+		s.fake = fk.url
+	}
 	return s.run(stdout)
 }
 
@@ -80,9 +109,12 @@ type server struct {
 	logger *slog.Logger
 	load   func() (*config.Config, error) // the config again, on SIGHUP
 	source cmdline.Source                 // where the config comes from
+	fake   string                         // the fake provider's URL under --fake, else ""
 }
 
-func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*server, error) {
+// openServer opens what the gateway holds and listens; getenv is the
+// environment it reads keys and tokens from.
+func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger, getenv func(string) string) (*server, error) {
 	stores, err := openStore(cfg, logger)
 	if err != nil {
 		return nil, err
@@ -93,7 +125,7 @@ func openServer(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (*ser
 		return nil, err
 	}
 	gw, err := gateway.New(cfg, gateway.Options{Store: stores.breakers, Ledger: stores.ledger, Limits: stores.limits,
-		Answers: stores.answers, AttemptLog: logw, Logger: logger})
+		Answers: stores.answers, AttemptLog: logw, Logger: logger, Getenv: getenv})
 	if err != nil {
 		logw.Close()
 		stores.Close()
@@ -141,7 +173,11 @@ func (s *server) run(stdout io.Writer) int {
 	for _, r := range s.cfg.Routes {
 		routes = append(routes, r.Prefix+" → "+s.cfg.Providers[r.Provider].BaseURL)
 	}
-	s.logger.Info("sluice serving", "addr", "http://"+s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg), "config", s.source.String())
+	start := []any{"addr", "http://" + s.ln.Addr().String(), "routes", strings.Join(routes, ", "), "state", stateWhere(s.cfg), "attempts", attemptsWhere(s.cfg), "config", s.source.String()}
+	if s.fake != "" {
+		start = append(start, "upstream", "FAKE "+s.fake)
+	}
+	s.logger.Info("sluice serving", start...)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.ln) }()
 	for done := false; !done; {

@@ -21,7 +21,7 @@ const timeout = 60 * time.Second
 // with its standard error. It skips t, naming what to install, when node
 // is missing or when sdk (a package.json path below a node_modules,
 // relative to the test's directory) is not installed: install is the
-// command that installs it, as .ci/run does.
+// command that installs it, as ./scripts/test does.
 func Run(t *testing.T, dir, script, sdk, install string, env ...string) []byte {
 	t.Helper()
 	node, err := exec.LookPath("node")
