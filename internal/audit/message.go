@@ -31,6 +31,14 @@ type dialect struct {
 	// %s for the timeout to give, written in unit (0: a Go duration).
 	raise string
 	unit  time.Duration
+	// cloud names the SDK family when it does not read x-should-retry (the
+	// AWS SDKs, google-genai): it retries the gateway's own final answers,
+	// and its retries option counts attempts. "" for the OpenAI and
+	// Anthropic SDKs, which obey the header.
+	cloud string
+	// defaultRetries is the SDK's default retry setting, in words, for a
+	// cloud SDK: "the SDK default of 3 attempts".
+	defaultRetries string
 }
 
 var (
@@ -75,29 +83,21 @@ var (
 		defaultTTL: "as long as the connection stays open (its default http.Client has no timeout)",
 		raise:      "set config.HTTPClient's Timeout to %s, above the gateway's total, so that the gateway's clean answer or 504 arrives first",
 	}
-	// genaiPython words the findings for Google's google-genai Python
-	// client, whose timeout lives in http_options, in milliseconds.
-	genaiPython = dialect{
-		setTimeout: "pass http_options=types.HttpOptions(timeout=…) in milliseconds " + aboveTotal +
-			", with base_url=… set to the gateway's route, so that the gateway's clean 504 arrives first",
-		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
-		raise:      "pass http_options=types.HttpOptions(timeout=%s) (milliseconds), above the gateway's total, so that the gateway's clean answer or 504 arrives first",
-		unit:       time.Millisecond,
-	}
-	// genaiJS words the findings for Google's @google/genai client, whose
-	// timeout lives in httpOptions, in milliseconds.
-	genaiJS = dialect{
-		setTimeout: "pass httpOptions: {timeout: …} in milliseconds " + aboveTotal +
-			", with baseUrl set to the gateway's route, so that the gateway's clean 504 arrives first",
-		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
-		raise:      "pass httpOptions: {timeout: %s} (milliseconds), above the gateway's total, so that the gateway's clean answer or 504 arrives first",
-		unit:       time.Millisecond,
-	}
 )
 
 // finding words an issue found in file.
 func (d dialect) finding(file string, is issue) Finding {
 	f := Finding{File: file, Line: is.line, Client: is.client}
+	switch {
+	case d.cloud != "" && is.problem == pRetries:
+		f.Problem = fmt.Sprintf("%s leaves %s at %s: %s", is.call, d.retries, d.defaultRetries, d.resends(is.sends))
+		f.Fix = d.setRetries
+		return f
+	case d.cloud != "" && is.problem == pRetriesOn:
+		f.Problem = is.call + " " + fmt.Sprintf(d.setsN, is.retries) + ": " + d.resends(is.sends)
+		f.Fix = d.setRetries
+		return f
+	}
 	switch is.problem {
 	case pRetries:
 		f.Problem = fmt.Sprintf("%s leaves %s at the SDK default of 2: the SDK obeys the gateway's x-should-retry: false, but still retries a connection error or its own timeout, sending the call again (up to 3 times) while the gateway may still be working on it", is.call, d.retries)
@@ -127,8 +127,13 @@ func (d dialect) finding(file string, is issue) Finding {
 // shortTimeout words f, a pShortTimeout finding: the client's timeout is
 // not above the gateway's total (from names where that comes from).
 func (d dialect) shortTimeout(f Finding, is issue, total time.Duration, from string) Finding {
-	f.Problem = fmt.Sprintf("%s gives up after %s, before the gateway's total of %s (%s): it abandons calls the gateway is still working on and paying for, and an SDK retry sends each again while the first still runs — this, not the gateway's answers (x-should-retry: false), is what multiplies calls",
+	f.Problem = fmt.Sprintf("%s gives up after %s, before the gateway's total of %s (%s): it abandons calls the gateway is still working on and paying for, and an SDK retry sends each again while the first still runs",
 		is.call, fmtDur(is.timeout), fmtDur(total), from)
+	if d.cloud == "" {
+		f.Problem += " — this, not the gateway's answers (x-should-retry: false), is what multiplies calls"
+	} else {
+		f.Problem += "; " + d.cloud + " does not read x-should-retry: false, so keep it to one attempt"
+	}
 	f.Fix = fmt.Sprintf(d.raise, d.amount(total+TimeoutMargin))
 	return f
 }

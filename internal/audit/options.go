@@ -99,6 +99,7 @@ type issue struct {
 	call    string // how the call reads in a message, e.g. "new OpenAI(…)"
 	problem problem
 	retries string   // the retry count as written, for pRetriesOn
+	sends   string   // how many times a cloud SDK may send the call (see dialect.cloud)
 	direct  string   // the cloud service the client calls directly, if any (see directService)
 	words   *dialect // the words for this client's SDK, when not its language's usual ones
 	// timeout is the explicit timeout of a pShortTimeout issue; the scan
