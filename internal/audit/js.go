@@ -13,11 +13,11 @@ type jsPackage struct {
 
 // jsPackages lists the SDK packages by their npm names.
 var jsPackages = map[string]jsPackage{
-	"openai":                    {def: "OpenAI", classes: map[string]bool{"OpenAI": true, "AzureOpenAI": true}},
-	"@anthropic-ai/sdk":         {def: "Anthropic", classes: map[string]bool{"Anthropic": true}},
-	"@anthropic-ai/bedrock-sdk": {def: "AnthropicBedrock", classes: map[string]bool{"AnthropicBedrock": true}},
-	"@anthropic-ai/vertex-sdk":  {def: "AnthropicVertex", classes: map[string]bool{"AnthropicVertex": true}},
-	"@google/genai":             {classes: map[string]bool{"GoogleGenAI": true}},
+	"openai":                          {def: "OpenAI", classes: map[string]bool{"OpenAI": true, "AzureOpenAI": true}},
+	"@anthropic-ai/sdk":               {def: "Anthropic", classes: map[string]bool{"Anthropic": true}},
+	"@anthropic-ai/bedrock-sdk":       {def: "AnthropicBedrock", classes: map[string]bool{"AnthropicBedrock": true}},
+	"@anthropic-ai/vertex-sdk":        {def: "AnthropicVertex", classes: map[string]bool{"AnthropicVertex": true}},
+	"@google/genai":                   {classes: map[string]bool{"GoogleGenAI": true}},
 	"@aws-sdk/client-bedrock-runtime": {classes: map[string]bool{"BedrockRuntimeClient": true, "BedrockRuntime": true}},
 }
 
