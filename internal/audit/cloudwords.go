@@ -41,7 +41,7 @@ var (
 	awsPython = dialect{
 		cloud:          "botocore",
 		retries:        "retries",
-		defaultRetries: "botocore's default: 5 attempts in legacy mode (the default mode), 3 in standard and adaptive",
+		defaultRetries: "botocore's default (5 attempts in legacy mode, the default mode; 3 in standard and adaptive; AWS_MAX_ATTEMPTS aside)",
 		setsN:          "sets retries %s",
 		setRetries: "pass config=Config(retries={'total_max_attempts': 1}) and let the gateway retry " +
 			"(or {'max_attempts': 0}: in the retries dict max_attempts counts retries after the first attempt, in every mode)",
