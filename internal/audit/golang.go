@@ -47,6 +47,7 @@ type goFile struct {
 	others    map[string]bool   // local names of the SDKs' other packages
 	direct    map[string]string // local names of the Bedrock and Vertex packages → the service
 	community map[string]bool   // local names of the go-openai package
+	cloud     map[string]string // local names of the cloud SDKs' packages → their roles (see goCloudPkgs)
 	dot       string            // the SDK whose root package is dot-imported
 	binds     map[bindKey][]goBind
 	work      int // AST nodes visited while resolving names, against maxWork
@@ -85,9 +86,9 @@ func auditGo(name string, src []byte) ([]issue, map[int]bool) {
 	if file == nil {
 		return nil, nil
 	}
-	g := &goFile{fset: fset, file: file, clients: map[string]string{}, options: map[string]bool{}, others: map[string]bool{}, direct: map[string]string{}, community: map[string]bool{}, binds: map[bindKey][]goBind{}}
+	g := &goFile{fset: fset, file: file, clients: map[string]string{}, options: map[string]bool{}, others: map[string]bool{}, direct: map[string]string{}, community: map[string]bool{}, cloud: map[string]string{}, binds: map[bindKey][]goBind{}}
 	g.imports()
-	if len(g.clients) == 0 && g.dot == "" && len(g.community) == 0 {
+	if len(g.clients) == 0 && g.dot == "" && len(g.community) == 0 && !g.hasCloudClients() {
 		return nil, nil
 	}
 	var out []issue
@@ -103,6 +104,10 @@ func auditGo(name string, src []byte) ([]issue, map[int]bool) {
 				out = append(out, g.client(call, sdk, g.scopes(stack))...)
 			} else if name := g.goOpenAIClient(call); name != "" {
 				out = append(out, g.goOpenAI(call, name, g.scopes(stack))...)
+			} else if name := g.cloudClient(call); name == "genai.NewClient" {
+				out = append(out, g.genai(call, g.scopes(stack))...)
+			} else if name != "" {
+				out = append(out, g.bedrock(call, name, g.scopes(stack))...)
 			}
 		}
 		return true
@@ -115,6 +120,9 @@ func (g *goFile) imports() {
 	for _, spec := range g.file.Imports {
 		path, err := strconv.Unquote(spec.Path.Value)
 		if err != nil {
+			continue
+		}
+		if g.cloudImport(path, spec) {
 			continue
 		}
 		sdk, sub := goImport(path)
