@@ -134,7 +134,7 @@ func attempts(v value) string {
 // retries issues, then those of its timeout (see clientIssues), all worded
 // by words.
 func cloudIssues(line int, client, call string, retries []issue, timeout value, nullUnset bool, unit time.Duration, words *dialect) []issue {
-	out := append(retries, clientIssues(line, client, call, "", value{kind: vNum}, timeout, nullUnset, unit)...)
+	out := append(retries, clientIssues(line, client, call, value{kind: vNum}, timeout, nullUnset, unit)...)
 	for i := range out {
 		out[i].words = words
 	}

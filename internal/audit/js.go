@@ -136,7 +136,7 @@ func (f *jsFile) construction(i int) []issue {
 	case "BedrockRuntimeClient", "BedrockRuntime":
 		return f.bedrock(i, class, opts)
 	}
-	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true, time.Millisecond)
+	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", opts.get("maxRetries"), opts.get("timeout"), true, time.Millisecond)
 }
 
 // withOptions returns the finding for a client.withOptions(…) call at i that

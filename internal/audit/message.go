@@ -24,9 +24,6 @@ type dialect struct {
 	setTimeout string // the fix for a missing timeout
 	noTimeout  string // how turning the timeout off reads, "" when it cannot be
 	defaultTTL string // the SDK's default timeout, for messages
-	// directTimeout is the fix for a missing timeout on a client that
-	// calls its cloud service directly (see directService).
-	directTimeout string
 	// raise is the fix for a timeout not above the gateway's total, with
 	// %s for the timeout to give, written in unit (0: a Go duration).
 	raise string
@@ -50,7 +47,6 @@ var (
 			", with max_retries=0, so that the gateway's clean 504 arrives first",
 		noTimeout:     "turns the timeout off (None)",
 		defaultTTL:    "the SDK default of 10 minutes",
-		directTimeout: "pass timeout=… in seconds and an explicit max_retries: the gateway cannot front this client, so they are its only bounds",
 		raise:         "pass timeout=%s (seconds), above the gateway's total, with max_retries=0, so that the gateway's clean answer or 504 arrives first",
 		unit:          time.Second,
 	}
@@ -61,7 +57,6 @@ var (
 		setTimeout: "pass timeout: … in milliseconds " + aboveTotal +
 			", with maxRetries: 0, so that the gateway's clean 504 arrives first",
 		defaultTTL:    "the SDK default of 10 minutes",
-		directTimeout: "pass timeout: … in milliseconds and an explicit maxRetries: the gateway cannot front this client, so they are its only bounds",
 		raise:         "pass timeout: %s (milliseconds), above the gateway's total, with maxRetries: 0, so that the gateway's clean answer or 504 arrives first",
 		unit:          time.Millisecond,
 	}
@@ -72,7 +67,6 @@ var (
 		setTimeout: "pass option.WithRequestTimeout(…) " + aboveTotal +
 			", with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
 		defaultTTL:    "as long as the SDK allows",
-		directTimeout: "pass option.WithRequestTimeout(…) and an explicit option.WithMaxRetries: the gateway cannot front this client, so they are its only bounds",
 		raise:         "pass option.WithRequestTimeout(%s), above the gateway's total, with option.WithMaxRetries(0), so that the gateway's clean answer or 504 arrives first",
 	}
 	// goOpenAI words the findings for github.com/sashabaranov/go-openai,
@@ -117,10 +111,6 @@ func (d dialect) finding(file string, is issue) Finding {
 		f.Problem = fmt.Sprintf("%s %s, so a stalled call can wait forever", is.call, d.noTimeout)
 		f.Fix = d.setTimeout
 	}
-	if is.direct != "" {
-		f.Problem += " (once per SDK retry: it calls " + is.direct + " directly, not through the gateway)"
-		f.Fix = d.directTimeout
-	}
 	return f
 }
 
@@ -158,19 +148,4 @@ func fmtDur(d time.Duration) string {
 		}
 	}
 	return s
-}
-
-// directService returns the cloud service a client class calls directly,
-// with request signing of its own, so that it cannot be pointed at the
-// gateway: "AWS Bedrock" for AnthropicBedrock, "Google Vertex AI" for
-// AnthropicVertex (and their Async variants); "" for every other client.
-// Azure OpenAI clients are not direct: the gateway fronts them.
-func directService(client string) string {
-	switch strings.TrimPrefix(client, "Async") {
-	case "AnthropicBedrock":
-		return "AWS Bedrock"
-	case "AnthropicVertex":
-		return "Google Vertex AI"
-	}
-	return ""
 }

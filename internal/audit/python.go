@@ -205,7 +205,7 @@ func (f *pyFile) client(i int, class string) []issue {
 	if timeout.kind == vUnset {
 		timeout = f.httpClientTimeout(opts.get("http_client"))
 	}
-	return clientIssues(f.toks[i].line, class, class+"(…)", directService(class), opts.get("max_retries"), timeout, false, time.Second)
+	return clientIssues(f.toks[i].line, class, class+"(…)", opts.get("max_retries"), timeout, false, time.Second)
 }
 
 // withOptions returns the findings for a client.with_options(…) call at i
