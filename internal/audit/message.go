@@ -45,10 +45,10 @@ var (
 		setRetries: "pass max_retries=0 and let the gateway retry",
 		setTimeout: "pass timeout=… in seconds (a number or an httpx.Timeout) " + aboveTotal +
 			", with max_retries=0, so that the gateway's clean 504 arrives first",
-		noTimeout:     "turns the timeout off (None)",
-		defaultTTL:    "the SDK default of 10 minutes",
-		raise:         "pass timeout=%s (seconds), above the gateway's total, with max_retries=0, so that the gateway's clean answer or 504 arrives first",
-		unit:          time.Second,
+		noTimeout:  "turns the timeout off (None)",
+		defaultTTL: "the SDK default of 10 minutes",
+		raise:      "pass timeout=%s (seconds), above the gateway's total, with max_retries=0, so that the gateway's clean answer or 504 arrives first",
+		unit:       time.Second,
 	}
 	javascript = dialect{
 		retries:    "maxRetries",
@@ -56,9 +56,9 @@ var (
 		setRetries: "pass maxRetries: 0 and let the gateway retry",
 		setTimeout: "pass timeout: … in milliseconds " + aboveTotal +
 			", with maxRetries: 0, so that the gateway's clean 504 arrives first",
-		defaultTTL:    "the SDK default of 10 minutes",
-		raise:         "pass timeout: %s (milliseconds), above the gateway's total, with maxRetries: 0, so that the gateway's clean answer or 504 arrives first",
-		unit:          time.Millisecond,
+		defaultTTL: "the SDK default of 10 minutes",
+		raise:      "pass timeout: %s (milliseconds), above the gateway's total, with maxRetries: 0, so that the gateway's clean answer or 504 arrives first",
+		unit:       time.Millisecond,
 	}
 	golang = dialect{
 		retries:    "the retry count",
@@ -66,8 +66,8 @@ var (
 		setRetries: "pass option.WithMaxRetries(0) and let the gateway retry",
 		setTimeout: "pass option.WithRequestTimeout(…) " + aboveTotal +
 			", with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
-		defaultTTL:    "as long as the SDK allows",
-		raise:         "pass option.WithRequestTimeout(%s), above the gateway's total, with option.WithMaxRetries(0), so that the gateway's clean answer or 504 arrives first",
+		defaultTTL: "as long as the SDK allows",
+		raise:      "pass option.WithRequestTimeout(%s), above the gateway's total, with option.WithMaxRetries(0), so that the gateway's clean answer or 504 arrives first",
 	}
 	// goOpenAI words the findings for github.com/sashabaranov/go-openai,
 	// which never retries and reads no base-URL variable.
