@@ -112,3 +112,22 @@ func TestCloudSDKAdvice(t *testing.T) {
 		})
 	}
 }
+
+// TestBedrockJSTimeoutAdvice checks that the timeout advice for the AWS
+// SDK for JavaScript keeps its default handler, which speaks HTTP/2 (the
+// gateway serves h2c), and names requestTimeout in milliseconds.
+func TestBedrockJSTimeoutAdvice(t *testing.T) {
+	src := "import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';\nconst c = new BedrockRuntimeClient({ maxAttempts: 1 });\n"
+	got, err := Scan(tree(t, map[string]string{"a.mjs": src}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Line != 2 {
+		t.Fatalf("findings %+v, want one timeout finding on line 2", got)
+	}
+	for _, want := range []string{"requestHandler: { requestTimeout: … } in milliseconds", "HTTP/2", "h2c", "maxAttempts: 1", "total + 5 s"} {
+		if !strings.Contains(got[0].Fix, want) {
+			t.Errorf("fix %q does not say %q", got[0].Fix, want)
+		}
+	}
+}
