@@ -99,9 +99,9 @@ func (g *goFile) bedrock(call *ast.CallExpr, name string, scopes []ast.Node) []i
 		attempts = opts.get("retryer")
 	}
 	line := g.fset.Position(call.Pos()).Line
-	call2 := name + "(…)"
-	retries := attemptsIssue(line, name, call2, attempts, "3", &awsGo)
-	return cloudIssues(line, name, call2, retries, opts.get("timeout"), false, time.Nanosecond, &awsGo)
+	what := name + "(…)"
+	retries := attemptsIssue(line, name, what, attempts, "3", &awsGo)
+	return cloudIssues(line, name, what, retries, opts.get("timeout"), false, time.Nanosecond, &awsGo)
 }
 
 // awsField returns the setting that assigning v to a field of
