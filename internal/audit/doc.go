@@ -1,6 +1,6 @@
-// Package audit implements "sluice audit": it finds OpenAI, Anthropic and
-// Google GenAI SDK clients that are built to retry on their own or to wait
-// too long.
+// Package audit implements "sluice audit": it finds OpenAI, Anthropic,
+// AWS Bedrock Runtime and Google GenAI SDK clients that are built to retry
+// on their own or to wait too long.
 //
 // Behind the Sluice gateway, retries happen once, in one place. Every
 // answer of the gateway says x-should-retry: false, which the OpenAI and
@@ -32,26 +32,60 @@
 //     shortest total); with neither, the built-in interactive policy's
 //     30s (DefaultTotal). A timeout equal to the total or above is none.
 //
-// Clients of AWS Bedrock and Google Vertex AI (AnthropicBedrock,
+// Anthropic's Bedrock and Vertex AI clients (AnthropicBedrock,
 // AnthropicVertex and their Async variants; Go's NewClient given a
-// bedrock or vertex option) sign their own requests and cannot go through
-// the gateway: they get no retries finding, and their timeout finding says
-// they call the service directly. Azure OpenAI clients are advised like
-// the others, as the gateway fronts Azure.
+// bedrock or vertex option) obey x-should-retry like any Anthropic client
+// and go through the gateway's bedrock and vertex routes: they are advised
+// like the others, as are Azure OpenAI clients.
 //
-// Google's google-genai clients (Python genai.Client, JavaScript and
-// TypeScript new GoogleGenAI) and the community Go client
-// github.com/sashabaranov/go-openai retry nothing unless told to, so they
-// get the timeout check only: google-genai's timeout is http_options /
-// httpOptions' timeout (milliseconds, none by default; None or undefined
-// leaves none), read from a dict or object literal, an HttpOptions(…)
-// call or a name bound once to one; go-openai's NewClient never has one,
+// The AWS SDKs and Google's google-genai do not read x-should-retry: at
+// their retry settings they retry the gateway's own final answers (a 503,
+// 504 or 429 after the gateway's retries), each retry starting the
+// gateway's retries again. Their retry options count attempts, so the
+// advice is one attempt:
+//
+//   - AWS Bedrock Runtime: JavaScript's new BedrockRuntimeClient(…) (and
+//     BedrockRuntime) from @aws-sdk/client-bedrock-runtime makes 3 attempts
+//     unless maxAttempts says otherwise (a retryStrategy is taken as set);
+//     its timeout is requestHandler's requestTimeout (milliseconds), from
+//     an options object or a new NodeHttpHandler(…) / NodeHttp2Handler(…),
+//     none by default. Go's bedrockruntime.NewFromConfig(cfg, fns…) and
+//     New(options, fns…) from aws-sdk-go-v2 make 3 attempts unless
+//     RetryMaxAttempts (0 is the default) or a Retryer says otherwise:
+//     aws.NopRetryer{} is one, retry.AddWithMaxAttempts(r, n) n,
+//     retry.NewStandard its MaxAttempts; these are read from the Options
+//     literal, from function literals assigning o.Field, and from cfg when
+//     it is bound once by config.LoadDefaultConfig(ctx, …)
+//     (WithRetryMaxAttempts, WithRetryer, WithHTTPClient) or an aws.Config
+//     literal, and assignments to its fields. The timeout is the HTTP
+//     client's: awshttp.NewBuildableClient().WithTimeout(d) (WithReadTimeout
+//     counts as set) or an *http.Client with Timeout; none by default.
+//     Python's boto3 / botocore / aioboto3 .client("bedrock-runtime", …)
+//     (and create_client) reads config=Config(…): its retries dict's
+//     total_max_attempts counts attempts, max_attempts counts retries after
+//     the first (in every mode), and with neither botocore makes 5 attempts
+//     in legacy mode, its default, 3 in standard and adaptive; its timeout
+//     is read_timeout (seconds, 60 per read by default; None disables it).
+//     AWS_MAX_ATTEMPTS and the shared config file are not read.
+//   - google-genai (Python genai.Client, JavaScript and TypeScript new
+//     GoogleGenAI, Go's genai.NewClient from google.golang.org/genai)
+//     retries nothing unless its HTTP options carry retry options
+//     (retry_options, retryOptions, RetryOptions), which then make 5
+//     attempts unless attempts says otherwise; their timeout is
+//     http_options / httpOptions' timeout (milliseconds, none by default;
+//     None or undefined leaves none), read from a dict or object literal,
+//     an HttpOptions(…) call or a name bound once to one, and in Go
+//     HTTPOptions.Timeout (genai.Ptr(d) or &d) or the HTTPClient's Timeout.
+//
+// The community Go client github.com/sashabaranov/go-openai retries
+// nothing, so it gets the timeout check only: NewClient never has one,
 // and NewClientWithConfig has one when its config's HTTPClient sets a
 // Timeout (in a ClientConfig literal or by an assignment cfg.HTTPClient =
-// … anywhere in the file). Their fixes also name the base URL (base_url,
-// baseUrl, config.BaseURL) to point at the gateway; go-openai reads no
-// base-URL variable. Not read: google-genai's retry_options, a Python
-// "import google.genai" used without an alias, a dot import of go-openai.
+// … anywhere in the file). The fixes of go-openai and google-genai also
+// name the base URL (base_url, baseUrl, config.BaseURL) to point at the
+// gateway; go-openai reads no base-URL variable. Not read: a Python
+// "import google.genai" used without an alias, a dot import of go-openai,
+// per-request options.
 //
 // Test files and folders are skipped unless Options.IncludeTests is set
 // (see isTestFile and testDirs), and Options.Exclude skips paths by glob.

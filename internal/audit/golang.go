@@ -45,8 +45,8 @@ type goFile struct {
 	clients   map[string]string // local package name → SDK, for NewClient
 	options   map[string]bool   // local names of the SDKs' option packages
 	others    map[string]bool   // local names of the SDKs' other packages
-	direct    map[string]string // local names of the Bedrock and Vertex packages → the service
 	community map[string]bool   // local names of the go-openai package
+	cloud     map[string]string // local names of the cloud SDKs' packages → their roles (see goCloudPkgs)
 	dot       string            // the SDK whose root package is dot-imported
 	binds     map[bindKey][]goBind
 	work      int // AST nodes visited while resolving names, against maxWork
@@ -85,9 +85,9 @@ func auditGo(name string, src []byte) ([]issue, map[int]bool) {
 	if file == nil {
 		return nil, nil
 	}
-	g := &goFile{fset: fset, file: file, clients: map[string]string{}, options: map[string]bool{}, others: map[string]bool{}, direct: map[string]string{}, community: map[string]bool{}, binds: map[bindKey][]goBind{}}
+	g := &goFile{fset: fset, file: file, clients: map[string]string{}, options: map[string]bool{}, others: map[string]bool{}, community: map[string]bool{}, cloud: map[string]string{}, binds: map[bindKey][]goBind{}}
 	g.imports()
-	if len(g.clients) == 0 && g.dot == "" && len(g.community) == 0 {
+	if len(g.clients) == 0 && g.dot == "" && len(g.community) == 0 && !g.hasCloudClients() {
 		return nil, nil
 	}
 	var out []issue
@@ -103,6 +103,10 @@ func auditGo(name string, src []byte) ([]issue, map[int]bool) {
 				out = append(out, g.client(call, sdk, g.scopes(stack))...)
 			} else if name := g.goOpenAIClient(call); name != "" {
 				out = append(out, g.goOpenAI(call, name, g.scopes(stack))...)
+			} else if name := g.cloudClient(call); name == "genai.NewClient" {
+				out = append(out, g.genai(call, g.scopes(stack))...)
+			} else if name != "" {
+				out = append(out, g.bedrock(call, name, g.scopes(stack))...)
 			}
 		}
 		return true
@@ -115,6 +119,9 @@ func (g *goFile) imports() {
 	for _, spec := range g.file.Imports {
 		path, err := strconv.Unquote(spec.Path.Value)
 		if err != nil {
+			continue
+		}
+		if g.cloudImport(path, spec) {
 			continue
 		}
 		sdk, sub := goImport(path)
@@ -148,11 +155,6 @@ func (g *goFile) imports() {
 			g.options[local] = true
 		default:
 			g.others[local] = true
-			if sdk == "anthropic" && sub == "bedrock" {
-				g.direct[local] = "AWS Bedrock"
-			} else if sdk == "anthropic" && sub == "vertex" {
-				g.direct[local] = "Google Vertex AI"
-			}
 		}
 	}
 }
@@ -210,7 +212,7 @@ func (g *goFile) client(call *ast.CallExpr, sdk string, scopes []ast.Node) []iss
 	}
 	name := sdk + ".NewClient"
 	line := g.fset.Position(call.Pos()).Line
-	return clientIssues(line, name, name+"(…)", opts.get("direct").text, opts.get("retries"), opts.get("timeout"), false, time.Nanosecond)
+	return clientIssues(line, name, name+"(…)", opts.get("retries"), opts.get("timeout"), false, time.Nanosecond)
 }
 
 // option returns the settings one request option expression makes.
@@ -244,10 +246,6 @@ func (g *goFile) optionCall(call *ast.CallExpr, scopes []ast.Node, nest int) opt
 	case !ok:
 		return options{{key: ""}}
 	case g.options[x.Name]:
-	case g.direct[x.Name] != "":
-		// bedrock.WithLoadDefaultConfig(…), vertex.WithGoogleAuth(…): the
-		// client calls the cloud service directly.
-		return options{{key: "direct", val: value{kind: vOther, text: g.direct[x.Name]}}}
 	case g.others[x.Name] || g.clients[x.Name] != "":
 		return nil
 	default:

@@ -40,7 +40,7 @@ func (g *goFile) goOpenAI(call *ast.CallExpr, name string, scopes []ast.Node) []
 		}
 	}
 	line := g.fset.Position(call.Pos()).Line
-	is := clientIssues(line, name, name+"(…)", "", value{kind: vNum}, timeout, false, time.Nanosecond)
+	is := clientIssues(line, name, name+"(…)", value{kind: vNum}, timeout, false, time.Nanosecond)
 	for i := range is {
 		is[i].words = &goOpenAI
 	}

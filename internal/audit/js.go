@@ -13,11 +13,12 @@ type jsPackage struct {
 
 // jsPackages lists the SDK packages by their npm names.
 var jsPackages = map[string]jsPackage{
-	"openai":                    {def: "OpenAI", classes: map[string]bool{"OpenAI": true, "AzureOpenAI": true}},
-	"@anthropic-ai/sdk":         {def: "Anthropic", classes: map[string]bool{"Anthropic": true}},
-	"@anthropic-ai/bedrock-sdk": {def: "AnthropicBedrock", classes: map[string]bool{"AnthropicBedrock": true}},
-	"@anthropic-ai/vertex-sdk":  {def: "AnthropicVertex", classes: map[string]bool{"AnthropicVertex": true}},
-	"@google/genai":             {classes: map[string]bool{"GoogleGenAI": true}},
+	"openai":                          {def: "OpenAI", classes: map[string]bool{"OpenAI": true, "AzureOpenAI": true}},
+	"@anthropic-ai/sdk":               {def: "Anthropic", classes: map[string]bool{"Anthropic": true}},
+	"@anthropic-ai/bedrock-sdk":       {def: "AnthropicBedrock", classes: map[string]bool{"AnthropicBedrock": true}},
+	"@anthropic-ai/vertex-sdk":        {def: "AnthropicVertex", classes: map[string]bool{"AnthropicVertex": true}},
+	"@google/genai":                   {classes: map[string]bool{"GoogleGenAI": true}},
+	"@aws-sdk/client-bedrock-runtime": {classes: map[string]bool{"BedrockRuntimeClient": true, "BedrockRuntime": true}},
 }
 
 // jsPackageName returns the package a module specifier names, version and
@@ -129,29 +130,13 @@ func (f *jsFile) construction(i int) []issue {
 		}
 		j = c + 1
 	}
-	if class == "GoogleGenAI" {
+	switch class {
+	case "GoogleGenAI":
 		return f.genai(i, opts)
+	case "BedrockRuntimeClient", "BedrockRuntime":
+		return f.bedrock(i, class, opts)
 	}
-	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", directService(class), opts.get("maxRetries"), opts.get("timeout"), true, time.Millisecond)
-}
-
-// genai returns the findings for a new GoogleGenAI(…) at i built with opts.
-// The SDK retries nothing unless told to, so only httpOptions.timeout (in
-// milliseconds, none by default) is judged.
-func (f *jsFile) genai(i int, opts options) []issue {
-	var timeout value
-	switch h := opts.get("httpOptions"); h.kind {
-	case vUnset, vNull:
-	case vUnknown:
-		timeout = h
-	default:
-		timeout = f.argument(h.sp, 0).get("timeout")
-	}
-	is := clientIssues(f.toks[i].line, "GoogleGenAI", "new GoogleGenAI(…)", "", value{kind: vNum}, timeout, true, time.Millisecond)
-	for k := range is {
-		is[k].words = &genaiJS
-	}
-	return is
+	return clientIssues(f.toks[i].line, class, "new "+class+"(…)", opts.get("maxRetries"), opts.get("timeout"), true, time.Millisecond)
 }
 
 // withOptions returns the finding for a client.withOptions(…) call at i that

@@ -24,13 +24,18 @@ type dialect struct {
 	setTimeout string // the fix for a missing timeout
 	noTimeout  string // how turning the timeout off reads, "" when it cannot be
 	defaultTTL string // the SDK's default timeout, for messages
-	// directTimeout is the fix for a missing timeout on a client that
-	// calls its cloud service directly (see directService).
-	directTimeout string
 	// raise is the fix for a timeout not above the gateway's total, with
 	// %s for the timeout to give, written in unit (0: a Go duration).
 	raise string
 	unit  time.Duration
+	// cloud names the SDK family when it does not read x-should-retry (the
+	// AWS SDKs, google-genai): it retries the gateway's own final answers,
+	// and its retries option counts attempts. "" for the OpenAI and
+	// Anthropic SDKs, which obey the header.
+	cloud string
+	// defaultRetries is the SDK's default retry setting, in words, for a
+	// cloud SDK: "the SDK default of 3 attempts".
+	defaultRetries string
 }
 
 var (
@@ -40,11 +45,10 @@ var (
 		setRetries: "pass max_retries=0 and let the gateway retry",
 		setTimeout: "pass timeout=… in seconds (a number or an httpx.Timeout) " + aboveTotal +
 			", with max_retries=0, so that the gateway's clean 504 arrives first",
-		noTimeout:     "turns the timeout off (None)",
-		defaultTTL:    "the SDK default of 10 minutes",
-		directTimeout: "pass timeout=… in seconds and an explicit max_retries: the gateway cannot front this client, so they are its only bounds",
-		raise:         "pass timeout=%s (seconds), above the gateway's total, with max_retries=0, so that the gateway's clean answer or 504 arrives first",
-		unit:          time.Second,
+		noTimeout:  "turns the timeout off (None)",
+		defaultTTL: "the SDK default of 10 minutes",
+		raise:      "pass timeout=%s (seconds), above the gateway's total, with max_retries=0, so that the gateway's clean answer or 504 arrives first",
+		unit:       time.Second,
 	}
 	javascript = dialect{
 		retries:    "maxRetries",
@@ -52,10 +56,9 @@ var (
 		setRetries: "pass maxRetries: 0 and let the gateway retry",
 		setTimeout: "pass timeout: … in milliseconds " + aboveTotal +
 			", with maxRetries: 0, so that the gateway's clean 504 arrives first",
-		defaultTTL:    "the SDK default of 10 minutes",
-		directTimeout: "pass timeout: … in milliseconds and an explicit maxRetries: the gateway cannot front this client, so they are its only bounds",
-		raise:         "pass timeout: %s (milliseconds), above the gateway's total, with maxRetries: 0, so that the gateway's clean answer or 504 arrives first",
-		unit:          time.Millisecond,
+		defaultTTL: "the SDK default of 10 minutes",
+		raise:      "pass timeout: %s (milliseconds), above the gateway's total, with maxRetries: 0, so that the gateway's clean answer or 504 arrives first",
+		unit:       time.Millisecond,
 	}
 	golang = dialect{
 		retries:    "the retry count",
@@ -63,9 +66,8 @@ var (
 		setRetries: "pass option.WithMaxRetries(0) and let the gateway retry",
 		setTimeout: "pass option.WithRequestTimeout(…) " + aboveTotal +
 			", with option.WithMaxRetries(0), so that the gateway's clean 504 arrives first; or option.WithHTTPClient with a client whose Timeout is set so",
-		defaultTTL:    "as long as the SDK allows",
-		directTimeout: "pass option.WithRequestTimeout(…) and an explicit option.WithMaxRetries: the gateway cannot front this client, so they are its only bounds",
-		raise:         "pass option.WithRequestTimeout(%s), above the gateway's total, with option.WithMaxRetries(0), so that the gateway's clean answer or 504 arrives first",
+		defaultTTL: "as long as the SDK allows",
+		raise:      "pass option.WithRequestTimeout(%s), above the gateway's total, with option.WithMaxRetries(0), so that the gateway's clean answer or 504 arrives first",
 	}
 	// goOpenAI words the findings for github.com/sashabaranov/go-openai,
 	// which never retries and reads no base-URL variable.
@@ -75,29 +77,21 @@ var (
 		defaultTTL: "as long as the connection stays open (its default http.Client has no timeout)",
 		raise:      "set config.HTTPClient's Timeout to %s, above the gateway's total, so that the gateway's clean answer or 504 arrives first",
 	}
-	// genaiPython words the findings for Google's google-genai Python
-	// client, whose timeout lives in http_options, in milliseconds.
-	genaiPython = dialect{
-		setTimeout: "pass http_options=types.HttpOptions(timeout=…) in milliseconds " + aboveTotal +
-			", with base_url=… set to the gateway's route, so that the gateway's clean 504 arrives first",
-		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
-		raise:      "pass http_options=types.HttpOptions(timeout=%s) (milliseconds), above the gateway's total, so that the gateway's clean answer or 504 arrives first",
-		unit:       time.Millisecond,
-	}
-	// genaiJS words the findings for Google's @google/genai client, whose
-	// timeout lives in httpOptions, in milliseconds.
-	genaiJS = dialect{
-		setTimeout: "pass httpOptions: {timeout: …} in milliseconds " + aboveTotal +
-			", with baseUrl set to the gateway's route, so that the gateway's clean 504 arrives first",
-		defaultTTL: "as long as the connection stays open (the SDK sets no timeout by default)",
-		raise:      "pass httpOptions: {timeout: %s} (milliseconds), above the gateway's total, so that the gateway's clean answer or 504 arrives first",
-		unit:       time.Millisecond,
-	}
 )
 
 // finding words an issue found in file.
 func (d dialect) finding(file string, is issue) Finding {
 	f := Finding{File: file, Line: is.line, Client: is.client}
+	switch {
+	case d.cloud != "" && is.problem == pRetries:
+		f.Problem = fmt.Sprintf("%s leaves %s at %s: %s", is.call, d.retries, d.defaultRetries, d.resends(is.sends))
+		f.Fix = d.setRetries
+		return f
+	case d.cloud != "" && is.problem == pRetriesOn:
+		f.Problem = is.call + " " + fmt.Sprintf(d.setsN, is.retries) + ": " + d.resends(is.sends)
+		f.Fix = d.setRetries
+		return f
+	}
 	switch is.problem {
 	case pRetries:
 		f.Problem = fmt.Sprintf("%s leaves %s at the SDK default of 2: the SDK obeys the gateway's x-should-retry: false, but still retries a connection error or its own timeout, sending the call again (up to 3 times) while the gateway may still be working on it", is.call, d.retries)
@@ -117,18 +111,19 @@ func (d dialect) finding(file string, is issue) Finding {
 		f.Problem = fmt.Sprintf("%s %s, so a stalled call can wait forever", is.call, d.noTimeout)
 		f.Fix = d.setTimeout
 	}
-	if is.direct != "" {
-		f.Problem += " (once per SDK retry: it calls " + is.direct + " directly, not through the gateway)"
-		f.Fix = d.directTimeout
-	}
 	return f
 }
 
 // shortTimeout words f, a pShortTimeout finding: the client's timeout is
 // not above the gateway's total (from names where that comes from).
 func (d dialect) shortTimeout(f Finding, is issue, total time.Duration, from string) Finding {
-	f.Problem = fmt.Sprintf("%s gives up after %s, before the gateway's total of %s (%s): it abandons calls the gateway is still working on and paying for, and an SDK retry sends each again while the first still runs — this, not the gateway's answers (x-should-retry: false), is what multiplies calls",
+	f.Problem = fmt.Sprintf("%s gives up after %s, before the gateway's total of %s (%s): it abandons calls the gateway is still working on and paying for, and an SDK retry sends each again while the first still runs",
 		is.call, fmtDur(is.timeout), fmtDur(total), from)
+	if d.cloud == "" {
+		f.Problem += " — this, not the gateway's answers (x-should-retry: false), is what multiplies calls"
+	} else {
+		f.Problem += "; " + d.cloud + " does not read x-should-retry: false, so keep it to one attempt"
+	}
 	f.Fix = fmt.Sprintf(d.raise, d.amount(total+TimeoutMargin))
 	return f
 }
@@ -153,19 +148,4 @@ func fmtDur(d time.Duration) string {
 		}
 	}
 	return s
-}
-
-// directService returns the cloud service a client class calls directly,
-// with request signing of its own, so that it cannot be pointed at the
-// gateway: "AWS Bedrock" for AnthropicBedrock, "Google Vertex AI" for
-// AnthropicVertex (and their Async variants); "" for every other client.
-// Azure OpenAI clients are not direct: the gateway fronts them.
-func directService(client string) string {
-	switch strings.TrimPrefix(client, "Async") {
-	case "AnthropicBedrock":
-		return "AWS Bedrock"
-	case "AnthropicVertex":
-		return "Google Vertex AI"
-	}
-	return ""
 }

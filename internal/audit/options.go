@@ -99,7 +99,7 @@ type issue struct {
 	call    string // how the call reads in a message, e.g. "new OpenAI(…)"
 	problem problem
 	retries string   // the retry count as written, for pRetriesOn
-	direct  string   // the cloud service the client calls directly, if any (see directService)
+	sends   string   // how many times a cloud SDK may send the call (see dialect.cloud)
 	words   *dialect // the words for this client's SDK, when not its language's usual ones
 	// timeout is the explicit timeout of a pShortTimeout issue; the scan
 	// keeps the issue only when it is not above the gateway's total.
@@ -132,22 +132,22 @@ func timeoutIssue(v value, nullUnset bool) problem {
 	return 0
 }
 
-// clientIssues returns the findings for one client construction. A client
-// that calls a cloud service directly (direct, see directService) cannot go
-// through the gateway, so its SDK retries multiply nothing and are not a
-// finding; its timeout still is. unit is what one of the timeout's numbers
+// clientIssues returns the findings for one client construction of an SDK
+// that obeys x-should-retry: its retries setting must be 0, and its
+// timeout explicit. AnthropicBedrock and AnthropicVertex are such clients:
+// the gateway fronts Bedrock and Vertex AI. unit is what one of the timeout's numbers
 // stands for (time.Second in Python's OpenAI and Anthropic SDKs,
 // time.Millisecond in JavaScript's and Google's, 1 for a Go duration): a
 // timeout known as a number gives a pShortTimeout issue, which the scan
 // keeps when it is not above the gateway's total.
-func clientIssues(line int, client, call, direct string, retries, timeout value, nullUnset bool, unit time.Duration) []issue {
+func clientIssues(line int, client, call string, retries, timeout value, nullUnset bool, unit time.Duration) []issue {
 	var out []issue
-	if p, n := retriesIssue(retries, nullUnset); p != 0 && direct == "" {
+	if p, n := retriesIssue(retries, nullUnset); p != 0 {
 		out = append(out, issue{line: line, client: client, call: call, problem: p, retries: n})
 	}
 	if p := timeoutIssue(timeout, nullUnset); p != 0 {
-		out = append(out, issue{line: line, client: client, call: call, problem: p, direct: direct})
-	} else if d := known(timeout, unit); d > 0 && direct == "" {
+		out = append(out, issue{line: line, client: client, call: call, problem: p})
+	} else if d := known(timeout, unit); d > 0 {
 		out = append(out, issue{line: line, client: client, call: call, problem: pShortTimeout, timeout: d})
 	}
 	return out

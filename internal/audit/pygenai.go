@@ -31,19 +31,18 @@ func (f *pyFile) importSubmodules(pkg string, i int) {
 }
 
 // genai returns the findings for a google-genai Client built at i with
-// opts. The SDK retries nothing unless told to (retry_options), so only
-// the timeout is judged: http_options' timeout, in milliseconds, which
-// defaults to none (None means the same).
+// opts. The SDK retries nothing unless http_options has retry_options
+// (then 5 attempts unless its attempts says otherwise), and has no timeout
+// unless http_options' timeout (milliseconds) is given (None means none).
 func (f *pyFile) genai(i int, opts options) []issue {
-	timeout := f.httpOptions(opts.get("http_options"), 0).get("timeout")
+	http := f.httpOptions(opts.get("http_options"), 0)
+	timeout := http.get("timeout")
 	if timeout.kind == vNull {
 		timeout = value{}
 	}
-	is := clientIssues(f.toks[i].line, genaiClass, genaiClass+"(…)", "", value{kind: vNum}, timeout, false, time.Millisecond)
-	for k := range is {
-		is[k].words = &genaiPython
-	}
-	return is
+	line, call := f.toks[i].line, genaiClass+"(…)"
+	retries := attemptsIssue(line, genaiClass, call, f.retryAttempts(http.get("retry_options"), 0), "", &genaiPython)
+	return cloudIssues(line, genaiClass, call, retries, timeout, false, time.Millisecond, &genaiPython)
 }
 
 // httpOptions returns the settings an http_options= argument carries: a

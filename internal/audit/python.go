@@ -35,7 +35,8 @@ type pyFile struct {
 func auditPython(src []byte) ([]issue, map[int]bool) {
 	f := &pyFile{lexed: lexPython(src), classes: map[string]string{}, modules: map[string]string{}, spreads: map[string]options{}, consumed: map[int]bool{}}
 	f.imports()
-	if len(f.classes) == 0 && len(f.modules) == 0 {
+	boto := f.importsBoto()
+	if len(f.classes) == 0 && len(f.modules) == 0 && !boto {
 		return nil, nil
 	}
 	f.defs = pyDefs(f.lexed)
@@ -43,6 +44,8 @@ func auditPython(src []byte) ([]issue, map[int]bool) {
 	for i := range f.toks {
 		if class, ok := f.construction(i); ok {
 			out = append(out, f.client(i, class)...)
+		} else if boto && f.botoClient(i) {
+			out = append(out, f.bedrock(i)...)
 		}
 	}
 	for i := range f.toks {
@@ -202,7 +205,7 @@ func (f *pyFile) client(i int, class string) []issue {
 	if timeout.kind == vUnset {
 		timeout = f.httpClientTimeout(opts.get("http_client"))
 	}
-	return clientIssues(f.toks[i].line, class, class+"(…)", directService(class), opts.get("max_retries"), timeout, false, time.Second)
+	return clientIssues(f.toks[i].line, class, class+"(…)", opts.get("max_retries"), timeout, false, time.Second)
 }
 
 // withOptions returns the findings for a client.with_options(…) call at i

@@ -30,9 +30,18 @@ slow answer) abandons the call, and the SDK's own retries send it again
 while the first still runs: each one paid for. An SDK left at its default
 timeout can hold a worker for 10 minutes. The advice: retries 0 and a
 timeout a little above the gateway's total (e.g. total + 5 s), so that
-the gateway's own answer or 504 comes first. Clients of AWS Bedrock and
-Google Vertex AI cannot go through the gateway: for them only a missing
-timeout is reported.
+the gateway's own answer or 504 comes first. Anthropic's Bedrock and
+Vertex AI clients are advised the same way: the gateway fronts both.
+
+The AWS SDKs (Bedrock Runtime: BedrockRuntimeClient in JavaScript,
+bedrockruntime in Go, boto3's client("bedrock-runtime") in Python) and
+Google's google-genai do not read x-should-retry: they retry the
+gateway's own final answers. Their retries must be one attempt
+(maxAttempts: 1, RetryMaxAttempts 1 or aws.NopRetryer{},
+retries={'total_max_attempts': 1}; google-genai's retry options left out
+or attempts 1), and their timeouts (requestHandler's requestTimeout, the
+HTTP client's, botocore's read_timeout, google-genai's timeout) are
+checked as above.
 
 The total is the policy's in the gateway's config: --config FILE (default
 $SLUICE_CONFIG, else the built-in defaults) and --policy NAME (default

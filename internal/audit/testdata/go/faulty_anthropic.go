@@ -13,7 +13,7 @@ func newClaude() claude.Client {
 }
 
 func newBedrock() claude.Client {
-	c := claude.NewClient( // Bedrock: retries are the SDK's own
+	c := claude.NewClient( // want: retries
 		bedrock.WithLoadDefaultConfig(nil),
 		opt.WithRequestTimeout(time.Minute),
 	)

@@ -17,7 +17,7 @@ e = OpenAI(max_retries=0, **({"timeout": 35} if behind_gateway else {}))
 f = OpenAI(**({"max_retries": 0, "timeout": 35} if behind_gateway else dict(timeout=TIMEOUT)))
 g = OpenAI(timeout=TIMEOUT, **(behind_gateway and {"max_retries": 0} or {}))
 
-# Bedrock and Vertex cannot go through the gateway: their own retries are
-# fine as long as a timeout bounds them.
-bedrock = AnthropicBedrock(aws_region="us-east-1", timeout=60.0)
-vertex = AsyncAnthropicVertex(region="us-east5", project_id="p", max_retries=4, timeout=httpx.Timeout(120.0))
+# Bedrock and Vertex go through the gateway's bedrock and vertex routes,
+# with the SDK's retries at 0 like any Anthropic client.
+bedrock = AnthropicBedrock(aws_region="us-east-1", max_retries=0, timeout=60.0)
+vertex = AsyncAnthropicVertex(region="us-east5", project_id="p", max_retries=0, timeout=httpx.Timeout(120.0))

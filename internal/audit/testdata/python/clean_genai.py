@@ -15,6 +15,11 @@ as_dict = gg.Client(http_options={"base_url": GATEWAY, "timeout": 35_000})
 HTTP = types.HttpOptions(base_url=GATEWAY, timeout=35_000)
 bound = genai.Client(http_options=HTTP)
 
+one_attempt = genai.Client(
+    http_options=types.HttpOptions(timeout=35_000, retry_options=types.HttpRetryOptions(attempts=1)),
+)
+no_retries = genai.Client(http_options={"timeout": 35_000, "retry_options": None})
+
 
 def from_caller(opts):
     return genai.Client(http_options=opts)

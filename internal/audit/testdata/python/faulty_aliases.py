@@ -19,6 +19,6 @@ async def main() -> None:
 bedrock = AnthropicBedrock(aws_region="us-east-1", max_retries=0)  # want: timeout
 legacy = oa.OpenAI(max_retries=0, timeout=None)  # want: no-timeout
 plain = Client()  # want: retries timeout
-vertex = anthropic.AnthropicVertex(region="us-east5", project_id="agents-prod")  # want: timeout
+vertex = anthropic.AnthropicVertex(region="us-east5", project_id="agents-prod")  # want: retries timeout
 renamed = OAI(base_url="http://127.0.0.1:8080/openai/v1")  # want: retries timeout
 azure = oa.AzureOpenAI(api_version="2024-06-01", max_retries=-1, timeout=10)  # want: retries-on short-timeout

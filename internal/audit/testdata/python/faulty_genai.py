@@ -15,3 +15,10 @@ as_dict = gg.Client(http_options={"base_url": "http://127.0.0.1:8080/gemini"})  
 
 OPTIONS = types.HttpOptions(api_version="v1", timeout=None)
 explicit_none = GeminiClient(http_options=OPTIONS)  # want: timeout
+
+retrying = genai.Client(  # want: retries-on
+    http_options=types.HttpOptions(timeout=35_000, retry_options=types.HttpRetryOptions()),
+)
+
+RETRY = {"attempts": 3, "initial_delay": 1.0}
+three = genai.Client(http_options={"timeout": 35_000, "retry_options": RETRY})  # want: retries-on

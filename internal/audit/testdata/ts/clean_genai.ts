@@ -13,6 +13,9 @@ export const client = new GoogleGenAI({
 const httpOptions = { baseUrl: GATEWAY, timeout: 35_000 };
 export const shorthand = new GoogleGenAI({ httpOptions });
 
+export const oneAttempt = new GoogleGenAI({ httpOptions: { timeout: 35_000, retryOptions: { attempts: 1 } } });
+export const noRetries = new GoogleGenAI({ httpOptions: { timeout: 35_000, retryOptions: undefined } });
+
 export function fromCaller(opts: object) {
   return new GoogleGenAI({ httpOptions: opts as never });
 }

@@ -19,7 +19,7 @@ export const e = new OpenAI({ ...(behindGateway ? { maxRetries: 0, timeout: 35_0
 export const f = new OpenAI({ timeout: behindGateway ? 35_000 : undefined, ...(opts ?? {}), maxRetries: 0 });
 export const g = new OpenAI({ maxRetries: 0, ...(behindGateway ? { maxRetries: 3 } : null), timeout: 5 * 60 * 1000 });
 
-// Bedrock and Vertex cannot go through the gateway: their own retries are
-// fine as long as a timeout bounds them.
-export const bedrock = new AnthropicBedrock({ awsRegion: "us-east-1", timeout: 60_000 });
-export const vertex = new AnthropicVertex({ region: "us-east5", maxRetries: 4, timeout: 2 * 60 * 1000 });
+// Bedrock and Vertex go through the gateway's bedrock and vertex routes,
+// with the SDK's retries at 0 like any Anthropic client.
+export const bedrock = new AnthropicBedrock({ awsRegion: "us-east-1", maxRetries: 0, timeout: 60_000 });
+export const vertex = new AnthropicVertex({ region: "us-east5", maxRetries: 0, timeout: 2 * 60 * 1000 });

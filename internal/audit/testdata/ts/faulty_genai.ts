@@ -11,3 +11,10 @@ export const baseOnly = new GoogleGenAI({ // want: timeout
 
 const http = { baseUrl: "http://127.0.0.1:8080/gemini", timeout: undefined };
 export const viaSpace = new genai.GoogleGenAI({ httpOptions: http }); // want: timeout
+
+export const retrying = new GoogleGenAI({ // want: retries-on
+  httpOptions: { baseUrl: "http://127.0.0.1:8080/gemini", timeout: 35_000, retryOptions: {} },
+});
+
+const retryOptions = { attempts: 3 };
+export const threeTries = new genai.GoogleGenAI({ httpOptions: { timeout: 35_000, retryOptions } }); // want: retries-on
