@@ -5,6 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice"
 )
 
 // gatewayLog returns testdata/gateway.jsonl: lines a real gateway wrote
@@ -127,6 +130,39 @@ func TestRequestIDFindsUpstreamID(t *testing.T) {
 		}
 		if json := len(args) == 4; json != strings.Contains(out, `"found": false`) || (!json && out != "") {
 			t.Errorf("%q: stdout %q; want the JSON object with found false, or nothing", args, out)
+		}
+	}
+}
+
+// TestRefusedAfterUpstream: a call refused unsent after an attempt went
+// upstream (by its breaker, or a rate limit before a retry) returned that
+// attempt's answer: fail with its reason, or timeout when it timed out with
+// no response; a call refused before any attempt keeps its refusal.
+func TestRefusedAfterUpstream(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	l := func(ms int, id string, n int, outcome, class string, status int) Line {
+		return Line{TS: t0.Add(time.Duration(ms) * time.Millisecond), RequestID: id, Attempt: n, Provider: "p",
+			Outcome: sluice.Outcome(outcome), Error: class, Status: status, LatencyMS: 5}
+	}
+	lines := []Line{
+		l(0, "t", 1, "retry", "timeout_first_byte", 0),
+		l(10, "t", 2, "rate_limited", "rate_limited", 0),
+		l(20, "q", 1, "retry", "status_429", 429),
+		l(30, "q", 2, "rate_limited", "rate_limited", 0),
+		l(40, "o", 1, "circuit_open", "circuit_open", 0),
+	}
+	want := map[string]struct {
+		result, reason string
+		upstream       int
+	}{
+		"t": {"timeout", "timeout_first_byte", 1},
+		"q": {"fail", "status_429", 1},
+		"o": {"circuit_open", "circuit_open", 0},
+	}
+	for _, e := range groupCalls(lines) {
+		w := want[e.id]
+		if e.result != w.result || reason(e.last) != w.reason || e.upstream != w.upstream {
+			t.Errorf("call %s: result %q, reason %q, %d upstream; want %q, %q, %d", e.id, e.result, reason(e.last), e.upstream, w.result, w.reason, w.upstream)
 		}
 	}
 }
