@@ -13,7 +13,7 @@ const (
 	codeTimeout          = "timeout"                 // 504
 	codeProviderDown     = "provider_down"           // 503, breaker open
 	codeUnreachable      = "upstream_unreachable"    // 502
-	codeBudgetExhausted  = "budget_exhausted"        // 429
+	codeBudgetExhausted  = "budget_exhausted"        // 429 spent; 503 the state store failed
 	codeTooLarge         = "request_too_large"       // 413
 	codeUnauthorized     = "unauthorized"            // 401
 	codeBadRequest       = "invalid_request"         // 400

@@ -14,11 +14,14 @@ import (
 	"github.com/sluice-llm/sluice/spend"
 )
 
-// newSpend returns the Meter of a config over ledger: its spend caps, and
-// the reading of every answer's usage, which a tokens-per-minute limit
-// settles on; nil when there are neither budgets nor such limits.
+// newSpend returns the Meter of a config over ledger: its spend caps, the
+// pricing of every call (prices alone price: the log's cost_usd and the
+// spend metric, with no cap and no ledger traffic), and the reading of
+// every answer's usage, which a tokens-per-minute limit settles on; nil
+// when there are neither budgets, nor prices, nor such limits.
 func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
-	if len(cfg.Budgets) == 0 && !slices.ContainsFunc(cfg.Rates, func(l limit.Limit) bool { return l.Tokens.Limit > 0 }) {
+	if len(cfg.Budgets) == 0 && len(cfg.Prices) == 0 &&
+		!slices.ContainsFunc(cfg.Rates, func(l limit.Limit) bool { return l.Tokens.Limit > 0 }) {
 		return nil
 	}
 	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.PriceOf}

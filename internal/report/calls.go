@@ -3,6 +3,7 @@ package report
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sluice-llm/sluice"
 )
@@ -51,12 +52,15 @@ func callsOf(l *Line, unnamed *int, fn func(key string, listed bool)) {
 
 // callRec is one call as the log tells it.
 type callRec struct {
-	key      string
-	attempts int
+	key string
+	// upstream counts the call's attempts that went upstream: what its
+	// Sluice-Attempts header said.
+	upstream int
 	// own is the call's own line with the highest attempt number (the
 	// latest of equals); listed the latest folded refusal line that counts
-	// the call under another id than its own.
-	own, listed *Line
+	// the call under another id than its own; up the own line with the
+	// highest attempt number of those that went upstream.
+	own, listed, up *Line
 }
 
 // end is the attempt the call ended on. Attempt numbers run on across a
@@ -73,12 +77,45 @@ func (c *callRec) end() *Line {
 	return c.own
 }
 
-// callEnd is a call and the attempt it ended on.
+// answer is the attempt whose answer the call returned, and the call's
+// result: the outcome of the attempt it ended on (end), except when that
+// attempt was refused without being sent (circuit_open, budget_exhausted,
+// rate_limited) after an attempt of the call went upstream. The caller
+// then got that attempt's answer, the last one upstream (the provider's
+// 503, with its x-request-id, or the gateway's 504 for its timeout), and
+// the call's result is that answer's: fail, or timeout when no response
+// came and the attempt timed out.
+func (c *callRec) answer() (*Line, string) {
+	e := c.end()
+	if refusal(e) && c.up != nil {
+		l := c.up
+		switch {
+		case l.Outcome != sluice.OutcomeRetry:
+			return l, string(l.Outcome)
+		case l.Status == 0 && strings.HasPrefix(l.Error, "timeout"):
+			return l, string(sluice.OutcomeTimeout)
+		}
+		return l, string(sluice.OutcomeFail)
+	}
+	return e, string(e.Outcome)
+}
+
+// refusal reports whether l is an attempt refused before it was sent.
+func refusal(l *Line) bool {
+	return l.Outcome == sluice.OutcomeCircuitOpen || l.Outcome == sluice.OutcomeBudgetExhausted ||
+		l.Outcome == sluice.OutcomeRateLimited
+}
+
+// callEnd is a call and the answer it returned.
 type callEnd struct {
 	// id is the call's request id; "" when the log does not name it.
-	id       string
-	attempts int
-	last     *Line
+	id string
+	// upstream counts its attempts that went upstream (Sluice-Attempts).
+	upstream int
+	// last is the attempt whose answer the call returned, result the
+	// call's result (see callRec.answer).
+	last   *Line
+	result string
 }
 
 // groupCalls returns the calls of lines, sorted by time, in the order of
@@ -96,12 +133,17 @@ func groupCalls(lines []Line) []callEnd {
 				by[key] = c
 				order = append(order, c)
 			}
-			c.attempts++
 			switch {
 			case listed:
 				c.listed = l
 			case c.own == nil || l.Attempt >= c.own.Attempt:
 				c.own = l
+			}
+			if !listed && wentUpstream(*l) {
+				c.upstream++
+				if c.up == nil || l.Attempt >= c.up.Attempt {
+					c.up = l
+				}
 			}
 		})
 	}
@@ -111,22 +153,23 @@ func groupCalls(lines []Line) []callEnd {
 		if id[0] == anonymous[0] {
 			id = ""
 		}
-		out[i] = callEnd{id: id, attempts: c.attempts, last: c.end()}
+		last, result := c.answer()
+		out[i] = callEnd{id: id, upstream: c.upstream, last: last, result: result}
 	}
 	slices.SortStableFunc(out, func(a, b callEnd) int { return a.last.TS.Compare(b.last.TS) })
 	return out
 }
 
-// perCall is the distribution of attempts per call, and the calls by the
-// outcome they ended on.
-func perCall(ends []callEnd, attempts int) (PerCall, []Count) {
-	pc := PerCall{Mean: share(attempts, len(ends))}
+// perCall is the distribution of upstream attempts per call, and the calls
+// by their result.
+func perCall(ends []callEnd, upstream int) (PerCall, []Count) {
+	pc := PerCall{Mean: share(upstream, len(ends))}
 	hist := map[string]int{}
 	results := map[string]int{}
 	for _, c := range ends {
-		pc.Max = max(pc.Max, c.attempts)
-		hist[strconv.Itoa(c.attempts)]++
-		results[string(c.last.Outcome)]++
+		pc.Max = max(pc.Max, c.upstream)
+		hist[strconv.Itoa(c.upstream)]++
+		results[c.result]++
 	}
 	pc.Hist = sortedCounts(hist, len(ends), byNumber)
 	return pc, sortedCounts(results, len(ends), byCount)

@@ -20,10 +20,11 @@ import (
 // folded line was written), budget refusals, rate-limit refusals, a
 // queued call and a client's cancellation.
 //
-// Its 25 attempts are 18 calls: 7 ok (r1 f1 c1 c2 c3 q0 z1), 4 ended on
-// circuit_open (c4 c6 c5 and one the old folded line does not name), 3 on
-// budget_exhausted (b1 b2 b3), 3 on rate_limited (q1 q2 q3), 1 cancelled
-// by its client (cc1).
+// Its 25 attempts (12 upstream) are 18 calls: 7 ok (r1 f1 c1 c2 c3 q0
+// z1), 1 fail (c4: its 503 retried, then refused by the open breaker, so
+// the 503 was its answer), 3 ended on circuit_open (c6 c5 and one the old
+// folded line does not name), 3 on budget_exhausted (b1 b2 b3), 3 on
+// rate_limited (q1 q2 q3), 1 cancelled by its client (cc1).
 func mixedLog() []Line {
 	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -95,16 +96,16 @@ func sum(cs []Count) int {
 // HTML page all count the same calls and attempts.
 func TestCallsCountedAlike(t *testing.T) {
 	s := summaryOf(t, jsonl(t, mixedLog()), "-")
-	const attempts, calls, failed = 25, 18, 10
-	if s.Attempts != attempts || s.Calls != calls {
-		t.Errorf("%d attempts, %d calls; want %d, %d", s.Attempts, s.Calls, attempts, calls)
+	const attempts, upstream, calls, failed = 25, 12, 18, 10
+	if s.Attempts != attempts || s.Upstream != upstream || s.Calls != calls {
+		t.Errorf("%d attempts, %d upstream, %d calls; want %d, %d, %d", s.Attempts, s.Upstream, s.Calls, attempts, upstream, calls)
 	}
-	wantResults := []Count{{"ok", 7, 7.0 / calls}, {"circuit_open", 4, 4.0 / calls},
-		{"budget_exhausted", 3, 3.0 / calls}, {"rate_limited", 3, 3.0 / calls}, {"client_cancel", 1, 1.0 / calls}}
+	wantResults := []Count{{"ok", 7, 7.0 / calls}, {"budget_exhausted", 3, 3.0 / calls}, {"circuit_open", 3, 3.0 / calls},
+		{"rate_limited", 3, 3.0 / calls}, {"client_cancel", 1, 1.0 / calls}, {"fail", 1, 1.0 / calls}}
 	if !reflect.DeepEqual(s.CallResults, wantResults) {
 		t.Errorf("call results = %+v\nwant %+v", s.CallResults, wantResults)
 	}
-	wantHist := []Count{{"1", 12, 12.0 / calls}, {"2", 5, 5.0 / calls}, {"3", 1, 1.0 / calls}}
+	wantHist := []Count{{"0", 9, 9.0 / calls}, {"1", 7, 7.0 / calls}, {"2", 1, 1.0 / calls}, {"3", 1, 1.0 / calls}}
 	if !reflect.DeepEqual(s.AttemptsPerCall.Hist, wantHist) || s.AttemptsPerCall.Max != 3 {
 		t.Errorf("attempts per call = %+v, want hist %+v, max 3", s.AttemptsPerCall, wantHist)
 	}
@@ -140,7 +141,7 @@ func TestCallsCountedAlike(t *testing.T) {
 		{"incident calls", s.Incident.Calls, calls},
 		{"calls by result", sum(s.CallResults), calls},
 		{"calls by attempts per call", sum(s.AttemptsPerCall.Hist), calls},
-		{"attempts per call × calls", hist, attempts},
+		{"upstream attempts per call × calls", hist, upstream},
 		{"attempts by outcome", sum(s.Outcomes), attempts},
 		{"attempts by status", sum(s.Statuses), attempts},
 		{"attempts over time", bucketAttempts, attempts},
@@ -150,9 +151,10 @@ func TestCallsCountedAlike(t *testing.T) {
 		{"failures' calls", failCalls, failed},
 		// Calls by provider count only providers with a failed call: here both.
 		{"calls by provider", provCalls, calls},
-		{"circuit_open: results", countOf(s.CallResults, "circuit_open"), 4},
-		{"circuit_open: incident classes", classes["circuit_open"], 4},
-		{"circuit_open: failures", failByClass["circuit_open"], 4},
+		{"circuit_open: results", countOf(s.CallResults, "circuit_open"), 3},
+		{"circuit_open: incident classes", classes["circuit_open"], 3},
+		{"circuit_open: failures", failByClass["circuit_open"], 3},
+		{"status_503: failures (c4's answer)", failByClass["status_503"], 1},
 		{"circuit_open: attempts", countOf(s.Outcomes, "circuit_open"), 7},
 		{"budget_exhausted: failures", failByClass["budget_exhausted"], countOf(s.CallResults, "budget_exhausted")},
 		{"rate_limited: queued refused", s.Queued.Refused, countOf(s.CallResults, "rate_limited")},
@@ -169,8 +171,8 @@ func TestCallsCountedAlike(t *testing.T) {
 	}
 	// The ids a folded line lists are the calls' ids, to look up.
 	for _, f := range s.Failures {
-		if f.Class == "circuit_open" && !reflect.DeepEqual(f.Samples, []string{"c5", "c6", "c4"}) {
-			t.Errorf("circuit_open samples = %q, want the latest named calls c5 c6 c4", f.Samples)
+		if f.Class == "circuit_open" && !reflect.DeepEqual(f.Samples, []string{"c5", "c6"}) {
+			t.Errorf("circuit_open samples = %q, want the latest named calls c5 c6", f.Samples)
 		}
 	}
 
@@ -179,8 +181,9 @@ func TestCallsCountedAlike(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("sluice report: %d attempts, %d calls", attempts, calls),
 		fmt.Sprintf("FAILED CALLS: %d of %d", failed, calls),
-		fmt.Sprintf("  %d calls, %d attempts", calls, attempts),
-		"circuit_open: 4 (", "ok: 7 (",
+		fmt.Sprintf("  %d calls, %d attempts (%d upstream, %d refused): %.2f upstream attempts per call", calls, attempts, upstream, attempts-upstream, float64(upstream)/calls),
+		fmt.Sprintf("  answered %s (ok %s, replayed 0.0%%)", pct(7.0/calls), pct(7.0/calls)),
+		"circuit_open: 3 (", "ok: 7 (", "fail: 1 (",
 		"3 calls refused: their turn",
 		"7 calls (7 attempts)",
 	} {
@@ -192,7 +195,7 @@ func TestCallsCountedAlike(t *testing.T) {
 	page := htmlPage(t, mixedLog())
 	for _, want := range []string{
 		fmt.Sprintf("Failed calls: %d of %d", failed, calls),
-		fmt.Sprintf("<span>calls ok</span><b>%s</b>", pct(7.0/calls)),
+		fmt.Sprintf("<span>answered</span><b>%s</b><span>ok %s, replayed 0.0%%</span>", pct(7.0/calls), pct(7.0/calls)),
 		fmt.Sprintf("<span>failed calls</span><b>%d</b><span>of %d</span>", failed, calls),
 		fmt.Sprintf("%d attempts, %d calls", attempts, calls),
 	} {
@@ -207,17 +210,18 @@ func TestCallsCountedAlike(t *testing.T) {
 
 // TestCallEnds: a call ends on its attempt with the highest number, not
 // on the latest line: a folded refusal line is written after the calls it
-// counts went on to their fallback.
+// counts went on to their fallback. A call refused after an attempt went
+// upstream returned that attempt's answer: c4's 503.
 func TestCallEnds(t *testing.T) {
 	ends := groupCalls(mixedLog())
 	got := map[string]string{}
 	for _, e := range ends {
 		if e.id != "" {
-			got[e.id] = string(e.last.Outcome)
+			got[e.id] = e.result
 		}
 	}
 	for id, want := range map[string]string{
-		"r1": "ok", "f1": "ok", "c1": "ok", "c2": "ok", "c3": "ok", "c4": "circuit_open",
+		"r1": "ok", "f1": "ok", "c1": "ok", "c2": "ok", "c3": "ok", "c4": "fail",
 		"c5": "circuit_open", "c6": "circuit_open", "b3": "budget_exhausted", "q3": "rate_limited",
 	} {
 		if got[id] != want {
@@ -270,7 +274,7 @@ func TestRequestIDLookup(t *testing.T) {
 		attempts []string // outcomes, in order
 		result   string
 	}{
-		{"c4", []string{"retry", "circuit_open"}, "circuit_open"},
+		{"c4", []string{"retry", "circuit_open"}, "fail"},
 		{"c3", []string{"circuit_open", "ok"}, "ok"},
 		{"q3", []string{"rate_limited"}, "rate_limited"},
 		{"r1", []string{"retry", "retry", "ok"}, "ok"},
@@ -289,13 +293,14 @@ func TestRequestIDLookup(t *testing.T) {
 		}
 	}
 	_, out, _ := runCmd(t, data, "--request-id", "c6", "-")
-	for _, want := range []string{"call c6: 1 attempt, ended on circuit_open", "(one of the 4 refusals this line counts)"} {
+	for _, want := range []string{"call c6: 0 attempts upstream (Sluice-Attempts), result circuit_open\n", "(one of the 4 refusals this line counts)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
 	}
-	if code, out, _ := runCmd(t, data, "--request-id", "nope", "-"); code != ExitOK || !strings.Contains(out, "no attempt of call nope in the log") {
-		t.Errorf("unknown id: exit %d, %q", code, out)
+	if code, out, stderr := runCmd(t, data, "--request-id", "nope", "-"); code != ExitNoMatch || out != "" ||
+		stderr != "sluice report: no call with id nope in the log (neither a Sluice-Request-Id nor an upstream x-request-id); check the id, the log read and --since/--until\n" {
+		t.Errorf("unknown id: exit %d, stdout %q, stderr %q; want 1, nothing, one line", code, out, stderr)
 	}
 	if code, _, stderr := runCmd(t, data, "--request-id", "c6", "--html", "x.html", "-"); code != ExitUsage || !strings.Contains(stderr, "give one or the other") {
 		t.Errorf("--request-id with --html: exit %d, %q; want 2", code, stderr)

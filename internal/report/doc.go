@@ -40,19 +40,29 @@
 //     calls, those its refused_ids list (a line written before the log
 //     listed them names its own request_id and counts the rest as calls of
 //     their own). Attempts are the lines, a folded line counting as the N
-//     attempts it refused; attempts per call is how many of them each call
-//     made. A call's result is the outcome of the attempt it ended on: its
-//     line with the highest attempt number (numbers run on across retries,
-//     refusals and fallbacks, so a fallback written before the folded
-//     refusal line that counts its call still ends it).
+//     attempts it refused, and a call answered from a kept answer
+//     (replayed) as none; attempts per call is how many of them each call
+//     sent upstream, as its Sluice-Attempts header said (0 for a call
+//     refused or replayed). A call's result is the answer it returned:
+//     the outcome of the attempt it ended on, its line with the highest
+//     attempt number (numbers run on across retries, refusals and
+//     fallbacks, so a fallback written before the folded refusal line that
+//     counts its call still ends it); but when that attempt was refused
+//     unsent (circuit_open, budget_exhausted, rate_limited) after one went
+//     upstream, the caller got the last upstream attempt's answer (a
+//     breaker that opens after the 2nd of 3 attempts: the provider's 503,
+//     Sluice-Attempts 2), and the result is fail (timeout when that attempt
+//     timed out with no response), its reason that attempt's. Calls
+//     answered are those ok and those replayed.
 //   - Outcome and status mix: attempts by outcome and by status (0: no
 //     response arrived).
 //   - Latency and time to first byte: p50, p95, p99 and max per provider
 //     and model and overall, by the nearest-rank method (the value at rank
 //     ⌈p/100·n⌉ of the sorted values; always an observed value, never an
 //     interpolation). Latency counts the attempts that went upstream (every
-//     outcome but circuit_open, budget_exhausted and rate_limited); time to
-//     first byte counts those with ttfb_ms > 0.
+//     outcome but circuit_open, budget_exhausted, rate_limited and
+//     replayed: a replay sends nothing); time to first byte counts those
+//     with ttfb_ms > 0.
 //   - Retries: attempts with outcome "retry", the sum, p50 and max of the
 //     retry_in_ms chosen after them, and what they were retried after.
 //   - Queued: attempts that waited for a rate-limit slot (queued_ms > 0),
@@ -84,8 +94,11 @@
 //
 // --request-id ID shows one call instead of the figures: the lines that
 // name it (its own, and the folded refusal lines whose refused_ids list
-// it), by attempt number, and the outcome it ended on as the figures count
-// it; --json prints them as one object (Call).
+// it), by attempt number, its upstream attempts and its result as the
+// figures count them, and which attempt's answer it returned; --json
+// prints them as one object (Call). ID is the call's Sluice-Request-Id, or
+// the provider's x-request-id of one of its attempts (the log's
+// upstream_request_id), which the SDKs show as the request id.
 //
 // --since and --until keep the attempts with since ≤ ts < until; each
 // takes RFC 3339, a date (UTC midnight) or a duration back from now (2h,
@@ -96,8 +109,9 @@
 //
 // # Exit codes
 //
-// 0: the report was produced (an empty log gives an empty report). 2:
+// 0: the report was produced (an empty log gives an empty report). 1:
+// --request-id names no call of the log (said in one line on stderr). 2:
 // unusable input: a bad flag, a file that is missing or unreadable, or
-// malformed lines and not one readable line. The report has no thresholds,
-// so it never exits 1.
+// malformed lines and not one readable line. The report has no
+// thresholds.
 package report

@@ -24,7 +24,7 @@ type page struct {
 // XML.
 func WriteHTML(w io.Writer, s *Summary) error {
 	p := page{S: s, Cards: cards(s)}
-	if s.Attempts > 0 {
+	if s.Calls > 0 {
 		p.Charts = []chart{latencyChart(s.OverTime), outcomesChart(s.OverTime),
 			minutesChart(s.RateLimited), breakerChart(s)}
 	}
@@ -33,20 +33,15 @@ func WriteHTML(w io.Writer, s *Summary) error {
 
 // cards picks the headline figures.
 func cards(s *Summary) []card {
-	ok := 0.0
-	for _, c := range s.CallResults {
-		if c.Key == "ok" {
-			ok = c.Share
-		}
-	}
+	answered, ok, replayed := s.answered()
 	top := "none"
 	if len(s.RateLimited.Top) > 0 {
 		t := s.RateLimited.Top[0]
 		top = fmt.Sprintf("busiest :%02d (%s)", t.Minute, pct(t.Share))
 	}
 	return []card{
-		{"calls", fmt.Sprint(s.Calls), fmt.Sprintf("%d attempts, %.2f per call", s.Attempts, s.AttemptsPerCall.Mean)},
-		{"calls ok", pct(ok), "by the outcome of their last attempt"},
+		{"calls", fmt.Sprint(s.Calls), fmt.Sprintf("%d attempts upstream, %.2f per call", s.Upstream, s.AttemptsPerCall.Mean)},
+		{"answered", pct(answered), fmt.Sprintf("ok %s, replayed %s", pct(ok), pct(replayed))},
 		{"p95 latency", fmtMS(s.Overall.Latency.P95), "p50 " + fmtMS(s.Overall.Latency.P50)},
 		{"retries", fmt.Sprint(s.Retries.Count), "waited " + fmtMS(s.Retries.WaitSumMS)},
 		{"breaker openings", fmt.Sprint(len(s.Openings)), ""},
@@ -92,11 +87,11 @@ svg text { fill: #444; }
 <body>
 <main>
 <h1>sluice report</h1>
-{{with .S}}<p class="note">{{.Attempts}} attempts, {{.Calls}} calls{{if .Attempts}}, {{stamp .From}} … {{stamp .To}} (UTC){{end}}.
+{{with .S}}<p class="note">{{.Attempts}} attempts, {{.Calls}} calls{{if .Calls}}, {{stamp .From}} … {{stamp .To}} (UTC){{end}}.
 {{range .Inputs}}Input {{.Name}}: {{.Lines}} lines{{if .Malformed}}, {{.Malformed}} malformed skipped{{end}}{{if .Truncated}}, gzip stream cut short{{end}}. {{end}}
 {{if .OutsideWindow}}{{.OutsideWindow}} attempts outside --since/--until left out.{{end}}</p>{{end}}
 <div class="cards">{{range .Cards}}<div class="card"><span>{{.Label}}</span><b>{{.Value}}</b><span>{{.Sub}}</span></div>{{end}}</div>
-{{with .S}}{{if .Attempts}}
+{{with .S}}{{if .Calls}}
 <h2 id="failed-calls">Failed calls: {{.Incident.FailedCalls}} of {{.Incident.Calls}}</h2>
 {{if .Incident.Providers}}<table><tr><th class="l">provider</th><th>failed calls</th><th>calls</th><th class="l">first</th><th class="l">last</th><th class="l">now</th><th class="l">ended on</th></tr>
 {{range .Incident.Providers}}<tr><td class="l">{{dash .Provider}}</td><td>{{.FailedCalls}}</td><td>{{.Calls}}</td><td class="l">{{stamp .First}}</td><td class="l">{{stamp .Last}}</td><td class="l">{{if .Failing}}failing since {{stamp .Since}}{{else}}ok again since {{stamp .LastOK}}{{end}}</td><td class="l">{{range $i, $c := .Classes}}{{if $i}}, {{end}}{{$c.Key}} {{$c.N}}{{end}}</td></tr>
@@ -119,10 +114,10 @@ svg text { fill: #444; }
 {{end}}</svg>
 {{if .Legend}}<div class="legend">{{range .Legend}}<i style="background: {{.Color}}"></i>{{.Name}}{{end}}</div>{{end}}
 {{end}}
-{{with .S}}{{if .Attempts}}
+{{with .S}}{{if .Calls}}
 <h2>Calls and attempts</h2>
 <div class="row">
-<table><tr><th class="l">attempts per call</th><th>calls</th><th>share</th></tr>
+<table><tr><th class="l">upstream attempts per call</th><th>calls</th><th>share</th></tr>
 {{range .AttemptsPerCall.Hist}}<tr><td class="l">{{.Key}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>
 <table><tr><th class="l">call result</th><th>calls</th><th>share</th></tr>
 {{range .CallResults}}<tr><td class="l">{{.Key}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>
@@ -132,7 +127,7 @@ svg text { fill: #444; }
 {{range .Statuses}}<tr><td class="l">{{status .Key}}</td><td>{{.N}}</td><td>{{pct .Share}}</td></tr>{{end}}</table>
 </div>
 <h2>Latency</h2>
-<p class="note">Milliseconds, nearest-rank percentiles. Latency: attempts that went upstream. TTFB (time to first byte): attempts with ttfb_ms &gt; 0.</p>
+<p class="note">Milliseconds, nearest-rank percentiles. Latency: attempts that went upstream (no refusal, no replay of a kept answer). TTFB (time to first byte): attempts with ttfb_ms &gt; 0.</p>
 <table><tr><th class="l">provider</th><th class="l">model</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>ttfb n</th><th>ttfb p50</th><th>ttfb p95</th><th>ttfb p99</th></tr>
 {{with .Overall}}<tr><td class="l"><b>all</b></td><td class="l"><b>all</b></td><td>{{.Latency.N}}</td><td>{{f1 .Latency.P50}}</td><td>{{f1 .Latency.P95}}</td><td>{{f1 .Latency.P99}}</td><td>{{f1 .Latency.Max}}</td><td>{{.TTFB.N}}</td><td>{{f1 .TTFB.P50}}</td><td>{{f1 .TTFB.P95}}</td><td>{{f1 .TTFB.P99}}</td></tr>{{end}}
 {{range .Latency}}<tr><td class="l">{{dash .Provider}}</td><td class="l">{{dash .Model}}</td><td>{{.Latency.N}}</td><td>{{f1 .Latency.P50}}</td><td>{{f1 .Latency.P95}}</td><td>{{f1 .Latency.P99}}</td><td>{{f1 .Latency.Max}}</td><td>{{.TTFB.N}}</td><td>{{f1 .TTFB.P50}}</td><td>{{f1 .TTFB.P95}}</td><td>{{f1 .TTFB.P99}}</td></tr>

@@ -91,7 +91,7 @@ func TestKeysCapped(t *testing.T) {
 	if got[0].Key != fmt.Sprintf("%08x", maxKeys+2) || got[1].Key != "00000000" {
 		t.Errorf("rows start %+v, %+v; want the key with a 429, then 00000000", got[0], got[1])
 	}
-	s := Summary{Attempts: len(lines), Keys: got, KeysLeftOut: left}
+	s := Summary{Attempts: len(lines), Calls: len(lines), Keys: got, KeysLeftOut: left}
 	var b bytes.Buffer
 	if err := WriteText(&b, &s); err != nil {
 		t.Fatal(err)

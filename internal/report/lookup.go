@@ -15,14 +15,25 @@ import (
 )
 
 // Call is one call as `sluice report --request-id` shows it: the attempts
-// the log holds of it, in order, and the attempt it ended on.
+// the log holds of it, in order, and the answer it returned.
 type Call struct {
+	// RequestID is the call's request id (Sluice-Request-Id).
 	RequestID string `json:"request_id"`
+	// UpstreamRequestID is the id asked for when it is not the call's
+	// request id but a provider's, the x-request-id of one of its attempts
+	// (the log's upstream_request_id), as an SDK shows it.
+	UpstreamRequestID string `json:"upstream_request_id,omitempty"`
 	// Found is false when no line of the log names the call.
 	Found bool `json:"found"`
-	// Result is the outcome of the attempt the call ended on, counted as
-	// every figure of the report counts it (see Summary.CallResults).
+	// Result is the call's result, counted as every figure of the report
+	// counts it (see Summary.CallResults): the answer it returned.
 	Result string `json:"result,omitempty"`
+	// Upstream is how many of its attempts went upstream, as its
+	// Sluice-Attempts header said.
+	Upstream int `json:"upstream_attempts"`
+	// Answer is the attempt number whose answer the call returned; 0 when
+	// not found.
+	Answer int `json:"answer_attempt,omitempty"`
 	// Attempts are the lines that name the call, in order: its own lines
 	// by attempt number, and the folded refusal lines that list it among
 	// their refused_ids (whose attempt number and time are those of the
@@ -36,8 +47,18 @@ func names(l *Line, id string) bool {
 	return l.RequestID == id || slices.Contains(l.RefusedIDs, id)
 }
 
-// lookup returns the call id of lines, sorted by time or not.
+// lookup returns the call of lines, sorted by time or not, that id names:
+// its request id, else the upstream request id of one of its attempts.
 func lookup(lines []Line, id string) Call {
+	if !slices.ContainsFunc(lines, func(l Line) bool { return names(&l, id) }) {
+		for _, l := range lines {
+			if l.UpstreamRequestID == id && l.RequestID != "" {
+				c := lookup(lines, l.RequestID)
+				c.UpstreamRequestID = id
+				return c
+			}
+		}
+	}
 	c := Call{RequestID: id, Attempts: []Line{}}
 	var own, listed []Line
 	for _, l := range lines {
@@ -61,7 +82,7 @@ func lookup(lines []Line, id string) Call {
 	sorted := slices.SortedStableFunc(slices.Values(c.Attempts), byTime)
 	for _, e := range groupCalls(sorted) {
 		if e.id == id {
-			c.Found, c.Result = true, string(e.last.Outcome)
+			c.Found, c.Result, c.Upstream, c.Answer = true, e.result, e.upstream, e.last.Attempt
 		}
 	}
 	return c
@@ -75,15 +96,31 @@ func writeCall(w io.Writer, c Call, asJSON bool) error {
 		return enc.Encode(c)
 	}
 	if !c.Found {
-		_, err := fmt.Fprintf(w, "sluice report: no attempt of call %s in the log\n", c.RequestID)
-		return err
+		return nil // Run says so on stderr
 	}
 	var b strings.Builder
 	word := "attempts"
-	if len(c.Attempts) == 1 {
+	if c.Upstream == 1 {
 		word = "attempt"
 	}
-	fmt.Fprintf(&b, "sluice report: call %s: %d %s, ended on %s\n", c.RequestID, len(c.Attempts), word, c.Result)
+	asked := ""
+	if c.UpstreamRequestID != "" {
+		asked = " (upstream request id " + c.UpstreamRequestID + ")"
+	}
+	fmt.Fprintf(&b, "sluice report: call %s%s: %d %s upstream (Sluice-Attempts), result %s", c.RequestID, asked, c.Upstream, word, c.Result)
+	for _, l := range c.Attempts {
+		if l.RequestID == c.RequestID && l.Attempt == c.Answer && wentUpstream(l) {
+			fmt.Fprintf(&b, ": the answer of attempt %d", l.Attempt)
+			if l.Status != 0 {
+				fmt.Fprintf(&b, ", status %d", l.Status)
+			}
+			if l.UpstreamRequestID != "" {
+				fmt.Fprintf(&b, ", x-request-id %s", l.UpstreamRequestID)
+			}
+			break
+		}
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "  attempt\tts\tprovider\tmodel\toutcome\tstatus\terror\tbreaker\tlatency\t\n")
 	for _, l := range c.Attempts {

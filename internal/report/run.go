@@ -16,11 +16,12 @@ import (
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
-// Exit codes of Run. A report has no thresholds, so it never exits 1
-// (findings), the code other operator tools use.
+// Exit codes of Run. A report has no thresholds: it exits 1 only when
+// --request-id names no call of the log.
 const (
-	ExitOK    = 0 // the report was produced
-	ExitUsage = 2 // unusable input: a missing file, a bad flag, nothing readable
+	ExitOK      = 0 // the report was produced
+	ExitNoMatch = 1 // --request-id: no call of the log has that id
+	ExitUsage   = 2 // unusable input: a missing file, a bad flag, nothing readable
 )
 
 const usage = `usage: sluice report [--config FILE] [--since T] [--until T] [--json] [--html FILE] [FILE.jsonl ...]
@@ -51,13 +52,15 @@ Flags:
   --json       print one JSON object with every figure instead of text
   --html FILE  also write a self-contained HTML page with charts to FILE
   --request-id ID
-               show the attempts of the call with this request id instead
-               (Sluice-Request-Id; a refused call is found among the
-               refused_ids of the folded line that counts it)
+               show the attempts of the call with this id instead, and the
+               answer it returned: its Sluice-Request-Id (a refused call is
+               found among the refused_ids of the folded line that counts
+               it) or the provider's x-request-id of one of its attempts
+               (upstream_request_id), as the SDKs show it
   --help       print this help
 
-Exit status: 0 report produced, 2 unusable input (missing file, bad flag,
-only malformed lines). The report has no findings, so never 1.
+Exit status: 0 report produced, 1 --request-id names no call of the log,
+2 unusable input (missing file, bad flag, only malformed lines).
 `
 
 // options are the parsed command line.
@@ -94,7 +97,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time
 		return ExitUsage
 	}
 	if opt.requestID != "" {
-		err = writeCall(stdout, lookup(lines, opt.requestID), opt.json)
+		c := lookup(lines, opt.requestID)
+		if err = writeCall(stdout, c, opt.json); err == nil && !c.Found {
+			fmt.Fprintf(stderr, "sluice report: no call with id %s in the log (neither a Sluice-Request-Id nor an upstream x-request-id); check the id, the log read and --since/--until\n", opt.requestID)
+			return ExitNoMatch
+		}
 	} else {
 		err = write(opt, &s, stdout)
 	}
@@ -198,9 +205,7 @@ func load(opt options, stdin io.Reader, stderr io.Writer) (Summary, []Line, erro
 				outside++
 				return
 			}
-			if opt.requestID == "" || names(&l, opt.requestID) {
-				lines = append(lines, l)
-			}
+			lines = append(lines, l) // --request-id may name an upstream id: the call's lines are found after
 		})
 		if err != nil {
 			return Summary{}, nil, err
@@ -210,6 +215,9 @@ func load(opt options, stdin io.Reader, stderr io.Writer) (Summary, []Line, erro
 	}
 	if len(lines) == 0 && outside == 0 && malformed > 0 && opt.requestID == "" {
 		return Summary{}, nil, fmt.Errorf("no readable attempt lines, %d malformed; is this an attempt log (JSONL)?", malformed)
+	}
+	if opt.requestID != "" {
+		return Summary{}, lines, nil
 	}
 	s := Summarize(lines)
 	s.Inputs, s.Malformed, s.OutsideWindow = inputs, malformed, outside

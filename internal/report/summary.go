@@ -22,14 +22,17 @@ type Summary struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
 	// Attempts is the number of attempts, sent or refused: one per line,
-	// and a folded refusal line as the refusals it counts. Calls is the
-	// number of calls, as every figure counts them (see callsOf): distinct
-	// request ids, each refused call a folded line counts, and a line
-	// without a request id as a call of its own.
+	// and a folded refusal line as the refusals it counts; a call answered
+	// from a kept answer (outcome replayed) made none. Upstream is the
+	// number of them that went upstream (neither refused nor replayed).
+	// Calls is the number of calls, as every figure counts them (see
+	// callsOf): distinct request ids, each refused call a folded line
+	// counts, and a line without a request id as a call of its own.
 	Attempts int `json:"attempts"`
+	Upstream int `json:"upstream_attempts"`
 	Calls    int `json:"calls"`
-	// AttemptsPerCall is how many attempts each call made, refused ones
-	// included.
+	// AttemptsPerCall is how many attempts each call sent upstream, as
+	// its Sluice-Attempts header said: 0 for a call refused or replayed.
 	AttemptsPerCall PerCall `json:"attempts_per_call"`
 	// Replays counts the calls answered from a kept answer
 	// (Idempotency-Key), and the dollars they did not spend.
@@ -39,11 +42,15 @@ type Summary struct {
 	// Failures counts failed attempts and calls by reason and provider,
 	// with sample request ids, most failed calls first.
 	Failures []Failure `json:"failures"`
-	// CallResults counts calls by the outcome of the attempt they ended on
-	// (its own line with the highest attempt number, see callRec.end).
+	// CallResults counts calls by the answer they returned: the outcome
+	// of the attempt they ended on (its own line with the highest attempt
+	// number, see callRec.end), or, when that attempt was refused after
+	// one went upstream, fail or timeout, the answer of the last attempt
+	// upstream, which the caller got (callRec.answer). ok and replayed are
+	// the calls answered.
 	CallResults []Count `json:"call_results"`
 	// Outcomes counts attempts by outcome, most frequent first; they add
-	// up to Attempts.
+	// up to Attempts (replays are no attempts).
 	Outcomes []Count `json:"outcomes"`
 	// Statuses counts attempts by HTTP status ("0": none arrived), in
 	// ascending order of status.
@@ -94,7 +101,8 @@ type PerCall struct {
 // Latency is the latency and time-to-first-byte distribution of one
 // provider and model (both empty for the overall row). Latency counts the
 // attempts that went upstream (every outcome but circuit_open,
-// budget_exhausted and rate_limited); TTFB counts those with ttfb_ms > 0.
+// budget_exhausted, rate_limited and replayed); TTFB counts those with
+// ttfb_ms > 0.
 type Latency struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
@@ -142,14 +150,17 @@ func Summarize(lines []Line) Summary {
 	slices.SortStableFunc(sorted, func(a, b Line) int { return a.TS.Compare(b.TS) })
 	var s Summary
 	for i := range sorted {
-		s.Attempts += weight(&sorted[i])
+		s.Attempts += attempts(&sorted[i])
+		if wentUpstream(sorted[i]) {
+			s.Upstream++
+		}
 	}
 	if len(sorted) > 0 {
 		s.From, s.To = sorted[0].TS, sorted[len(sorted)-1].TS
 	}
 	ends := groupCalls(sorted)
 	s.Calls = len(ends)
-	s.AttemptsPerCall, s.CallResults = perCall(ends, s.Attempts)
+	s.AttemptsPerCall, s.CallResults = perCall(ends, s.Upstream)
 	s.Incident = incident(ends)
 	s.Failures = failures(sorted, ends)
 	s.Outcomes = counted(sorted, s.Attempts, func(l *Line) string { return string(l.Outcome) }, byCount)
@@ -167,13 +178,24 @@ func Summarize(lines []Line) Summary {
 }
 
 // counted counts the attempts of lines by key: a folded refusal line
-// counts as the attempts it records.
-func counted(lines []Line, attempts int, key func(*Line) string, order func(a, b Count) int) []Count {
+// counts as the attempts it records, a replay as none.
+func counted(lines []Line, total int, key func(*Line) string, order func(a, b Count) int) []Count {
 	m := map[string]int{}
 	for i := range lines {
-		m[key(&lines[i])] += weight(&lines[i])
+		if n := attempts(&lines[i]); n > 0 {
+			m[key(&lines[i])] += n
+		}
 	}
-	return sortedCounts(m, attempts, order)
+	return sortedCounts(m, total, order)
+}
+
+// attempts is how many attempts l records: weight(l), and none for a call
+// answered from a kept answer, which made no attempt.
+func attempts(l *Line) int {
+	if l.Outcome == sluice.OutcomeReplayed {
+		return 0
+	}
+	return weight(l)
 }
 
 // sortedCounts turns m into Counts of total, in the given order.
@@ -210,9 +232,10 @@ func byNumber(a, b Count) int {
 }
 
 // wentUpstream reports whether an attempt reached the provider: every
-// outcome but the ones Sluice decides alone.
+// outcome but the ones Sluice decides alone, the refusals and the replays
+// of kept answers.
 func wentUpstream(l Line) bool {
-	return l.Outcome != "circuit_open" && l.Outcome != "budget_exhausted" && l.Outcome != sluice.OutcomeRateLimited
+	return !refusal(&l) && l.Outcome != sluice.OutcomeReplayed
 }
 
 type pm struct{ provider, model string }
@@ -310,4 +333,18 @@ func spend(lines []Line) (float64, []Spend) {
 		return cmp.Or(cmp.Compare(b.USD, a.USD), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
 	})
 	return total, rows
+}
+
+// answered returns the share of calls answered, and of them those answered
+// ok upstream and those replayed from a kept answer.
+func (s *Summary) answered() (all, ok, replayed float64) {
+	for _, c := range s.CallResults {
+		switch sluice.Outcome(c.Key) {
+		case sluice.OutcomeOK:
+			ok = c.Share
+		case sluice.OutcomeReplayed:
+			replayed = c.Share
+		}
+	}
+	return ok + replayed, ok, replayed
 }

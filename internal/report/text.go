@@ -14,7 +14,7 @@ import (
 func WriteText(w io.Writer, s *Summary) error {
 	var b bytes.Buffer
 	writeHeader(&b, s)
-	if s.Attempts > 0 {
+	if s.Calls > 0 {
 		writeIncident(&b, s)
 		writeFailures(&b, s)
 		writeCalls(&b, s)
@@ -54,7 +54,7 @@ func pct(f float64) string {
 
 func writeHeader(b *bytes.Buffer, s *Summary) {
 	fmt.Fprintf(b, "sluice report: %d attempts, %d calls", s.Attempts, s.Calls)
-	if s.Attempts > 0 {
+	if s.Calls > 0 {
 		fmt.Fprintf(b, ", %s … %s (%s)", stamp(s.From), stamp(s.To), s.To.Sub(s.From).Round(time.Second))
 	}
 	b.WriteString("\n")
@@ -71,7 +71,7 @@ func writeHeader(b *bytes.Buffer, s *Summary) {
 	if s.OutsideWindow > 0 {
 		fmt.Fprintf(b, "  %d attempts outside --since/--until left out\n", s.OutsideWindow)
 	}
-	if s.Attempts == 0 {
+	if s.Calls == 0 {
 		b.WriteString("  no attempts to report\n")
 	}
 }
@@ -104,8 +104,10 @@ func statusName(k string) string {
 
 func writeCalls(b *bytes.Buffer, s *Summary) {
 	pc := s.AttemptsPerCall
-	fmt.Fprintf(b, "\nCALLS\n  %d calls, %d attempts: %.2f attempts per call, at most %d\n",
-		s.Calls, s.Attempts, pc.Mean, pc.Max)
+	fmt.Fprintf(b, "\nCALLS\n  %d calls, %d attempts (%d upstream, %d refused): %.2f upstream attempts per call (Sluice-Attempts), at most %d\n",
+		s.Calls, s.Attempts, s.Upstream, s.Attempts-s.Upstream, pc.Mean, pc.Max)
+	all, ok, replayed := s.answered()
+	fmt.Fprintf(b, "  answered %s (ok %s, replayed %s)\n", pct(all), pct(ok), pct(replayed))
 	writeCounts(b, "attempts per call", pc.Hist, same)
 	writeCounts(b, "call results", s.CallResults, same)
 	writeCounts(b, "attempt outcomes", s.Outcomes, same)

@@ -55,9 +55,10 @@ func timeline(lines []Line) Timeline {
 	for _, l := range lines {
 		i := min(max(int(l.TS.Sub(start)/step), 0), n-1)
 		b := &buckets[i]
-		w := weight(&l)
-		b.Attempts += w
-		b.Outcomes[string(l.Outcome)] += w
+		if w := attempts(&l); w > 0 {
+			b.Attempts += w
+			b.Outcomes[string(l.Outcome)] += w
+		}
 		if l.Status == 429 {
 			b.RateLimited++
 		}
