@@ -1,27 +1,19 @@
 package main
 
 import (
-	"net/url"
-
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // stateWhere says where the config's state goes, for the start line:
-// "memory", "file:/var/lib/sluice" or "redis://host:6379/0" with any
-// password left out.
+// "memory", "file:/var/lib/sluice", "redis://host:6379/0" with any
+// password left out, "redis-sentinel master=NAME sentinels=ADDR,…" or
+// "redis-cluster nodes=ADDR,…".
 func stateWhere(cfg *config.Config) string {
 	switch cfg.State.Backend {
 	case config.BackendMemory:
 		return "memory"
 	case config.BackendRedis:
-		u, err := url.Parse(cfg.State.URL)
-		if err != nil {
-			return "redis (url unreadable)"
-		}
-		if u.User != nil {
-			u.User = url.User(u.User.Username())
-		}
-		return u.String()
+		return cfg.RedisWhere()
 	}
 	dir, err := cfg.StateDir()
 	if err != nil {
