@@ -168,7 +168,7 @@ func probeSentinels(ctx context.Context, c Config, tc *tls.Config, timeout time.
 			warnings = append(warnings, fmt.Sprintf("sentinel %s does not know master %q (it watches another): it takes no part in this master's failover", a, c.Master))
 		case r.err != nil:
 			errs = append(errs, a+": "+r.err.Error())
-			warnings = append(warnings, fmt.Sprintf("sentinel %s does not answer (%v)", a, r.err))
+			warnings = append(warnings, sentinelFailed(a, r.err))
 		default:
 			errs = append(errs, fmt.Sprintf("%s: answered %q", a, r.addr))
 			warnings = append(warnings, fmt.Sprintf("sentinel %s answered %q for master %q, not an address", a, r.addr, c.Master))
@@ -198,6 +198,20 @@ func probeSentinels(ctx context.Context, c Config, tc *tls.Config, timeout time.
 		warnings = append(warnings, w)
 	}
 	return warnings, err
+}
+
+// sentinelFailed says how the sentinel at a failed to answer where the
+// master is: no answer, or an error reply (a data node given as a
+// sentinel answers "unknown command").
+func sentinelFailed(a string, err error) string {
+	var re redis.Error
+	switch {
+	case errors.As(err, &re) && strings.Contains(err.Error(), "unknown command"):
+		return fmt.Sprintf("%s in state.redis.addrs is not a sentinel (%v): list the sentinels (port 26379 by default), not the data nodes", a, err)
+	case errors.As(err, &re):
+		return fmt.Sprintf("sentinel %s answered an error (%v)", a, err)
+	}
+	return fmt.Sprintf("sentinel %s does not answer (%v)", a, err)
 }
 
 // probeMaster asks the master the sentinels named whether it takes c's
