@@ -7,20 +7,8 @@ import (
 // stateWhere says where the config's state goes, for the start line:
 // "memory", "file:/var/lib/sluice", "redis://host:6379/0" with any
 // password left out, "redis-sentinel master=NAME sentinels=ADDR,…" or
-// "redis-cluster nodes=ADDR,…".
-func stateWhere(cfg *config.Config) string {
-	switch cfg.State.Backend {
-	case config.BackendMemory:
-		return "memory"
-	case config.BackendRedis:
-		return cfg.RedisWhere()
-	}
-	dir, err := cfg.StateDir()
-	if err != nil {
-		return "file (dir unknown: " + err.Error() + ")"
-	}
-	return "file:" + dir
-}
+// "redis-cluster nodes=ADDR,…" (config.Config.StateWhere).
+func stateWhere(cfg *config.Config) string { return cfg.StateWhere() }
 
 // attemptsWhere says where the attempt log goes: a path, or "stdout".
 func attemptsWhere(cfg *config.Config) string {

@@ -163,7 +163,9 @@ func scrape(t *testing.T, p *proc) map[string]string {
 
 // The two gauges of the state store agree in every scrape: up 1 and
 // degraded 0 while Redis serves; degraded 1 and up 0 once it is killed;
-// back to up 1, degraded 0 when it is started again.
+// back to up 1, degraded 0 when it is started again. status.json and
+// /sluice/breakers name the store and say whether it has gone local, and
+// why.
 func TestStateStoreGaugesAgree(t *testing.T) {
 	r := redistest.Start(t)
 	p := startSluice(t, nil, "serve", "--config", stateConfig(t, `{backend: redis, url: "`+r.URL()+`"}`))
@@ -187,14 +189,43 @@ func TestStateStoreGaugesAgree(t *testing.T) {
 	if m := wait("0"); m["sluice_state_store_up"] != "1" {
 		t.Errorf("Redis serving: sluice_state_store_up %q, want 1", m["sluice_state_store_up"])
 	}
+	for _, path := range []string{"/sluice/status.json", "/sluice/breakers"} {
+		if st := storeState(t, p, path); st.Store != r.URL() || st.Degraded || st.Error != "" {
+			t.Errorf("Redis serving: %s state %+v, want the store %s, shared", path, st, r.URL())
+		}
+	}
 	r.Kill()
 	if m := wait("1"); m["sluice_state_store_up"] != "0" {
 		t.Errorf("Redis killed: sluice_state_store_up %q, want 0", m["sluice_state_store_up"])
+	}
+	for _, path := range []string{"/sluice/status.json", "/sluice/breakers"} {
+		if st := storeState(t, p, path); st.Store != r.URL() || !st.Degraded || !strings.Contains(st.Error, "connection refused") {
+			t.Errorf("Redis killed: %s state %+v, want the store %s degraded, with why", path, st, r.URL())
+		}
 	}
 	r.Start()
 	if m := wait("0"); m["sluice_state_store_up"] != "1" {
 		t.Errorf("Redis back: sluice_state_store_up %q, want 1", m["sluice_state_store_up"])
 	}
+}
+
+// storeState reads the state store's part of p's admin answer at path.
+func storeState(t *testing.T, p *proc, path string) (st struct {
+	Store, Error string
+	Degraded     bool
+}) {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct{ State json.RawMessage }
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &v); err != nil || resp.StatusCode != 200 || json.Unmarshal(v.State, &st) != nil {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return st
 }
 
 // A Redis that answers but refuses the store's calls (an ACL without

@@ -209,6 +209,23 @@ func (c *Config) RedisConn() (redisconn.Config, error) {
 	return rc, nil
 }
 
+// StateWhere names the state store, for a start line, a listing or the
+// status page: "memory", "file:/var/lib/sluice" (or "file (dir unknown:
+// …)"), or the state's Redis as RedisWhere names it.
+func (c *Config) StateWhere() string {
+	switch c.State.Backend {
+	case BackendMemory:
+		return "memory"
+	case BackendRedis:
+		return c.RedisWhere()
+	}
+	dir, err := c.StateDir()
+	if err != nil {
+		return "file (dir unknown: " + err.Error() + ")"
+	}
+	return "file:" + dir
+}
+
 // RedisWhere names the state's Redis for a start line or a listing, as
 // redisconn.Config.Where does: the URL without its password, or the
 // Sentinel master and the sentinels, or the cluster's seed nodes.
