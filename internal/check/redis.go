@@ -14,7 +14,7 @@ import (
 // redisWait bounds the question check asks of the state's Redis.
 const redisWait = 5 * time.Second
 
-// redisRefuses asks the state's Redis, as sluice serve does at start,
+// askRedis asks the state's Redis, as sluice serve does at start,
 // whether it can serve the stores. It returns an error for what serve
 // refuses: sentinels none of which answers or knows the master, a cluster
 // no seed of which answers or whose state is fail, a state.url that is a
@@ -22,7 +22,7 @@ const redisWait = 5 * time.Second
 // variable that is unset. It returns warnings (kind state) for what serve
 // starts with on local state: a sentinel that does not answer or does not
 // know the master, a master or single server that does not answer.
-func redisRefuses(c *config.Config) ([]warning, error) {
+func askRedis(c *config.Config) ([]warning, error) {
 	if c.State.Backend != config.BackendRedis {
 		return nil, nil
 	}

@@ -141,7 +141,7 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	}
 	var stateWarnings []warning
 	if err == nil {
-		stateWarnings, err = redisRefuses(c)
+		stateWarnings, err = askRedis(c)
 	}
 	if err != nil {
 		return nil, err
