@@ -153,7 +153,8 @@ func probeSentinels(ctx context.Context, c Config, tc *tls.Config, timeout time.
 		})
 	}
 	wg.Wait()
-	var errs, warnings, named []string
+	var errs, named []string
+	var missing [][2]string        // per sentinel that does not serve: what, and the fix
 	where := map[string][]string{} // master address → the sentinels naming it
 	for i, a := range c.Addrs {
 		switch r := answers[i]; {
@@ -165,26 +166,24 @@ func probeSentinels(ctx context.Context, c Config, tc *tls.Config, timeout time.
 			where[m] = append(where[m], a)
 		case errors.Is(r.err, redis.Nil):
 			errs = append(errs, a+": no master named "+c.Master)
-			warnings = append(warnings, fmt.Sprintf("sentinel %s does not know master %q (it watches another): it takes no part in this master's failover", a, c.Master))
+			missing = append(missing, [2]string{fmt.Sprintf("sentinel %s does not know master %q", a, c.Master),
+				"have it monitor the master, or take it out of state.redis.addrs"})
 		case r.err != nil:
 			errs = append(errs, a+": "+r.err.Error())
-			warnings = append(warnings, sentinelFailed(a, r.err))
+			missing = append(missing, sentinelFailed(a, r.err))
 		default:
 			errs = append(errs, fmt.Sprintf("%s: answered %q", a, r.addr))
-			warnings = append(warnings, fmt.Sprintf("sentinel %s answered %q for master %q, not an address", a, r.addr, c.Master))
+			missing = append(missing, [2]string{fmt.Sprintf("sentinel %s answered %q for master %q, not an address", a, r.addr, c.Master),
+				"check it is a sentinel"})
 		}
 	}
 	if len(named) == 0 {
 		return nil, fmt.Errorf("no sentinel in state.redis.addrs knows master %q (%s)", c.Master, strings.Join(errs, "; "))
 	}
-	if len(warnings) > 0 {
-		n := 0
-		for _, s := range where {
-			n += len(s)
-		}
-		for i := range warnings {
-			warnings[i] += fmt.Sprintf(": %d of the %d sentinels in state.redis.addrs know master %q; a failover needs a majority of the sentinels that watch it", n, len(c.Addrs), c.Master)
-		}
+	var warnings []string
+	for _, m := range missing {
+		warnings = append(warnings, fmt.Sprintf("%s: %d of the %d sentinels in state.redis.addrs know master %q (a failover needs a majority of those watching it); %s",
+			m[0], len(c.Addrs)-len(missing), len(c.Addrs), c.Master, m[1]))
 	}
 	if len(named) > 1 {
 		var says []string
@@ -201,17 +200,18 @@ func probeSentinels(ctx context.Context, c Config, tc *tls.Config, timeout time.
 }
 
 // sentinelFailed says how the sentinel at a failed to answer where the
-// master is: no answer, or an error reply (a data node given as a
-// sentinel answers "unknown command").
-func sentinelFailed(a string, err error) string {
+// master is, and the fix: no answer, or an error reply (a data node given
+// as a sentinel answers "unknown command").
+func sentinelFailed(a string, err error) [2]string {
 	var re redis.Error
 	switch {
 	case errors.As(err, &re) && strings.Contains(err.Error(), "unknown command"):
-		return fmt.Sprintf("%s in state.redis.addrs is not a sentinel (%v): list the sentinels (port 26379 by default), not the data nodes", a, err)
+		return [2]string{fmt.Sprintf("%s in state.redis.addrs is not a sentinel (%v)", a, err),
+			"list the sentinels (port 26379 by default), not the data nodes"}
 	case errors.As(err, &re):
-		return fmt.Sprintf("sentinel %s answered an error (%v)", a, err)
+		return [2]string{fmt.Sprintf("sentinel %s answered an error (%v)", a, err), "see its log"}
 	}
-	return fmt.Sprintf("sentinel %s does not answer (%v)", a, err)
+	return [2]string{fmt.Sprintf("sentinel %s does not answer (%v)", a, err), "start it, or take it out of state.redis.addrs"}
 }
 
 // probeMaster asks the master the sentinels named whether it takes c's
