@@ -29,7 +29,8 @@ import (
 // It returns warnings, each one sentence, for what lets the gateway start
 // but leaves it on local state or closer to it: a sentinel that does not
 // answer or does not know Master, sentinels that disagree on where the
-// master is, a master (or the single server) that does not answer. The
+// master is, a master (or the single server) that does not answer, a
+// cluster's seed node that does not answer while another does. The
 // stores start on their local fallbacks and find Redis when it answers.
 func Probe(ctx context.Context, c Config) (warnings []string, err error) {
 	timeout := c.Timeout
@@ -44,7 +45,7 @@ func Probe(ctx context.Context, c Config) (warnings []string, err error) {
 	case Sentinel:
 		return probeSentinels(ctx, c, tc, timeout)
 	case Cluster:
-		return nil, probeSeeds(ctx, c, tc, timeout)
+		return probeSeeds(ctx, c, tc, timeout)
 	}
 	o, err := parseURL(c.URL)
 	if err != nil {
@@ -233,30 +234,53 @@ func probeMaster(ctx context.Context, c Config, addr string, tc *tls.Config, tim
 	return "", nil
 }
 
-// probeSeeds asks each seed node for CLUSTER INFO; the first answer
-// decides.
-func probeSeeds(ctx context.Context, c Config, tc *tls.Config, timeout time.Duration) error {
+// probeSeeds asks every seed node, at once, for CLUSTER INFO: a seed that
+// is not a cluster node or refuses the credentials, or a cluster whose
+// state is fail, is refused; a seed that does not answer while another
+// does is a warning.
+func probeSeeds(ctx context.Context, c Config, tc *tls.Config, timeout time.Duration) ([]string, error) {
+	type answer struct {
+		info string
+		err  error
+	}
+	answers := make([]answer, len(c.Addrs))
+	var wg sync.WaitGroup
+	for i, a := range c.Addrs {
+		wg.Go(func() {
+			o := &redis.Options{Addr: a, Username: c.Username, Password: c.Password, TLSConfig: tc}
+			bound(o, timeout, -1)
+			cl := redis.NewClient(o)
+			defer cl.Close()
+			answers[i].info, answers[i].err = cl.ClusterInfo(ctx).Result()
+		})
+	}
+	wg.Wait()
 	var errs []string
-	for _, a := range c.Addrs {
-		o := &redis.Options{Addr: a, Username: c.Username, Password: c.Password, TLSConfig: tc}
-		bound(o, timeout, -1)
-		cl := redis.NewClient(o)
-		info, err := cl.ClusterInfo(ctx).Result()
-		cl.Close()
-		switch {
-		case err != nil && strings.Contains(err.Error(), "cluster support disabled"):
-			return fmt.Errorf("redis at %s is not a cluster node: set state.redis.mode: single (or sentinel)", a)
-		case err != nil && isAuth(err):
-			return fmt.Errorf("redis at %s refused the credentials: %v", a, err)
-		case err != nil:
-			errs = append(errs, a+": "+err.Error())
-		case field(info, "cluster_state") != "ok":
-			return fmt.Errorf("the redis cluster reports cluster_state:%s (asked %s): its slots are not all served", field(info, "cluster_state"), a)
+	ok := 0
+	for i, a := range c.Addrs {
+		switch r := answers[i]; {
+		case r.err != nil && strings.Contains(r.err.Error(), "cluster support disabled"):
+			return nil, fmt.Errorf("redis at %s is not a cluster node: set state.redis.mode: single (or sentinel), or list only the cluster's nodes", a)
+		case r.err != nil && isAuth(r.err):
+			return nil, fmt.Errorf("redis at %s refused the credentials: %v", a, r.err)
+		case r.err != nil:
+			errs = append(errs, a+": "+r.err.Error())
+		case field(r.info, "cluster_state") != "ok":
+			return nil, fmt.Errorf("the redis cluster reports cluster_state:%s (asked %s): its slots are not all served", field(r.info, "cluster_state"), a)
 		default:
-			return nil
+			ok++
 		}
 	}
-	return fmt.Errorf("no seed node in state.redis.addrs answered (%s)", strings.Join(errs, "; "))
+	if ok == 0 {
+		return nil, fmt.Errorf("no seed node in state.redis.addrs answered (%s)", strings.Join(errs, "; "))
+	}
+	var warnings []string
+	for _, e := range errs {
+		a, err, _ := strings.Cut(e, ": ")
+		warnings = append(warnings, fmt.Sprintf("seed node %s does not answer (%s): %d of the %d seeds in state.redis.addrs answer; start it, or take it out of state.redis.addrs",
+			a, err, ok, len(c.Addrs)))
+	}
+	return warnings, nil
 }
 
 // isAuth reports whether err is Redis refusing the credentials.

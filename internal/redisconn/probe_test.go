@@ -50,3 +50,19 @@ func TestProbeSeesSentinels(t *testing.T) {
 		}
 	}
 }
+
+// A cluster's seed node that does not answer, while another does, is a
+// warning naming it; the cluster still serves.
+func TestProbeWarnsOfASeedDown(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dead := fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t))
+	ws, err := redisconn.Probe(ctx, redisconn.Config{Mode: redisconn.Cluster, Addrs: []string{dead, cl.Addrs()[0]}})
+	if err != nil || len(ws) != 1 || !strings.Contains(ws[0], "seed node "+dead+" does not answer (dial tcp") || !strings.Contains(ws[0], "1 of the 2 seeds") {
+		t.Errorf("a seed down, another up: %v, warnings %q; want one warning naming %s", err, ws, dead)
+	}
+	if ws, err := redisconn.Probe(ctx, redisconn.Config{Mode: redisconn.Cluster, Addrs: cl.Addrs()}); err != nil || len(ws) != 0 {
+		t.Errorf("every seed up: %v, warnings %q; want none", err, ws)
+	}
+}
