@@ -70,9 +70,9 @@
 // serve's message. The state's Redis is asked what serve asks it at start
 // (redisconn.Probe): what serve refuses (a state.url that is a sentinel,
 // a cluster node or a replica; sentinels none of which knows the master)
-// is refused here, exit 2; what serve starts with on local state (a
-// sentinel or the master that does not answer) is a warning of kind
-// state.
+// is refused here, exit 2; what serve starts with on local state or with
+// less than it was given (a sentinel, a cluster seed or the master that
+// does not answer) is a warning of kind state.
 //
 // # Limits
 //

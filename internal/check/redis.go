@@ -20,8 +20,9 @@ const redisWait = 5 * time.Second
 // no seed of which answers or whose state is fail, a state.url that is a
 // sentinel, a cluster node or a replica, credentials refused, a password
 // variable that is unset. It returns warnings (kind state) for what serve
-// starts with on local state: a sentinel that does not answer or does not
-// know the master, a master or single server that does not answer.
+// starts with on local state or with less than it was given: a sentinel
+// that does not answer or does not know the master, a cluster seed that
+// does not answer, a master or single server that does not answer.
 func askRedis(c *config.Config) ([]warning, error) {
 	if c.State.Backend != config.BackendRedis {
 		return nil, nil

@@ -51,9 +51,10 @@ infinity); a value systemd would ignore is a finding too.
 Warns about the config's own warnings, a drain shorter than the longest
 total of a policy (a stream may run that long), a state directory on
 a network filesystem where flock is unreliable, and a state Redis that
-serve would start on local state: a sentinel that does not answer or
-does not know the master (each named), a master or server that does not
-answer. A state.url that is a sentinel, a cluster node or a replica is
+serve would start on local state, or start with less than it was given:
+a sentinel that does not answer or does not know the master, a cluster
+seed node that does not answer (each named), a master or server that
+does not answer. A state.url that is a sentinel, a cluster node or a replica is
 refused, as serve refuses it.
 
 Flags:
