@@ -13,6 +13,7 @@ func (s *Store) degrade(err error) {
 		return
 	}
 	s.local.Store(&fallback{seed: s.seed})
+	s.why = err
 	s.degraded.Store(true)
 	s.fallbacks.Add(1)
 	s.log.Warn("redisstore: redis unreachable, using local breakers", "err", err)
@@ -24,6 +25,7 @@ func (s *Store) restore() {
 	defer s.mode.Unlock()
 	if s.degraded.Load() {
 		s.degraded.Store(false)
+		s.why = nil
 		s.log.Info("redisstore: redis reachable again, using shared breakers")
 	}
 }
@@ -76,4 +78,12 @@ func (s *Store) refresh() {
 		return
 	}
 	s.restore()
+}
+
+// Err returns the error that put the store on local breakers, as Redis
+// gave it; nil while the breakers are shared.
+func (s *Store) Err() error {
+	s.mode.Lock()
+	defer s.mode.Unlock()
+	return s.why
 }

@@ -75,6 +75,7 @@ type Store struct {
 	idle   uint64        // the refreshes an unused name stays cached
 
 	mode      sync.Mutex // serialises switching to and from local breakers
+	why       error      // what Redis answered when the store went local; under mode
 	degraded  atomic.Bool
 	fallbacks atomic.Uint64
 	local     atomic.Pointer[fallback]

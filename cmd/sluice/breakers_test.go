@@ -163,7 +163,7 @@ func TestBreakersStateFlag(t *testing.T) {
 	down := "redis://" + l.Addr().String() + "/0"
 	l.Close()
 	out.Reset()
-	if code := run([]string{"breakers", "--state", down}, strings.NewReader(""), &out, &out); code != 1 || !strings.Contains(out.String(), "Redis is unreachable") || strings.Contains(out.String(), "BREAKER") {
-		t.Errorf("breakers --state %s (nothing listening): exit %d,\n%s\nwant exit 1, unreachable, no list", down, code, out.String())
+	if code := run([]string{"breakers", "--state", down}, strings.NewReader(""), &out, &out); code != 1 || !strings.Contains(out.String(), "the state's Redis, "+down+", failed (dial tcp") || strings.Contains(out.String(), "BREAKER") {
+		t.Errorf("breakers --state %s (nothing listening): exit %d,\n%s\nwant exit 1, the store named, its error, no list", down, code, out.String())
 	}
 }

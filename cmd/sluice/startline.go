@@ -1,34 +1,14 @@
 package main
 
 import (
-	"net/url"
-
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // stateWhere says where the config's state goes, for the start line:
-// "memory", "file:/var/lib/sluice" or "redis://host:6379/0" with any
-// password left out.
-func stateWhere(cfg *config.Config) string {
-	switch cfg.State.Backend {
-	case config.BackendMemory:
-		return "memory"
-	case config.BackendRedis:
-		u, err := url.Parse(cfg.State.URL)
-		if err != nil {
-			return "redis (url unreadable)"
-		}
-		if u.User != nil {
-			u.User = url.User(u.User.Username())
-		}
-		return u.String()
-	}
-	dir, err := cfg.StateDir()
-	if err != nil {
-		return "file (dir unknown: " + err.Error() + ")"
-	}
-	return "file:" + dir
-}
+// "memory", "file:/var/lib/sluice", "redis://host:6379/0" with any
+// password left out, "redis-sentinel master=NAME sentinels=ADDR,…" or
+// "redis-cluster nodes=ADDR,…" (config.Config.StateWhere).
+func stateWhere(cfg *config.Config) string { return cfg.StateWhere() }
 
 // attemptsWhere says where the attempt log goes: a path, or "stdout".
 func attemptsWhere(cfg *config.Config) string {

@@ -82,11 +82,15 @@ func (sc stateCommand) start(args []string, stderr io.Writer) (run stateRun, cod
 	}
 	if r, ok := run.stores.breakers.(*redisstore.Store); ok && r.Degraded() {
 		// Its local breakers are not the shared ones: say so, and list nothing.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := r.Client().Ping(ctx).Err()
-		cancel()
+		err := r.Err()
+		if err == nil { // back meanwhile: ask again
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err = r.Client().Ping(ctx).Err()
+			cancel()
+		}
 		run.stores.Close()
-		fmt.Fprintf(stderr, "sluice %s: the state's Redis is unreachable (%v): start it, or name the state to read with --state\n", sc.name, err)
+		fmt.Fprintf(stderr, "sluice %s: the state's Redis, %s, failed (%v): start it or fix it, or name the state to read with --state\n",
+			sc.name, stateWhere(run.cfg), err)
 		return run, 1, false
 	}
 	cmdline.Reading(stderr, "sluice "+sc.name, "state "+stateWhere(run.cfg), from)

@@ -103,10 +103,13 @@ func openRedis(cfg *config.Config, logger *slog.Logger) (*stores, error) {
 		where = "state.redis"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeWait)
-	err = redisconn.Probe(ctx, rc)
+	warnings, err := redisconn.Probe(ctx, rc)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	for _, w := range warnings {
+		logger.Warn(where+": "+w, "state", rc.Where())
 	}
 	client, err := redisconn.New(rc)
 	if err != nil {

@@ -67,7 +67,12 @@
 // Before any of this, the config must pass every check `sluice serve`
 // runs at start, the environment included: check builds the gateway on a
 // memory store, so an unset api_key_env or admin.token_env fails here with
-// serve's message.
+// serve's message. The state's Redis is asked what serve asks it at start
+// (redisconn.Probe): what serve refuses (a state.url that is a sentinel,
+// a cluster node or a replica; sentinels none of which knows the master)
+// is refused here, exit 2; what serve starts with on local state or with
+// less than it was given (a sentinel, a cluster seed or the master that
+// does not answer) is a warning of kind state.
 //
 // # Limits
 //

@@ -49,8 +49,13 @@ Values are read as systemd reads them (90s, "1min 30s", 1h30m, 2.5s,
 infinity); a value systemd would ignore is a finding too.
 
 Warns about the config's own warnings, a drain shorter than the longest
-total of a policy (a stream may run that long), and a state directory on
-a network filesystem where flock is unreliable.
+total of a policy (a stream may run that long), a state directory on
+a network filesystem where flock is unreliable, and a state Redis that
+serve would start on local state, or start with less than it was given:
+a sentinel that does not answer or does not know the master, a cluster
+seed node that does not answer (each named), a master or server that
+does not answer. A state.url that is a sentinel, a cluster node or a replica is
+refused, as serve refuses it.
 
 Flags:
   --config FILE  the config (default $SLUICE_CONFIG, else the built-in defaults)
@@ -135,8 +140,9 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	if err == nil {
 		err = serveRefuses(c)
 	}
+	var stateWarnings []warning
 	if err == nil {
-		err = redisRefuses(c)
+		stateWarnings, err = askRedis(c)
 	}
 	if err != nil {
 		return nil, err
@@ -155,7 +161,7 @@ func check(opt options, magic func(string) (uint32, error)) (*report, error) {
 	}
 	r := &report{Config: path, Policies: policyRows(c), Routes: routeRows(c), Rates: rateRows(c), Pools: pools,
 		Idempotency: idempotencyOf(c), Priorities: prioritiesOf(c),
-		Warnings: warnings(c, magic), Target: t, Units: []string{}, Findings: []finding{}}
+		Warnings: append(warnings(c, magic), stateWarnings...), Target: t, Units: []string{}, Findings: []finding{}}
 	for i := range r.Policies {
 		r.Policies[i].Judged = len(units) > 0 && r.Policies[i].Name == t.Policy
 	}

@@ -204,11 +204,39 @@ func (c *Config) RedisConn() (redisconn.Config, error) {
 	if err != nil {
 		return redisconn.Config{}, err
 	}
+	rc := c.redisConn()
+	rc.Password = pw
+	return rc, nil
+}
+
+// StateWhere names the state store, for a start line, a listing or the
+// status page: "memory", "file:/var/lib/sluice" (or "file (dir unknown:
+// …)"), or the state's Redis as RedisWhere names it.
+func (c *Config) StateWhere() string {
+	switch c.State.Backend {
+	case BackendMemory:
+		return "memory"
+	case BackendRedis:
+		return c.RedisWhere()
+	}
+	dir, err := c.StateDir()
+	if err != nil {
+		return "file (dir unknown: " + err.Error() + ")"
+	}
+	return "file:" + dir
+}
+
+// RedisWhere names the state's Redis for a start line or a listing, as
+// redisconn.Config.Where does: the URL without its password, or the
+// Sentinel master and the sentinels, or the cluster's seed nodes.
+func (c *Config) RedisWhere() string { return c.redisConn().Where() }
+
+// redisConn is how to reach the state's Redis, without the password.
+func (c *Config) redisConn() redisconn.Config {
 	r := c.State.Redis
-	rc := redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master,
-		Username: r.Username, Password: pw}
+	rc := redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master, Username: r.Username}
 	if r.TLS != nil {
 		rc.TLS = &redisconn.TLS{CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile}
 	}
-	return rc, nil
+	return rc
 }

@@ -119,7 +119,7 @@ func (g *Gateway) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			writeStateFailed(w, err)
 			return
 		}
-		writeJSON(w, map[string]any{"breakers": views})
+		writeJSON(w, map[string]any{"breakers": views, "state": g.stateOf()})
 	case p == "/sluice/":
 		g.serveStatusPage(w, r)
 	case p == "/sluice/status.json":

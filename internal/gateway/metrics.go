@@ -166,7 +166,7 @@ var (
 	breakerTransitionsDesc = prometheus.NewDesc("sluice_breaker_transitions_total",
 		"State changes of the breaker, as recorded in the state store.", []string{"breaker"}, nil)
 	breakerStoreUpDesc = prometheus.NewDesc("sluice_state_store_up",
-		"1 when the state store answered the scrape, 0 when it failed.", nil, nil)
+		"1 when the scrape read the breakers from the state store and they are shared through it; 0 when the read failed or the breakers count locally (sluice_state_store_degraded 1). Never 1 together with sluice_state_store_degraded.", nil, nil)
 )
 
 // degradable is a shared store that can fall back to local breakers.
@@ -190,27 +190,35 @@ func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- breakerStoreUpDesc
 }
 
+// Collect reads the breakers first, then whether the store is degraded:
+// a read that failed over to local breakers is seen degraded in the same
+// scrape, and up is 1 only when the read succeeded on the shared store.
 func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
-	if d, ok := c.store.(degradable); ok {
-		v := 0.0
-		if d.Degraded() {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(storeDegradedDesc, prometheus.GaugeValue, v)
-		ch <- prometheus.MustNewConstMetric(storeFallbacksDesc, prometheus.CounterValue, float64(d.FallbacksTotal()))
-	}
 	var known []string
 	if c.known != nil {
 		known = c.known()
 	}
 	list, err := records(c.store, known)
+	degraded := false
+	if d, ok := c.store.(degradable); ok {
+		degraded = d.Degraded()
+		ch <- prometheus.MustNewConstMetric(storeDegradedDesc, prometheus.GaugeValue, b2f(degraded))
+		ch <- prometheus.MustNewConstMetric(storeFallbacksDesc, prometheus.CounterValue, float64(d.FallbacksTotal()))
+	}
+	ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, b2f(err == nil && !degraded))
 	if err != nil {
-		ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, 0)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(breakerStoreUpDesc, prometheus.GaugeValue, 1)
 	for name, r := range list {
 		ch <- prometheus.MustNewConstMetric(breakerStateDesc, prometheus.GaugeValue, float64(r.State), name)
 		ch <- prometheus.MustNewConstMetric(breakerTransitionsDesc, prometheus.CounterValue, float64(r.Transitions), name)
 	}
+}
+
+// b2f is 1 for true, 0 for false: a gauge's value.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // RestartError is Reload's error when the new config changes an option that
-// is read only at start: listen, state (backend, dir, url), log.attempts,
+// is read only at start: listen, state (backend, dir, url, redis), log.attempts,
 // limits.read_header_timeout and tracing.
 type RestartError struct {
 	Key      string // the option, as written in the config
@@ -72,6 +72,7 @@ func needsRestart(old, cfg *config.Config) error {
 		{"state.backend", old.State.Backend, cfg.State.Backend},
 		{"state.dir", old.State.Dir, cfg.State.Dir},
 		{"state.url", redactURL(old.State.URL), redactURL(cfg.State.URL)},
+		{"state.redis", redisOf(old), redisOf(cfg)},
 		{"log.attempts", old.Log.Attempts, cfg.Log.Attempts},
 		{"limits.read_header_timeout", old.Limits.ReadHeaderTimeout.String(), cfg.Limits.ReadHeaderTimeout.String()},
 		{"limits.max_header_bytes", fmt.Sprint(old.Limits.MaxHeaderBytes), fmt.Sprint(cfg.Limits.MaxHeaderBytes)},
@@ -82,6 +83,24 @@ func needsRestart(old, cfg *config.Config) error {
 		}
 	}
 	return nil
+}
+
+// redisOf says how c reaches Redis beyond state.url, never with a
+// password: the deployment (the Sentinel master and sentinels, the
+// cluster's seeds), the ACL user, the password's variable and the TLS
+// files.
+func redisOf(c *config.Config) string {
+	if c.State.Backend != config.BackendRedis {
+		return ""
+	}
+	s := c.RedisWhere()
+	if r := c.State.Redis; r.PasswordEnv != "" {
+		s += " password_env=" + r.PasswordEnv
+	}
+	if t := c.State.Redis.TLS; t != nil {
+		s += fmt.Sprintf(" ca_file=%s cert_file=%s key_file=%s", t.CAFile, t.CertFile, t.KeyFile)
+	}
+	return s
 }
 
 // redactURL returns a state URL with its password, if any, masked: the

@@ -241,6 +241,26 @@ func TestRestartErrorMasksStatePassword(t *testing.T) {
 	}
 }
 
+// TestReloadRefusesAnotherSentinelStore: a reload that names other
+// sentinels (or another master) is refused, naming both stores: the
+// gateway keeps the client it opened at start.
+func TestReloadRefusesAnotherSentinelStore(t *testing.T) {
+	old, cfg := config.Default(), config.Default()
+	old.State = config.State{Backend: config.BackendRedis,
+		Redis: config.Redis{Mode: config.RedisSentinel, Master: "mymaster", Addrs: []string{"10.0.0.1:26379", "10.0.0.2:26379"}}}
+	cfg.State = old.State
+	cfg.State.Redis.Addrs = []string{"10.0.0.1:26379", "10.0.0.3:26379"}
+	err := needsRestart(old, cfg)
+	var re *RestartError
+	if !errors.As(err, &re) || re.Key != "state.redis" ||
+		!strings.Contains(err.Error(), `"redis-sentinel master=mymaster sentinels=10.0.0.1:26379,10.0.0.2:26379" to "redis-sentinel master=mymaster sentinels=10.0.0.1:26379,10.0.0.3:26379"`) {
+		t.Errorf("sentinels changed: %v, want a *RestartError for state.redis naming both", err)
+	}
+	if err := needsRestart(old, old); err != nil {
+		t.Errorf("nothing changed: %v", err)
+	}
+}
+
 func TestReloadKeepsBreakersOpen(t *testing.T) {
 	up := fake.NewServer("500")
 	defer up.Close()

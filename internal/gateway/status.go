@@ -19,6 +19,7 @@ var statusPage []byte
 // guard now, and the last hour of every provider and model.
 type statusView struct {
 	Now      time.Time     `json:"now"`
+	State    stateView     `json:"state"`
 	Breakers []BreakerView `json:"breakers"`
 	// BreakersError says why the breakers are missing: the state store
 	// failed.
@@ -30,6 +31,32 @@ type statusView struct {
 	Budgets       []budgetView  `json:"budgets"`
 	Replays       replaysView   `json:"replays"`
 	Failures      []failureView `json:"failures"`
+}
+
+// stateView is the state store: which one, and whether the breakers are
+// shared through it now.
+type stateView struct {
+	// Store names it as the start line does: "memory", "file:DIR", a Redis
+	// URL without its password, "redis-sentinel master=… sentinels=…",
+	// "redis-cluster nodes=…".
+	Store string `json:"store"`
+	// Degraded is true while the breakers count in this process alone
+	// (sluice_state_store_degraded 1); Error then says why, as the store
+	// gave it.
+	Degraded bool   `json:"degraded"`
+	Error    string `json:"error,omitempty"`
+}
+
+// stateOf is the state store g's breakers are kept in.
+func (g *Gateway) stateOf() stateView {
+	v := stateView{Store: g.cfg.StateWhere()}
+	if d, ok := g.store.(degradable); ok && d.Degraded() {
+		v.Degraded = true
+		if e, ok := g.store.(interface{ Err() error }); ok && e.Err() != nil {
+			v.Error = e.Err().Error()
+		}
+	}
+	return v
 }
 
 // replaysView counts the last hour's calls answered from a kept answer
@@ -87,6 +114,7 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 	} else {
 		v.Breakers = b
 	}
+	v.State = g.stateOf()
 	if l, err := g.limitsView(); err != nil {
 		v.LimitsError = "the limits cannot be read: " + err.Error()
 	} else {

@@ -207,3 +207,38 @@ func (t *TLS) config() (*tls.Config, error) {
 	}
 	return tc, nil
 }
+
+// Where names the deployment c reaches, for a start line or a listing,
+// never with a password: the URL of the one server with its password left
+// out (Single), "redis-sentinel master=NAME sentinels=ADDR,ADDR"
+// (Sentinel) or "redis-cluster nodes=ADDR,ADDR" (Cluster), then " user=U"
+// for the ACL user Username names and " tls" when TLS is on beyond what
+// the URL says.
+func (c Config) Where() string {
+	var b strings.Builder
+	switch c.Mode {
+	case Sentinel:
+		fmt.Fprintf(&b, "redis-sentinel master=%s sentinels=%s", c.Master, strings.Join(c.Addrs, ","))
+	case Cluster:
+		fmt.Fprintf(&b, "redis-cluster nodes=%s", strings.Join(c.Addrs, ","))
+	default:
+		u, err := url.Parse(c.URL)
+		if err != nil {
+			return "redis (state.url unreadable)"
+		}
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		b.WriteString(u.String())
+		if u.Scheme == "rediss" {
+			c.TLS = nil // the URL says it
+		}
+	}
+	if c.Username != "" {
+		b.WriteString(" user=" + c.Username)
+	}
+	if c.TLS != nil {
+		b.WriteString(" tls")
+	}
+	return b.String()
+}

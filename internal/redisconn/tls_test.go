@@ -36,7 +36,7 @@ func TestTLSClientCertAndACLUser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err = redisconn.Probe(ctx, redisconn.Config{URL: url, Username: "sluice", Password: "wrong-pw", TLS: tlsFiles, Timeout: 2 * time.Second})
+	_, err = redisconn.Probe(ctx, redisconn.Config{URL: url, Username: "sluice", Password: "wrong-pw", TLS: tlsFiles, Timeout: 2 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "refused the credentials") || strings.Contains(err.Error(), "wrong-pw") {
 		t.Fatalf("a wrong password: %v; want refused, the password not shown", err)
 	}

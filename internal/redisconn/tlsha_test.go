@@ -31,7 +31,7 @@ func TestTLSSentinelMode(t *testing.T) {
 		Username: "sluice", Password: "s3cret-pw", TLS: tlsFiles, Timeout: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := redisconn.Probe(ctx, cfg); err != nil {
+	if _, err := redisconn.Probe(ctx, cfg); err != nil {
 		t.Fatalf("probe over TLS: %v", err)
 	}
 	c, err := redisconn.New(cfg)
@@ -45,12 +45,12 @@ func TestTLSSentinelMode(t *testing.T) {
 
 	bad := cfg
 	bad.Password = "wrong-pw"
-	if err := redisconn.Probe(ctx, bad); err == nil || !strings.Contains(err.Error(), "refused the credentials") || strings.Contains(err.Error(), "wrong-pw") {
+	if _, err := redisconn.Probe(ctx, bad); err == nil || !strings.Contains(err.Error(), "refused the credentials") || strings.Contains(err.Error(), "wrong-pw") {
 		t.Errorf("sentinel mode, a wrong password: %v; want refused at start, the password not shown", err)
 	}
 	plain := cfg
 	plain.TLS = nil
-	if err := redisconn.Probe(ctx, plain); err == nil {
+	if _, err := redisconn.Probe(ctx, plain); err == nil {
 		t.Error("sentinel mode without TLS reached TLS-only sentinels")
 	}
 
@@ -83,7 +83,7 @@ func TestTLSClusterMode(t *testing.T) {
 		Username: "sluice", Password: "s3cret-pw", TLS: tlsFiles, Timeout: 2 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := redisconn.Probe(ctx, cfg); err != nil {
+	if _, err := redisconn.Probe(ctx, cfg); err != nil {
 		t.Fatalf("probe over TLS: %v", err)
 	}
 	c, err := redisconn.New(cfg)
@@ -104,7 +104,7 @@ func TestTLSClusterMode(t *testing.T) {
 
 	bad := cfg
 	bad.Password = "wrong-pw"
-	if err := redisconn.Probe(ctx, bad); err == nil || !strings.Contains(err.Error(), "refused the credentials") || strings.Contains(err.Error(), "wrong-pw") {
+	if _, err := redisconn.Probe(ctx, bad); err == nil || !strings.Contains(err.Error(), "refused the credentials") || strings.Contains(err.Error(), "wrong-pw") {
 		t.Errorf("cluster mode, a wrong password: %v; want refused at start, the password not shown", err)
 	}
 	noCert := cfg
