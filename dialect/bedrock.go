@@ -299,6 +299,15 @@ func (bedrockClient) Error(h http.Header, status int, code, message string) []by
 // AsksUsage is false: Bedrock's streams carry their usage unasked.
 func (bedrockClient) AsksUsage(r *http.Request) bool { return false }
 
+// EscapedModel returns where the model lies in p, an escaped Bedrock
+// Runtime model path: a model ARN (inference profiles, provisioned
+// throughput, imported models) comes with its "/" as %2F; start is -1
+// for any other path.
+func (bedrockClient) EscapedModel(p string) (start, end int) {
+	start, end, _ = bedrockPath(p)
+	return start, end
+}
+
 // bedrockService is Bedrock Runtime's SigV4 signing name.
 const bedrockService = "bedrock"
 

@@ -67,7 +67,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, d, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
 		return
 	}
-	if !safePath(r) {
+	if !safePath(r, rt.prefix, d.Client()) {
 		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}

@@ -73,11 +73,21 @@ func (g *Gateway) match(path string) (*route, string) {
 
 // safePath reports whether a request's path may be forwarded: no dot
 // segments (also as "..;"), no encoded slashes, backslashes or dots, no
-// double encoding, no empty segments.
-func safePath(r *http.Request) bool {
+// double encoding, no empty segments. The one encoded slash allowed is
+// in the model segment the route's dialect c finds below prefix (a
+// Bedrock model ARN's, %2F as the AWS SDKs send it), which is checked
+// as if its escaped slashes were plain ones: no dot or empty segment
+// there either.
+func safePath(r *http.Request, prefix string, c dialect.Client) bool {
 	raw := r.URL.EscapedPath()
 	if r.URL.RawPath != "" {
 		raw = r.URL.RawPath
+	}
+	if rest, ok := strings.CutPrefix(raw, prefix); ok {
+		if start, end := c.EscapedModel(rest); start >= 0 {
+			start, end = start+len(prefix), end+len(prefix)
+			raw = raw[:start] + slashes.Replace(raw[start:end]) + raw[end:]
+		}
 	}
 	lower := strings.ToLower(raw)
 	for _, bad := range []string{"%2f", "%5c", "%2e", "%00", "\\", "//"} {
@@ -94,6 +104,9 @@ func safePath(r *http.Request) bool {
 	// A % left after decoding was encoded twice (%252e): a trick, not an API path.
 	return !strings.ContainsAny(r.URL.Path, "\\\x00%")
 }
+
+// slashes makes a model segment's escaped slashes plain ones.
+var slashes = strings.NewReplacer("%2F", "/", "%2f", "/")
 
 // isLoopback reports whether a request came from this machine.
 func isLoopback(r *http.Request) bool {
