@@ -345,6 +345,19 @@ func (bedrock) Signer(o SignerOptions) (Signer, error) {
 	return &bedrockSigner{creds: cfg.Credentials, region: cfg.Region, v4: v4.NewSigner()}, nil
 }
 
+// BedrockRegion returns the region the standard AWS chain names, as
+// aws-sdk-go-v2's config.LoadDefaultConfig reads it: AWS_REGION, else
+// AWS_DEFAULT_REGION, else the region of the shared config file's profile
+// (AWS_CONFIG_FILE, AWS_PROFILE); "" when none names one. It fails when
+// the AWS configuration cannot be read (AWS_PROFILE names no profile).
+func BedrockRegion() (string, error) {
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return "", fmt.Errorf("the AWS configuration: %w", err)
+	}
+	return cfg.Region, nil
+}
+
 // bedrockSigner signs Bedrock requests with SigV4.
 type bedrockSigner struct {
 	creds  aws.CredentialsProvider

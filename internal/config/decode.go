@@ -119,6 +119,11 @@ func (d *decoder) providers(c *Config) field {
 			if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 				pr.BaseURL = t
 			}
+			if err == nil && pr.Region == "" {
+				if pr.Region, err = chainRegion(pr.Kind); err != nil {
+					err = errf(key(p, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
+				}
+			}
 			if pr.BaseURL == "" {
 				pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
 			}
