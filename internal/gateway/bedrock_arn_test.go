@@ -137,8 +137,8 @@ func TestBedrockPathTraversalRefused(t *testing.T) {
 	e := newEnv(t, "200", withBedrock(t))
 	const arn = "arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aapplication-inference-profile"
 	for _, p := range []string{
-		"/bedrock/x%2Fy/model/" + arn + "%2Fa1/converse",    // before the model
-		"/bedrock/model/" + arn + "%2Fa1/converse%2F..",     // after it
+		"/bedrock/x%2Fy/model/" + arn + "%2Fa1/converse",     // before the model
+		"/bedrock/model/" + arn + "%2Fa1/converse%2F..",      // after it
 		"/bedrock/model/" + arn + "%2F..%2F..%2Fa1/converse", // dot segments in it
 		"/bedrock/model/" + arn + "%2F.%2Fa1/converse",
 		"/bedrock/model/..%2Fconverse/converse",
