@@ -189,7 +189,9 @@ func (g *Gateway) authorized(token string) bool {
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, d dialect.Dialect) ([]byte, bool) {
 	limit := g.cfg.Limits.MaxBodyBytes
 	tooLarge := func() ([]byte, bool) {
-		w.Header().Set("Connection", "close")
+		if r.ProtoMajor == 1 { // HTTP/2 resets the stream alone, not the connection
+			w.Header().Set("Connection", "close")
+		}
 		writeError(w, d, http.StatusRequestEntityTooLarge, codeTooLarge,
 			fmt.Sprintf("sluice: request body over %d bytes (limits.max_body)", limit))
 		return nil, false

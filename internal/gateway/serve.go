@@ -56,6 +56,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.forward(w, r, rt, rest, id)
 }
 
+// Protocols returns the protocols a server of the gateway speaks on its
+// plain port: HTTP/1.1, and HTTP/2 with prior knowledge (h2c), which the
+// AWS SDK for JavaScript speaks by default. An http.Server serving a
+// Gateway sets its Protocols to them.
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
 // config0 is the dialect of answers made before a route is known, and of
 // the admin endpoints': OpenAI's.
 var config0 = dialect.OpenAI
