@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go/encoding/httpbinding"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // bedrockARNs are model ids given as ARNs, one of each kind Bedrock
@@ -57,7 +58,8 @@ func (p *rawPaths) got() []string {
 // ARN of every kind. Each call is answered; the ARN reaches the upstream
 // escaped as the SDK escapes it (":" as %3A, "/" as %2F), signed by the
 // gateway so that the fake's SigV4 check passes; and the gateway reads
-// the ARN as the model, as its attempt log shows.
+// the ARN as the model: each call is priced at the ARN's own price and
+// logged under it.
 func TestBedrockSDKModelARN(t *testing.T) {
 	rec := &rawPaths{}
 	up := httptest.NewServer(rec)
@@ -67,6 +69,11 @@ func TestBedrockSDKModelARN(t *testing.T) {
 		p := c.Providers["bedrock"]
 		p.BaseURL = up.URL
 		c.Providers["bedrock"] = p
+		c.Prices = map[string]spend.Price{} // each ARN priced by its own name: 5 output tokens for $0.10
+		for _, arn := range bedrockARNs {
+			c.Prices[arn] = spend.Price{Output: 20000}
+		}
+		c.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 100, Period: "day", Scope: "all"}}
 	})
 	rec.mu.Lock()
 	rec.next = e.up.Provider
@@ -114,8 +121,14 @@ func TestBedrockSDKModelARN(t *testing.T) {
 		if text.String() != "This is a fake answer." || usage == nil {
 			t.Errorf("ConverseStream %s: text %q usage %+v", arn, text.String(), usage)
 		}
-		if l := e.logs.String(); !strings.Contains(l, `"model":"`+arn+`"`) {
-			t.Errorf("the attempt log names no model %s:\n%s", arn, l)
+		priced := 0
+		for l := range strings.Lines(e.logs.String()) {
+			if strings.Contains(l, `"model":"`+arn+`"`) && strings.Contains(l, `"cost_usd":0.1,`) {
+				priced++
+			}
+		}
+		if priced != 2 {
+			t.Errorf("%d attempts logged with model %s at $0.10, want 2:\n%s", priced, arn, e.logs.String())
 		}
 	}
 	got := rec.got()
