@@ -128,18 +128,15 @@ func TestH2CStream(t *testing.T) {
 		t.Errorf("cut stream over h2c: %q; want the gateway's stream_cut event", b)
 	}
 
-	// The client resets its stream: the gateway ends the upstream call.
-	before := e.gw.InFlight()
+	// The client resets its stream (as closing the stalled one above did):
+	// the gateway ends the upstream call, long before the idle limit.
+	waitIdle(t, e)
 	cctx, ccancel := context.WithCancel(ctx)
 	resp = post(cctx, "stream:stall-after=1")
 	bufio.NewReader(resp.Body).ReadString('\n')
 	ccancel()
 	resp.Body.Close()
-	for deadline := time.Now().Add(5 * time.Second); e.gw.InFlight() != before; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) { // the idle limit, 10s, would end it later
-			t.Fatalf("%d calls in flight 5s after the client reset its stream; want %d", e.gw.InFlight(), before)
-		}
-	}
+	waitIdle(t, e)
 
 	r1 := e.do("POST", "/openai/v1/chat/completions", chatBody) // HTTP/1.1, on e's own server
 	r1.Body.Close()
@@ -150,6 +147,17 @@ func TestH2CStream(t *testing.T) {
 		t.Fatalf("HTTP/1.1 on the h2c port: %v %v", r1, err)
 	}
 	r1.Body.Close()
+}
+
+// waitIdle waits for the gateway to have no call in flight, at most 5s:
+// half the idle limit of TestH2CStream's stalls.
+func waitIdle(t *testing.T, e *env) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); e.gw.InFlight() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls in flight 5s after the client reset its stream; want none", e.gw.InFlight())
+		}
+	}
 }
 
 // TestH2CBodyTooLargeKeepsConnection: a body over the limit sent over
