@@ -114,6 +114,9 @@ func (anthropicClient) ErrorEvent(code, message string) []byte {
 // refuses stream_options.
 func (anthropicClient) AsksUsage(r *http.Request) bool { return false }
 
+// EscapedModel finds none: no path of this dialect holds an escaped "/".
+func (anthropicClient) EscapedModel(p string) (start, end int) { return -1, -1 }
+
 // anthropicErrorBody is a gateway error in Anthropic's shape:
 // {"type":"error","error":{"type":code,"message":…}}.
 func anthropicErrorBody(code, message string) []byte {

@@ -146,3 +146,6 @@ func (azureClient) AsksUsage(r *http.Request) bool {
 	}
 	return len(v) >= len(azureUsageVersion) && v[:len(azureUsageVersion)] >= azureUsageVersion
 }
+
+// EscapedModel finds none: no path of this dialect holds an escaped "/".
+func (azureClient) EscapedModel(p string) (start, end int) { return -1, -1 }

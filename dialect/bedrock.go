@@ -297,6 +297,15 @@ func (bedrockClient) Error(h http.Header, status int, code, message string) []by
 // AsksUsage is false: Bedrock's streams carry their usage unasked.
 func (bedrockClient) AsksUsage(r *http.Request) bool { return false }
 
+// EscapedModel returns where the model lies in p, an escaped Bedrock
+// Runtime model path: a model ARN (inference profiles, provisioned
+// throughput, imported models) comes with its "/" as %2F; start is -1
+// for any other path.
+func (bedrockClient) EscapedModel(p string) (start, end int) {
+	start, end, _ = bedrockPath(p)
+	return start, end
+}
+
 // bedrockService is Bedrock Runtime's SigV4 signing name.
 const bedrockService = "bedrock"
 
@@ -332,6 +341,19 @@ func (bedrock) Signer(o SignerOptions) (Signer, error) {
 		return nil, fmt.Errorf("sluice: bedrock: no AWS credential provider")
 	}
 	return &bedrockSigner{creds: cfg.Credentials, region: cfg.Region, v4: v4.NewSigner()}, nil
+}
+
+// BedrockRegion returns the region the standard AWS chain names, as
+// aws-sdk-go-v2's config.LoadDefaultConfig reads it: AWS_REGION, else
+// AWS_DEFAULT_REGION, else the region of the shared config file's profile
+// (AWS_CONFIG_FILE, AWS_PROFILE); "" when none names one. It fails when
+// the AWS configuration cannot be read (AWS_PROFILE names no profile).
+func BedrockRegion() (string, error) {
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return "", fmt.Errorf("the AWS configuration: %w", err)
+	}
+	return cfg.Region, nil
 }
 
 // bedrockSigner signs Bedrock requests with SigV4.

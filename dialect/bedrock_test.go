@@ -701,3 +701,37 @@ func httptestServer(t *testing.T, h http.HandlerFunc) string {
 	t.Cleanup(s.Close)
 	return s.URL
 }
+
+// The model segment of an escaped Bedrock Runtime path is where an
+// escaped "/" (a model ARN's) may lie; no other path has one, in Bedrock
+// or in any other dialect.
+func TestEscapedModel(t *testing.T) {
+	const arn = "arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aimported-model%2Fk2m4"
+	for _, tc := range []struct {
+		d    Dialect
+		p    string
+		want string // the segment; "" for none
+	}{
+		{Bedrock, "/model/" + arn + "/converse", arn},
+		{Bedrock, "/model/" + arn + "/converse-stream", arn},
+		{Bedrock, "/model/" + arn + "/invoke-with-response-stream", arn},
+		{Bedrock, "/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke", "anthropic.claude-3-haiku-20240307-v1%3A0"},
+		{Bedrock, "/model/" + arn + "/converse%2F..", ""},
+		{Bedrock, "/model/" + arn, ""},
+		{Bedrock, "/v1/chat/completions", ""},
+		{OpenAI, "/model/" + arn + "/converse", ""},
+		{Anthropic, "/model/" + arn + "/converse", ""},
+		{Gemini, "/model/" + arn + "/converse", ""},
+		{Vertex, "/model/" + arn + "/converse", ""},
+		{Azure, "/model/" + arn + "/converse", ""},
+	} {
+		start, end := tc.d.Client().EscapedModel(tc.p)
+		got := ""
+		if start >= 0 {
+			got = tc.p[start:end]
+		}
+		if got != tc.want {
+			t.Errorf("%s EscapedModel(%q) = %q, want %q", tc.d.Kind(), tc.p, got, tc.want)
+		}
+	}
+}

@@ -222,6 +222,12 @@ type Client interface {
 	// dialects that take it), so that the gateway may ask for the usage
 	// chunk on the client's behalf.
 	AsksUsage(r *http.Request) bool
+	// EscapedModel returns where, in p, a request's escaped path as the
+	// client sent it (a route's prefix stripped), lies a model whose
+	// escaped "/" (%2F) is part of it, not a path's: a Bedrock model ARN,
+	// which the AWS SDKs send as one escaped segment. start is -1 when
+	// p holds none; a gateway refuses an escaped "/" anywhere else.
+	EscapedModel(p string) (start, end int)
 }
 
 // Traits are a dialect's fixed facts.

@@ -365,6 +365,9 @@ func (geminiClient) ErrorEvent(code, message string) []byte {
 // no stream_options.
 func (geminiClient) AsksUsage(r *http.Request) bool { return false }
 
+// EscapedModel finds none: no path of this dialect holds an escaped "/".
+func (geminiClient) EscapedModel(p string) (start, end int) { return -1, -1 }
+
 // googleStatuses are the google.rpc status names of the HTTP statuses the
 // gateway answers with.
 var googleStatuses = map[int]string{

@@ -135,6 +135,9 @@ func (openAIClient) ErrorEvent(code, message string) []byte {
 // chat completion.
 func (openAIClient) AsksUsage(r *http.Request) bool { return isChat(r) }
 
+// EscapedModel finds none: no path of this dialect holds an escaped "/".
+func (openAIClient) EscapedModel(p string) (start, end int) { return -1, -1 }
+
 // isChat reports whether r is a chat completion, the call whose stream
 // takes stream_options.
 func isChat(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/chat/completions") }

@@ -303,3 +303,6 @@ func (vertexClient) ErrorEvent(code, message string) []byte {
 
 // AsksUsage is false: neither publisher's stream takes stream_options.
 func (vertexClient) AsksUsage(r *http.Request) bool { return false }
+
+// EscapedModel finds none: no path of this dialect holds an escaped "/".
+func (vertexClient) EscapedModel(p string) (start, end int) { return -1, -1 }

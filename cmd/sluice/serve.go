@@ -157,6 +157,7 @@ func openAttemptLog(cfg *config.Config, stdout io.Writer, logger *slog.Logger) (
 func (s *server) run(stdout io.Writer) int {
 	srv := &http.Server{
 		Handler:           s.gw,
+		Protocols:         gateway.Protocols(),
 		ReadHeaderTimeout: s.cfg.Limits.ReadHeaderTimeout,
 		MaxHeaderBytes:    int(s.cfg.Limits.MaxHeaderBytes),
 		IdleTimeout:       2 * time.Minute,

@@ -160,7 +160,9 @@ type Provider struct {
 	// requests: Bedrock's (us-east-1), Vertex AI's location (us-central1):
 	// lower-case letters, digits and dashes. Parse makes a missing BaseURL
 	// of such a kind from it. Required by bedrock, and by vertex without a
-	// BaseURL; refused on a kind that sends a key. If empty, none.
+	// BaseURL; refused on a kind that sends a key. If empty in the file,
+	// Parse takes bedrock's from the standard AWS chain (AWS_REGION,
+	// AWS_DEFAULT_REGION, the AWS profile's region); else none.
 	Region string
 
 	// CredentialsFile is a file of the gateway's own credentials for a

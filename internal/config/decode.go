@@ -119,6 +119,14 @@ func (d *decoder) providers(c *Config) field {
 			if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 				pr.BaseURL = t
 			}
+			if err == nil && pr.Region == "" {
+				switch pr.Region, err = chainRegion(pr.Kind); {
+				case err != nil:
+					err = errf(key(p, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
+				case pr.Region != "" && !regionRE.MatchString(pr.Region):
+					err = errf(key(p, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
+				}
+			}
 			if pr.BaseURL == "" {
 				pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
 			}

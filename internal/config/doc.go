@@ -117,8 +117,10 @@
 //	                global: https://aiplatform.googleapis.com), made from region
 //	region          [""] the region a dialect that signs its requests works in:
 //	                lower-case letters, digits and dashes (us-east-1, us-central1);
-//	                required by bedrock (each signature names it, base_url or not)
-//	                and by vertex without a base_url; refused on a kind that sends a
+//	                required by bedrock (each signature names it, base_url or not),
+//	                which takes the standard AWS chain's when the file names none
+//	                (AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's region), and
+//	                by vertex without a base_url; refused on a kind that sends a
 //	                key (openai, azure, anthropic, gemini)
 //	credentials_file [""] a file of the gateway's own credentials for a dialect that
 //	                signs (vertex: a Google service-account JSON file; bedrock: an

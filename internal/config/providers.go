@@ -133,19 +133,35 @@ func kindList() string {
 
 // regional are the kinds whose address follows from their region (the
 // dialects that sign their requests), by kind: the address of a region,
-// and whether the region is needed even when base_url is given, because
-// each request's signature names it.
+// whether the region is needed even when base_url is given, because
+// each request's signature names it, and the region of the standard
+// chain of the kind's cloud, taken when the file names none (nil: none),
+// with where that chain reads it.
 var regional = map[string]struct {
 	address   func(region string) string
 	alwaysOne bool
+	chain     func() (string, error)
+	chainHint string
 }{
-	"bedrock": {func(r string) string { return "https://bedrock-runtime." + r + ".amazonaws.com" }, true},
+	"bedrock": {func(r string) string { return "https://bedrock-runtime." + r + ".amazonaws.com" }, true,
+		dialect.BedrockRegion, "set AWS_REGION (or the AWS profile's region)"},
 	"vertex": {func(r string) string {
 		if r == "global" {
 			return "https://aiplatform.googleapis.com"
 		}
 		return "https://" + r + "-aiplatform.googleapis.com"
-	}, false},
+	}, false, nil, ""},
+}
+
+// chainRegion returns the region the standard chain of kind's cloud
+// names (Bedrock's: AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's),
+// "" when kind has no chain or it names none.
+func chainRegion(kind string) (string, error) {
+	r, ok := regional[kind]
+	if !ok || r.chain == nil {
+		return "", nil
+	}
+	return r.chain()
 }
 
 // regionalBaseURL returns the address of a provider of kind in region, ""
@@ -176,6 +192,8 @@ func checkSigning(path string, d dialect.Dialect, pr Provider) error {
 		return errf(rp, "%s is not a region: lower-case letters, digits and dashes, e.g. us-east-1 or us-central1", quote(pr.Region))
 	case pr.Region != "" && !signs:
 		return errf(rp, "kind %s sends a key and signs nothing, so it takes no region; remove region", pr.Kind)
+	case pr.Region == "" && isRegional && r.alwaysOne && r.chainHint != "":
+		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1, or %s", pr.Kind, r.chainHint)
 	case pr.Region == "" && isRegional && r.alwaysOne:
 		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1", pr.Kind)
 	case pr.Region == "" && isRegional && pr.BaseURL == "":

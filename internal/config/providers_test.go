@@ -155,3 +155,34 @@ func TestRegionalBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// A bedrock provider whose file names no region takes the AWS chain's,
+// and its address from it; a chain's region that is not one, or a chain
+// that cannot be read (AWS_PROFILE naming no profile), is named in the
+// one-line error.
+func TestBedrockRegionOfChain(t *testing.T) {
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "AWS_CONFIG_FILE": home + "/none", "AWS_SHARED_CREDENTIALS_FILE": home + "/none",
+		"AWS_PROFILE": "", "AWS_DEFAULT_REGION": "", "AWS_REGION": "eu-north-1"} {
+		t.Setenv(k, v)
+	}
+	const src = "providers: {b: {kind: bedrock}}\nroutes: [{prefix: /b, provider: b}]\n"
+	c, err := Parse([]byte(src))
+	if err != nil || c.Providers["b"].Region != "eu-north-1" || c.Providers["b"].BaseURL != "https://bedrock-runtime.eu-north-1.amazonaws.com" {
+		t.Fatalf("Parse: %+v, %v; want region eu-north-1 and its address", c.Providers["b"], err)
+	}
+	if c, err := Parse([]byte("providers: {b: {kind: bedrock, region: us-east-2}}\nroutes: [{prefix: /b, provider: b}]\n")); err != nil || c.Providers["b"].Region != "us-east-2" {
+		t.Errorf("the file's region: %v, %v; want us-east-2 over AWS_REGION", c, err)
+	}
+	t.Setenv("AWS_REGION", "US East 1")
+	if _, err = Parse([]byte(src)); err == nil || !strings.Contains(err.Error(), `providers.b.region: missing, and the standard chain's, "US East 1", is not a region`) {
+		t.Errorf("Parse with AWS_REGION=\"US East 1\": %v; want the chain's region named as not one", err)
+	}
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_PROFILE", "nosuch")
+	_, err = Parse([]byte(src))
+	if err == nil || !strings.Contains(err.Error(), "providers.b.region: missing, and the standard chain's cannot be read") ||
+		!strings.Contains(err.Error(), "nosuch") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Parse with AWS_PROFILE=nosuch: %v; want one line naming the profile", err)
+	}
+}

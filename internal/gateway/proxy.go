@@ -69,7 +69,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		writeError(w, d, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
 		return
 	}
-	if !safePath(r) {
+	if !safePath(r, rt.prefix, d.Client()) {
 		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
 		return
 	}
@@ -201,7 +201,9 @@ func (g *Gateway) authorized(token string) bool {
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, d dialect.Dialect) ([]byte, bool) {
 	limit := g.cfg.Limits.MaxBodyBytes
 	tooLarge := func() ([]byte, bool) {
-		w.Header().Set("Connection", "close")
+		if r.ProtoMajor == 1 { // HTTP/2 resets the stream alone, not the connection
+			w.Header().Set("Connection", "close")
+		}
 		writeError(w, d, http.StatusRequestEntityTooLarge, codeTooLarge,
 			fmt.Sprintf("sluice: request body over %d bytes (limits.max_body)", limit))
 		return nil, false

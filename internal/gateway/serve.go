@@ -56,6 +56,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.forward(w, r, rt, rest, id)
 }
 
+// Protocols returns the protocols a server of the gateway speaks on its
+// plain port: HTTP/1.1, and HTTP/2 with prior knowledge (h2c), which the
+// AWS SDK for JavaScript speaks by default. An http.Server serving a
+// Gateway sets its Protocols to them.
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
 // config0 is the dialect of answers made before a route is known, and of
 // the admin endpoints': OpenAI's.
 var config0 = dialect.OpenAI
@@ -73,11 +84,21 @@ func (g *Gateway) match(path string) (*route, string) {
 
 // safePath reports whether a request's path may be forwarded: no dot
 // segments (also as "..;"), no encoded slashes, backslashes or dots, no
-// double encoding, no empty segments.
-func safePath(r *http.Request) bool {
+// double encoding, no empty segments. The one encoded slash allowed is
+// in the model segment the route's dialect c finds below prefix (a
+// Bedrock model ARN's, %2F as the AWS SDKs send it), which is checked
+// as if its escaped slashes were plain ones: no dot or empty segment
+// there either.
+func safePath(r *http.Request, prefix string, c dialect.Client) bool {
 	raw := r.URL.EscapedPath()
 	if r.URL.RawPath != "" {
 		raw = r.URL.RawPath
+	}
+	if rest, ok := strings.CutPrefix(raw, prefix); ok {
+		if start, end := c.EscapedModel(rest); start >= 0 {
+			start, end = start+len(prefix), end+len(prefix)
+			raw = raw[:start] + slashes.Replace(raw[start:end]) + raw[end:]
+		}
 	}
 	lower := strings.ToLower(raw)
 	for _, bad := range []string{"%2f", "%5c", "%2e", "%00", "\\", "//"} {
@@ -94,6 +115,9 @@ func safePath(r *http.Request) bool {
 	// A % left after decoding was encoded twice (%252e): a trick, not an API path.
 	return !strings.ContainsAny(r.URL.Path, "\\\x00%")
 }
+
+// slashes makes a model segment's escaped slashes plain ones.
+var slashes = strings.NewReplacer("%2F", "/", "%2f", "/")
 
 // isLoopback reports whether a request came from this machine.
 func isLoopback(r *http.Request) bool {
