@@ -20,9 +20,9 @@ const (
 
 const usage = `usage: sluice audit [--json] [--include-tests] [--exclude GLOB]… [--config FILE] [--policy NAME] [PATH…]
 
-Finds OpenAI and Anthropic SDK clients built without their own retries set
-to 0, without an explicit timeout, or with a timeout not above the
-gateway's total, in Python, JavaScript/TypeScript and Go. Behind the
+Finds model API clients (OpenAI, Anthropic, AWS Bedrock Runtime, Google's
+genai) built without their own retries set to 0, without an explicit
+timeout, or with a timeout not above the gateway's total, in Python, JavaScript/TypeScript and Go. Behind the
 Sluice gateway, which retries in one place, the SDKs obey the gateway's
 x-should-retry: false, so its answers are not retried; but an SDK timeout
 that fires while the gateway is still working (retrying, or waiting for a

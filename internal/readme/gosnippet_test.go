@@ -54,7 +54,7 @@ var goFrames = map[string]goFrame{
 		run:     strings.NewReplacer("OPENAI_OPTS", "", "CLAUDE_OPTS", "").Replace(bothCalls),
 	},
 	"bedrockruntime.New(": {
-		imports: `"context"; "fmt"; "os"; "github.com/aws/aws-sdk-go-v2/aws"; "github.com/aws/aws-sdk-go-v2/credentials"; ` +
+		imports: `"context"; "fmt"; "net/http"; "os"; "time"; "github.com/aws/aws-sdk-go-v2/aws"; "github.com/aws/aws-sdk-go-v2/credentials"; ` +
 			`"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"; "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"`,
 		prelude: `clientToken := "any-client-token"`,
 		run: `out, err := client.Converse(context.Background(), &bedrockruntime.ConverseInput{
@@ -69,7 +69,7 @@ var goFrames = map[string]goFrame{
 		env:    []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=", "AWS_PROFILE=", "AWS_EC2_METADATA_DISABLED=true"},
 	},
 	"genai.BackendVertexAI": {
-		imports: `"cmp"; "context"; "fmt"; "os"; "cloud.google.com/go/auth"; "google.golang.org/genai"`,
+		imports: `"cmp"; "context"; "fmt"; "os"; "time"; "cloud.google.com/go/auth"; "google.golang.org/genai"`,
 		prelude: "ctx := context.Background()",
 		run: `if err != nil {
 			fmt.Fprintln(os.Stderr, err)
