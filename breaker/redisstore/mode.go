@@ -31,7 +31,7 @@ func (s *Store) restore() {
 // ping reads the Redis time once: the first clock sample, and the first
 // sign of an unreachable Redis.
 func (s *Store) ping() {
-	if err := s.read(nil, nil); err != nil {
+	if _, err := s.read(nil, nil); err != nil {
 		s.degrade(err)
 	}
 }
@@ -71,7 +71,7 @@ func (s *Store) refresh() {
 	if len(names) == 0 && !s.degraded.Load() {
 		return
 	}
-	if err := s.read(names, entries); err != nil {
+	if _, err := s.read(names, entries); err != nil {
 		s.degrade(err)
 		return
 	}

@@ -1,0 +1,171 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/redistest"
+)
+
+// commandCalls returns the calls of each command Redis counted since the
+// last CONFIG RESETSTAT, from INFO commandstats.
+func commandCalls(t *testing.T, srv *redistest.Server) map[string]int {
+	t.Helper()
+	info, err := srv.Client().Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]int)
+	for line := range strings.SplitSeq(info, "\r\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		var n int
+		fmt.Sscanf(rest, "%d", &n)
+		out[name] = n
+	}
+	return out
+}
+
+// fill writes n keys that are not Sluice's, as a busy shared database holds.
+func fill(t *testing.T, srv *redistest.Server, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < n; i += 1000 {
+		args := make([]any, 0, 2000)
+		for j := i; j < min(n, i+1000); j++ {
+			args = append(args, fmt.Sprintf("other:%d", j), "x")
+		}
+		if err := srv.Client().MSet(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestListReadsRegistryNotKeyspace(t *testing.T) {
+	srv := redistest.Start(t)
+	fill(t, srv, 20000)
+	a, _ := newStore(t, srv, Options{})
+	set := breaker.Settings{Failures: 1, Cool: time.Hour}
+	for _, n := range []string{"openai", "anthropic", "bedrock/claude"} {
+		if _, err := a.Apply(n, set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := newStore(t, srv, Options{Refresh: time.Hour}) // knows no name of its own
+	srv.Client().ConfigResetStat(context.Background())
+	for range 10 {
+		list, err := b.List()
+		if err != nil || len(list) != 3 || list["bedrock/claude"].State != breaker.Open {
+			t.Fatalf("List = %v, %v; want the 3 breakers, open", list, err)
+		}
+	}
+	calls := commandCalls(t, srv)
+	if calls["scan"] > 0 || calls["keys"] > 0 {
+		t.Fatalf("10 Lists ran SCAN %d times, KEYS %d times, over a database of 20000 other keys; want neither", calls["scan"], calls["keys"])
+	}
+	total := 0
+	for name, n := range calls {
+		if name != "info" && name != "config|resetstat" {
+			total += n
+		}
+	}
+	// Each List: the registry script (EVALSHA, and the ZREMRANGEBYSCORE,
+	// ZRANGE and TIME it runs) and one pipeline of TIME and an HMGET per
+	// breaker; and once, the connection's HELLO and the script sent whole.
+	if total > 10*(4+1+3)+2 {
+		t.Errorf("10 Lists of 3 breakers cost %d commands (%v), want at most %d", total, calls, 10*8+2)
+	}
+}
+
+func TestRegistryForgetsGoneBreakers(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a, _ := newStore(t, srv, Options{IdleTTL: 300 * time.Millisecond})
+	b, _ := newStore(t, srv, Options{Refresh: time.Hour})
+	set := breaker.Settings{Failures: 5}
+	for _, n := range []string{"expires", "evicted"} {
+		if _, err := a.Apply(n, set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := b.registry()
+	srv.Client().ZAdd(ctx, reg, redis.Z{Score: 1, Member: "ghost"}) // kept until 1970: its time has passed
+	srv.Client().Del(ctx, b.key("evicted"))                         // as maxmemory evicts it, or an operator deletes it
+	list, err := b.List()
+	if _, ok := list["expires"]; err != nil || len(list) != 1 || !ok {
+		t.Fatalf("List = %v, %v; want only the breaker whose key exists", list, err)
+	}
+	if got := srv.Client().ZRange(ctx, reg, 0, -1).Val(); len(got) != 1 || got[0] != "expires" {
+		t.Fatalf("registry %q after a List, want only [expires]: a member whose time passed or whose key is gone leaves it", got)
+	}
+	waitFor(t, 5*time.Second, "the key expires after its idle TTL", func() bool {
+		return srv.Client().Exists(ctx, b.key("expires")).Val() == 0
+	})
+	if list, err := b.List(); err != nil || len(list) != 0 {
+		t.Fatalf("List = %v, %v after the key expired; want none", list, err)
+	}
+	if n := srv.Client().ZCard(ctx, reg).Val(); n != 0 {
+		t.Fatalf("registry holds %d members after its breakers expired, want 0", n)
+	}
+	// Written again, the breaker is in the registry again: a new record
+	// (a new epoch) is added whatever this store added before.
+	if _, err := a.Apply("expires", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := b.List(); list["expires"].Failures != 1 {
+		t.Fatalf("List = %v after the breaker was written again; want it, 1 failure", list)
+	}
+}
+
+func TestRegistryWrittenOncePerPeriod(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a, _ := newStore(t, srv, Options{register: 300 * time.Millisecond})
+	set := breaker.Settings{Failures: 1000}
+	fail := func() {
+		t.Helper()
+		if _, err := a.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail()
+	srv.Client().ConfigResetStat(ctx)
+	for range 20 {
+		fail()
+	}
+	if n := commandCalls(t, srv)["zadd"]; n != 0 {
+		t.Errorf("20 failures of a registered breaker wrote the registry %d times, want none within the period", n)
+	}
+	srv.Client().Del(ctx, a.registry()) // lost in a failover
+	time.Sleep(350 * time.Millisecond)
+	fail()
+	if got := srv.Client().ZRange(ctx, a.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "openai" {
+		t.Fatalf("registry %q a period after it was lost, want [openai] again", got)
+	}
+	ttl := srv.Client().PTTL(ctx, a.key("openai")).Val()
+	score := srv.Client().ZScore(ctx, a.registry(), "openai").Val()
+	tm := srv.Client().Time(ctx).Val()
+	if left := time.Duration(score)*time.Millisecond - time.Duration(tm.UnixNano()); left < ttl {
+		t.Errorf("registry keeps the name %v more, its key lives %v: the member would leave first", left, ttl)
+	}
+}
+
+func TestPruneSparesMembersAddedAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	st, _ := newStore(t, srv, Options{})
+	ctx := context.Background()
+	srv.Client().ZAdd(ctx, st.registry(), redis.Z{Score: 2000, Member: "readded"}, redis.Z{Score: 1000, Member: "gone"})
+	// Both were read at 1000 with their keys missing; "readded" was
+	// written and added again since.
+	st.prune([]any{"readded", "1000", "gone", "1000"})
+	if got := srv.Client().ZRange(ctx, st.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "readded" {
+		t.Fatalf("registry %q after the prune, want [readded]", got)
+	}
+}
