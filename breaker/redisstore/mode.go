@@ -24,6 +24,7 @@ func (s *Store) restore() {
 	defer s.mode.Unlock()
 	if s.degraded.Load() {
 		s.degraded.Store(false)
+		s.forgetRegistrations() // a failover may have lost the last ones
 		s.log.Info("redisstore: redis reachable again, using shared breakers")
 	}
 }

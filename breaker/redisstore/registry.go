@@ -26,9 +26,10 @@ import (
 //
 // Its size is thus the breakers written within the idle TTL, and every
 // command on it costs what that size does. A failover that loses a member
-// loses it only until the next Apply to that breaker on a store whose
-// entry is older than registerEvery; meanwhile the breaker still decides
-// from its own key, and the stores using it still list it.
+// loses it until the breaker's next Apply on a store that saw the outage
+// (or the record go back), or whose entry is older than registerEvery;
+// meanwhile the breaker still decides from its own key, and the stores
+// using it still list it.
 
 // registerEvery is how often a store adds again the name of a breaker it
 // keeps writing, and how far past its key's expiry a member is kept.
@@ -148,4 +149,14 @@ func (s *Store) prune(gone []any) {
 	if err := pruneScript.Run(ctx, s.client, []string{s.registry()}, gone...).Err(); err != nil {
 		s.log.Warn("redisstore: the registry's members whose breaker is gone could not be removed; the next list tries again", "err", err)
 	}
+}
+
+// forgetRegistrations makes the next Apply of every cached breaker add it
+// to the registry again: after an outage, which a failover that lost the
+// last additions would have been.
+func (s *Store) forgetRegistrations() {
+	s.cache.Range(func(_, v any) bool {
+		v.(*entry).reg.Store(nil)
+		return true
+	})
 }

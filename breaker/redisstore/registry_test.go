@@ -169,3 +169,27 @@ func TestPruneSparesMembersAddedAgain(t *testing.T) {
 		t.Fatalf("registry %q after the prune, want [readded]", got)
 	}
 }
+
+// After an outage (a failover may have lost the registry's last
+// additions), a breaker's next change adds it again at once, not a
+// registerEvery later.
+func TestRegistryAddedAgainAfterOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	st, _ := newStore(t, srv, Options{Timeout: 100 * time.Millisecond, Refresh: 10 * time.Millisecond})
+	set := breaker.Settings{Failures: 1000}
+	if _, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Client().Del(ctx, st.registry()) // the promoted replica never had it
+	srv.Freeze()
+	waitFor(t, 5*time.Second, "the store falls back to local breakers", st.Degraded)
+	srv.Thaw()
+	waitFor(t, 5*time.Second, "the store is back on Redis", func() bool { return !st.Degraded() })
+	if _, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Client().ZRange(ctx, st.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "openai" {
+		t.Fatalf("registry %q after the outage and a change, want [openai]", got)
+	}
+}

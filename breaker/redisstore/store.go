@@ -360,6 +360,7 @@ func (s *Store) read(names []string, entries []*entry) (missing []bool, err erro
 			s.log.Warn("redisstore: damaged breaker record read as closed", "key", s.key(names[i]), "err", err)
 		}
 		if old := entries[i].cur.Load(); old != nil && old.stamp < since && wentBack(old, rr) {
+			entries[i].reg.Store(nil) // the registry may have lost it too
 			s.log.Warn("redisstore: a breaker's shared record went back: Redis lost its last writes (a failover, or a restart); the breaker counts again from what Redis has",
 				"breaker", names[i], "was", old.rec.State.String(), "failures_were", old.rec.Failures,
 				"now", rr.rec.State.String(), "failures_now", rr.rec.Failures)
