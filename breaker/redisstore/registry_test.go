@@ -193,3 +193,45 @@ func TestRegistryAddedAgainAfterOutage(t *testing.T) {
 		t.Fatalf("registry %q after the outage and a change, want [openai]", got)
 	}
 }
+
+// On a cluster, breakers spread over the masters are all listed from the
+// registry (one key, on one node), and one whose key is gone leaves it.
+func TestRegistryOnCluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	ctx := context.Background()
+	open := func() *Store {
+		st, err := New(Options{Client: c.ClusterClient(t), Timeout: testTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	a, b := open(), open()
+	cc := c.ClusterClient(t)
+	nodes := make(map[string]bool)
+	var names []string
+	for i := range 12 {
+		n := fmt.Sprintf("provider-%d/model", i)
+		names = append(names, n)
+		if _, err := a.Apply(n, breaker.Settings{Failures: 1, Cool: time.Hour}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := cc.MasterForKey(ctx, a.key(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[m.Options().Addr] = true
+	}
+	if len(nodes) < 2 {
+		t.Fatalf("12 breakers on %d master(s), want them spread", len(nodes))
+	}
+	cc.Del(ctx, a.key(names[0]))
+	list, err := b.List()
+	if err != nil || len(list) != len(names)-1 || list[names[1]].State != breaker.Open {
+		t.Fatalf("List on the cluster = %v, %v; want the %d breakers whose key exists, open", list, err, len(names)-1)
+	}
+	if n := cc.ZCard(ctx, b.registry()).Val(); n != int64(len(names)-1) {
+		t.Errorf("registry holds %d names, want %d", n, len(names)-1)
+	}
+}
