@@ -35,11 +35,13 @@ import (
 // keeps writing, and how far past its key's expiry a member is kept.
 const registerEvery = time.Minute
 
-// registration is a name's last entry in the registry made by this store.
+// registration is a name's last entry in the registry made by this store,
+// or its last failed try.
 type registration struct {
-	epoch uint64    // of the record it was made for
-	score int64     // the score given (Redis ms)
-	at    time.Time // local time it was made
+	epoch  uint64    // of the record it was made for
+	score  int64     // the score given (Redis ms)
+	at     time.Time // local time it was made, or tried
+	failed bool
 }
 
 // registerScript sets member ARGV[1]'s score to ARGV[2] unless it is
@@ -78,20 +80,28 @@ func (s *Store) registry() string { return s.opts.Prefix + "breakers" }
 
 // register adds name to the registry after an Apply that left its record
 // of epoch expiring at expiry (Redis ms), unless this store did so
-// recently enough. A failure is not an outage: the record was written,
-// and the next Apply tries again.
+// recently enough. A failure is not an outage: the record was written;
+// a change at least Refresh later tries again, and only the first failure
+// of a streak is logged.
 func (s *Store) register(name string, e *entry, epoch uint64, expiry int64) {
 	now := s.clock.now()
-	if r := e.reg.Load(); r != nil && r.epoch == epoch && expiry <= r.score && now.Sub(r.at) < s.opts.register {
+	r := e.reg.Load()
+	switch {
+	case r == nil:
+	case r.failed && now.Sub(r.at) < s.opts.Refresh:
+		return
+	case !r.failed && r.epoch == epoch && expiry <= r.score && now.Sub(r.at) < s.opts.register:
 		return
 	}
 	score := expiry + s.opts.register.Milliseconds()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if err := registerScript.Run(ctx, s.client, []string{s.registry()}, name, score).Err(); err != nil {
-		e.reg.Store(nil)
-		s.log.Warn("redisstore: a breaker could not be added to the registry; it is tried again at its next change",
-			"breaker", name, "err", err)
+		e.reg.Store(&registration{at: now, failed: true})
+		if r == nil || !r.failed {
+			s.log.Warn("redisstore: a breaker could not be added to the registry, so other processes may not list it; its next change tries again",
+				"breaker", name, "err", err)
+		}
 		return
 	}
 	e.reg.Store(&registration{epoch: epoch, score: score, at: now})

@@ -235,3 +235,32 @@ func TestRegistryOnCluster(t *testing.T) {
 		t.Errorf("registry holds %d names, want %d", n, len(names)-1)
 	}
 }
+
+// A registry Redis refuses does not fail the change: the record is
+// written, one warning is logged for the streak, and a change after it is
+// fixed adds the breaker.
+func TestRegistryFailureIsNotAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	st, lb := newStore(t, srv, Options{Refresh: 20 * time.Millisecond})
+	srv.Client().Set(ctx, st.registry(), "not a sorted set", 0) // every ZSCORE answers WRONGTYPE
+	set := breaker.Settings{Failures: 1000}
+	for i := range 20 {
+		rec, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure})
+		if err != nil || rec.Failures != i+1 {
+			t.Fatalf("failure %d: %+v, %v; want it counted", i+1, rec, err)
+		}
+	}
+	if st.Degraded() {
+		t.Fatal("the store fell back to local breakers over the registry")
+	}
+	if n := strings.Count(lb.String(), "could not be added to the registry"); n != 1 {
+		t.Errorf("%d warnings over 20 failed additions, want 1:\n%s", n, lb.String())
+	}
+	srv.Client().Del(ctx, st.registry())
+	time.Sleep(30 * time.Millisecond)
+	st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure})
+	if got := srv.Client().ZRange(ctx, st.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "openai" {
+		t.Fatalf("registry %q once Redis takes it again, want [openai]", got)
+	}
+}
