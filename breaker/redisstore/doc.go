@@ -13,9 +13,9 @@
 // "<prefix>breakers" (one key, on one node of a cluster): each name with
 // the Redis time until which it is kept, at least its key's expiry. A
 // store adds a name after an Apply, at most once a minute per breaker
-// unless the record is new or outlives its entry; List drops the names
-// whose time has passed and those whose key it finds gone (expired,
-// evicted, deleted). Nothing the store runs walks the keys of the
+// unless the record is new or outlives its entry; each addition and each
+// List drop the names whose time has passed, and List those whose key it
+// finds gone (expired, evicted, deleted). Nothing the store runs walks the keys of the
 // database: List costs one script on the registry and one pipelined read
 // of the breakers it names (and of those in this store's cache), however
 // many other keys the database holds.

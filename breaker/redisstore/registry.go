@@ -19,10 +19,10 @@ import (
 //     same record (same epoch) and that score still covers the expiry: one
 //     command a minute for a breaker that keeps changing, none for one
 //     that does not; a score only ever rises (registerScript);
-//   - List drops the members whose score has passed (their keys expired)
-//     and those whose key it finds missing (evicted, deleted, lost in a
-//     failover), the latter only if no store has added them again since
-//     (pruneScript compares the score it read).
+//   - every addition and every List drop the members whose score has
+//     passed (their keys expired); List also drops those whose key it
+//     finds missing (evicted, deleted, lost in a failover), unless a store
+//     has added them again since (pruneScript compares the score it read).
 //
 // Its size is thus the breakers written within the idle TTL, and every
 // command on it costs what that size does. A failover that loses a member
@@ -45,12 +45,16 @@ type registration struct {
 }
 
 // registerScript sets member ARGV[1]'s score to ARGV[2] unless it is
-// higher already: ZADD GT, for any Redis version.
+// higher already (ZADD GT, for any Redis version), and drops the members
+// whose time has passed, so that the registry stays bounded where nothing
+// lists it (a library's store).
 var registerScript = redis.NewScript(`
 local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not old or tonumber(old) < tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 end
+local t = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)))
 return 1
 `)
 

@@ -264,3 +264,20 @@ func TestRegistryFailureIsNotAnOutage(t *testing.T) {
 		t.Fatalf("registry %q once Redis takes it again, want [openai]", got)
 	}
 }
+
+// Where nothing lists the breakers (a library's store), adding one drops
+// the members whose time has passed: the registry stays bounded.
+func TestRegistryBoundedWithoutList(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	st, _ := newStore(t, srv, Options{})
+	for i := range 100 { // breakers whose keys expired long ago
+		srv.Client().ZAdd(ctx, st.registry(), redis.Z{Score: float64(1000 + i), Member: fmt.Sprintf("old-%d", i)})
+	}
+	if _, err := st.Apply("openai", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Client().ZRange(ctx, st.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "openai" {
+		t.Fatalf("registry holds %d members after an addition, want only [openai]", len(got))
+	}
+}
