@@ -16,8 +16,8 @@
 // unless the record is new or outlives its entry; each addition and each
 // List drop the names whose time has passed, and List those whose key it
 // finds gone (expired, evicted, deleted). Nothing the store runs walks the keys of the
-// database: List costs one script on the registry and one pipelined read
-// of the breakers it names (and of those in this store's cache), however
+// database: List costs one pipelined read of the registry and one of the
+// breakers it names (and of those in this store's cache), however
 // many other keys the database holds.
 //
 // Every change is one Lua script, run atomically by Redis: it reads the

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,14 +59,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', tonumber(t[1
 return 1
 `)
 
-// membersScript drops the members whose time has passed and returns the
-// others with their scores.
-var membersScript = redis.NewScript(`
-local t = redis.call('TIME')
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)))
-return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-`)
-
 // pruneScript removes each member ARGV[2i-1] whose score is still
 // ARGV[2i], the one read when its key was found missing.
 var pruneScript = redis.NewScript(`
@@ -115,17 +108,26 @@ func (s *Store) register(name string, e *entry, epoch uint64, expiry int64) {
 // names this store has in use, in one round trip; it prunes the members
 // whose key is gone.
 func (s *Store) list() (map[string]breaker.Record, error) {
+	// One pipeline, no script: a first call costs no NOSCRIPT round trip.
+	// The Redis time is the clock's estimate, off by half a round trip at
+	// most, which the members' minute past their keys' expiry covers.
 	ctx, cancel := s.ctx()
-	res, err := membersScript.Run(ctx, s.client, []string{s.registry()}).StringSlice()
+	var members *redis.ZSliceCmd
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRemRangeByScore(ctx, s.registry(), "-inf", strconv.FormatInt(s.clock.redisMillis(), 10))
+		members = p.ZRangeWithScores(ctx, s.registry(), 0, -1)
+		return nil
+	})
 	cancel()
 	if err != nil {
 		return nil, err
 	}
-	scores := make(map[string]string, len(res)/2)
-	names := make([]string, 0, len(res)/2)
-	for i := 0; i+1 < len(res); i += 2 {
-		scores[res[i]] = res[i+1]
-		names = append(names, res[i])
+	scores := make(map[string]string, len(members.Val()))
+	names := make([]string, 0, len(members.Val()))
+	for _, z := range members.Val() {
+		n, _ := z.Member.(string)
+		scores[n] = strconv.FormatFloat(z.Score, 'f', -1, 64)
+		names = append(names, n)
 	}
 	for _, n := range s.names() {
 		if _, ok := scores[n]; !ok {
