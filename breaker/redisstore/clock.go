@@ -60,3 +60,9 @@ func (c *clock) toLocal(r breaker.Record) breaker.Record {
 	}
 	return r
 }
+
+// redisMillis returns the Redis time now, in ms, as the last sample
+// estimates it.
+func (c *clock) redisMillis() int64 {
+	return (c.now().UnixNano() - c.offset.Load()) / int64(time.Millisecond)
+}

@@ -9,6 +9,17 @@
 // write). Times are Redis-clock microseconds. A key expires after IdleTTL
 // without a change (plus the time its cool or lease still has to run).
 //
+// List finds the breakers in a registry, the sorted set
+// "<prefix>breakers" (one key, on one node of a cluster): each name with
+// the Redis time until which it is kept, at least its key's expiry. A
+// store adds a name after an Apply, at most once a minute per breaker
+// unless the record is new or outlives its entry; each addition and each
+// List drop the names whose time has passed, and List those whose key it
+// finds gone (expired, evicted, deleted). Nothing the store runs walks the keys of the
+// database: List costs one pipelined read of the registry and one of the
+// breakers it names (and of those in this store's cache), however
+// many other keys the database holds.
+//
 // Every change is one Lua script, run atomically by Redis: it reads the
 // record, takes the time from Redis TIME, applies the same rules as
 // breaker.Settings.Next (a test runs a table of cases through both), writes

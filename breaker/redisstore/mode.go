@@ -26,6 +26,7 @@ func (s *Store) restore() {
 	if s.degraded.Load() {
 		s.degraded.Store(false)
 		s.why = nil
+		s.forgetRegistrations() // a failover may have lost the last ones
 		s.log.Info("redisstore: redis reachable again, using shared breakers")
 	}
 }
@@ -33,7 +34,7 @@ func (s *Store) restore() {
 // ping reads the Redis time once: the first clock sample, and the first
 // sign of an unreachable Redis.
 func (s *Store) ping() {
-	if err := s.read(nil, nil); err != nil {
+	if _, err := s.read(nil, nil); err != nil {
 		s.degrade(err)
 	}
 }
@@ -73,7 +74,7 @@ func (s *Store) refresh() {
 	if len(names) == 0 && !s.degraded.Load() {
 		return
 	}
-	if err := s.read(names, entries); err != nil {
+	if _, err := s.read(names, entries); err != nil {
 		s.degrade(err)
 		return
 	}

@@ -50,8 +50,9 @@ type Options struct {
 	// slog.Default() is used.
 	Logger *slog.Logger
 
-	now  func() time.Time // the local clock; tests move it
-	idle time.Duration    // how long an unused name stays cached; if zero, cacheIdle
+	now      func() time.Time // the local clock; tests move it
+	idle     time.Duration    // how long an unused name stays cached; if zero, cacheIdle
+	register time.Duration    // how often a name is added to the registry again; if zero, registerEvery
 }
 
 // cacheIdle is how long the store keeps refreshing a breaker nobody asked
@@ -88,7 +89,8 @@ type Store struct {
 type entry struct {
 	mu   sync.Mutex // serialises the first fetch
 	cur  atomic.Pointer[cached]
-	used atomic.Uint64 // Store.turns when last asked about
+	used atomic.Uint64                // Store.turns when last asked about
+	reg  atomic.Pointer[registration] // the name's last entry in the registry made here
 }
 
 // touch notes that the entry was asked about at refresh turn n.
@@ -154,6 +156,7 @@ func setDefaults(opts *Options) {
 	opts.Refresh = orDefault(opts.Refresh, 250*time.Millisecond)
 	opts.IdleTTL = orDefault(opts.IdleTTL, 24*time.Hour)
 	opts.idle = orDefault(opts.idle, cacheIdle)
+	opts.register = orDefault(opts.register, registerEvery)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -191,9 +194,11 @@ func (s *Store) Load(name string) (breaker.Record, error) {
 func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (breaker.Record, error) {
 	set.Slow.Count = min(max(set.Slow.Count, 0), breaker.MaxStoredSlow)
 	if !s.degraded.Load() {
-		c, err := s.eval(name, set, e, "")
+		c, expiry, err := s.eval(name, set, e, "")
 		if err == nil {
-			s.entry(name).offer(c, 0)
+			en := s.entry(name)
+			en.offer(c, 0)
+			s.register(name, en, c.epoch, expiry)
 			return c.rec, nil
 		}
 		s.degrade(err)
@@ -201,8 +206,10 @@ func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (break
 	return s.local.Load().apply(name, set, e, s.clock.now()), nil
 }
 
-// List returns every breaker's record in Redis, by name; while Redis is
-// unreachable, the local breakers' records.
+// List returns every breaker's record in Redis, by name: the breakers of
+// the registry and those this store has in use; while Redis is
+// unreachable, the local breakers' records. Its cost grows with the
+// breakers, not with the keys of the database.
 func (s *Store) List() (map[string]breaker.Record, error) {
 	if !s.degraded.Load() {
 		out, err := s.list()
@@ -281,24 +288,29 @@ func (s *Store) names() []string {
 	return names
 }
 
-// eval runs the transition script for e on name's key. now is "" outside
+// eval runs the transition script for e on name's key, and returns the
+// record and when the key now expires (Redis-clock ms). now is "" outside
 // tests.
-func (s *Store) eval(name string, set breaker.Settings, e breaker.Event, now string) (*cached, error) {
+func (s *Store) eval(name string, set breaker.Settings, e breaker.Event, now string) (*cached, int64, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	sent := s.clock.now()
 	res, err := transition.Run(ctx, s.client, []string{s.key(name)}, scriptArgs(set, e, s.opts.IdleTTL, now)...).StringSlice()
 	recv := s.clock.now()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rr, err := parseRecord(res)
 	if err != nil || len(res) != len(fields)+1 {
-		return nil, fmt.Errorf("redisstore: the transition script answered %q", res)
+		return nil, 0, fmt.Errorf("redisstore: the transition script answered %q", res)
 	}
 	t, _ := strconv.ParseInt(res[len(fields)], 10, 64)
 	s.clock.observe(sent, recv, t)
-	return &cached{epoch: rr.epoch, ver: rr.ver, stamp: s.tick.Add(1), rec: s.clock.toLocal(rr.rec)}, nil
+	expiry := t/1000 + s.opts.IdleTTL.Milliseconds() // as the script's PEXPIRE: the idle TTL plus the time left
+	if rr.rec.Until > t {
+		expiry += (rr.rec.Until - t + 999) / 1000
+	}
+	return &cached{epoch: rr.epoch, ver: rr.ver, stamp: s.tick.Add(1), rec: s.clock.toLocal(rr.rec)}, expiry, nil
 }
 
 // fetch reads name's record from Redis the first time it is asked for.
@@ -309,7 +321,7 @@ func (s *Store) fetch(name string) breaker.Record {
 	if c := e.cur.Load(); c != nil {
 		return c.rec
 	}
-	if err := s.read([]string{name}, []*entry{e}); err != nil {
+	if _, err := s.read([]string{name}, []*entry{e}); err != nil {
 		s.degrade(err)
 		return s.local.Load().load(name)
 	}
@@ -320,15 +332,16 @@ func (s *Store) fetch(name string) breaker.Record {
 }
 
 // read reads the records of names from Redis, with the Redis time, in one
-// round trip, and offers them to their entries.
-func (s *Store) read(names []string, entries []*entry) error {
+// round trip, and offers them to their entries. It reports, for each
+// name, whether its key is missing.
+func (s *Store) read(names []string, entries []*entry) (missing []bool, err error) {
 	since := s.tick.Add(1)
 	ctx, cancel := s.ctx()
 	defer cancel()
 	sent := s.clock.now()
 	var tm *redis.TimeCmd
 	gets := make([]*redis.SliceCmd, len(names))
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		tm = p.Time(ctx)
 		for i, n := range names {
 			gets[i] = p.HMGet(ctx, s.key(n), fields...)
@@ -337,22 +350,25 @@ func (s *Store) read(names []string, entries []*entry) error {
 	})
 	recv := s.clock.now()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.clock.observe(sent, recv, tm.Val().UnixMicro())
+	missing = make([]bool, len(names))
 	for i, g := range gets {
+		missing[i] = absent(g.Val())
 		rr, err := parseRecord(strs(g.Val()))
 		if err != nil {
 			s.log.Warn("redisstore: damaged breaker record read as closed", "key", s.key(names[i]), "err", err)
 		}
 		if old := entries[i].cur.Load(); old != nil && old.stamp < since && wentBack(old, rr) {
+			entries[i].reg.Store(nil) // the registry may have lost it too
 			s.log.Warn("redisstore: a breaker's shared record went back: Redis lost its last writes (a failover, or a restart); the breaker counts again from what Redis has",
 				"breaker", names[i], "was", old.rec.State.String(), "failures_were", old.rec.Failures,
 				"now", rr.rec.State.String(), "failures_now", rr.rec.Failures)
 		}
 		entries[i].offer(&cached{epoch: rr.epoch, ver: rr.ver, stamp: since, rec: s.clock.toLocal(rr.rec)}, since)
 	}
-	return nil
+	return missing, nil
 }
 
 // wentBack reports whether r, read from Redis after old was cached, is
@@ -363,6 +379,17 @@ func wentBack(old *cached, r redisRecord) bool {
 	return older && (old.rec.State != breaker.Closed || old.rec.Failures > 0)
 }
 
+// absent reports whether HMGET answered no field at all: the key does not
+// exist (a hash exists while it has a field).
+func absent(vals []any) bool {
+	for _, v := range vals {
+		if v != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func strs(vals []any) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
@@ -371,66 +398,4 @@ func strs(vals []any) []string {
 		}
 	}
 	return out
-}
-
-// list reads every breaker key under the prefix, on every master of a
-// cluster.
-func (s *Store) list() (map[string]breaker.Record, error) {
-	var mu sync.Mutex
-	var names []string
-	scan := func(c redis.Cmdable) error {
-		head := s.opts.Prefix + "breaker:{"
-		pattern := globEscape(head) + "*}"
-		cursor := uint64(0)
-		for {
-			ctx, cancel := s.ctx()
-			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
-			cancel()
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			for _, k := range keys {
-				names = append(names, strings.TrimSuffix(strings.TrimPrefix(k, head), "}"))
-			}
-			mu.Unlock()
-			if cursor = next; cursor == 0 {
-				return nil
-			}
-		}
-	}
-	var err error
-	if cc, ok := s.client.(*redis.ClusterClient); ok {
-		ctx, cancel := s.ctx()
-		err = cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error { return scan(c) })
-		cancel()
-	} else {
-		err = scan(s.client)
-	}
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]*entry, len(names))
-	for i, n := range names {
-		entries[i] = s.entry(n)
-	}
-	if err := s.read(names, entries); err != nil {
-		return nil, err
-	}
-	out := make(map[string]breaker.Record, len(names))
-	for i, n := range names {
-		out[n] = entries[i].cur.Load().rec
-	}
-	return out, nil
-}
-
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

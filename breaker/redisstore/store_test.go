@@ -80,7 +80,7 @@ func TestPrefixNamespacesKeys(t *testing.T) {
 	}
 	keys := srv.Client().Keys(context.Background(), "*").Val()
 	sort.Strings(keys)
-	if want := []string{"team-a:breaker:{p}", "team-b:breaker:{p}"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"team-a:breaker:{p}", "team-a:breakers", "team-b:breaker:{p}", "team-b:breakers"}; !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
 	}
 }

@@ -126,7 +126,7 @@ prices:
 				t.Fatalf("the other gateway answered %d with the breaker open, want 503", got)
 			}
 		}
-		var out strings.Builder // sluice breakers reads every master of the cluster
+		var out strings.Builder // sluice breakers reads the registry and the breakers on their masters
 		if code := run([]string{"breakers", "--config", cfg}, strings.NewReader(""), &out, &out); code != 0 ||
 			!regexp.MustCompile(`(?m)^openai +open `).MatchString(out.String()) {
 			t.Errorf("sluice breakers on the cluster: exit %d\n%s", code, out.String())

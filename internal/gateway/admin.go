@@ -63,8 +63,10 @@ func (sh *shared) knownBreakers() []string {
 	return nil
 }
 
-// records returns the store's records by name, and the zero Record, a
-// closed breaker's, for every name of known that has none.
+// records returns the store's records by name, and the record of every
+// name of known the list left out, read by name: the zero Record, a closed
+// breaker's, when it has none; or one the list could not find (a Redis
+// record an older release wrote, before breakers were registered).
 func records(store breaker.Store, known []string) (map[string]breaker.Record, error) {
 	list, err := store.List()
 	if err != nil {
@@ -72,10 +74,14 @@ func records(store breaker.Store, known []string) (map[string]breaker.Record, er
 	}
 	for _, name := range known {
 		if _, ok := list[name]; !ok {
+			r, err := store.Load(name)
+			if err != nil {
+				return nil, err
+			}
 			if list == nil {
 				list = make(map[string]breaker.Record)
 			}
-			list[name] = breaker.Record{}
+			list[name] = r
 		}
 	}
 	return list, nil
