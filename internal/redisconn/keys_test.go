@@ -23,7 +23,7 @@ import (
 
 // The key scheme on a three-master cluster: every key of every store
 // carries its record's name as its hash tag, and different records spread
-// over all the masters.
+// over all the masters; beside them, one registry of the breakers' names.
 func TestKeysTaggedAndSpreadOverCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	c, err := redisconn.New(redisconn.Config{Mode: redisconn.Cluster, Addrs: cl.Addrs()[:1], Timeout: 2 * time.Second})
@@ -59,6 +59,7 @@ func TestKeysTaggedAndSpreadOverCluster(t *testing.T) {
 		regexp.MustCompile(`^sluice:ledger:\{budget:n\d+\}$`),
 		regexp.MustCompile(`^sluice:\{limit:n\d+\}$`),
 		regexp.MustCompile(`^sluice:idem:\{id-n\d+\}:mark$`),
+		regexp.MustCompile(`^sluice:breakers$`), // the registry the breakers are listed from
 	}
 	var mu sync.Mutex
 	var keys []string
@@ -75,8 +76,8 @@ func TestKeysTaggedAndSpreadOverCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Strings(keys)
-	if len(keys) != 48 {
-		t.Fatalf("%d keys, want 48: %q", len(keys), keys)
+	if len(keys) != 49 {
+		t.Fatalf("%d keys, want 49 (12 records of 4 stores, and the registry): %q", len(keys), keys)
 	}
 	for _, k := range keys {
 		ok := false
