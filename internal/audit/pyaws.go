@@ -98,28 +98,42 @@ func (f *pyFile) bedrock(i int) []issue {
 // call (botocore.config.Config, any import path), or a name bound once to
 // one; nothing for None or no argument; anything for the rest.
 func (f *pyFile) botoConfig(v value, nest int) options {
+	sp, nest, out, done := f.settingsValue(v, nest)
+	if done {
+		return out
+	}
 	unknown := options{{key: ""}}
-	switch v.kind {
-	case vUnset, vNull:
-		return nil
-	case vUnknown:
-		return unknown
-	}
-	sp := v.sp
-	if nest >= maxNest || sp.to <= sp.from {
-		return unknown
-	}
-	if sp.to-sp.from == 1 && f.name(sp.from) {
-		if bound, ok := f.resolve(f.text(sp.from)); ok {
-			return f.botoConfig(f.value(bound, nest+1), nest+1)
-		}
-		return unknown
-	}
 	root, open := f.dotted(sp.from)
 	if root == "" || f.text(open-1) != "Config" || !f.is(open, "(") || f.closer(open) != sp.to-1 {
 		return unknown
 	}
 	return f.callArgs(open, sp.to-1, nest+1)
+}
+
+// settingsValue returns the tokens of a value that carries settings (a
+// config= or http_options= argument), following a name bound once to its
+// value, and the nesting they are read at; done, with the settings to
+// give, when there is nothing to read: none for None or no argument,
+// anything for what cannot be read.
+func (f *pyFile) settingsValue(v value, nest int) (sp span, at int, out options, done bool) {
+	unknown := options{{key: ""}}
+	switch v.kind {
+	case vUnset, vNull:
+		return span{}, nest, nil, true
+	case vUnknown:
+		return span{}, nest, unknown, true
+	}
+	sp = v.sp
+	if nest >= maxNest || sp.to <= sp.from {
+		return span{}, nest, unknown, true
+	}
+	if sp.to-sp.from == 1 && f.name(sp.from) {
+		if bound, ok := f.resolve(f.text(sp.from)); ok {
+			return f.settingsValue(f.value(bound, nest+1), nest+1)
+		}
+		return span{}, nest, unknown, true
+	}
+	return sp, nest, nil, false
 }
 
 // retryAttempts returns the attempts a google-genai retry_options value

@@ -50,23 +50,11 @@ func (f *pyFile) genai(i int, opts options) []issue {
 // to one of those; nothing for None or no argument; anything for the
 // rest.
 func (f *pyFile) httpOptions(v value, nest int) options {
+	sp, nest, out, done := f.settingsValue(v, nest)
+	if done {
+		return out
+	}
 	unknown := options{{key: ""}}
-	switch v.kind {
-	case vUnset, vNull:
-		return nil
-	case vUnknown:
-		return unknown
-	}
-	sp := v.sp
-	if nest >= maxNest || sp.to <= sp.from {
-		return unknown
-	}
-	if sp.to-sp.from == 1 && f.name(sp.from) {
-		if bound, ok := f.resolve(f.text(sp.from)); ok {
-			return f.httpOptions(f.value(bound, nest+1), nest+1)
-		}
-		return unknown
-	}
 	if f.is(sp.from, "{") && f.closer(sp.from) == sp.to-1 {
 		return f.dictLiteral(sp.from, sp.to-1, nest+1)
 	}
