@@ -177,7 +177,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	if resp.StatusCode >= 400 {
 		return c.judgeError(a, resp)
 	}
-	c.learn(resp.StatusCode, resp.Header, verdict{}) // its rate-limit headers, at once
+	c.learn(a, resp.StatusCode, resp.Header, verdict{}) // its rate-limit headers, at once
 	peeker := c.d.Stream(resp.Header)
 	stream := peeker != nil
 	a.rec.Stream = stream
@@ -200,7 +200,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			// a rate limit or a quota sent this way pauses the model or
 			// the key as a 429 answer would.
 			v := c.policy.Retry.judgeStatus(c.d, status, resp.Header, errEvent)
-			c.learn(status, resp.Header, v)
+			c.learn(a, status, resp.Header, v)
 			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
 			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
 			if retry || move {
@@ -284,7 +284,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		return nil, v, a.err
 	}
 	v := c.policy.Retry.judgeStatus(c.d, resp.StatusCode, resp.Header, buf)
-	c.learn(resp.StatusCode, resp.Header, v)
+	c.learn(a, resp.StatusCode, resp.Header, v)
 	a.errBody = buf
 	resp.Body = io.NopCloser(bytes.NewReader(buf))
 	resp.ContentLength = int64(len(buf))

@@ -35,10 +35,11 @@ type Limiter interface {
 
 	// Learn is told the answer of every attempt that got one: the dialect
 	// of the call (never nil), which reads the rate-limit windows in its
-	// header, its status, its header, whether it is a 429 for a used-up
-	// quota (not a rate limit), and the wait a 429's Retry-After asks for
-	// (0 if none, or if the answer is not a 429).
-	Learn(d dialect.Dialect, provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration)
+	// header, when the attempt was sent (after its wait), its status, its
+	// header, whether it is a 429 for a used-up quota (not a rate limit),
+	// and the wait a 429's Retry-After asks for (0 if none, or if the
+	// answer is not a 429).
+	Learn(d dialect.Dialect, provider, model string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration)
 }
 
 // OutcomeRateLimited is the outcome of a call the Limiter refused: it
@@ -113,11 +114,11 @@ func (c *call) limitEnd() {
 }
 
 // learn tells the Limiter, or the Keys when the attempt used a pool's
-// key, an attempt's answer: its status (for a stream whose first event is
+// key, attempt a's answer: its status (for a stream whose first event is
 // a provider error, the status that event stands for), its headers, and
 // its verdict, which holds the wait an error's body asks for (Google's
 // RetryInfo).
-func (c *call) learn(status int, h http.Header, v verdict) {
+func (c *call) learn(a *attempt, status int, h http.Header, v verdict) {
 	c.switchKey = false
 	if c.t.Limiter == nil && c.keyID == "" {
 		return
@@ -132,5 +133,5 @@ func (c *call) learn(status int, h http.Header, v verdict) {
 		c.learnKey(status, h, v, wait)
 		return
 	}
-	c.t.Limiter.Learn(c.d, c.provider, c.model, status, v.class == classQuota, h, wait)
+	c.t.Limiter.Learn(c.d, c.provider, c.model, a.start, status, v.class == classQuota, h, wait)
 }

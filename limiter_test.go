@@ -69,7 +69,7 @@ func (l *stubLimiter) Wait(ctx context.Context, req *http.Request, provider, mod
 	}, nil
 }
 
-func (l *stubLimiter) Learn(d dialect.Dialect, provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
+func (l *stubLimiter) Learn(d dialect.Dialect, provider, model string, _ time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) {
 	l.mu.Lock()
 	l.learned = append(l.learned, stubLearn{status, quota, retryAfter})
 	l.kinds = append(l.kinds, d.Kind())

@@ -28,11 +28,10 @@ type Admitter interface {
 
 // Admission is what an Admitter is asked, and what it answers.
 type Admission struct {
-	// Pause is the pause key read; Until and Learned are its answer, as
-	// Store.Learned gives them.
+	// Pause is the pause key read; Learned is its answer, as
+	// Store.Learned gives it.
 	Pause   string
-	Until   time.Time
-	Learned Rate
+	Learned Learned
 
 	// Buckets are reserved in, Gates acquired.
 	Buckets []AdmitBucket
@@ -62,31 +61,45 @@ type AdmitGate struct {
 // maxGuesses bounds how many pause keys' learned rates a Limiter keeps.
 const maxGuesses = 4096
 
-// guesses holds, per pause key, the learned rate the Store last gave: an
-// admission in one round trip reserves in the learned bucket before it
-// reads the rate, so it takes the last one seen and checks it.
+// guesses holds, per pause key, the learned rate and pace the Store last
+// gave: an admission in one round trip reserves in the learned buckets
+// before it reads them, so it takes the last ones seen and checks them;
+// and Learn tells the Store an answer that raises a pace only where one
+// was seen.
 type guesses struct {
-	m sync.Map // pause key → Rate
+	m sync.Map // pause key → guess
 	n atomic.Int64
 }
 
-func (g *guesses) get(key string) Rate {
+// guess is what a pause key was last seen to hold: its learned rate and
+// its pace (Until is not kept).
+type guess Learned
+
+func (g *guesses) get(key string) guess {
 	if r, ok := g.m.Load(key); ok {
-		return r.(Rate)
+		return r.(guess)
 	}
-	return Rate{}
+	return guess{}
 }
 
-func (g *guesses) set(key string, r Rate) {
+func (g *guesses) set(key string, l Learned) {
+	n := guess{Rate: l.Rate, RateAt: l.RateAt, Pace: l.Pace}
 	if old, ok := g.m.Load(key); ok {
-		if old.(Rate) != r {
-			g.m.Store(key, r)
+		if old.(guess) != n {
+			g.m.Store(key, n)
 		}
 		return
 	}
 	if g.n.Add(1) <= maxGuesses {
-		g.m.Store(key, r)
+		g.m.Store(key, n)
 	}
+}
+
+// sameBuckets reports whether a and b make the same learned buckets: the
+// same rate, and the same pace cut (the answers since, which raise it a
+// little, aside).
+func sameBuckets(a, b Learned) bool {
+	return a.Rate == b.Rate && a.Pace.Interval == b.Pace.Interval && a.Pace.At == b.Pace.At && a.Pace.Steady == b.Pace.Steady
 }
 
 // admitOnce is the admission in one round trip (see Admitter) of a call
@@ -104,7 +117,7 @@ func (l *Limiter) admitOnce(st Store, bs []bucket, gs []gate, pause string, star
 			return nil, false, false, nil // first come, first served in this process
 		}
 	}
-	guess := l.guesses.get(pause)
+	guess := Learned(l.guesses.get(pause))
 	all = withLearned(bs, pause, guess)
 	a := &Admission{Pause: pause, Buckets: make([]AdmitBucket, len(all)), Gates: make([]AdmitGate, len(gs))}
 	for i, b := range all {
@@ -117,7 +130,7 @@ func (l *Limiter) admitOnce(st Store, bs []bucket, gs []gate, pause string, star
 		return nil, false, false, err
 	}
 	l.guesses.set(pause, a.Learned)
-	fast = !a.Until.After(time.Now()) && a.Learned == guess
+	fast = !a.Learned.Until.After(time.Now()) && sameBuckets(a.Learned, guess)
 	for i := range all {
 		fast = fast && a.Buckets[i].OK
 	}

@@ -138,7 +138,7 @@ func BenchmarkLearn(b *testing.B) {
 			l := &Limiter{Store: NewMemory()}
 			b.ReportAllocs()
 			for b.Loop() {
-				l.Learn(c.d, "p", "m", http.StatusOK, false, c.h, 0)
+				l.Learn(c.d, "p", "m", time.Time{}, http.StatusOK, false, c.h, 0)
 			}
 		})
 	}

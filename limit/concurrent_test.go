@@ -388,7 +388,7 @@ func TestConcurrentPausedWhileQueued(t *testing.T) {
 			}
 		})
 		time.Sleep(time.Second)
-		l.Learn(dialect.OpenAI, "openai", "m", http.StatusTooManyRequests, false, nil, 5*time.Second)
+		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, http.StatusTooManyRequests, false, nil, 5*time.Second)
 		time.Sleep(time.Second)
 		done(0)
 		synctest.Wait()

@@ -27,7 +27,8 @@ func (brokenStore) Pause(string, time.Time) error               { return errDown
 func (brokenStore) Resume(string) error                         { return errDown }
 func (brokenStore) PausedUntil(string) (time.Time, error)       { return time.Time{}, errDown }
 func (brokenStore) Learn(string, Rate, int64) error             { return errDown }
-func (brokenStore) Learned(string) (time.Time, Rate, error)     { return time.Time{}, Rate{}, errDown }
+func (brokenStore) Learned(string) (Learned, error)             { return Learned{}, errDown }
+func (brokenStore) Pace(string, PaceEvent) (Pace, error)        { return Pace{}, errDown }
 func (brokenStore) FreeAt(string) (time.Time, error)            { return time.Time{}, errDown }
 func (brokenStore) Acquire(string, int64, time.Duration) (uint64, bool, error) {
 	return 0, false, errDown
@@ -61,7 +62,7 @@ func TestWaitFallsBackWhenStoreFails(t *testing.T) {
 			t.Errorf("OnError told %d times, want 2 (at 0 s and at 1 s)", errs)
 		}
 		// A pause learned while the store is down holds in this process.
-		l.Learn(dialect.OpenAI, "openai", "m", http.StatusTooManyRequests, false, nil, 10*time.Second)
+		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, http.StatusTooManyRequests, false, nil, 10*time.Second)
 		if errs != 3 {
 			t.Errorf("OnError told %d times after Learn at 2 s, want 3", errs)
 		}
@@ -97,10 +98,10 @@ func (s *countingStore) PausedUntil(key string) (time.Time, error) {
 	return s.Memory.PausedUntil(key)
 }
 
-func (s *countingStore) Learned(key string) (time.Time, Rate, error) {
+func (s *countingStore) Learned(key string) (Learned, error) {
 	s.asked.Add(1)
 	if s.down.Load() {
-		return time.Time{}, Rate{}, errDown
+		return Learned{}, errDown
 	}
 	return s.Memory.Learned(key)
 }

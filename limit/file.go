@@ -14,12 +14,19 @@ const fileExt = ".limit"
 
 // The counters of one record: the bucket's TAT and until when the key is
 // paused, both Unix nanoseconds, and, for a pause key, the rate Learn
-// learned (its limit and its period in nanoseconds; 0 and 0 for none).
+// learned (its limit and its period in nanoseconds; 0 and 0 for none) and
+// when (Unix nanoseconds), and its Pace's fields (Steady as 0 or 1).
 const (
 	cTAT = iota
 	cPaused
 	cLimit
 	cPer
+	cRateAt
+	cPaceInterval
+	cPaceAt
+	cPaceOK
+	cPaceSteady
+	cPaceLast
 )
 
 // fileSweepEvery is how often a File sweeps its idle records, at most.
@@ -205,26 +212,59 @@ func (f *File) Learn(key string, r Rate, used int64) error {
 			return err
 		}
 	}
-	return nil
+	for {
+		at, err := rec.Load(cRateAt)
+		if err != nil || at >= now {
+			return err
+		}
+		if ok, err := rec.CompareAndSwap(cRateAt, at, now); ok || err != nil {
+			return err
+		}
+	}
 }
 
-// Learned implements Store.
-func (f *File) Learned(key string) (time.Time, Rate, error) {
+// Learned implements Store: the record's counters, read in one pass.
+func (f *File) Learned(key string) (Learned, error) {
 	rec, err := f.recs.Record(key)
 	if err != nil {
-		return time.Time{}, Rate{}, err
+		return Learned{}, err
 	}
-	paused, err1 := rec.Load(cPaused)
-	limit, err2 := rec.Load(cLimit)
-	per, err3 := rec.Load(cPer)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return time.Time{}, Rate{}, err
+	var buf [state.NumCounters]int64
+	c, err := rec.Counts(buf[:0])
+	if err != nil {
+		return Learned{}, err
 	}
-	var until time.Time
-	if paused != 0 {
-		until = time.Unix(0, paused)
+	return learnedOf(c[cPaused], c[cLimit], c[cPer], c[cRateAt], paceOf(c)), nil
+}
+
+// paceOf returns the Pace a record's counters hold.
+func paceOf(c []int64) Pace {
+	return Pace{Interval: c[cPaceInterval], At: c[cPaceAt], OK: c[cPaceOK], Steady: c[cPaceSteady] != 0, Last: c[cPaceLast]}
+}
+
+// Pace implements Store: PaceStep on the record's pace counters, under
+// the record's file lock (a pace learns at the pace of its scope's
+// answers, a bounded rate).
+func (f *File) Pace(key string, e PaceEvent) (Pace, error) {
+	now := f.now().UnixNano() / 1e6
+	if _, err := f.c.Add(key, cPaceLast, 0); err != nil { // the record exists
+		return Pace{}, err
 	}
-	return until, learnedRate(limit, per), nil
+	var out Pace
+	err := f.c.Update(key, func(c []int64) bool {
+		old := paceOf(c)
+		out = PaceStep(old, e, now)
+		if out == old {
+			return false
+		}
+		steady := int64(0)
+		if out.Steady {
+			steady = 1
+		}
+		c[cPaceInterval], c[cPaceAt], c[cPaceOK], c[cPaceSteady], c[cPaceLast] = out.Interval, out.At, out.OK, steady, out.Last
+		return true
+	})
+	return out, err
 }
 
 // PausedUntil implements Store.
@@ -277,14 +317,15 @@ func (f *File) sweep(now int64) (int, error) {
 	for _, name := range names {
 		tat, err1 := f.c.Load(name, cTAT)
 		paused, err2 := f.c.Load(name, cPaused)
-		if err := errors.Join(err1, err2); err != nil {
+		last, err3 := f.c.Load(name, cPaceLast)
+		if err := errors.Join(err1, err2, err3); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if !idle(tat, paused, now) {
+		if !idle(max(tat, last*1e6), paused, now) {
 			continue
 		}
-		ok, err := f.c.Remove(name, func(c []int64) bool { return idle(c[cTAT], c[cPaused], now) })
+		ok, err := f.c.Remove(name, func(c []int64) bool { return idle(max(c[cTAT], c[cPaceLast]*1e6), c[cPaused], now) })
 		if ok {
 			removed++
 		}

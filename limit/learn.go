@@ -46,8 +46,11 @@ const MaxPause = time.Hour
 // is a learned bucket's interval (its next request is never further
 // away). A Store error goes to OnError: Learn is told after the fact and
 // has no caller to hand it to.
-func (l *Limiter) Learn(d dialect.Dialect, provider, model string, status int, quota bool, h http.Header, retryAfter time.Duration) {
+func (l *Limiter) Learn(d dialect.Dialect, provider, model string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) {
 	now := time.Now()
+	if sent.IsZero() {
+		sent = now
+	}
 	limited := status == http.StatusTooManyRequests && !quota
 	ws := readWindows(d, h, now)
 	size, left := ws.size, ws.left
@@ -56,17 +59,34 @@ func (l *Limiter) Learn(d dialect.Dialect, provider, model string, status int, q
 		r, paced = windowRate(size, left, ws.reset)
 	}
 	pause := ws.pause(status, quota, retryAfter, paced)
+	p := l.plan(provider)
+	key := p.pauseKey(provider, model)
+	seen := l.guesses.get(key)
+	if !limited && !quota && !seen.Pace.IsZero() && sent.UnixMilli() > seen.Pace.At {
+		// An answer of a call sent under the pace: it raises the pace.
+		l.pace(key, PaceEvent{Sent: sent.UnixMilli()})
+	}
 	if !paced && !limited && pause <= 0 {
 		return // the answer of a call with room to spare: nothing to keep
 	}
-	key := l.plan(provider).pauseKey(provider, model)
 	used := size - left
 	if !paced && limited {
 		// A rate-limit 429 without a window to read: the bucket learned
 		// before, if any, is empty.
-		if _, lr, err := l.active().Learned(key); err == nil && !lr.IsZero() {
-			r, paced = lr, true
+		if lr, err := l.active().Learned(key); err == nil && !lr.Rate.IsZero() {
+			r, paced = lr.Rate, true
 		}
+	}
+	if limited && !(ws.learnable && paced && seen.Rate.IsZero() && seen.Pace.IsZero()) {
+		// The provider refused a call Sluice let go believing there was
+		// room: the pace was too high (or there was none). A first 429
+		// whose own headers teach the bucket is the provider's first
+		// word, not a belief proved wrong: its bucket paces from now.
+		ceiling := p.ceiling
+		if c := r.perSecond(); c > 0 && (ceiling == 0 || c < ceiling) {
+			ceiling = c
+		}
+		l.pace(key, PaceEvent{Sent: sent.UnixMilli(), Limited: true, RetryAfter: int64(retryAfter), Ceiling: ceiling})
 	}
 	if paced {
 		if limited {
@@ -86,6 +106,23 @@ func (l *Limiter) Learn(d dialect.Dialect, provider, model string, status int, q
 	if err := l.active().Pause(key, now.Add(pause)); err != nil {
 		l.local().Pause(key, now.Add(pause)) // this process at least keeps it
 		l.storeFailed(err)
+	}
+}
+
+// pace tells the Store's pace of key an answer, and keeps what it left as
+// the pace last seen; when the Store fails, this process's own Memory
+// learns it.
+func (l *Limiter) pace(key string, e PaceEvent) {
+	st := l.active()
+	p, err := st.Pace(key, e)
+	if err != nil && st == l.Store {
+		l.storeFailed(err)
+		p, _ = l.local().Pace(key, e)
+	}
+	if st == l.Store && err == nil {
+		g := l.guesses.get(key)
+		g.Pace = p
+		l.guesses.set(key, Learned(g))
 	}
 }
 

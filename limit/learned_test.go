@@ -85,7 +85,7 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 					}
 				}()
 				ls := []*Limiter{{Store: a}, {Store: b}}
-				ls[0].Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusTooManyRequests, false, spent120(), time.Second)
+				ls[0].Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusTooManyRequests, false, spent120(), time.Second)
 				ats, errs := admitTimes(ls, 20, "gpt-4o", time.Minute)
 				if len(errs) > 0 {
 					t.Fatalf("%d calls refused: %v", len(errs), errs[0])
@@ -116,7 +116,7 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 func TestLearnedBucketFromHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
-		l.Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusOK, false,
+		l.Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusOK, false,
 			header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "60", "x-ratelimit-reset-requests", "30s"), 0)
 		ats, errs := admitTimes([]*Limiter{l}, 49, "gpt-4o", 0)
 		var e *Error
@@ -142,7 +142,7 @@ func TestLearnedBucketFromHeaders(t *testing.T) {
 		// Spent: the window says so, and the headroom goes: the next
 		// request one interval on, not a tenth of the window later.
 		time.Sleep(time.Minute)
-		l.Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusOK, false, spent120(), 0)
+		l.Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusOK, false, spent120(), 0)
 		if n := l.Stats()["pause"].Paused; n != 0 {
 			t.Fatalf("%d pauses learned; a spent window whose bucket is learned pauses nothing", n)
 		}
@@ -162,7 +162,7 @@ func TestLearnedScope(t *testing.T) {
 		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := &Limiter{SharedLimits: func(p string) bool { return shared && p == "openai" }}
-				l.Learn(dialect.OpenAI, "openai", "gpt-4o", http.StatusTooManyRequests, false, spent120(), time.Second)
+				l.Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusTooManyRequests, false, spent120(), time.Second)
 				ats, errs := admitTimes([]*Limiter{l}, 50, "gpt-4o-mini", time.Minute)
 				switch {
 				case len(errs) > 0:
@@ -182,15 +182,15 @@ func TestLearnedScope(t *testing.T) {
 
 // TestLearnedAnthropic: Anthropic's headers teach the same bucket (the
 // reset an RFC 3339 time), and a 429 without a window to read empties
-// the bucket learned before: after its pause the calls are paced, not
-// released together.
+// the bucket learned before and halves the pace: after its pause the
+// calls are paced, not released together.
 func TestLearnedAnthropic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
 		now := time.Now()
-		l.Learn(dialect.Anthropic, "anthropic", "claude", http.StatusOK, false, header("anthropic-ratelimit-requests-limit", "50",
+		l.Learn(dialect.Anthropic, "anthropic", "claude", time.Time{}, http.StatusOK, false, header("anthropic-ratelimit-requests-limit", "50",
 			"anthropic-ratelimit-requests-remaining", "10", "anthropic-ratelimit-requests-reset", now.Add(48*time.Second).UTC().Format(time.RFC3339)), 0)
-		l.Learn(dialect.Anthropic, "anthropic", "claude", http.StatusTooManyRequests, false, nil, 2*time.Second)
+		l.Learn(dialect.Anthropic, "anthropic", "claude", time.Time{}, http.StatusTooManyRequests, false, nil, 2*time.Second)
 		start := time.Now()
 		var ats []time.Duration
 		for range 5 {
@@ -199,10 +199,14 @@ func TestLearnedAnthropic(t *testing.T) {
 			}
 			ats = append(ats, time.Since(start))
 		}
-		r, _ := windowRate(50, 10, 48*time.Second) // 50 per 48s·50/39: 1.2308 s a request
-		iv := time.Duration(r.Interval(1))
+		// The 429 came while the bucket learned had room: it cuts the
+		// pace to half the bucket's rate (50 per 48s·50/39: 1.2308 s a
+		// request), one call every 2.4615 s from the end of the pause.
+		r, _ := windowRate(50, 10, 48*time.Second)
+		p := PaceStep(Pace{}, PaceEvent{Limited: true, Ceiling: r.perSecond()}, 0)
+		iv := time.Duration(p.Rate().Interval(1))
 		for k, at := range ats {
-			if want := max(2*time.Second, time.Duration(k+1)*iv); at != want {
+			if want := 2*time.Second + time.Duration(k)*iv; at != want {
 				t.Fatalf("call %d at %v, want %v (all: %v)", k+1, at, want, ats)
 			}
 		}
@@ -348,22 +352,24 @@ func TestStoresLearn(t *testing.T) {
 				}
 				return v.Sub(t0)
 			}
-			if until, r, err := st.Learned(key); err != nil || !until.IsZero() || !r.IsZero() {
-				t.Fatalf("nothing learned: %v %+v %v", until, r, err)
+			if lr, err := st.Learned(key); err != nil || !lr.Until.IsZero() || !lr.Rate.IsZero() || !lr.Pace.IsZero() {
+				t.Fatalf("nothing learned: %+v %v", lr, err)
 			}
 			st.Pause(key, t0.Add(time.Second))
 			if err := st.Learn(key, fast, 100); err != nil {
 				t.Fatal(err)
 			}
-			if until, r, _ := st.Learned(key); !until.Equal(t0.Add(time.Second)) || r != fast || tat() != 50*time.Second {
-				t.Fatalf("learned: paused until %v, %+v, TAT %v; want 1s, %+v, 50s", until.Sub(t0), r, tat(), fast)
+			if lr, _ := st.Learned(key); !lr.Until.Equal(t0.Add(time.Second)) || lr.Rate != fast || !lr.RateAt.Equal(t0) || tat() != 50*time.Second {
+				until, r := lr.Until, lr.Rate
+				t.Fatalf("learned: paused until %v, %+v at %v, TAT %v; want 1s, %+v at 0s, 50s", until.Sub(t0), r, lr.RateAt.Sub(t0), tat(), fast)
 			}
 			st.Learn(key, fast, 10) // fewer used than it holds: kept
 			if tat() != 50*time.Second {
 				t.Fatalf("TAT %v after a smaller use, want 50s", tat())
 			}
 			st.Learn(key, slow, 10) // 100 requests out at 1 s each now
-			if _, r, _ := st.Learned(key); r != slow || tat() != 100*time.Second {
+			if lr, _ := st.Learned(key); lr.Rate != slow || tat() != 100*time.Second {
+				r := lr.Rate
 				t.Fatalf("relearned slower: %+v, TAT %v; want %+v, 100s", r, tat(), slow)
 			}
 			// The bucket (60 of 60 out, and 40 more) is past full: a request
@@ -382,8 +388,8 @@ func TestStoresLearn(t *testing.T) {
 			} else if n, err := f.sweep(clock.now().UnixNano()); err != nil || n != 1 {
 				t.Fatalf("swept %d (%v), want the idle record", n, err)
 			}
-			if _, r, _ := st.Learned(key); !r.IsZero() {
-				t.Fatalf("an idle record's rate %+v stayed, want it swept", r)
+			if lr, _ := st.Learned(key); !lr.Rate.IsZero() {
+				t.Fatalf("an idle record's rate %+v stayed, want it swept", lr.Rate)
 			}
 		})
 	}

@@ -75,3 +75,7 @@ func PauseKey(provider, model string) string { return "pause:" + provider + "/" 
 // provider whose limits its models share (Limiter.SharedLimits):
 // "pause:<provider>".
 func SharedPauseKey(provider string) string { return "pause:" + provider }
+
+// PaceKey returns the key of the bucket of the pace learned for the pause
+// key pause (see Pace): "pace:<provider>/<model>" for "pause:<provider>/<model>".
+func PaceKey(pause string) string { return "pace:" + strings.TrimPrefix(pause, "pause:") }

@@ -248,10 +248,14 @@ func (l *Limiter) waitAt(ctx context.Context, st Store, bs, both []bucket, pause
 func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline, latest time.Time, giveBack bool, reserved func()) (time.Duration, func(int64), []bucket, error) {
 	for pass := 0; ; pass++ {
 		now := time.Now()
-		until, learned, err := st.Learned(pause)
+		learned, err := st.Learned(pause)
 		if err != nil {
 			return time.Since(start), nop, bs, err
 		}
+		if st == l.Store {
+			l.guesses.set(pause, learned)
+		}
+		until := learned.Until
 		all := withLearned(bs, pause, learned)
 		at := maxTime(now, until)
 		if until.After(deadline) {
@@ -302,17 +306,24 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 	}
 }
 
-// withLearned returns bs and, after them, the bucket Learn learned for
-// the pause key, a call's one request in it; bs itself when none is
-// learned. The learned bucket refuses as the pause does: its limit is
-// "pause".
-func withLearned(bs []bucket, pause string, r Rate) []bucket {
-	if r.IsZero() {
+// withLearned returns bs and, after them, the buckets learned for the
+// pause key: the bucket Learn learned from the provider's headers and the
+// pace learned from its 429s (PaceKey), a call's one request in each; bs
+// itself when none is learned. The learned buckets refuse as the pause
+// does: their limit is "pause".
+func withLearned(bs []bucket, pause string, l Learned) []bucket {
+	if l.Rate.IsZero() && l.Pace.IsZero() {
 		return bs
 	}
-	all := make([]bucket, len(bs), len(bs)+1)
+	all := make([]bucket, len(bs), len(bs)+2)
 	copy(all, bs)
-	return append(all, bucket{key: pause, limit: "pause", rate: r, cost: 1, learn: true})
+	if !l.Rate.IsZero() {
+		all = append(all, bucket{key: pause, limit: "pause", rate: l.Rate, cost: 1, learn: true})
+	}
+	if !l.Pace.IsZero() {
+		all = append(all, bucket{key: PaceKey(pause), limit: "pause", rate: l.Pace.Rate(), cost: 1, learn: true})
+	}
+	return all
 }
 
 // refuse counts a refusal and returns it.

@@ -255,7 +255,7 @@ func TestWaitLearnPauses(t *testing.T) {
 				l := &Limiter{}
 				var learnErr error
 				l.OnError = func(err error) { learnErr = err }
-				if l.Learn(tt.d, "openai", "gpt-4o", tt.status, tt.quota, tt.header(time.Now()), tt.ra); learnErr != nil {
+				if l.Learn(tt.d, "openai", "gpt-4o", time.Time{}, tt.status, tt.quota, tt.header(time.Now()), tt.ra); learnErr != nil {
 					t.Fatal(learnErr)
 				}
 				waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, 5*time.Minute)
@@ -289,7 +289,7 @@ func TestWaitPauseWhileQueued(t *testing.T) {
 			short = outcome{waited: w, err: err}
 		})
 		time.Sleep(500 * time.Millisecond)
-		l.Learn(dialect.OpenAI, "openai", "m", 429, false, nil, 2*time.Second) // paused until 2.5 s
+		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, 429, false, nil, 2*time.Second) // paused until 2.5 s
 		wg.Wait()
 		// The long call woke at 1 s, found the pause, and gave its slot
 		// back (lost: the short call's at 2 s came after it); its new slot
@@ -314,7 +314,7 @@ func TestWaitPauseWhileQueued(t *testing.T) {
 func TestWaitPausedBeyondMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
-		l.Learn(dialect.OpenAI, "openai", "m", 429, false, nil, 90*time.Minute) // cut to an hour
+		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, 429, false, nil, 90*time.Minute) // cut to an hour
 		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
 		var e *Error
 		if !errors.As(err, &e) || e.Key != "pause:openai/m" || e.Wait != MaxPause || w != 0 {

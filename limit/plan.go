@@ -18,6 +18,11 @@ type plan struct {
 	err    error  // a Limit that does not Check
 	shared string // the provider's pause key when its limits are shared by its models, else ""
 
+	// ceiling is the lowest configured request rate covering the
+	// provider's calls, per second (0: none): a learned pace is never
+	// cut from above it (PaceEvent.Ceiling).
+	ceiling float64
+
 	pauses sync.Map // model → its pause key, for up to maxPlans models
 	npause atomic.Int64
 }
@@ -91,6 +96,9 @@ func (l *Limiter) makePlan(provider string) *plan {
 		}
 		if !lim.Requests.IsZero() {
 			p.nb++
+			if c := lim.Requests.perSecond(); p.ceiling == 0 || c < p.ceiling {
+				p.ceiling = c
+			}
 		}
 		if !lim.Tokens.IsZero() {
 			p.nb++

@@ -52,6 +52,13 @@ type Bucket struct {
 	// zero Rate when none is learned, and for a bucket.
 	Learned Rate
 
+	// LearnedAt is when the provider's headers last taught Learned.
+	LearnedAt time.Time
+
+	// Pace is, for a pause, the pace its 429s taught (see Pace); the zero
+	// Pace when none is learned, and for a bucket.
+	Pace Pace
+
 	// Queued is how many calls of this process wait under the key now.
 	Queued int
 
@@ -346,7 +353,9 @@ func (l *Limiter) Buckets() ([]Bucket, error) {
 		var err error
 		switch {
 		case isPause(list[i].Key):
-			list[i].PausedUntil, list[i].Learned, err = st.Learned(list[i].Key)
+			var lr Learned
+			lr, err = st.Learned(list[i].Key)
+			list[i].PausedUntil, list[i].Learned, list[i].LearnedAt, list[i].Pace = lr.Until, lr.Rate, lr.RateAt, lr.Pace
 			if err == nil && !list[i].Learned.IsZero() {
 				var tat time.Time
 				if tat, err = st.FreeAt(list[i].Key); !tat.IsZero() {

@@ -25,6 +25,15 @@ type Rate struct {
 	Burst int64
 }
 
+// perSecond returns r in units per second; 0 for a Rate that limits
+// nothing.
+func (r Rate) perSecond() float64 {
+	if r.IsZero() {
+		return 0
+	}
+	return float64(r.Limit) / r.Per.Seconds()
+}
+
 // IsZero reports whether r limits nothing.
 func (r Rate) IsZero() bool { return r.Limit <= 0 || r.Per <= 0 }
 

@@ -53,10 +53,14 @@ type Store interface {
 	// units it holds out stay as many.
 	Learn(key string, r Rate, used int64) error
 
-	// Learned returns until when the pause key key holds calls (as
-	// PausedUntil) and the rate Learn last kept for it, with Burst =
-	// Limit; the zero Rate if none.
-	Learned(key string) (until time.Time, r Rate, err error)
+	// Learned returns what the pause key key holds: until when it holds
+	// calls (as PausedUntil), the rate Learn last kept for it (with Burst
+	// = Limit; the zero Rate if none) and when, and its Pace.
+	Learned(key string) (Learned, error)
+
+	// Pace runs PaceStep on the pace of the pause key key, at the store's
+	// clock, and returns the pace it left.
+	Pace(key string, e PaceEvent) (Pace, error)
 
 	// PausedUntil returns until when key is paused (a time in the past,
 	// or the zero Time, when it is not).
@@ -79,6 +83,23 @@ type Store interface {
 
 	// InFlight returns how many slots of the concurrency key are taken.
 	InFlight(key string) (int64, error)
+}
+
+// Learned is what a pause key holds: see Store.Learned.
+type Learned struct {
+	// Until is until when the key holds calls: a time in the past, or the
+	// zero Time, when it does not.
+	Until time.Time
+
+	// Rate is the bucket learned from the provider's headers (Burst =
+	// Limit); the zero Rate when none is.
+	Rate Rate
+
+	// RateAt is when the headers last taught Rate.
+	RateAt time.Time
+
+	// Pace is the pace learned from the scope's 429s.
+	Pace Pace
 }
 
 // failed reports whether err is a failure of the shared Store st, which
@@ -115,7 +136,10 @@ type Memory struct {
 	now       func() time.Time // if nil, time.Now; tests set it
 }
 
-type memRecord struct{ tat, paused, limit, per int64 }
+type memRecord struct {
+	tat, paused, limit, per, rateAt int64
+	pace                            Pace
+}
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory { return &Memory{} }
@@ -198,23 +222,42 @@ func (m *Memory) Learn(key string, r Rate, used int64) error {
 	defer m.mu.Unlock()
 	rec := m.rec(key)
 	rec.tat = relearned(rec.tat, now, learnedRate(rec.limit, rec.per), r, used)
-	rec.limit, rec.per = r.Limit, int64(r.Per)
+	rec.limit, rec.per, rec.rateAt = r.Limit, int64(r.Per), now
 	return nil
 }
 
 // Learned implements Store.
-func (m *Memory) Learned(key string) (time.Time, Rate, error) {
+func (m *Memory) Learned(key string) (Learned, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.recs[key]
 	if rec == nil {
-		return time.Time{}, Rate{}, nil
+		return Learned{}, nil
 	}
-	var until time.Time
-	if rec.paused > 0 {
-		until = time.Unix(0, rec.paused)
+	return learnedOf(rec.paused, rec.limit, rec.per, rec.rateAt, rec.pace), nil
+}
+
+// learnedOf returns the Learned of a record's fields (times in Unix
+// nanoseconds, 0 for none).
+func learnedOf(paused, limit, per, rateAt int64, p Pace) Learned {
+	l := Learned{Rate: learnedRate(limit, per), Pace: p}
+	if paused > 0 {
+		l.Until = time.Unix(0, paused)
 	}
-	return until, learnedRate(rec.limit, rec.per), nil
+	if rateAt > 0 && !l.Rate.IsZero() {
+		l.RateAt = time.Unix(0, rateAt)
+	}
+	return l
+}
+
+// Pace implements Store.
+func (m *Memory) Pace(key string, e PaceEvent) (Pace, error) {
+	now := m.clock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.rec(key)
+	rec.pace = PaceStep(rec.pace, e, now/1e6)
+	return rec.pace, nil
 }
 
 // PausedUntil implements Store.
@@ -288,7 +331,7 @@ func (m *Memory) sweep(now int64) {
 	}
 	m.nextSweep = now + int64(memorySweepEvery)
 	for k, r := range m.recs {
-		if idle(r.tat, r.paused, now) {
+		if idle(max(r.tat, r.pace.Last*1e6), r.paused, now) {
 			delete(m.recs, k)
 		}
 	}

@@ -29,7 +29,7 @@ func (s *Store) Admit(a *limit.Admission) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	pipe := s.client.Pipeline()
-	pause := pipe.HMGet(ctx, s.rkey(a.Pause), "ps", "pn", "rl", "rp")
+	pause := pipe.HMGet(ctx, s.rkey(a.Pause), learnedFields...)
 	runs := make([]scripted, 0, len(a.Buckets)+len(a.Gates))
 	for _, b := range a.Buckets {
 		runs = append(runs, scripted{script: reserveScript, keys: []string{s.rkey(b.Key)}, args: s.reserveArgs(b.Rate, b.Cost, 0, 0)})
@@ -44,7 +44,7 @@ func (s *Store) Admit(a *limit.Admission) error {
 	pipe.Exec(ctx) // each command's error is read from it below
 	s.whole(ctx, runs)
 	var err error
-	if a.Until, a.Learned, err = learned(a.Pause, pause); err != nil {
+	if a.Learned, err = learned(a.Pause, pause); err != nil {
 		s.giveBack(a, runs)
 		return err
 	}

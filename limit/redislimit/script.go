@@ -107,7 +107,8 @@ return 0
 // (fields rl, the limit, and rp, the period in nanoseconds): a TAT in the
 // future held out at another rate is scaled to the new one (in doubles, as
 // relearned does in Go), then raised to now + the used units' intervals;
-// the rate is kept, and the key set to expire idleMargin after the later
+// the rate is kept with when it was learned (la, Unix ms), and the key
+// set to expire idleMargin after the later
 // of its TAT and its pause.
 //
 // ARGV: limit, period ns, used interval s n, now s n ("" "" for Redis
@@ -130,7 +131,7 @@ if ol > 0 and op > 0 and (ol ~= L or op ~= P) and less(ns, nn, ts, tn) then
   end
 end
 ts, tn = later(ts, tn, add(ns, nn, us, un))
-redis.call('HSET', key, 'ts', ts, 'tn', tn, 'rl', ARGV[1], 'rp', ARGV[2])
+redis.call('HSET', key, 'ts', ts, 'tn', tn, 'rl', ARGV[1], 'rp', ARGV[2], 'la', ns * 1000 + math.floor(nn / 1000000))
 local ps, pn = load(key, 'ps', 'pn')
 local xs, xn = later(ts, tn, ps, pn)
 expire(key, xs, xn, tonumber(ARGV[7]))
@@ -204,4 +205,64 @@ local key = KEYS[1]
 local ns, nn = clock(ARGV[1], ARGV[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', ns * 1000 + math.floor(nn / 1000000))
 return redis.call('ZCARD', key)
+`)
+
+// pace is limit.PaceStep on a pause key's pace (fields vi, the interval
+// in ns; va, when it was cut, Unix ms; vk, the answers since; vs, steady
+// 0|1; vl, when it last learned, Unix ms), in the same float64 operations
+// in the same order (Lua's numbers are doubles), so that Go and Lua agree
+// to the bit (TestPaceScriptEqualsPaceStep). The key is set to expire
+// idleMargin after the latest of its TAT, its pause and vl.
+//
+// ARGV: sent ms, limited 0|1, Retry-After ns, ceiling (calls per second),
+// now s n ("" "" for Redis TIME), idle margin ms. It returns the pace's
+// fields vi, va, vk, vs, vl.
+var paceScript = redis.NewScript(lib + `
+local key = KEYS[1]
+local sent, limited, ra, ceil = tonumber(ARGV[1]), ARGV[2] == '1', tonumber(ARGV[3]), tonumber(ARGV[4])
+local ns, nn = clock(ARGV[5], ARGV[6])
+local now = ns * 1000 + math.floor(nn / 1000000)
+local h = redis.call('HMGET', key, 'vi', 'va', 'vk', 'vs', 'vl')
+local iv, at, ok, steady, last = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0, tonumber(h[4]) or 0, tonumber(h[5]) or 0
+local changed = false
+if not limited then
+  if iv > 0 and sent > at then
+    ok = ok + 1
+    if now > last then last = now end
+    changed = true
+  end
+elseif not (iv > 0 and sent <= at) then
+  local cur = 0
+  if iv > 0 then
+    local gain = 0.5
+    if steady == 1 then gain = 0.02 end
+    cur = 1e9 / iv + gain * ok
+  end
+  if ceil > 0 and (cur <= 0 or ceil < cur) then cur = ceil end
+  local nxt
+  local st = 0
+  if cur <= 0 then
+    if ra < 1e9 then ra = 1e9 end
+    nxt = 1e9 / ra
+  elseif iv > 0 and ok >= 2 and now > at then
+    nxt = ok * 1000 / (now - at)
+    nxt = math.max(math.min(nxt, cur * 0.9), cur * 0.03125)
+    st = 1
+  else
+    nxt = cur * 0.5
+  end
+  iv = math.min(math.max(math.ceil(1e9 / nxt), 1), 3600000000000)
+  at, ok, steady, last = now, 0, st, now
+  changed = true
+end
+if changed then
+  redis.call('HSET', key, 'vi', iv, 'va', at, 'vk', ok, 'vs', steady, 'vl', last)
+  local ts, tn = load(key, 'ts', 'tn')
+  local ps, pn = load(key, 'ps', 'pn')
+  local xs, xn = later(ts, tn, ps, pn)
+  local x = xs * 1000 + math.floor(xn / 1000000)
+  if last > x then x = last end
+  redis.call('PEXPIREAT', key, x + tonumber(ARGV[7]))
+end
+return {tostring(iv), tostring(at), tostring(ok), tostring(steady), tostring(last)}
 `)

@@ -182,39 +182,73 @@ func (s *Store) learn(key string, r limit.Rate, used int64) (int64, error) {
 	return join(v[0], v[1]), nil
 }
 
-// Learned implements limit.Store: one HMGET of the pause and the rate.
-func (s *Store) Learned(key string) (time.Time, limit.Rate, error) {
+// Learned implements limit.Store: one HMGET of the pause, the rate and
+// the pace.
+func (s *Store) Learned(key string) (limit.Learned, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	return learned(key, s.client.HMGet(ctx, s.rkey(key), "ps", "pn", "rl", "rp"))
+	return learned(key, s.client.HMGet(ctx, s.rkey(key), learnedFields...))
 }
 
-// learned returns the answer of the HMGET of a pause key's pause and rate.
-func learned(key string, cmd *redis.SliceCmd) (time.Time, limit.Rate, error) {
+// learnedFields are the fields of a pause key that Learned reads: its
+// pause, its learned rate and when, and its pace.
+var learnedFields = []string{"ps", "pn", "rl", "rp", "la", "vi", "va", "vk", "vs", "vl"}
+
+// learned returns the answer of the HMGET of a pause key's learnedFields.
+func learned(key string, cmd *redis.SliceCmd) (limit.Learned, error) {
 	v, err := cmd.Result()
-	if err != nil || len(v) != 4 {
-		return time.Time{}, limit.Rate{}, err
+	if err != nil || len(v) != len(learnedFields) {
+		return limit.Learned{}, err
 	}
-	var f [4]int64
+	var f [10]int64
 	for i, x := range v {
 		if x == nil {
 			continue
 		}
 		n, err := strconv.ParseInt(fmt.Sprint(x), 10, 64)
 		if err != nil {
-			return time.Time{}, limit.Rate{}, fmt.Errorf("limit: redislimit: key %s holds %v: not a pause and a rate", key, v)
+			return limit.Learned{}, fmt.Errorf("limit: redislimit: key %s holds %v: not a pause, a rate and a pace", key, v)
 		}
 		f[i] = n
 	}
-	var until time.Time
+	var l limit.Learned
 	if t := join(f[0], f[1]); t > 0 {
-		until = time.Unix(0, t)
+		l.Until = time.Unix(0, t)
 	}
-	r := limit.Rate{Limit: f[2], Per: time.Duration(f[3]), Burst: f[2]}
-	if r.IsZero() {
-		r = limit.Rate{}
+	if r := (limit.Rate{Limit: f[2], Per: time.Duration(f[3]), Burst: f[2]}); !r.IsZero() {
+		l.Rate = r
+		if f[4] > 0 {
+			l.RateAt = time.UnixMilli(f[4])
+		}
 	}
-	return until, r, nil
+	l.Pace = limit.Pace{Interval: f[5], At: f[6], OK: f[7], Steady: f[8] != 0, Last: f[9]}
+	return l, nil
+}
+
+// Pace implements limit.Store: one run of the pace script.
+func (s *Store) Pace(key string, e limit.PaceEvent) (limit.Pace, error) {
+	ns, nn := s.clock()
+	lim := "0"
+	if e.Limited {
+		lim = "1"
+	}
+	v, err := s.run(paceScript, key, e.Sent, lim, e.RetryAfter, strconv.FormatFloat(e.Ceiling, 'g', -1, 64), ns, nn, idleMarginMS).StringSlice()
+	if err != nil {
+		return limit.Pace{}, err
+	}
+	var f [5]int64
+	for i := range f {
+		if len(v) != len(f) {
+			break
+		}
+		if f[i], err = strconv.ParseInt(v[i], 10, 64); err != nil {
+			break
+		}
+	}
+	if len(v) != len(f) || err != nil {
+		return limit.Pace{}, fmt.Errorf("limit: redislimit: the pace script answered %q", v)
+	}
+	return limit.Pace{Interval: f[0], At: f[1], OK: f[2], Steady: f[3] != 0, Last: f[4]}, nil
 }
 
 // Settle implements limit.Store.

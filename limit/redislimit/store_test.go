@@ -306,7 +306,8 @@ func TestLearnScriptMatchesGo(t *testing.T) {
 			tat, rate = limit.LearnStep(tat, n, rate, r, used), r
 		}
 		got, err := s.FreeAt(key)
-		_, r, err2 := s.Learned(key)
+		lr, err2 := s.Learned(key)
+		r := lr.Rate
 		if err != nil || err2 != nil || got.UnixNano() != tat || r != rate {
 			t.Fatalf("step %d: Redis TAT %v rate %+v (%v %v), Go TAT %v rate %+v", i, got.Sub(t0), r, err, err2, time.Unix(0, tat).Sub(t0), rate)
 		}
