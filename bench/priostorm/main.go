@@ -126,19 +126,11 @@ func run(o opts) (*result, error) {
 
 	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
 	if o.state == "redis" {
-		port, err := benchproc.FreePort()
+		rs, port, err := benchproc.StartRedis(tmp)
 		if err != nil {
 			return nil, err
 		}
-		// --dir: not the caller's directory, whose dump.rdb it would load
-		rs := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp)
-		if err := rs.Start(); err != nil {
-			return nil, fmt.Errorf("redis-server: %v", err)
-		}
 		defer benchproc.Stop(rs)
-		if err := benchproc.WaitPort(port, 10*time.Second); err != nil {
-			return nil, fmt.Errorf("redis-server: %v", err)
-		}
 		stateCfg = fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port)
 	}
 	var gws []*exec.Cmd
