@@ -135,7 +135,7 @@ func main() {
 	state := flag.String("state", "file", "the gateways' shared state: file (one directory) or redis (a redis-server started here)")
 	latency := flag.Duration("latency", 300*time.Millisecond, "how long each admitted call's answer takes")
 	flag.Parse()
-	_, kindOK := kinds[*kind]
+	_, kindOK := benchproc.Kinds[*kind]
 	if *bin == "" || *clients < 1 || *dur <= 0 || *rpm < 1 || *limit < 0 || !kindOK || *latency < 0 || (*state != "file" && *state != "redis") {
 		fmt.Fprintln(os.Stderr, "storm: give --sluice PATH, --c ≥ 1, --d > 0, --rpm ≥ 1, --limit ≥ 0, --latency ≥ 0, --kind exact|quantized|none|overstate, --state file|redis")
 		os.Exit(2)
@@ -158,18 +158,6 @@ func main() {
 	printResult(os.Stdout, res)
 }
 
-// kinds are the fake's rate limits by --kind: the burst (0: a minute's
-// worth) and the headers.
-var kinds = map[string]struct {
-	burst   int
-	headers fake.LimitHeaders
-}{
-	"exact":     {0, fake.LimitHeadersExact},
-	"quantized": {10, fake.LimitHeadersExact},
-	"none":      {0, fake.LimitHeadersNone},
-	"overstate": {0, fake.LimitHeadersOverstate},
-}
-
 // leg is one run's settings.
 type leg struct {
 	bin, name, kind, state string
@@ -187,16 +175,16 @@ func run(o leg) (*result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	k := kinds[o.kind]
+	k := benchproc.Kinds[o.kind]
 	res := &result{Name: o.name, Sluice: bin, Limit: limit, ProviderRPM: rpm, Clients: clients, Kind: o.kind, State: o.state,
-		LatencyMS: round1(o.latency), Burst: k.burst, OtherStatuses: map[string]int{}, Started: time.Now().UTC().Format(time.RFC3339)}
+		LatencyMS: round1(o.latency), Burst: k.Burst, OtherStatuses: map[string]int{}, Started: time.Now().UTC().Format(time.RFC3339)}
 	res.LoadAvg[0] = benchproc.LoadAvg()
 
 	script := "200"
 	if o.latency > 0 {
 		script = "slow:" + o.latency.String()
 	}
-	p := &fake.Provider{Script: script, RequestsPerMinute: rpm, TokenBucket: true, Burst: k.burst, LimitHeaders: k.headers, MaxRequests: 100}
+	p := &fake.Provider{Script: script, RequestsPerMinute: rpm, TokenBucket: true, Burst: k.Burst, LimitHeaders: k.Headers, MaxRequests: 100}
 	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
 	if o.state == "redis" {
 		rs, port, err := benchproc.StartRedis(tmp)
@@ -311,8 +299,8 @@ func run(o leg) (*result, error) {
 	res.LatencyOKms = dist(okLat)
 	res.MaxClientMS = dist(allLat).Max
 	start0 := float64(rpm)
-	if k.burst > 0 {
-		start0 = float64(k.burst)
+	if k.Burst > 0 {
+		start0 = float64(k.Burst)
 	}
 	res.Allowed = math.Round((start0+float64(rpm)*res.Seconds/60)*10) / 10
 	res.ServedOfAllowed = math.Round(1000*float64(res.UpstreamOK)/res.Allowed) / 10
