@@ -1,10 +1,12 @@
 // Command storm is the 429 storm: agents in closed
-// loops over two `sluice serve` gateways sharing one state directory, in
-// front of a fake OpenAI provider whose request limit is a token bucket
-// refilling continuously (fake.Provider.TokenBucket: 120 a minute, one
-// request every 500 ms), as OpenAI and Anthropic describe theirs. The fake
-// sends x-ratelimit-limit-, -remaining- and -reset-requests on every
-// answer, and Retry-After (whole seconds, at least 1: 1 here) on its 429s.
+// loops over two `sluice serve` gateways sharing one state (a directory,
+// or a redis-server it starts), in front of a fake OpenAI provider whose
+// request limit is a token bucket refilling continuously
+// (fake.Provider.TokenBucket: 120 a minute, one request every 500 ms), as
+// OpenAI and Anthropic describe theirs. With --kind exact the fake sends
+// x-ratelimit-limit-, -remaining- and -reset-requests on every answer, and
+// Retry-After (whole seconds, at least 1: 1 here) on its 429s; the other
+// kinds quantize the bucket or hide or misstate the headers.
 //
 // It runs one leg: the fake in this process, the two gateways (the binary
 // given) as child processes, the clients for --d; then it stops the
