@@ -14,6 +14,11 @@
 #   file-baseline     the same agents, no header: every call interactive (first come, first served)
 #   redis-priorities  a redis-server the harness starts; batch agents send the header
 #   redis-baseline    the same, no header
+#   file-learned-none       file state, priorities, the fake sending no rate-limit headers (only Retry-After on 429s)
+#   redis-learned-none      the same on redis
+#   file-learned-quantized  file state, priorities, the fake's bucket a burst of 10 (headers: the minute's limit, the burst's remaining)
+# The gateways have no limits: section in any leg: they pace by what they
+# learn; the first four legs' fake sends exact headers.
 #
 # Results: bench/results/priostorm-<short commit>/<leg>.{json,txt} and env.json.
 set -euo pipefail
@@ -29,14 +34,14 @@ OUT=$B/results/priostorm-$SHORT
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
 leg() {
-	local name=$1 state=$2 prio=$3
+	local name=$1 state=$2 prio=$3 kind=${4:-exact}
 	if [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]]; then
 		return 0
 	fi
-	log "$name: state $state, priorities $prio, $D"
+	log "$name: state $state, priorities $prio, kind $kind, $D"
 	local flags=()
 	[ "$prio" = yes ] && flags+=(--priorities)
-	"$BIN/priostorm" --sluice "$BIN/sluice" --name "$name" --state "$state" "${flags[@]}" --label "$SHORT" --d "$D" --out "$OUT/$name.json" | tee "$OUT/$name.txt"
+	"$BIN/priostorm" --sluice "$BIN/sluice" --name "$name" --state "$state" --kind "$kind" "${flags[@]}" --label "$SHORT" --d "$D" --out "$OUT/$name.json" | tee "$OUT/$name.txt"
 }
 
 main() {
@@ -51,6 +56,9 @@ main() {
 	leg file-baseline file no
 	leg redis-priorities redis yes
 	leg redis-baseline redis no
+	leg file-learned-none file yes none
+	leg redis-learned-none redis yes none
+	leg file-learned-quantized file yes quantized
 	cat >"$OUT/env.json" <<EOF2
 {
   "date": "$(date -u +%FT%TZ)",

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# bench/storm.sh — the 429 storm: 50 agents in closed
-# loops over two `sluice serve` gateways on one state directory, in front
-# of a fake OpenAI provider whose request limit is a token bucket of 120 a
-# minute refilled continuously (one request every 500 ms), sending
-# x-ratelimit-limit/-remaining/-reset-requests on every answer and
-# Retry-After: 1 on its 429s. See bench/storm/main.go.
+# bench/storm.sh — the 429 storm: 50 agents in closed loops over two
+# `sluice serve` gateways sharing one state (a directory, or a
+# redis-server the harness starts), in front of a fake OpenAI provider
+# whose request limit is a token bucket of 120 a minute refilled
+# continuously, answering each admitted call in 300 ms and its 429s at
+# once, with Retry-After. No limits: section: the gateways pace calls by
+# what they learn. See bench/storm/main.go.
 #
 # Usage (from anywhere):  bash bench/storm.sh
 #   STORM_D     each leg's length (default 60s)
-#   STORM_BASE  the commit of the "before" legs (default 106285e)
+#   STORM_BASE  the commit of the "before" legs (default da037a6)
 #   STORM_ONLY  run only these legs (space-separated), keeping the others'
 #
-# Legs, each with a fresh fake, fresh gateways and a fresh state directory:
-#   before-nolimit   the gateway built from STORM_BASE, no limits: section
-#   before-limit120  the same with limits.rates 120/min on the provider
-#   after-nolimit    the gateway built from the work tree, no limits: section
-#   after-limit120   the same with limits.rates 120/min
+# Legs, each with a fresh fake, fresh gateways and a fresh state:
+# {before,after}-<kind>-<state>, kind one of
+#   exact      a bucket of a minute's worth, exact x-ratelimit- headers
+#   quantized  a burst bucket of 10; the headers give the minute's limit and what is left of the burst
+#   none       a minute's worth, no rate-limit headers: only Retry-After on the 429s
+#   overstate  a minute's worth, the remaining- headers overstated by half the limit
+# and state file or redis; before = the gateway built from STORM_BASE,
+# after = from the work tree.
 #
 # Results: bench/results/storm-<short commit>/<leg>.{json,txt}, env.json
 # and table.md.
@@ -25,7 +29,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/bench
 BIN=$B/bin
 D=${STORM_D:-60s}
-BASE=${STORM_BASE:-106285e}
+BASE=${STORM_BASE:-da037a6}
 ONLY=${STORM_ONLY:-}
 SHORT=$(cd "$ROOT" && git rev-parse --short HEAD)
 OUT=$B/results/storm-$SHORT
@@ -47,25 +51,24 @@ build() {
 }
 
 leg() {
-	local name=$1 bin=$2 limit=$3 label=$4
+	local name=$1 bin=$2 kind=$3 state=$4 label=$5
 	if [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]]; then
 		return 0
 	fi
-	log "$name: $bin, limit $limit, $D"
-	"$BIN/storm" --sluice "$bin" --name "$name" --limit "$limit" --label "$label" --d "$D" --out "$OUT/$name.json" | tee "$OUT/$name.txt"
+	log "$name: $bin, kind $kind, state $state, $D"
+	"$BIN/storm" --sluice "$bin" --name "$name" --kind "$kind" --state "$state" --label "$label" --d "$D" --out "$OUT/$name.json" | tee "$OUT/$name.txt"
 }
 
 table() {
-	echo "| leg | gateway | limits: | upstream 429s | calls served | gateway 429 | relayed 429 | wait p50 / p95 (ms) | 200s' latency p50 / p95 (ms) |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| leg | kind | state | gateway | upstream 429s | served/allowed % | past total+1s | wait p50 / p95 (ms) |"
+	echo "|---|---|---|---|---|---|---|---|"
 	for f in "$OUT"/*.json; do
 		[ "$(basename "$f")" = env.json ] && continue
 		python3 - "$f" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-lim = f"{r['configured_limit_rpm']}/min" if r['configured_limit_rpm'] else "none"
-w, l = r['wait_ms'], r['latency_ok_ms']
-print(f"| {r['name']} | {r['label']} | {lim} | {r['upstream_429']} | {r['served']} | {r['gateway_429']} | {r['relayed_429']} | {w['p50']} / {w['p95']} | {l['p50']} / {l['p95']} |")
+w = r['wait_ms']
+print(f"| {r['name']} | {r['kind']} | {r['state']} | {r['label']} | {r['upstream_429']} | {r['upstream_admitted']}/{r['allowed']} = {r['served_of_allowed']} | {r['past_total_1s']} | {w['p50']} / {w['p95']} |")
 EOF
 	done
 }
@@ -78,10 +81,13 @@ main() {
 	load_start=$(cat /proc/loadavg)
 	local tree=$SHORT
 	[ "$(cd "$ROOT" && git status --porcelain | grep -cv '^?? bench/results/')" != 0 ] && tree="$SHORT+changes"
-	leg before-nolimit "$BIN/sluice-$BASE" 0 "$BASE"
-	leg before-limit120 "$BIN/sluice-$BASE" 120 "$BASE"
-	leg after-nolimit "$BIN/sluice" 0 "$tree"
-	leg after-limit120 "$BIN/sluice" 120 "$tree"
+	local kind state
+	for kind in exact quantized none overstate; do
+		for state in file redis; do
+			leg "before-$kind-$state" "$BIN/sluice-$BASE" "$kind" "$state" "$BASE"
+			leg "after-$kind-$state" "$BIN/sluice" "$kind" "$state" "$tree"
+		done
+	done
 	cat >"$OUT/env.json" <<EOF
 {
   "date": "$(date -u +%FT%TZ)",
@@ -94,6 +100,7 @@ main() {
   "cpu_model": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')",
   "kernel": "$(uname -r)",
   "go": "$(go version | cut -d' ' -f3-)",
+  "redis": "$(redis-server --version | head -1)",
   "loadavg_start": "$load_start",
   "loadavg_end": "$(cat /proc/loadavg)"
 }

@@ -268,6 +268,14 @@
 // reset being that time as RFC 3339 in UTC, rounded up to the second. A
 // limit that is not set sends no headers. Reset empties the window.
 //
+// Provider.TokenBucket makes each limit a token bucket that refills
+// continuously instead; Provider.Burst (and TokensBurst) make the bucket
+// hold less than a minute's worth, a per-minute limit enforced over
+// shorter spans, the headers then giving the minute's limit and what is
+// left of the burst. Provider.LimitHeaders changes only what the headers
+// say: LimitHeadersNone sends none (a 429 tells only its Retry-After),
+// LimitHeadersOverstate overstates each remaining count by half the limit.
+//
 // The limits count by Provider.Now (time.Now if nil), so that a test can
 // move a clock of its own and expect exact counts.
 package fake

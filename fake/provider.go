@@ -74,6 +74,27 @@ type Provider struct {
 	// window, which frees a call's units 60 s after it all at once.
 	TokenBucket bool
 
+	// Burst, with TokenBucket, is how many requests the request bucket
+	// holds when full, in place of a minute's worth: a per-minute limit
+	// enforced over shorter spans, as OpenAI says it may be ("60,000
+	// requests/minute may be enforced as 1,000 requests/second"). The
+	// bucket starts full and still refills at RequestsPerMinute a minute,
+	// continuously. The headers then give the minute's limit
+	// (x-ratelimit-limit-requests: RequestsPerMinute), the whole requests
+	// left in the burst bucket (-remaining-) and when it is full again
+	// (-reset-). If zero or less, a minute's worth.
+	Burst int
+
+	// TokensBurst is Burst for TokensPerMinute: how many tokens the token
+	// bucket holds when full; a call of more tokens never fits. If zero or
+	// less, a minute's worth.
+	TokensBurst int
+
+	// LimitHeaders is how the answers tell the rate limits: exactly (the
+	// zero value), not at all, or overstated. It changes only the headers,
+	// never what is admitted, nor a 429's Retry-After.
+	LimitHeaders LimitHeaders
+
 	// AWS holds the credentials the Bedrock endpoints check every
 	// request's SigV4 signature against (sigv4.go). Fields left empty take
 	// DefaultAWS's.
@@ -101,6 +122,43 @@ type Provider struct {
 	closed   chan struct{} // closed by Close; made on first use
 	isClosed bool
 	auth     authState // Bedrock's and Vertex AI's credentials (googleauth.go)
+}
+
+// LimitHeaders is how a Provider's answers tell its rate limits
+// (Provider.LimitHeaders).
+type LimitHeaders string
+
+const (
+	// LimitHeadersExact sends the dialect's rate-limit headers on every
+	// answer, telling the truth: for OpenAI x-ratelimit-limit-,
+	// -remaining- and -reset-requests (and -tokens).
+	LimitHeadersExact LimitHeaders = ""
+
+	// LimitHeadersNone sends no rate-limit header on any answer: a 429
+	// carries only its Retry-After, as Bedrock's ThrottlingException and
+	// Vertex AI's RESOURCE_EXHAUSTED tell only a delay.
+	LimitHeadersNone LimitHeaders = "none"
+
+	// LimitHeadersOverstate sends the headers with each remaining- count
+	// overstated: what is left plus half the limit, at most the limit.
+	// With TokenBucket the reset- headers say when the bucket would be
+	// full again if that count were true, so that the headers agree with
+	// each other; over the sliding window they give the true reset.
+	LimitHeadersOverstate LimitHeaders = "overstate"
+)
+
+// ParseLimitHeaders reads a LimitHeaders by its name: "exact" (or ""),
+// "none" or "overstate".
+func ParseLimitHeaders(s string) (LimitHeaders, error) {
+	switch s {
+	case "", "exact":
+		return LimitHeadersExact, nil
+	case "none":
+		return LimitHeadersNone, nil
+	case "overstate":
+		return LimitHeadersOverstate, nil
+	}
+	return "", fmt.Errorf("fake: rate-limit headers %q: want exact, none or overstate", s)
 }
 
 // Request is a call the Provider received on an API endpoint.
@@ -181,7 +239,13 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	step, q := p.next(r, body, in, script, steps)
 	c := newCall(p, w, r, d, step, in, body)
 	if q != nil {
-		d.limitHeaders(w.Header(), *q)
+		switch p.LimitHeaders {
+		case LimitHeadersNone:
+		case LimitHeadersOverstate:
+			d.limitHeaders(w.Header(), q.overstated())
+		default:
+			d.limitHeaders(w.Header(), *q)
+		}
 		if !q.admitted {
 			c.refuse(*q)
 			return

@@ -37,6 +37,11 @@ type quota struct {
 	want                     int           // the call's tokens
 	now                      time.Time     // the time of the admission
 	resetAt                  time.Time     // when the window is empty again: the newest call leaves it
+
+	// With a token bucket: bucket is set, requestCap and tokenCap are what
+	// each bucket holds when full (its burst, else its limit).
+	bucket               bool
+	requestCap, tokenCap float64
 }
 
 // admit decides whether a call of want tokens fits under requestLimit
@@ -106,6 +111,28 @@ func (q quota) retryAfter() int {
 // window after the call.
 func (q quota) remainingRequests() int { return max(0, q.requestLimit-q.requests) }
 func (q quota) remainingTokens() int   { return max(0, q.tokenLimit-q.tokens) }
+
+// overstated is the quota as LimitHeadersOverstate reports it: what each
+// limit has left raised by half the limit, at most the limit. With a
+// token bucket, resetAt is when the buckets would be full again if the
+// remaining reported were true (the headers agree with each other, not
+// with the bucket); over a sliding window it stays the true one.
+func (q quota) overstated() quota {
+	o := q
+	rr := min(q.requestLimit, q.remainingRequests()+q.requestLimit/2)
+	tr := min(q.tokenLimit, q.remainingTokens()+q.tokenLimit/2)
+	o.requests, o.tokens = q.requestLimit-rr, q.tokenLimit-tr
+	if q.bucket {
+		o.resetAt = q.now
+		if q.requestLimit > 0 {
+			o.resetAt = later(o.resetAt, q.now.Add(refillTime(q.requestCap-float64(rr), q.requestLimit)))
+		}
+		if q.tokenLimit > 0 {
+			o.resetAt = later(o.resetAt, q.now.Add(refillTime(q.tokenCap-float64(tr), q.tokenLimit)))
+		}
+	}
+	return o
+}
 
 // requestFields are the members of a request body the fake reads.
 type requestFields struct {

@@ -61,3 +61,23 @@ func LoadAvg() string {
 	}
 	return string(bytes.Join(f[:3], []byte(" ")))
 }
+
+// StartRedis starts a redis-server on a free loopback port, persisting
+// nothing, with dir as its working directory (not the caller's, whose
+// dump.rdb it would load), and waits until it listens. The caller stops it
+// with Stop.
+func StartRedis(dir string) (*exec.Cmd, int, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, 0, err
+	}
+	rs := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := rs.Start(); err != nil {
+		return nil, 0, fmt.Errorf("redis-server: %v", err)
+	}
+	if err := WaitPort(port, 10*time.Second); err != nil {
+		Stop(rs)
+		return nil, 0, fmt.Errorf("redis-server: %v", err)
+	}
+	return rs, port, nil
+}

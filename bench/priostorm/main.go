@@ -17,7 +17,14 @@
 //
 // Usage:
 //
-//	priostorm --sluice PATH [--priorities] [--state file|redis] [--batch 40] [--interactive 3] [--every 5s] [--d 60s] [--out FILE]
+//	priostorm --sluice PATH [--priorities] [--state file|redis] [--kind exact|quantized|none|overstate]
+//	          [--batch 40] [--interactive 3] [--every 5s] [--d 60s] [--out FILE]
+//
+// The gateways' config has no limits: section: they pace calls by what
+// they learn from the fake's answers. --kind is the fake's rate limit, as
+// storm's: exact (a bucket of a minute's worth, exact headers), quantized
+// (a burst of 10), none (no rate-limit headers, only Retry-After on the
+// 429s) or overstate (the remaining- headers overstated).
 package main
 
 import (
@@ -42,6 +49,7 @@ import (
 // opts are a leg's settings.
 type opts struct {
 	bin, name, state, label string
+	kind                    string
 	priorities              bool
 	rpm, batch, inter       int
 	every, dur              time.Duration
@@ -53,6 +61,7 @@ func main() {
 	flag.StringVar(&o.name, "name", "priostorm", "the leg's name")
 	flag.StringVar(&o.state, "state", "file", "the gateways' shared state: file (one directory) or redis (a redis-server started here)")
 	flag.StringVar(&o.label, "label", "", "what the sluice binary was built from, for the figures (a commit)")
+	flag.StringVar(&o.kind, "kind", "exact", "the fake's rate limit: exact, quantized, none or overstate")
 	flag.BoolVar(&o.priorities, "priorities", false, "batch agents send Sluice-Priority: batch (else nothing: the baseline)")
 	flag.IntVar(&o.rpm, "rpm", 120, "the fake's request bucket: requests per minute, refilled continuously")
 	flag.IntVar(&o.batch, "batch", 40, "batch agents in closed loops, half on each gateway")
@@ -61,8 +70,9 @@ func main() {
 	flag.DurationVar(&o.dur, "d", 60*time.Second, "how long the agents call")
 	out := flag.String("out", "", "write the figures as JSON here too")
 	flag.Parse()
-	if o.bin == "" || o.batch < 0 || o.inter < 1 || o.dur <= 0 || o.every <= 0 || o.rpm < 1 || (o.state != "file" && o.state != "redis") {
-		fmt.Fprintln(os.Stderr, "priostorm: give --sluice PATH, --batch ≥ 0, --interactive ≥ 1, --d and --every > 0, --rpm ≥ 1, --state file or redis")
+	_, kindOK := benchproc.Kinds[o.kind]
+	if !kindOK || o.bin == "" || o.batch < 0 || o.inter < 1 || o.dur <= 0 || o.every <= 0 || o.rpm < 1 || (o.state != "file" && o.state != "redis") {
+		fmt.Fprintln(os.Stderr, "priostorm: give --sluice PATH, --batch ≥ 0, --interactive ≥ 1, --d and --every > 0, --rpm ≥ 1, --state file or redis, --kind exact|quantized|none|overstate")
 		os.Exit(2)
 	}
 	res, err := run(o)
@@ -115,7 +125,9 @@ func run(o opts) (*result, error) {
 		Batch: tally{Statuses: map[string]int{}}, Interactive: tally{Statuses: map[string]int{}}}
 	res.LoadAvg[0] = benchproc.LoadAvg()
 
-	p := &fake.Provider{RequestsPerMinute: o.rpm, TokenBucket: true, MaxRequests: 100}
+	k := benchproc.Kinds[o.kind]
+	res.Kind, res.Burst = o.kind, k.Burst
+	p := &fake.Provider{RequestsPerMinute: o.rpm, TokenBucket: true, Burst: k.Burst, LimitHeaders: k.Headers, MaxRequests: 100}
 	fl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -126,19 +138,11 @@ func run(o opts) (*result, error) {
 
 	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
 	if o.state == "redis" {
-		port, err := benchproc.FreePort()
+		rs, port, err := benchproc.StartRedis(tmp)
 		if err != nil {
 			return nil, err
 		}
-		// --dir: not the caller's directory, whose dump.rdb it would load
-		rs := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp)
-		if err := rs.Start(); err != nil {
-			return nil, fmt.Errorf("redis-server: %v", err)
-		}
 		defer benchproc.Stop(rs)
-		if err := benchproc.WaitPort(port, 10*time.Second); err != nil {
-			return nil, fmt.Errorf("redis-server: %v", err)
-		}
 		stateCfg = fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port)
 	}
 	var gws []*exec.Cmd

@@ -18,6 +18,8 @@ type result struct {
 	State             string  `json:"state"` // file or redis
 	Priorities        bool    `json:"priorities"`
 	ProviderRPM       int     `json:"provider_rpm"`
+	Kind              string  `json:"kind"`           // the fake's rate limit: exact, quantized, none or overstate
+	Burst             int     `json:"provider_burst"` // 0: a minute's worth
 	BatchAgents       int     `json:"batch_agents"`
 	InteractiveAgents int     `json:"interactive_agents"`
 	EveryS            float64 `json:"interactive_every_s"`
@@ -69,7 +71,11 @@ type ms struct {
 
 // finish works out the batch calls' share of what the limit left them.
 func (r *result) finish(dur time.Duration) {
-	r.Capacity = r.ProviderRPM + int(float64(r.ProviderRPM)*dur.Minutes())
+	start := r.ProviderRPM
+	if r.Burst > 0 {
+		start = r.Burst
+	}
+	r.Capacity = start + int(float64(r.ProviderRPM)*dur.Minutes())
 	r.BatchLeft = r.Capacity - r.Interactive.Served
 	if r.BatchLeft > 0 {
 		r.BatchShare = float64(r.Batch.Served) / float64(r.BatchLeft)
@@ -132,8 +138,8 @@ func printResult(w io.Writer, r *result) {
 		how = "batch agents send Sluice-Priority: batch"
 	}
 	fmt.Fprintf(w, "leg %s: %s (built from %s), state %s; %s\n", r.Name, r.Sluice, r.Label, r.State, how)
-	fmt.Fprintf(w, "  %d batch agents in closed loops and %d interactive agents calling every %.0f s, over 2 gateways, for %.0f s; fake bucket %d/min refilled continuously\n",
-		r.BatchAgents, r.InteractiveAgents, r.EveryS, r.Seconds, r.ProviderRPM)
+	fmt.Fprintf(w, "  %d batch agents in closed loops and %d interactive agents calling every %.0f s, over 2 gateways, for %.0f s; fake %s: bucket %d/min refilled continuously, burst %d (0: a minute's worth)\n",
+		r.BatchAgents, r.InteractiveAgents, r.EveryS, r.Seconds, r.Kind, r.ProviderRPM, r.Burst)
 	fmt.Fprintf(w, "  upstream: %d calls, %d answered 429 by the fake's limit\n", r.UpstreamCalls, r.Upstream429)
 	for _, k := range []struct {
 		name string

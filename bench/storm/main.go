@@ -1,10 +1,12 @@
 // Command storm is the 429 storm: agents in closed
-// loops over two `sluice serve` gateways sharing one state directory, in
-// front of a fake OpenAI provider whose request limit is a token bucket
-// refilling continuously (fake.Provider.TokenBucket: 120 a minute, one
-// request every 500 ms), as OpenAI and Anthropic describe theirs. The fake
-// sends x-ratelimit-limit-, -remaining- and -reset-requests on every
-// answer, and Retry-After (whole seconds, at least 1: 1 here) on its 429s.
+// loops over two `sluice serve` gateways sharing one state (a directory,
+// or a redis-server it starts), in front of a fake OpenAI provider whose
+// request limit is a token bucket refilling continuously
+// (fake.Provider.TokenBucket: 120 a minute, one request every 500 ms), as
+// OpenAI and Anthropic describe theirs. With --kind exact the fake sends
+// x-ratelimit-limit-, -remaining- and -reset-requests on every answer, and
+// Retry-After (whole seconds, at least 1: 1 here) on its 429s; the other
+// kinds quantize the bucket or hide or misstate the headers.
 //
 // It runs one leg: the fake in this process, the two gateways (the binary
 // given) as child processes, the clients for --d; then it stops the
@@ -17,7 +19,23 @@
 //
 // Usage:
 //
-//	storm --sluice PATH [--name NAME] [--limit N] [--rpm 120] [--c 50] [--d 60s] [--out FILE]
+//	storm --sluice PATH [--name NAME] [--kind exact|quantized|none|overstate] [--state file|redis]
+//	      [--latency 300ms] [--limit N] [--rpm 120] [--c 50] [--d 60s] [--out FILE]
+//
+// --kind is the fake's rate limit: exact (a bucket of a minute's worth,
+// exact headers), quantized (fake.Provider.Burst 10: the headers give
+// the minute's limit and what is left of the burst), none (a minute's
+// worth, no rate-limit headers, only Retry-After on the 429s) or
+// overstate (a minute's worth, the remaining- headers overstated).
+// --state is the gateways' shared state: file (one directory) or redis (a
+// redis-server started here on a free loopback port). --latency is how
+// long each admitted call's answer takes (a slow:D step); 429s answer at
+// once.
+//
+// allowed is what a perfectly paced client could have had admitted over
+// the run: the bucket's starting content (the burst, else a minute's
+// worth) plus its refill, rpm × seconds / 60; served_of_allowed the calls
+// the fake admitted over it, in percent.
 //
 // --limit N configures limits.rates {requests_per_minute: N} on the
 // provider; 0 (the default) configures no limit: the gateways have only
@@ -32,6 +50,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -54,10 +73,19 @@ type result struct {
 	ProviderRPM int     `json:"provider_rpm"`
 	Clients     int     `json:"clients"`
 	Seconds     float64 `json:"seconds"`
+	Kind        string  `json:"kind"`  // exact, quantized, none or overstate
+	State       string  `json:"state"` // file or redis
+	LatencyMS   float64 `json:"latency_ms"`
+	Burst       int     `json:"provider_burst"` // 0: a minute's worth
 
 	Upstream429   int `json:"upstream_429"`   // the fake's 429s
 	UpstreamCalls int `json:"upstream_calls"` // every call that reached the fake
 	UpstreamOK    int `json:"upstream_admitted"`
+
+	Allowed         float64 `json:"allowed"`           // the bucket's starting content + rpm × seconds / 60
+	ServedOfAllowed float64 `json:"served_of_allowed"` // upstream_admitted / allowed, in percent
+	PastTotal1s     int     `json:"past_total_1s"`     // client calls that took longer than the policy's total + 1 s
+	MaxClientMS     float64 `json:"max_client_ms"`     // the longest client call, whatever its answer
 
 	Served        int            `json:"served"`         // 200s to the clients
 	Gateway429    int            `json:"gateway_429"`    // 429 rate_limited from the gateways
@@ -105,12 +133,16 @@ func main() {
 	dur := flag.Duration("d", 60*time.Second, "how long the agents call")
 	out := flag.String("out", "", "write the figures as JSON here too")
 	label := flag.String("label", "", "what the sluice binary was built from, for the figures (a commit)")
+	kind := flag.String("kind", "exact", "the fake's rate limit: exact, quantized, none or overstate")
+	state := flag.String("state", "file", "the gateways' shared state: file (one directory) or redis (a redis-server started here)")
+	latency := flag.Duration("latency", 300*time.Millisecond, "how long each admitted call's answer takes")
 	flag.Parse()
-	if *bin == "" || *clients < 1 || *dur <= 0 || *rpm < 1 || *limit < 0 {
-		fmt.Fprintln(os.Stderr, "storm: give --sluice PATH, --c ≥ 1, --d > 0, --rpm ≥ 1, --limit ≥ 0")
+	_, kindOK := benchproc.Kinds[*kind]
+	if *bin == "" || *clients < 1 || *dur <= 0 || *rpm < 1 || *limit < 0 || !kindOK || *latency < 0 || (*state != "file" && *state != "redis") {
+		fmt.Fprintln(os.Stderr, "storm: give --sluice PATH, --c ≥ 1, --d > 0, --rpm ≥ 1, --limit ≥ 0, --latency ≥ 0, --kind exact|quantized|none|overstate, --state file|redis")
 		os.Exit(2)
 	}
-	res, err := run(*bin, *name, *limit, *rpm, *clients, *dur)
+	res, err := run(leg{*bin, *name, *kind, *state, *limit, *rpm, *clients, *dur, *latency})
 	if res != nil {
 		res.Label = *label
 	}
@@ -128,17 +160,42 @@ func main() {
 	printResult(os.Stdout, res)
 }
 
-func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result, error) {
+// leg is one run's settings.
+type leg struct {
+	bin, name, kind, state string
+	limit, rpm, clients    int
+	dur, latency           time.Duration
+}
+
+// policyTotal is the agents' policy's total timeout (config).
+const policyTotal = 60 * time.Second
+
+func run(o leg) (*result, error) {
+	bin, limit, rpm, clients, dur := o.bin, o.limit, o.rpm, o.clients, o.dur
 	tmp, err := os.MkdirTemp("", "sluice-storm")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	res := &result{Name: name, Sluice: bin, Limit: limit, ProviderRPM: rpm, Clients: clients,
-		OtherStatuses: map[string]int{}, Started: time.Now().UTC().Format(time.RFC3339)}
+	k := benchproc.Kinds[o.kind]
+	res := &result{Name: o.name, Sluice: bin, Limit: limit, ProviderRPM: rpm, Clients: clients, Kind: o.kind, State: o.state,
+		LatencyMS: round1(o.latency), Burst: k.Burst, OtherStatuses: map[string]int{}, Started: time.Now().UTC().Format(time.RFC3339)}
 	res.LoadAvg[0] = benchproc.LoadAvg()
 
-	p := &fake.Provider{RequestsPerMinute: rpm, TokenBucket: true, MaxRequests: 100}
+	script := "200"
+	if o.latency > 0 {
+		script = "slow:" + o.latency.String()
+	}
+	p := &fake.Provider{Script: script, RequestsPerMinute: rpm, TokenBucket: true, Burst: k.Burst, LimitHeaders: k.Headers, MaxRequests: 100}
+	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
+	if o.state == "redis" {
+		rs, port, err := benchproc.StartRedis(tmp)
+		if err != nil {
+			return nil, err
+		}
+		defer benchproc.Stop(rs)
+		stateCfg = fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port)
+	}
 	fl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -161,7 +218,7 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 		}
 		cfg := filepath.Join(tmp, fmt.Sprintf("gw%d.yaml", i+1))
 		log := filepath.Join(tmp, fmt.Sprintf("gw%d.jsonl", i+1))
-		if err := os.WriteFile(cfg, config(port, fl.Addr().String(), filepath.Join(tmp, "state"), log, limit), 0o644); err != nil {
+		if err := os.WriteFile(cfg, config(port, fl.Addr().String(), stateCfg, log, limit), 0o644); err != nil {
 			return nil, err
 		}
 		cmd := exec.Command(bin, "serve", "--config", cfg)
@@ -198,7 +255,7 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 		}
 	}()
 	var mu sync.Mutex
-	var okLat []time.Duration
+	var okLat, allLat []time.Duration
 	var wg sync.WaitGroup
 	for i := range clients {
 		url := urls[i%len(urls)]
@@ -208,6 +265,12 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 				kind := call(ctx, hc, url, body)
 				took := time.Since(t0)
 				mu.Lock()
+				if kind != "cut" {
+					allLat = append(allLat, took)
+					if took > policyTotal+time.Second {
+						res.PastTotal1s++
+					}
+				}
 				switch kind {
 				case "ok":
 					res.Served++
@@ -236,6 +299,13 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 	res.Upstream429, res.UpstreamCalls = p.RateLimited(), p.Calls()
 	res.UpstreamOK = res.UpstreamCalls - res.Upstream429
 	res.LatencyOKms = dist(okLat)
+	res.MaxClientMS = dist(allLat).Max
+	start0 := float64(rpm)
+	if k.Burst > 0 {
+		start0 = float64(k.Burst)
+	}
+	res.Allowed = math.Round((start0+float64(rpm)*res.Seconds/60)*10) / 10
+	res.ServedOfAllowed = math.Round(1000*float64(res.UpstreamOK)/res.Allowed) / 10
 	for _, c := range gws {
 		benchproc.Stop(c)
 	}
@@ -248,12 +318,12 @@ func run(bin, name string, limit, rpm, clients int, dur time.Duration) (*result,
 }
 
 // config is a gateway's config: the fake as an OpenAI provider, the
-// agents' policy (60 s total, 55 s max_queue), the shared state directory
-// and, with limit > 0, a request limit on the provider.
+// agents' policy (60 s total, 55 s max_queue), the shared state (a YAML
+// flow mapping) and, with limit > 0, a request limit on the provider.
 func config(port int, fakeAddr, state, log string, limit int) []byte {
 	s := fmt.Sprintf(`listen: 127.0.0.1:%d
 drain: 1s
-state: {backend: file, dir: %s}
+state: %s
 log: {attempts: %s}
 providers:
   fake: {kind: openai, base_url: http://%s, max_concurrent: 4096}
@@ -369,9 +439,11 @@ func printResult(w io.Writer, r *result) {
 	if r.Limit > 0 {
 		lim = fmt.Sprintf("limits.rates %d/min", r.Limit)
 	}
-	fmt.Fprintf(w, "leg %s: %s (built from %s), %s; %d agents over 2 gateways for %.0f s; fake bucket %d/min refilled continuously\n",
-		r.Name, r.Sluice, r.Label, lim, r.Clients, r.Seconds, r.ProviderRPM)
-	fmt.Fprintf(w, "  upstream: %d calls, %d answered 429 by the fake's limit, %d admitted\n", r.UpstreamCalls, r.Upstream429, r.UpstreamOK)
+	fmt.Fprintf(w, "leg %s: %s (built from %s), %s, state %s; %d agents over 2 gateways for %.0f s; fake %s: bucket %d/min refilled continuously, burst %d (0: a minute's worth), answers in %.0f ms\n",
+		r.Name, r.Sluice, r.Label, lim, r.State, r.Clients, r.Seconds, r.Kind, r.ProviderRPM, r.Burst, r.LatencyMS)
+	fmt.Fprintf(w, "  upstream: %d calls, %d answered 429 by the fake's limit, %d admitted of %.1f allowed (%.1f%%)\n",
+		r.UpstreamCalls, r.Upstream429, r.UpstreamOK, r.Allowed, r.ServedOfAllowed)
+	fmt.Fprintf(w, "  client calls past the policy's total + 1 s: %d; longest client call %.1f ms\n", r.PastTotal1s, r.MaxClientMS)
 	fmt.Fprintf(w, "  clients: %d served (200), %d gateway 429 rate_limited, %d upstream 429 relayed, %d errors, other %v, %d cut at the end\n",
 		r.Served, r.Gateway429, r.Relayed429, r.Errors, r.OtherStatuses, r.Cut)
 	fmt.Fprintf(w, "  latency of the 200s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
