@@ -18,7 +18,8 @@ func (l *prioLimiter) Wait(ctx context.Context, _ *http.Request, _, _ string, _ 
 	return time.Millisecond, nil, nil
 }
 
-func (l *prioLimiter) Learn(dialect.Dialect, string, string, time.Time, int, bool, http.Header, time.Duration) {}
+func (l *prioLimiter) Learn(dialect.Dialect, string, string, time.Time, int, bool, http.Header, time.Duration) {
+}
 
 // A call's priority is its context's (WithPriority), else its policy's,
 // else interactive: the Limiter reads it from the context it is given,
