@@ -119,7 +119,7 @@ func (l *Limiter) pace(key string, e PaceEvent) {
 		l.storeFailed(err)
 		p, _ = l.local().Pace(key, e)
 	}
-	if st == l.Store && err == nil {
+	if st == l.store() && err == nil {
 		g := l.guesses.get(key)
 		g.Pace = p
 		l.guesses.set(key, Learned(g))

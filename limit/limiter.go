@@ -235,8 +235,26 @@ func (l *Limiter) waitAt(ctx context.Context, st Store, bs, both []bucket, pause
 	if start.Before(rank) {
 		return l.waitBatch(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 	}
-	return l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
+	for {
+		waited, done, all, err := l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
+		var lt *later
+		if !errors.As(err, &lt) {
+			return waited, done, all, err
+		}
+		// A learned pace's slot beyond paceHorizon: looked at again when
+		// it is that near, at the pace then.
+		if err := sleep(ctx, lt.at.Add(-paceHorizon)); err != nil {
+			return time.Since(start), nop, all, err
+		}
+	}
 }
+
+// paceHorizon is how far ahead a call takes a slot in time while its
+// scope is paced by a pace learned from 429s: a slot further away is
+// looked at again when it is that near. The pace rises with each answer,
+// and slots taken far ahead at a lower pace would hold the calls to it
+// for as long as the queue is long.
+const paceHorizon = time.Second
 
 // waitIn is Wait on the store st. It returns the buckets it took slots
 // in: bs, and the pause key's learned bucket when there is one. It takes
@@ -252,11 +270,14 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 		if err != nil {
 			return time.Since(start), nop, bs, err
 		}
-		if st == l.Store {
+		if st == l.store() {
 			l.guesses.set(pause, learned)
 		}
 		until := learned.Until
 		all := withLearned(bs, pause, learned)
+		if !learned.Pace.IsZero() && latest.After(now.Add(paceHorizon)) {
+			latest = now.Add(paceHorizon)
+		}
 		at := maxTime(now, until)
 		if until.After(deadline) {
 			w, d, err := l.refuse(all, &Error{Key: pause, Limit: "pause", Wait: at.Sub(now)}, start)

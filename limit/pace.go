@@ -39,10 +39,10 @@ const (
 	// in calls per second: the pace rises by half itself each second it
 	// is used to the full (doubling in about 1.4 s).
 	paceProbeGain = 0.5
-	// paceSteadyGain is the same once the rate was measured: 2% a second
-	// (doubling in about 35 s), so that the pace probes above the
+	// paceSteadyGain is the same once the rate was measured: 1% a second
+	// (doubling in about 70 s), so that the pace probes above the
 	// provider's rate seldom and by little.
-	paceSteadyGain = 0.02
+	paceSteadyGain = 0.01
 	// paceCut is the share of the pace a 429 leaves when it cannot
 	// measure the rate: a halving.
 	paceCut = 0.5
@@ -53,7 +53,7 @@ const (
 	paceMeasuredMin = 1.0 / 32
 	// paceMinOK is how many answers since the last cut a cut needs to
 	// measure the rate by.
-	paceMinOK = 2
+	paceMinOK = 4
 )
 
 // PerSecond returns the pace in calls per second: 1e9/Interval when it was
@@ -121,8 +121,11 @@ type PaceEvent struct {
 //     learned, to the rate the provider let through since the last cut
 //     (OK over the time since: between two 429s its bucket went from
 //     empty to empty, so what it let through is what it refilled), at
-//     most 90% of it and at least 1/32; when that cannot be measured
-//     (fewer than 2 answers since, or no pace before), to half of it; and
+//     most 90% of it and at least 1/32; with fewer than 4 answers since
+//     the last cut, to half of it or, if lower, one call more than
+//     counted over the time since (the answers of calls the provider let
+//     through may not be back yet), probing on; with no pace before, to
+//     half of it; and
 //     when nothing at all is known (no pace, no ceiling), to one call per
 //     Retry-After (per second without one), from where it probes upward.
 //
@@ -153,6 +156,13 @@ func PaceStep(p Pace, e PaceEvent, now int64) Pace {
 		next = float64(p.OK) * 1000 / float64(now-p.At)
 		next = max(min(next, float64(cur*paceMeasuredMax)), float64(cur*paceMeasuredMin))
 		steady = true
+	case p.Interval > 0 && now > p.At:
+		// Too few answers to measure by: the calls the provider let
+		// through may not have answered yet (a 429 comes back at once,
+		// an answer after its latency). One more than were counted, over
+		// the time since, bounds the rate from below; it probes on from
+		// there.
+		next = min(float64(cur*paceCut), float64(p.OK+1)*1000/float64(now-p.At))
 	default:
 		next = cur * paceCut
 	}

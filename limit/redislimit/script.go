@@ -235,7 +235,7 @@ elseif not (iv > 0 and sent <= at) then
   local cur = 0
   if iv > 0 then
     local gain = 0.5
-    if steady == 1 then gain = 0.02 end
+    if steady == 1 then gain = 0.01 end
     cur = 1e9 / iv + gain * ok
   end
   if ceil > 0 and (cur <= 0 or ceil < cur) then cur = ceil end
@@ -244,10 +244,12 @@ elseif not (iv > 0 and sent <= at) then
   if cur <= 0 then
     if ra < 1e9 then ra = 1e9 end
     nxt = 1e9 / ra
-  elseif iv > 0 and ok >= 2 and now > at then
+  elseif iv > 0 and ok >= 4 and now > at then
     nxt = ok * 1000 / (now - at)
     nxt = math.max(math.min(nxt, cur * 0.9), cur * 0.03125)
     st = 1
+  elseif iv > 0 and now > at then
+    nxt = math.min(cur * 0.5, (ok + 1) * 1000 / (now - at))
   else
     nxt = cur * 0.5
   end

@@ -313,3 +313,51 @@ func TestLearnScriptMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestPaceScriptMatchesPaceStep: the pace script is limit.PaceStep in
+// Lua, to the bit: 3,000 random answers (counted, too early, 429s with
+// and without a ceiling or a Retry-After, at random times) leave Redis's
+// pace and Go's the same after each.
+func TestPaceScriptMatchesPaceStep(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv)
+	t0 := time.Now().Add(time.Hour).Truncate(time.Second).Add(123_456_789) // keys expire by Redis's own clock
+	now := t0
+	s.now = func() time.Time { return now }
+	rng := rand.New(rand.NewPCG(5, 6))
+	const key = "pause:bedrock/claude"
+	var want limit.Pace
+	cuts, counted := 0, 0
+	for i := range 3000 {
+		now = now.Add(time.Duration(rng.Int64N(int64(700 * time.Millisecond))))
+		ms := now.UnixMilli()
+		e := limit.PaceEvent{Sent: ms - rng.Int64N(3000)}
+		if rng.IntN(4) == 0 {
+			e.Limited = true
+			if rng.IntN(2) == 0 {
+				e.RetryAfter = rng.Int64N(int64(5 * time.Second))
+			}
+			if rng.IntN(2) == 0 {
+				e.Ceiling = rng.Float64() * 500
+			}
+		}
+		got, err := s.Pace(key, e)
+		next := limit.PaceStep(want, e, ms)
+		if err != nil || got != next {
+			t.Fatalf("step %d (%+v at %d, from %+v): Redis %+v (%v), Go %+v", i, e, ms, want, got, err, next)
+		}
+		if next.At != want.At {
+			cuts++
+		} else if next.OK != want.OK {
+			counted++
+		}
+		want = next
+		lr, err := s.Learned(key)
+		if err != nil || lr.Pace != want {
+			t.Fatalf("step %d: Learned reads %+v (%v), want %+v", i, lr.Pace, err, want)
+		}
+	}
+	if cuts < 100 || counted < 500 {
+		t.Fatalf("%d cuts and %d counted answers: the random walk did not exercise the law", cuts, counted)
+	}
+}

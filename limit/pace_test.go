@@ -1,0 +1,213 @@
+package limit
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
+)
+
+// simProvider is a provider's rate limit as a token bucket of burst
+// requests refilled at rate a second, started full, for tests at fake
+// time: admit takes a request or answers how long until one is there.
+// With headers, its answers carry OpenAI's headers as a provider that
+// enforces its minute in short intervals sends them: the limit is the
+// minute's (rate·60·overstate), remaining what is left of the burst.
+type simProvider struct {
+	mu        sync.Mutex
+	rate      float64
+	burst     float64
+	level     float64
+	at        time.Time
+	headers   bool
+	overstate float64 // the factor the limit header overstates the minute's limit by (with headers)
+
+	ok, limited int
+	oks         []time.Duration // when each admitted call came, from start
+	start       time.Time
+}
+
+func newSimProvider(rate, burst float64) *simProvider {
+	now := time.Now()
+	return &simProvider{rate: rate, burst: burst, level: burst, at: now, start: now, overstate: 1}
+}
+
+// setRate changes the refill rate from now.
+func (p *simProvider) setRate(r float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refill(time.Now())
+	p.rate = r
+}
+
+func (p *simProvider) refill(now time.Time) {
+	p.level = min(p.burst, p.level+now.Sub(p.at).Seconds()*p.rate)
+	p.at = now
+}
+
+// call answers one call: 200 or 429, its header, and a 429's Retry-After
+// (whole seconds, at least 1).
+func (p *simProvider) call() (int, http.Header, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	p.refill(now)
+	status, ra := http.StatusOK, time.Duration(0)
+	if p.level >= 1 {
+		p.level--
+		p.ok++
+		p.oks = append(p.oks, now.Sub(p.start))
+	} else {
+		p.limited++
+		status = http.StatusTooManyRequests
+		ra = max(time.Duration(math.Ceil((1-p.level)/p.rate))*time.Second, time.Second)
+	}
+	var h http.Header
+	if p.headers {
+		h = http.Header{}
+		h.Set("x-ratelimit-limit-requests", strconv.Itoa(int(p.rate*60*p.overstate)))
+		h.Set("x-ratelimit-remaining-requests", strconv.Itoa(int(p.level)))
+		h.Set("x-ratelimit-reset-requests", strconv.FormatFloat((p.burst-p.level)/p.rate, 'f', 3, 64)+"s")
+	}
+	return status, h, ra
+}
+
+// admittedIn returns how many calls it admitted in [from, to) from start.
+func (p *simProvider) admittedIn(from, to time.Duration) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, at := range p.oks {
+		if at >= from && at < to {
+			n++
+		}
+	}
+	return n
+}
+
+// storm runs agents in closed loops through l against p until end: each
+// waits its turn, calls, and after an admitted call's latency (a 429
+// answers at once) tells l the answer.
+func storm(t *testing.T, l *Limiter, p *simProvider, agents int, latency time.Duration, end time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), end)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range agents {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				_, done, err := l.Wait(ctx, nil, "p", "m", 0, 0, time.Minute)
+				if err != nil {
+					return
+				}
+				sent := time.Now()
+				status, h, ra := p.call()
+				if status == http.StatusOK {
+					time.Sleep(latency)
+				}
+				l.Learn(dialect.OpenAI, "p", "m", sent, status, false, h, ra)
+				done(0)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestPaceLearnedFromRetryAfterAlone: a provider that tells nothing but
+// a 429's Retry-After (Bedrock's and Vertex AI's way), 2 requests a
+// second with a burst of 120, and 50 agents: after the burst, the 429s
+// teach the pace; over 60 s at most 10 calls are refused and 90% of what
+// the provider allows is served.
+func TestPaceLearnedFromRetryAfterAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newSimProvider(2, 120)
+		l := &Limiter{}
+		storm(t, l, p, 50, 300*time.Millisecond, time.Now().Add(60*time.Second))
+		allowed := 120 + 2*60
+		t.Logf("429s %d, admitted %d of %d allowed", p.limited, p.ok, allowed)
+		if p.limited > 10 || p.ok < allowed*9/10 {
+			t.Fatalf("%d 429s and %d of %d allowed served; want ≤ 10 and ≥ 90%%", p.limited, p.ok, allowed)
+		}
+	})
+}
+
+// TestPaceConvergesFromTenTimesTooHigh: a provider enforcing its minute
+// in bursts of 10 (2 a second) whose headers tell a limit ten times too
+// high: from the first 429 the pace is cut to the rate measured, within
+// 5 s and 6 refusals, and then stays: at most 4 more 429s in the next
+// 55 s, and at least 90% of the provider's rate served after the fifth
+// second.
+func TestPaceConvergesFromTenTimesTooHigh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newSimProvider(2, 10)
+		p.headers, p.overstate = true, 10
+		l := &Limiter{}
+		start := time.Now()
+		storm(t, l, p, 50, 300*time.Millisecond, start.Add(5*time.Second))
+		early := p.limited
+		storm(t, l, p, 50, 300*time.Millisecond, start.Add(60*time.Second))
+		late := p.admittedIn(5*time.Second, 60*time.Second)
+		t.Logf("429s: %d in the first 5 s, %d after; admitted after 5 s: %d of %d", early, p.limited-early, late, 2*55)
+		if early > 8 || p.limited > 10 || late < 2*55*9/10 {
+			t.Fatalf("429s: %d in the first 5 s (want ≤ 8), %d in all (want ≤ 10); %d admitted after 5 s (want ≥ 99)", early, p.limited, late)
+		}
+	})
+}
+
+// TestPaceRecoversWhenTheProviderRaisesItsLimit: once the pace has
+// learned 2 a second, the provider doubles its rate; the pace rises to
+// it (1% a second while its calls succeed): from 90 s after the raise the
+// calls run at 80% of the new rate or more.
+func TestPaceRecoversWhenTheProviderRaisesItsLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newSimProvider(2, 10)
+		l := &Limiter{}
+		start := time.Now()
+		storm(t, l, p, 50, 300*time.Millisecond, start.Add(30*time.Second))
+		p.setRate(4)
+		storm(t, l, p, 50, 300*time.Millisecond, start.Add(150*time.Second))
+		got := p.admittedIn(120*time.Second, 150*time.Second)
+		t.Logf("admitted in the last 30 s: %d (the provider allows %d); 429s %d", got, 4*30, p.limited)
+		if got < 4*30*8/10 {
+			t.Fatalf("admitted %d in the last 30 s at 4 a second, want ≥ 96", got)
+		}
+	})
+}
+
+// TestPaceReleasesWaitersOneByOne: when a pause ends, the calls waiting
+// for it leave at the pace, one interval apart, never together.
+func TestPaceReleasesWaitersOneByOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{}
+		// Nothing known: a 429 with Retry-After 2s pauses the model and
+		// sets the pace to one call per 2 s.
+		l.Learn(dialect.OpenAI, "p", "m", time.Now(), http.StatusTooManyRequests, false, nil, 2*time.Second)
+		start := time.Now()
+		var mu sync.Mutex
+		var ats []time.Duration
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, _, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				ats = append(ats, time.Since(start))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		for k, want := range []time.Duration{2, 4, 6, 8, 10} {
+			if ats[k] != want*time.Second {
+				t.Fatalf("the waiters left at %v, want one every 2 s from the pause's end", ats)
+			}
+		}
+	})
+}
