@@ -61,6 +61,7 @@ func (l *Limiter) Learn(d dialect.Dialect, provider, model string, sent time.Tim
 	pause := ws.pause(status, quota, retryAfter, paced)
 	p := l.plan(provider)
 	key := p.pauseKey(provider, model)
+	l.scouts.answered(key)
 	seen := l.guesses.get(key)
 	if !limited && !quota && !seen.Pace.IsZero() && sent.UnixMilli() > seen.Pace.At {
 		// An answer of a call sent under the pace: it raises the pace.

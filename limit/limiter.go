@@ -76,6 +76,7 @@ type Limiter struct {
 	queues  queues                           // per concurrency key, the calls waiting for an in-flight slot
 	batch   queues                           // per bucket (or pause) key, the Batch calls waiting for a slot in time
 	guesses guesses                          // per pause key, the learned rate last read
+	scouts  scouts                           // per pause key never answered here, the first call's
 	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
 	plansMu sync.Mutex
 }
@@ -171,6 +172,29 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	}
 	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
+	scout := false
+	if len(p.limits) == 0 {
+		// Nothing configured holds the provider's calls: only what its
+		// answers teach does, so the first goes alone (see scouts).
+		if scout, err = l.scouts.wait(ctx, pause, deadline); err != nil {
+			return time.Since(start), nop, err
+		}
+	}
+	if scout {
+		// The first call of a scope this process knows nothing of: when
+		// its attempt ends unanswered, the calls held for it go.
+		defer func() {
+			if err != nil {
+				l.scouts.answered(pause)
+				return
+			}
+			inner := done
+			done = func(used int64) {
+				l.scouts.answered(pause)
+				inner(used)
+			}
+		}()
+	}
 	giveBack := l.SettlesUnused != nil && l.SettlesUnused(provider)
 	l.stats.enter(bs, gs, pause, start, prio)
 	defer l.stats.leave(bs, gs, pause, prio)

@@ -211,3 +211,54 @@ func TestPaceReleasesWaitersOneByOne(t *testing.T) {
 		}
 	})
 }
+
+// TestScoutGoesAlone: with nothing configured, the first call of a scope
+// this process has no answer for goes alone; the calls that come
+// meanwhile wait for its answer (a herd would meet a provider's burst
+// limit before anything could be learned). A scout whose attempt ends
+// unanswered lets them go too.
+func TestScoutGoesAlone(t *testing.T) {
+	for _, answered := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			l := &Limiter{}
+			start := time.Now()
+			_, scoutDone, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var ats []time.Duration
+			var wg sync.WaitGroup
+			for range 5 {
+				wg.Go(func() {
+					_, done, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					done(0)
+					mu.Lock()
+					ats = append(ats, time.Since(start))
+					mu.Unlock()
+				})
+			}
+			time.Sleep(300 * time.Millisecond) // the scout's latency
+			synctest.Wait()
+			if len(ats) != 0 {
+				t.Fatalf("calls went at %v while the scout was out", ats)
+			}
+			if answered {
+				l.Learn(dialect.OpenAI, "p", "m", start, http.StatusOK, false, nil, 0)
+			} else {
+				scoutDone(0) // a timeout, a cut connection: no answer
+			}
+			wg.Wait()
+			if len(ats) != 5 || ats[0] != 300*time.Millisecond || ats[4] != 300*time.Millisecond {
+				t.Fatalf("answered %v: the held calls went at %v, want all 5 at the scout's end, 300ms", answered, ats)
+			}
+			if _, done, _ := l.Wait(context.Background(), nil, "p", "m", 0, 0, 0); done == nil {
+				t.Fatal("no done")
+			}
+		})
+	}
+}
