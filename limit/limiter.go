@@ -64,6 +64,15 @@ type Limiter struct {
 	// If zero, 10 minutes is used.
 	Lease time.Duration
 
+	// Scout, if true, sends the first call of a scope (a pause key) that
+	// this process has had no answer for alone, when no configured
+	// request or token rate covers its provider: the calls that come
+	// meanwhile wait for its answer (at most their maximum wait), whose
+	// headers or 429 teach how to pace them, instead of meeting the
+	// provider's burst limit all at once. A scout whose attempt ends
+	// unanswered lets them go too.
+	Scout bool
+
 	// PromoteAfter is how long a Batch call waits for a slot before it is
 	// admitted as an Interactive one, so that a flood of Interactive calls
 	// never starves it. If zero, 30s is used.
@@ -173,8 +182,8 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
 	scout := false
-	if len(p.limits) == 0 {
-		// Nothing configured holds the provider's calls: only what its
+	if l.Scout && p.nb == 0 {
+		// No configured rate holds the provider's calls: only what its
 		// answers teach does, so the first goes alone (see scouts).
 		if scout, err = l.scouts.wait(ctx, pause, deadline); err != nil {
 			return time.Since(start), nop, err

@@ -2,6 +2,7 @@ package limit
 
 import (
 	"math"
+	"strings"
 	"time"
 )
 
@@ -168,4 +169,45 @@ func PaceStep(p Pace, e PaceEvent, now int64) Pace {
 	}
 	iv := min(max(math.Ceil(1e9/next), 1), float64(MaxPause))
 	return Pace{Interval: int64(iv), At: now, Steady: steady, Last: now}
+}
+
+// Paced is a scope's pace as an operator sees it: the pace its calls are
+// held to, in calls per second, and what set it, when.
+type Paced struct {
+	// PerSecond is the slowest of the rates that hold the scope's calls
+	// (0: none does).
+	PerSecond float64
+
+	// SetBy says which: "headers" (the bucket learned from the
+	// provider's headers), "429" (the pace learned from its 429s) or
+	// "limit" (a configured limit, lower than both).
+	SetBy string
+
+	// At is when the headers or the 429 last set it (the zero Time for a
+	// configured limit).
+	At time.Time
+}
+
+// PacedOf returns the pace a pause listed by Buckets holds its calls to:
+// the slowest of the rate learned from headers, the pace learned from
+// 429s and the lowest configured request rate covering its provider.
+func (l *Limiter) PacedOf(b Bucket) Paced {
+	var out Paced
+	if !isPause(b.Key) {
+		return out
+	}
+	take := func(ps float64, by string, at time.Time) {
+		if ps > 0 && (out.PerSecond == 0 || ps < out.PerSecond) {
+			out = Paced{PerSecond: ps, SetBy: by, At: at}
+		}
+	}
+	take(b.Learned.perSecond(), "headers", b.LearnedAt)
+	if !b.Pace.IsZero() {
+		take(b.Pace.PerSecond(), "429", time.UnixMilli(b.Pace.At))
+	}
+	if out.PerSecond > 0 {
+		provider, _, _ := strings.Cut(strings.TrimPrefix(b.Key, "pause:"), "/")
+		take(l.plan(provider).ceiling, "limit", time.Time{})
+	}
+	return out
 }

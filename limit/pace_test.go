@@ -212,7 +212,8 @@ func TestPaceReleasesWaitersOneByOne(t *testing.T) {
 	})
 }
 
-// TestScoutGoesAlone: with nothing configured, the first call of a scope
+// TestScoutGoesAlone: with no configured rate (a concurrency limit does
+// not pace), the first call of a scope
 // this process has no answer for goes alone; the calls that come
 // meanwhile wait for its answer (a herd would meet a provider's burst
 // limit before anything could be learned). A scout whose attempt ends
@@ -220,7 +221,7 @@ func TestPaceReleasesWaitersOneByOne(t *testing.T) {
 func TestScoutGoesAlone(t *testing.T) {
 	for _, answered := range []bool{true, false} {
 		synctest.Test(t, func(t *testing.T) {
-			l := &Limiter{}
+			l := &Limiter{Scout: true, Limits: []Limit{{Name: "conc", Concurrent: 100}}}
 			start := time.Now()
 			_, scoutDone, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
 			if err != nil {
@@ -260,5 +261,32 @@ func TestScoutGoesAlone(t *testing.T) {
 				t.Fatal("no done")
 			}
 		})
+	}
+}
+
+// TestPaceSharedInFile: two Limiters on one state directory (two
+// gateways) share the pace: a 429 one of them learns cuts the pace the
+// other's calls are held to, and the answers of either raise it.
+func TestPaceSharedInFile(t *testing.T) {
+	f := newFileStore(t)
+	a, b := &Limiter{Store: f}, &Limiter{Store: f}
+	sent := time.Now()
+	a.Learn(dialect.OpenAI, "p", "m", sent, http.StatusTooManyRequests, false, nil, 2*time.Second)
+	lr, err := f.Learned(PauseKey("p", "m"))
+	if err != nil || lr.Pace.Interval != int64(2*time.Second) || lr.Pace.Steady {
+		t.Fatalf("after a 429 with Retry-After 2s: %+v (%v), want one call per 2 s, probing", lr.Pace, err)
+	}
+	// b reads the pace at its next call, and counts its answer in it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := b.Wait(ctx, nil, "p", "m", 0, 0, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b.Learn(dialect.OpenAI, "p", "m", time.Now(), http.StatusOK, false, nil, 0)
+	if lr, err = f.Learned(PauseKey("p", "m")); err != nil || lr.Pace.OK != 1 {
+		t.Fatalf("after b's answer: %+v (%v), want 1 answer counted", lr.Pace, err)
+	}
+	if p := a.PacedOf(Bucket{Key: PauseKey("p", "m"), Pace: lr.Pace}); p.SetBy != "429" || p.PerSecond != 1 {
+		t.Fatalf("PacedOf: %+v, want 1/s (0.5 + 0.5 for the answer) set by a 429", p)
 	}
 }

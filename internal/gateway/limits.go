@@ -39,7 +39,7 @@ func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
 	}
 	// A slot in Redis outlives the longest call a policy allows: only a
 	// host that died holding it loses it to the lease.
-	return &limit.Limiter{Store: store, Limits: limits, Client: limitClient, Lease: longest + time.Minute, PromoteAfter: cfg.Limits.PromoteAfter,
+	return &limit.Limiter{Store: store, Scout: true, Limits: limits, Client: limitClient, Lease: longest + time.Minute, PromoteAfter: cfg.Limits.PromoteAfter,
 		// Some providers count max_tokens at a call's start and correct to
 		// the output used; others keep what max_tokens reserved.
 		SettlesUnused: func(p string) bool {
@@ -124,6 +124,12 @@ type bucketView struct {
 	// InFlight is, for a concurrency key (…:concurrent), the slots taken
 	// in every process sharing the state; 0 for a bucket or a pause.
 	InFlight int64 `json:"in_flight"`
+	// LearnedPerSecond is, for a pause, the pace its calls are held to
+	// (limit.Limiter.PacedOf), SetBy what set it ("headers", "429" or
+	// "limit"), SetAt when (none for a configured limit).
+	LearnedPerSecond float64    `json:"learned_per_second,omitempty"`
+	SetBy            string     `json:"set_by,omitempty"`
+	SetAt            *time.Time `json:"set_at,omitempty"`
 }
 
 type statView struct {
@@ -170,6 +176,13 @@ func (g *Gateway) limitsView() (limitsView, error) {
 		if !b.PausedUntil.IsZero() {
 			t := b.PausedUntil.UTC()
 			bv.PausedUntil = &t
+		}
+		if p := g.limiter.PacedOf(b); p.PerSecond > 0 {
+			bv.LearnedPerSecond, bv.SetBy = p.PerSecond, p.SetBy
+			if !p.At.IsZero() {
+				t := p.At.UTC()
+				bv.SetAt = &t
+			}
 		}
 		v.Buckets = append(v.Buckets, bv)
 	}
@@ -220,7 +233,7 @@ func newLimitMetrics(reg *prometheus.Registry, limiter func() *limit.Limiter) *l
 			return float64(l.Queued())
 		}
 		return 0
-	}), inFlightCollector(limiter))
+	}), inFlightCollector(limiter), learnedCollector(limiter))
 	m.prio = newPriorityMetrics(reg, limiter)
 	return m
 }
@@ -276,4 +289,29 @@ func (m *limitMetrics) observe(a *sluice.Attempt) {
 func (sh *shared) limitStoreError(err error) {
 	n := sh.limitErrors.Add(1)
 	sh.events.storeError("limits", "rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", err, "errors", n)
+}
+
+var learnedDesc = prometheus.NewDesc("sluice_ratelimit_learned_per_second",
+	"The pace each scope's calls are held to, in calls per second, by pause key: the slowest of what the provider's headers "+
+		"taught, what its 429s taught, and a configured limit (GET /sluice/limits says which set it, and when).",
+	[]string{"limit"}, nil)
+
+// learnedCollector reports sluice_ratelimit_learned_per_second when
+// scraped: for every pause this process used in the last ten minutes
+// (limit.Limiter.Buckets), the pace the store holds it to.
+type learnedCollector func() *limit.Limiter
+
+func (c learnedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- learnedDesc }
+
+func (c learnedCollector) Collect(ch chan<- prometheus.Metric) {
+	l := c()
+	if l == nil {
+		return
+	}
+	buckets, _ := l.Buckets() // those read before an error are reported
+	for _, b := range buckets {
+		if p := l.PacedOf(b); p.PerSecond > 0 {
+			ch <- prometheus.MustNewConstMetric(learnedDesc, prometheus.GaugeValue, p.PerSecond, b.Key)
+		}
+	}
 }

@@ -363,3 +363,51 @@ func (e *env) checkInFlight(n int) {
 		}
 	}
 }
+
+// A 429 that says nothing but Retry-After sets a pace for the model: one
+// call per Retry-After, shown by GET /sluice/limits with what set it and
+// when, and by sluice_ratelimit_learned_per_second; the call after it
+// is paced, not released with the others.
+func TestLearnedPaceShown(t *testing.T) {
+	e := newEnv(t, "429:retry-after=1,200", func(c *config.Config) {
+		p := c.Policies["interactive"]
+		p.Timeout.Total = 10 * time.Second
+		c.Policies["interactive"] = p
+	})
+	before := time.Now().UTC()
+	r := e.do("POST", "/openai/v1/chat/completions", chatBody)
+	if b := body(t, r); r.StatusCode != 200 {
+		t.Fatalf("status %d: %s", r.StatusCode, b)
+	}
+	resp := e.do("GET", "/sluice/limits", "")
+	raw := body(t, resp)
+	var v struct {
+		Buckets []struct {
+			Key              string     `json:"key"`
+			LearnedPerSecond float64    `json:"learned_per_second"`
+			SetBy            string     `json:"set_by"`
+			SetAt            *time.Time `json:"set_at"`
+		} `json:"buckets"`
+	}
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	var found bool
+	for _, b := range v.Buckets {
+		if b.Key == "pause:openai/gpt-4o-mini" {
+			found = true
+			// One call per second, raised by the 200 (half a call a second
+			// per answer while it probes).
+			if b.SetBy != "429" || b.LearnedPerSecond != 1.5 || b.SetAt == nil || b.SetAt.Before(before.Truncate(time.Millisecond)) {
+				t.Errorf("the model's pace: %+v, want 1.5/s set by a 429 since %v", b, before)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no pause of the model in %s", raw)
+	}
+	metrics := body(t, e.do("GET", "/metrics", ""))
+	if !strings.Contains(metrics, `sluice_ratelimit_learned_per_second{limit="pause:openai/gpt-4o-mini"} 1.5`) {
+		t.Errorf("no learned pace in the metrics:\n%s", metrics)
+	}
+}
