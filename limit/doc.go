@@ -140,6 +140,55 @@
 // delay) is paused by its 429s, and released together when the pause
 // ends.
 //
+// # Paces learned from 429s
+//
+// Headers can be missing (Bedrock's ThrottlingException and Vertex AI's
+// RESOURCE_EXHAUSTED carry at most a retry delay), or wrong (a provider
+// that enforces its minute in bursts of a few seconds tells the minute's
+// limit; another overstates what is left). So the 429s themselves teach a
+// pace per pause key (Pace, Store.Pace): its calls leave one by one at
+// it, in a bucket of their own without a burst ("pace:<provider>/<model>"),
+// in everything sharing the Store. The control law is PaceStep, pure, with
+// a Lua twin in redislimit proven equal to it:
+//
+//   - A rate-limit 429 of a call sent after the last cut, while Sluice
+//     believed there was room, cuts the pace (multiplicative decrease). It
+//     measures the provider's rate first: between two 429s the provider's
+//     bucket went from empty to empty, so the calls it let through since
+//     the last cut (OK, the answers of the calls sent after it) over the
+//     time since is what it refilled. The cut takes that, at most 90% of
+//     the pace; with too few answers to measure by, half of it or the
+//     lower bound one answer more gives; with nothing known at all, one
+//     call per Retry-After. A 429 of a call sent before the last cut is
+//     one of the calls in flight when it came: it cuts nothing again. A
+//     first 429 whose own headers teach the bucket is the provider's first
+//     word, not a belief proved wrong: it cuts nothing.
+//   - Each other answer of a call sent after the cut raises the pace
+//     (additive increase per answer): by half a call a second while it
+//     probes (after a cut that could not measure: doubling in about 1.4 s
+//     of full use, as TCP's slow start), by a hundredth once measured (1% a
+//     second, doubling in about 70 s), so that it probes above the
+//     provider's rate seldom, by little, and one call at a time.
+//   - The pace a call is held to is the slowest of the learned bucket
+//     (headers), the pace (429s) and the configured limits (which apply
+//     as their own buckets, and cap where a cut starts from): a learned
+//     pace never lets more through than a configured limit.
+//   - A call of a paced scope takes its slot at most a second ahead
+//     (paceHorizon), so that a pace that rises is not held back by slots
+//     taken far ahead at a lower one; a Retry-After still pauses the scope,
+//     and when the pause ends its waiters leave at the pace.
+//   - With Limiter.Scout, the first call of a scope this process has no
+//     answer for, with no configured rate, goes alone: a herd of agents
+//     starting at once would otherwise meet a provider's burst before any
+//     answer could teach a thing.
+//
+// Measured at fake time (pace_test.go): a provider that tells only
+// Retry-After, 2 calls a second with a burst of 120, and 50 agents: at most
+// 10 429s in 60 s and 90% of what it allows served; a pace ten times too
+// high converges within 5 s and 8 429s and stays (at most 4 more in 55 s,
+// 90% served); a provider that doubles its rate is run at 80% of the new
+// one within 90 s.
+//
 // Scope: the providers limit each model on its own (a deployment, where
 // one stands for the model, is the call's model). So what Learn learns is
 // the model's: "pause:<provider>/<model>"; a 429 for one model holds no
