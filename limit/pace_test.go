@@ -27,6 +27,7 @@ type simProvider struct {
 	at        time.Time
 	headers   bool
 	overstate float64 // the factor the limit header overstates the minute's limit by (with headers)
+	tokens    int     // with headers: the limit is of tokens, each call costing this many (0: of requests)
 
 	ok, limited int
 	oks         []time.Duration // when each admitted call came, from start
@@ -71,9 +72,13 @@ func (p *simProvider) call() (int, http.Header, time.Duration) {
 	var h http.Header
 	if p.headers {
 		h = http.Header{}
-		h.Set("x-ratelimit-limit-requests", strconv.Itoa(int(p.rate*60*p.overstate)))
-		h.Set("x-ratelimit-remaining-requests", strconv.Itoa(int(p.level)))
-		h.Set("x-ratelimit-reset-requests", strconv.FormatFloat((p.burst-p.level)/p.rate, 'f', 3, 64)+"s")
+		unit, cost := "requests", 1.0
+		if p.tokens > 0 {
+			unit, cost = "tokens", float64(p.tokens)
+		}
+		h.Set("x-ratelimit-limit-"+unit, strconv.Itoa(int(p.rate*60*p.overstate*cost)))
+		h.Set("x-ratelimit-remaining-"+unit, strconv.Itoa(int(p.level*cost)))
+		h.Set("x-ratelimit-reset-"+unit, strconv.FormatFloat((p.burst-p.level)/p.rate, 'f', 3, 64)+"s")
 	}
 	return status, h, ra
 }
