@@ -55,6 +55,11 @@ const (
 	// paceMinOK is how many answers since the last cut a cut needs to
 	// measure the rate by.
 	paceMinOK = 4
+	// paceSettle is how long after a cut, in milliseconds, a 429 with
+	// fewer than paceMinOK answers since cuts nothing: its call went
+	// before the cut's pause reached every process (a herd's last
+	// calls), and cutting for each would halve the pace again and again.
+	paceSettle = 250
 )
 
 // PerSecond returns the pace in calls per second: 1e9/Interval when it was
@@ -116,7 +121,10 @@ type PaceEvent struct {
 //     last cut, counts in OK: it raises the pace.
 //   - A rate-limit 429 of a call sent before the last cut teaches
 //     nothing: the cut was made for it (the calls in flight when a 429
-//     comes get theirs too, and each would cut again).
+//     comes get theirs too, and each would cut again); nor does one of a
+//     call sent within 250 ms after it, with fewer than 4 answers
+//     since: it went before the cut's pause reached everything sharing
+//     the Store.
 //   - Any other rate-limit 429 says the pace was too high, and cuts it:
 //     from the pace now, or the Ceiling when that is lower or no pace is
 //     learned, to the rate the provider let through since the last cut
@@ -141,7 +149,7 @@ func PaceStep(p Pace, e PaceEvent, now int64) Pace {
 		}
 		return p
 	}
-	if p.Interval > 0 && e.Sent <= p.At {
+	if p.Interval > 0 && (e.Sent <= p.At || e.Sent <= p.At+paceSettle && p.OK < paceMinOK) {
 		return p
 	}
 	cur := p.PerSecond()

@@ -231,7 +231,7 @@ if not limited then
     if now > last then last = now end
     changed = true
   end
-elseif not (iv > 0 and sent <= at) then
+elseif not (iv > 0 and (sent <= at or (sent <= at + 250 and ok < 4))) then
   local cur = 0
   if iv > 0 then
     local gain = 0.5
