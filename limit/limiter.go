@@ -181,11 +181,12 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	}
 	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
-	scout := false
+	scout, held := false, false
 	if l.Scout && p.nb == 0 {
 		// No configured rate holds the provider's calls: only what its
-		// answers teach does, so the first goes alone (see scouts).
-		if scout, err = l.scouts.wait(ctx, pause, deadline); err != nil {
+		// answers teach does, so the first goes alone (see scouts). A call
+		// held for the scout's answer waited, however it is let go then.
+		if scout, held, err = l.scouts.wait(ctx, pause, deadline); err != nil {
 			return time.Since(start), nop, err
 		}
 	}
@@ -231,6 +232,9 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 				waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
 			}
 		}
+		if held {
+			waited = max(waited, time.Since(start))
+		}
 		if err != nil || len(gs) == 0 {
 			l.stats.waited(prio, waited, err)
 			return waited, done, err
@@ -253,7 +257,7 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 			continue
 		}
 		l.stats.admittedGates(bs, gs)
-		if queued {
+		if queued || held {
 			waited = time.Since(start)
 		}
 		l.stats.waited(prio, waited, nil)

@@ -233,18 +233,18 @@ func TestScoutGoesAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			var mu sync.Mutex
-			var ats []time.Duration
+			var ats, waits []time.Duration
 			var wg sync.WaitGroup
 			for range 5 {
 				wg.Go(func() {
-					_, done, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+					waited, done, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
 					if err != nil {
 						t.Error(err)
 						return
 					}
 					done(0)
 					mu.Lock()
-					ats = append(ats, time.Since(start))
+					ats, waits = append(ats, time.Since(start)), append(waits, waited)
 					mu.Unlock()
 				})
 			}
@@ -261,6 +261,11 @@ func TestScoutGoesAlone(t *testing.T) {
 			wg.Wait()
 			if len(ats) != 5 || ats[0] != 300*time.Millisecond || ats[4] != 300*time.Millisecond {
 				t.Fatalf("answered %v: the held calls went at %v, want all 5 at the scout's end, 300ms", answered, ats)
+			}
+			for _, w := range waits {
+				if w != 300*time.Millisecond {
+					t.Fatalf("answered %v: the held calls reported waits of %v, want 300ms each: held for the scout is a wait", answered, waits)
+				}
 			}
 			if _, done, _ := l.Wait(context.Background(), nil, "p", "m", 0, 0, 0); done == nil {
 				t.Fatal("no done")

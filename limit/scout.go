@@ -25,10 +25,11 @@ type scouts struct {
 // process (or too many keys were to keep track), or when it is key's
 // first call: it is then the scout, and first reports so. Else it waits
 // for the scout's answer, at most until deadline (then it goes anyway),
-// or returns ctx's cause when ctx ends first.
-func (s *scouts) wait(ctx context.Context, key string, deadline time.Time) (first bool, err error) {
+// and reports that it was held; or it returns ctx's cause when ctx ends
+// first.
+func (s *scouts) wait(ctx context.Context, key string, deadline time.Time) (first, held bool, err error) {
 	if _, ok := s.done.Load(key); ok || s.n.Load() >= maxGuesses {
-		return false, nil
+		return false, false, nil
 	}
 	s.mu.Lock()
 	ch, ok := s.out[key]
@@ -38,7 +39,7 @@ func (s *scouts) wait(ctx context.Context, key string, deadline time.Time) (firs
 		}
 		s.out[key] = make(chan struct{})
 		s.mu.Unlock()
-		return true, nil
+		return true, false, nil
 	}
 	s.mu.Unlock()
 	t := time.NewTimer(time.Until(deadline))
@@ -47,9 +48,9 @@ func (s *scouts) wait(ctx context.Context, key string, deadline time.Time) (firs
 	case <-ch:
 	case <-t.C:
 	case <-ctx.Done():
-		return false, context.Cause(ctx)
+		return false, true, context.Cause(ctx)
 	}
-	return false, nil
+	return false, true, nil
 }
 
 // answered notes that key had an answer: its scout's waiters go.
