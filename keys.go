@@ -13,7 +13,7 @@ import (
 type Keys interface {
 	// Take is called before each attempt, after the Limiter's wait and
 	// before the breaker is asked, with the attempt's context, the current
-	// target's provider and the longest the attempt may wait. It returns
+	// target's provider and model, and the longest the attempt may wait. It returns
 	// the key the attempt uses: id, a short hash written in the attempt
 	// log's key field (never the key itself), and set, which puts the key
 	// on the attempt's request header. A provider without a pool returns
@@ -22,23 +22,24 @@ type Keys interface {
 	// Limiter's does: a refused first attempt ends the call with that
 	// error and one log line of outcome rate_limited; a refused retry ends
 	// the call with the failure before it.
-	Take(ctx context.Context, provider string, maxWait time.Duration) (id string, set func(http.Header), err error)
+	Take(ctx context.Context, provider, model string, maxWait time.Duration) (id string, set func(http.Header), err error)
 
-	// Learn is told the answer of every attempt made with key id of
-	// provider's pool: as Limiter.Learn is told, which is then not told,
-	// since the pause belongs to the key, not the provider. It reports
+	// Learn is told the answer of every attempt to provider's model made
+	// with key id of provider's pool, sent at sent: as Limiter.Learn is
+	// told, which is then not told, since the limits the answer tells of
+	// are the key's, not the provider's. It reports
 	// whether another key of the pool is ready now: a 429 (rate limit or
 	// quota) is then retried at once on it, without the backoff or the
 	// Retry-After wait, and without a token of the retry budget (the
 	// breaker ignores both kinds of 429 anyway).
-	Learn(provider, id string, status int, quota bool, h http.Header, retryAfter time.Duration) (another bool)
+	Learn(provider, model, id string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) (another bool)
 }
 
 // takeKey asks the Keys for the next attempt's key. The refusal of a
 // first attempt is logged like a Limiter's.
 func (c *call) takeKey() error {
 	c.keyID, c.keySet = "", nil
-	id, set, err := c.t.Keys.Take(c.ctx, c.provider, c.queueLimit())
+	id, set, err := c.t.Keys.Take(c.ctx, c.provider, c.model, c.queueLimit())
 	if err == nil {
 		c.keyID, c.keySet = id, set
 		return nil
@@ -48,7 +49,7 @@ func (c *call) takeKey() error {
 
 // learnKey tells the Keys the answer of an attempt made with a pool's key,
 // and notes whether a 429 may move on to another key at once.
-func (c *call) learnKey(status int, h http.Header, v verdict, wait time.Duration) {
-	another := c.t.Keys.Learn(c.provider, c.keyID, status, v.class == classQuota, h, wait)
+func (c *call) learnKey(a *attempt, status int, h http.Header, v verdict, wait time.Duration) {
+	another := c.t.Keys.Learn(c.provider, c.model, c.keyID, a.start, status, v.class == classQuota, h, wait)
 	c.switchKey = another && status == http.StatusTooManyRequests
 }

@@ -21,12 +21,15 @@ type stubKeys struct {
 	mu      sync.Mutex
 	paused  map[string]bool
 	learned []string // "id status"
+	models  []string // "provider model" of each take and each answer learned
+	sent    []time.Time
 	refuse  error
 }
 
-func (k *stubKeys) Take(ctx context.Context, provider string, maxWait time.Duration) (string, func(http.Header), error) {
+func (k *stubKeys) Take(ctx context.Context, provider, model string, maxWait time.Duration) (string, func(http.Header), error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.models = append(k.models, provider+" "+model)
 	if k.refuse != nil {
 		return "", nil, k.refuse
 	}
@@ -38,10 +41,11 @@ func (k *stubKeys) Take(ctx context.Context, provider string, maxWait time.Durat
 	return "", nil, rateLimited{}
 }
 
-func (k *stubKeys) Learn(provider, id string, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+func (k *stubKeys) Learn(provider, model, id string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.learned = append(k.learned, id+" "+http.StatusText(status))
+	k.models, k.sent = append(k.models, provider+" "+model), append(k.sent, sent)
 	if status != 429 {
 		return false
 	}
@@ -93,6 +97,14 @@ func TestKeysMoveOnAfter429(t *testing.T) {
 			}
 			if len(lim.learned) != 0 {
 				t.Errorf("the Limiter learned %+v; a pool's answers are the key's", lim.learned)
+			}
+			// Take and Learn are told the call's model (a key's limits are
+			// per model), and Learn when each attempt was sent.
+			if want := slices.Repeat([]string{"openai gpt-4o-mini"}, 4); !slices.Equal(keys.models, want) {
+				t.Errorf("keys told %q, want %q", keys.models, want)
+			}
+			if len(keys.sent) != 2 || keys.sent[0].Before(start) || !keys.sent[1].After(keys.sent[0]) || time.Since(keys.sent[1]) > time.Second {
+				t.Errorf("keys told the attempts were sent at %v (call started %v), want each attempt's own start", keys.sent, start)
 			}
 			if calls, retrying := full.InFlight(); calls != 0 || retrying != 3 {
 				t.Errorf("retry budget holds %d attempts, %d retries after the call, want 0 and 3 as before", calls, retrying)

@@ -130,7 +130,7 @@ func (c *call) learn(a *attempt, status int, h http.Header, v verdict) {
 		}
 	}
 	if c.keyID != "" { // the pause is the key's, not the provider's
-		c.learnKey(status, h, v, wait)
+		c.learnKey(a, status, h, v, wait)
 		return
 	}
 	c.t.Limiter.Learn(c.d, c.provider, c.model, a.start, status, v.class == classQuota, h, wait)

@@ -202,7 +202,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh.current.Store(g)
 	sh.events.start(sh.store, sh.knownBreakers)
 	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, events: sh.events},
-		&keysCollector{pools: func() KeyPools { return sh.current.Load().pools }})
+		&keysCollector{pools: func() KeyPools { return sh.current.Load().pools }},
+		learnedCollector(func() []*limit.Limiter { return sh.current.Load().pacers() }))
 	return g, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -17,22 +18,28 @@ import (
 )
 
 // A provider's pool of keys (api_keys_env). Each attempt takes the next
-// ready key by smooth weighted round robin; a key is not ready while it is
-// paused (a rate-limit 429's Retry-After, or rate-limit headers saying a
-// window is spent, as limit.PauseFor reads them) or out (a quota 429: until
-// the Retry-After it carries, else until an operator resets it). Both are
-// pauses in the limits' Store, keyed by the key's short hash, so that every
-// process sharing the state sees them at once; the round robin's position
-// is each process's own.
+// ready key by smooth weighted round robin; a key is not ready for a model
+// while that model's calls through it are paused (a rate-limit 429's
+// Retry-After, or rate-limit headers saying a window is spent, as
+// limit.PauseFor reads them), and not at all while it is out (a quota
+// 429: until the Retry-After it carries, else until an operator resets
+// it). What a key's answers teach of its rate limits — its pauses, the
+// bucket its headers describe, the pace its 429s teach — is learned and
+// paced per key and model by a limit.Limiter of the pool's own, as the
+// providers limit each key's calls to each model, so that a 429 on one
+// model holds nothing of another and the calls waiting for a key leave
+// at its pace, one by one, when its pause ends. All of it lives in the
+// limits' Store, so that every process sharing the state sees it at once;
+// the round robin's position is each process's own.
 
 // codeQuota is the error of a call whose provider's keys are all out of
 // quota. 429, as the providers answer it.
 const codeQuota = "insufficient_quota"
 
-// noRateLimitHint is how long a rate-limit 429 without Retry-After or
-// rate-limit headers pauses its key: long enough that the retry goes to
-// another key.
-const noRateLimitHint = time.Second
+// keyHorizon is the longest a take waits for a slot at a key's learned
+// pace: a key whose next slot is further away is passed over for another
+// while one is ready, and looked at again then.
+const keyHorizon = time.Second
 
 // outUntilReset is how long a quota 429 without Retry-After takes its key
 // out: until an operator resets it.
@@ -52,10 +59,12 @@ type poolKey struct {
 	secret string
 	weight int
 
-	// Made once, not at each attempt: its pause and out keys in the
-	// store, and the function that puts it on a request.
-	pauseKey, outKey string
-	set              func(http.Header)
+	// Made once, not at each attempt: its scope (the provider its limits
+	// are learned under by the pool's Limiter: "key:<provider>:<hash>"),
+	// its out key and the key showing its latest pause in the store, and
+	// the function that puts it on a request.
+	scope, pauseKey, outKey string
+	set                     func(http.Header)
 }
 
 // keyPool is one provider's pool. It is safe for concurrent use.
@@ -64,6 +73,7 @@ type keyPool struct {
 	dialect  dialect.Dialect // reads the rate-limit headers of its answers
 	keys     []poolKey
 	store    limit.Store
+	paces    *limit.Limiter  // each key's learned limits, per model, over store
 	rest     rest.Rest       // the store's, after it failed
 	events   *operatorEvents // the gateway's operator events; nil outside a gateway
 
@@ -81,6 +91,9 @@ func newKeyPool(name string, p config.Provider, getenv func(string) string, stor
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
 	kp := &keyPool{provider: name, dialect: d, store: store, current: make([]int, len(p.APIKeys))}
+	kp.paces = &limit.Limiter{Store: store, OnError: func(err error) {
+		kp.events.storeError("keys", "pool keys: the state store failed; the keys' paces and pauses hold in this process alone meanwhile", err, "provider", name)
+	}}
 	for i, k := range p.APIKeys {
 		secret := getenv(k.Env)
 		if secret == "" {
@@ -88,9 +101,9 @@ func newKeyPool(name string, p config.Provider, getenv func(string) string, stor
 		}
 		hash := KeyHash(secret)
 		set := keySetter(d.Client(), secret) // in the header the dialect reads
+		scope := "key:" + name + ":" + hash
 		kp.keys = append(kp.keys, poolKey{env: k.Env, hash: hash, secret: secret, weight: max(k.Weight, 1),
-			pauseKey: "key:" + name + ":" + hash + ":paused", outKey: "key:" + name + ":" + hash + ":out",
-			set: set})
+			scope: scope, pauseKey: scope + ":paused", outKey: scope + ":out", set: set})
 	}
 	return kp, nil
 }
@@ -101,8 +114,16 @@ func keySetter(c dialect.Client, key string) func(http.Header) {
 	return func(h http.Header) { c.SetKey(&http.Request{Header: h}, key) }
 }
 
-func (p *keyPool) pauseKey(i int) string { return p.keys[i].pauseKey }
-func (p *keyPool) outKey(i int) string   { return p.keys[i].outKey }
+func (p *keyPool) outKey(i int) string { return p.keys[i].outKey }
+
+// pauseOf returns the key in the store that holds key i's pause for
+// model: its latest pause (for views) when model is "".
+func (p *keyPool) pauseOf(i int, model string) string {
+	if model == "" {
+		return p.keys[i].pauseKey
+	}
+	return limit.PauseKey(p.keys[i].scope, model)
+}
 
 // keyState is where a key stands: paused until, out until (in the past or
 // zero when not).
@@ -110,14 +131,15 @@ type keyState struct{ paused, out time.Time }
 
 func (s keyState) ready(now time.Time) bool { return !s.paused.After(now) && !s.out.After(now) }
 
-// states reads every key's state from the store. A key whose state cannot
-// be read counts as ready: a store that fails must not stop the calls. A
+// states reads every key's state for model's calls from the store (with
+// model "", its latest pause of any model). A key whose state cannot be
+// read counts as ready: a store that fails must not stop the calls. A
 // store that failed rests (package rest), and its keys count as ready
 // meanwhile without asking it.
 //
 // The states are written into buf when it has room (a caller's array on
 // its stack spares an allocation per attempt), else into a new slice.
-func (p *keyPool) states(buf []keyState) []keyState {
+func (p *keyPool) states(buf []keyState, model string) []keyState {
 	out := buf[:0]
 	if cap(out) < len(p.keys) {
 		out = make([]keyState, 0, len(p.keys))
@@ -129,7 +151,7 @@ func (p *keyPool) states(buf []keyState) []keyState {
 	}
 	var err error
 	for i := 0; i < len(p.keys) && err == nil; i++ {
-		if out[i].paused, err = p.store.PausedUntil(p.pauseKey(i)); err == nil {
+		if out[i].paused, err = p.store.PausedUntil(p.pauseOf(i, model)); err == nil {
 			out[i].out, err = p.store.PausedUntil(p.outKey(i))
 		}
 	}
@@ -192,14 +214,16 @@ func nextReady(now time.Time, states []keyState) (at time.Time, allOut bool) {
 	return at, allOut
 }
 
-// take returns the index of the key the next attempt uses, waiting while
-// every key is paused, at most maxWait; refused with a *limit.Error past
-// it, or a *keysOutError when every key is out. A wait polls the store at
-// least once a second, to see a key reset by an operator. When a key is
-// ready again, the interactive calls of this process that waited for one
-// take theirs first: a batch call (ctx's priority) looks again every
-// 10 ms while one waits.
-func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) {
+// take returns the index of the key the next attempt to model uses,
+// waiting while every key is paused for model, or its next slot at its
+// learned pace is more than keyHorizon away, at most maxWait; refused
+// with a *limit.Error past it, or a *keysOutError when every key is out.
+// The key chosen, its slot at its pace is taken and waited for (at most
+// keyHorizon). A wait polls the store at least once a second, to see a
+// key reset by an operator. When a key is ready again, the interactive
+// calls of this process that waited for one take theirs first: a batch
+// call (ctx's priority) looks again every 10 ms while one waits.
+func (p *keyPool) take(ctx context.Context, model string, maxWait time.Duration) (int, error) {
 	deadline := time.Now().Add(max(maxWait, 0))
 	batch, counted := limit.PriorityOf(ctx) == limit.Batch, false
 	defer func() {
@@ -208,9 +232,13 @@ func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) 
 		}
 	}()
 	var buf [8]keyState
+	var busy []time.Time // per key, when its next slot at its pace is, as a take of it was told
 	for {
 		now := time.Now()
-		states := p.states(buf[:])
+		states := p.states(buf[:], model)
+		for i, at := range busy {
+			states[i].paused = later(states[i].paused, at)
+		}
 		if batch && p.interactive.Load() > 0 && now.Before(deadline) && readyAny(now, states) {
 			// A key is ready again, and interactive calls of this process
 			// that waited for one go first.
@@ -220,7 +248,23 @@ func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) 
 			continue
 		}
 		if i, ok := p.pick(now, states); ok {
-			return i, nil
+			_, done, err := p.paces.Wait(ctx, nil, p.keys[i].scope, model, 0, 0, min(time.Until(deadline), keyHorizon))
+			var le *limit.Error
+			switch {
+			case err == nil:
+				done(0)
+				return i, nil
+			case errors.As(err, &le):
+				// Its next slot is further away: another key, or this
+				// one when it is nearer.
+				if busy == nil {
+					busy = make([]time.Time, len(p.keys))
+				}
+				busy[i] = time.Now().Add(le.Wait)
+				continue
+			default:
+				return 0, err
+			}
 		}
 		if !batch && !counted {
 			counted = true
@@ -233,36 +277,55 @@ func (p *keyPool) take(ctx context.Context, maxWait time.Duration) (int, error) 
 		if at.After(deadline) {
 			return 0, &limit.Error{Key: "keys:" + p.provider, Limit: "pause", Wait: at.Sub(now)}
 		}
-		t := time.NewTimer(min(at.Sub(now), time.Second))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return 0, context.Cause(ctx)
+		// A key's slot within keyHorizon is taken when it is that near.
+		wake := at
+		if busyAt(busy, at) {
+			wake = at.Add(-keyHorizon)
 		}
+		if err := sleepCtx(ctx, min(wake.Sub(now), time.Second)); err != nil {
+			return 0, err
+		}
+		clear(busy)
 	}
 }
 
-// learn records an attempt's answer with key i: a quota 429 takes it out,
-// a rate-limit 429 or spent rate-limit headers pause it. It reports
-// whether another key is ready now.
-func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+// busyAt reports whether at is one of busy's times: a key's next slot at
+// its pace, not the end of a pause.
+func busyAt(busy []time.Time, at time.Time) bool {
+	for _, b := range busy {
+		if b.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// learn records an answer of model's with key i, to a call sent at sent:
+// a quota 429 takes the key out; anything else the pool's Limiter learns
+// for the key and model (a pause, a bucket, a pace), and a pause is shown
+// as the key's latest. It reports whether another key is ready now for
+// model.
+func (p *keyPool) learn(i int, model string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
 	now := time.Now()
-	switch {
-	case status == http.StatusTooManyRequests && quota:
+	if status == http.StatusTooManyRequests && quota {
 		d := outUntilReset
 		if retryAfter > 0 {
 			d = retryAfter
 		}
 		p.pause(p.outKey(i), now.Add(d))
 		p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), true)
-	default:
-		d := limit.PauseFor(p.dialect, now, status, quota, h, retryAfter)
-		if d <= 0 && status == http.StatusTooManyRequests {
-			d = noRateLimitHint
-		}
-		if d > 0 {
-			p.pause(p.pauseKey(i), now.Add(d))
+	} else {
+		p.paces.Learn(p.dialect, p.keys[i].scope, model, sent, status, quota, h, retryAfter)
+		if d := limit.PauseFor(p.dialect, now, status, quota, h, retryAfter); d > 0 {
+			p.pause(p.pauseOf(i, ""), now.Add(d))
 			p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), false)
 		}
 	}
@@ -270,7 +333,7 @@ func (p *keyPool) learn(i, status int, quota bool, h http.Header, retryAfter tim
 		return false
 	}
 	var buf [8]keyState
-	states := p.states(buf[:])
+	states := p.states(buf[:], model)
 	for j := range p.keys {
 		if j != i && states[j].ready(now) {
 			return true
@@ -323,12 +386,12 @@ func (ps KeyPools) secrets() []string {
 }
 
 // Take implements sluice.Keys.
-func (ps KeyPools) Take(ctx context.Context, provider string, maxWait time.Duration) (string, func(http.Header), error) {
+func (ps KeyPools) Take(ctx context.Context, provider, model string, maxWait time.Duration) (string, func(http.Header), error) {
 	p := ps[provider]
 	if p == nil {
 		return "", nil, nil
 	}
-	i, err := p.take(ctx, maxWait)
+	i, err := p.take(ctx, model, maxWait)
 	if err != nil {
 		return "", nil, err
 	}
@@ -336,14 +399,14 @@ func (ps KeyPools) Take(ctx context.Context, provider string, maxWait time.Durat
 }
 
 // Learn implements sluice.Keys.
-func (ps KeyPools) Learn(provider, id string, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+func (ps KeyPools) Learn(provider, model, id string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
 	p := ps[provider]
 	if p == nil {
 		return false
 	}
 	for i, k := range p.keys {
 		if k.hash == id {
-			return p.learn(i, status, quota, h, retryAfter)
+			return p.learn(i, model, sent, status, quota, h, retryAfter)
 		}
 	}
 	return false

@@ -100,6 +100,32 @@ func TestPoolMovesOffRateLimitedKey(t *testing.T) {
 	if e.callsWith(clientKey) != 0 {
 		t.Error("the client's own key went upstream")
 	}
+	// The 429 taught key A's pace for the model (nothing else known: one
+	// call per Retry-After), shown on /sluice/limits and in the metrics.
+	scope := "pause:key:openai:" + ha + "/gpt-4o-mini"
+	var lv struct {
+		Buckets []struct {
+			Key              string  `json:"key"`
+			LearnedPerSecond float64 `json:"learned_per_second"`
+			SetBy            string  `json:"set_by"`
+		} `json:"buckets"`
+	}
+	raw := body(t, e.do("GET", "/sluice/limits", ""))
+	if err := json.Unmarshal([]byte(raw), &lv); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, b := range lv.Buckets {
+		if b.Key == scope {
+			found = b.SetBy == "429" && b.LearnedPerSecond > 0 && b.LearnedPerSecond < 0.1
+		}
+	}
+	if !found {
+		t.Errorf("/sluice/limits lacks %s at about one call per 30 s, set by a 429: %s", scope, raw)
+	}
+	if !strings.Contains(m, `sluice_ratelimit_learned_per_second{limit="`+scope+`"}`) {
+		t.Errorf("the metrics lack key A's learned pace")
+	}
 }
 
 // A key whose quota is used up is taken out and the call moves on; with
@@ -238,8 +264,8 @@ func TestPoolAnthropicShape(t *testing.T) {
 	if strings.Join(keys, ",") != poolKeyA+","+poolKeyB {
 		t.Errorf("x-api-key sent %q, want A then B", keys)
 	}
-	body(t, e.do("POST", "/anthropic/v1/messages", msg))               // B's quota 429: B out, A paused
-	e.gw.current.Load().pools["anthropic"].learn(0, 429, true, nil, 0) // A out too
+	body(t, e.do("POST", "/anthropic/v1/messages", msg))                                // B's quota 429: B out, A paused
+	e.gw.current.Load().pools["anthropic"].learn(0, "m", time.Now(), 429, true, nil, 0) // A out too
 	resp = e.do("POST", "/anthropic/v1/messages", msg)
 	b := body(t, resp)
 	var shape struct {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,6 +18,12 @@ import (
 // testPool is a pool of the keys named by weight, over a Memory store.
 func testPool(t *testing.T, weights ...int) *keyPool {
 	t.Helper()
+	return testPoolOn(t, limit.NewMemory(), weights...)
+}
+
+// testPoolOn is testPool over the store st.
+func testPoolOn(t *testing.T, st limit.Store, weights ...int) *keyPool {
+	t.Helper()
 	p := config.Provider{Kind: config.KindOpenAI}
 	env := map[string]string{}
 	for i, w := range weights {
@@ -23,7 +31,7 @@ func testPool(t *testing.T, weights ...int) *keyPool {
 		env[name] = "sk-" + name
 		p.APIKeys = append(p.APIKeys, config.PoolKey{Env: name, Weight: w})
 	}
-	kp, err := newKeyPool("openai", p, func(k string) string { return env[k] }, limit.NewMemory())
+	kp, err := newKeyPool("openai", p, func(k string) string { return env[k] }, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,7 @@ func takes(t *testing.T, p *keyPool, n int) string {
 	t.Helper()
 	var b strings.Builder
 	for range n {
-		i, err := p.take(context.Background(), 0)
+		i, err := p.take(context.Background(), "m", 0)
 		if err != nil {
 			t.Fatalf("take: %v", err)
 		}
@@ -65,10 +73,10 @@ func TestKeyPoolWeights(t *testing.T) {
 func TestKeyPoolSkipsPausedAndOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1, 1)
-		if !p.learn(0, 429, false, http.Header{}, 2*time.Second) { // A paused 2 s
+		if !p.learn(0, "m", time.Now(), 429, false, http.Header{}, 2*time.Second) { // A paused 2 s
 			t.Fatal("learn says no other key is ready")
 		}
-		p.learn(1, 429, true, http.Header{}, 5*time.Second) // B out 5 s
+		p.learn(1, "m", time.Now(), 429, true, http.Header{}, 5*time.Second) // B out 5 s
 		if got := takes(t, p, 3); got != "CCC" {
 			t.Errorf("with A paused and B out: %s, want CCC", got)
 		}
@@ -77,8 +85,10 @@ func TestKeyPoolSkipsPausedAndOut(t *testing.T) {
 			t.Errorf("after A's pause: %s, want A and C only", got)
 		}
 		time.Sleep(3 * time.Second)
-		if got := takes(t, p, 6); strings.Count(got, "B") != 2 {
-			t.Errorf("after B's window: %s, want B twice in six", got)
+		// A's 429 also taught its pace, one call per 2 s: A takes one of
+		// six calls at once, B and C share the rest.
+		if got := takes(t, p, 6); got != "ABCBCB" {
+			t.Errorf("after B's window: %s, want ABCBCB", got)
 		}
 	})
 }
@@ -88,26 +98,26 @@ func TestKeyPoolSkipsPausedAndOut(t *testing.T) {
 func TestKeyPoolQueuesWhilePaused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
-		if p.learn(0, 429, false, http.Header{}, 3*time.Second) != true {
+		if p.learn(0, "m", time.Now(), 429, false, http.Header{}, 3*time.Second) != true {
 			t.Fatal("B should be ready")
 		}
-		if p.learn(1, 429, false, http.Header{"Retry-After": {"1"}}, time.Second) {
+		if p.learn(1, "m", time.Now(), 429, false, http.Header{"Retry-After": {"1"}}, time.Second) {
 			t.Fatal("learn says a key is ready with both paused")
 		}
-		_, err := p.take(context.Background(), 500*time.Millisecond)
+		_, err := p.take(context.Background(), "m", 500*time.Millisecond)
 		var le *limit.Error
 		if !errors.As(err, &le) || le.Wait != time.Second {
 			t.Fatalf("take with 500ms to wait: %v, want refused with 1s", err)
 		}
 		start := time.Now()
-		i, err := p.take(context.Background(), 10*time.Second)
+		i, err := p.take(context.Background(), "m", 10*time.Second)
 		if err != nil || i != 1 || time.Since(start) != time.Second {
 			t.Errorf("take: key %d, %v after %v; want B after exactly 1s", i, err, time.Since(start))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		p.learn(1, 429, false, http.Header{}, time.Minute)
-		if _, err := p.take(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		p.learn(1, "m", time.Now(), 429, false, http.Header{}, time.Minute)
+		if _, err := p.take(ctx, "m", time.Hour); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("take whose context ends: %v", err)
 		}
 	})
@@ -119,10 +129,10 @@ func TestKeyPoolQueuesWhilePaused(t *testing.T) {
 func TestKeyPoolAllOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
-		p.learn(0, 429, true, http.Header{}, 0)           // until reset
-		p.learn(1, 429, true, http.Header{}, 2*time.Hour) // its window
+		p.learn(0, "m", time.Now(), 429, true, http.Header{}, 0)           // until reset
+		p.learn(1, "m", time.Now(), 429, true, http.Header{}, 2*time.Hour) // its window
 		start := time.Now()
-		_, err := p.take(context.Background(), time.Hour)
+		_, err := p.take(context.Background(), "m", time.Hour)
 		var out *keysOutError
 		if !errors.As(err, &out) || time.Since(start) != 0 || !out.resets.Equal(start.Add(2*time.Hour)) {
 			t.Fatalf("take: %v after %v, want keysOutError at once, resets in 2h", err, time.Since(start))
@@ -134,7 +144,7 @@ func TestKeyPoolAllOut(t *testing.T) {
 		if n, err := ResetKey(KeyPools{"openai": p}, p.keys[0].hash); n != 1 || err != nil {
 			t.Fatalf("reset: %d %v", n, err)
 		}
-		if i, err := p.take(context.Background(), 0); i != 0 || err != nil {
+		if i, err := p.take(context.Background(), "m", 0); i != 0 || err != nil {
 			t.Errorf("after the reset: key %d, %v; want A", i, err)
 		}
 		var unknown *UnknownKeyError
@@ -144,22 +154,93 @@ func TestKeyPoolAllOut(t *testing.T) {
 	})
 }
 
-// A spent window in the rate-limit headers of a 200 pauses the key too,
-// and a 429 without any hint pauses it a second.
+// A spent window in the rate-limit headers of a 200 pauses the key for
+// its model too, shown as the key's pause; a 429 without any hint pauses
+// nothing but cuts the key's pace for its model to one call a second.
 func TestKeyPoolLearnsHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
 		h := http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"20s"}}
-		if p.learn(0, 200, false, h, 0) {
+		if p.learn(0, "m", time.Now(), 200, false, h, 0) {
 			t.Error("a 200 asks for no move")
 		}
-		p.learn(1, 429, false, http.Header{}, 0)
+		p.learn(1, "m", time.Now(), 429, false, http.Header{}, 0)
 		v := KeyViews(KeyPools{"openai": p}, time.Now())
 		if v[0].State != KeyPaused || v[0].Until.Sub(time.Now()) != 20*time.Second {
 			t.Errorf("A: %+v, want paused 20s", v[0])
 		}
-		if v[1].State != KeyPaused || v[1].Until.Sub(time.Now()) != noRateLimitHint {
-			t.Errorf("B: %+v, want paused %v", v[1], noRateLimitHint)
+		if v[1].State != KeyReady {
+			t.Errorf("B: %+v, want ready: a 429 without a hint pauses nothing", v[1])
+		}
+		start := time.Now()
+		var at []time.Duration
+		for range 3 {
+			if i, err := p.take(context.Background(), "m", 10*time.Second); i != 1 || err != nil {
+				t.Fatalf("take: key %d, %v; want B (A is paused)", i, err)
+			}
+			at = append(at, time.Since(start))
+		}
+		if at[1]-at[0] != time.Second || at[2]-at[1] != time.Second {
+			t.Errorf("B's calls went at %v, want one a second: the 429's pace", at)
+		}
+	})
+}
+
+// What a key's answer teaches holds the key's calls to that model only,
+// as the providers limit each model: a 429 with Retry-After on model m
+// pauses key A for m, while A still takes n's calls.
+func TestKeyPoolLimitsPerModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testPool(t, 1, 1)
+		p.learn(0, "m", time.Now(), 429, false, http.Header{}, 30*time.Second)
+		if got := takes(t, p, 4); got != "BBBB" {
+			t.Errorf("model m with A paused for it: %s, want BBBB", got)
+		}
+		var got []byte
+		for range 4 {
+			i, err := p.take(context.Background(), "n", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, byte('A'+i))
+		}
+		if !strings.Contains(string(got), "A") {
+			t.Errorf("model n: %s, want A among its keys: A's pause is m's", got)
+		}
+	})
+}
+
+// When a key's pause ends, the calls that waited for it leave at the pace
+// its 429 taught, one by one, not all at once: five waiters behind a
+// 2 s Retry-After (nothing else known: one call per 2 s) leave 2 s apart.
+func TestKeyPoolNoHerdWhenPauseEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testPool(t, 1)
+		start := time.Now()
+		p.learn(0, "m", start, 429, false, http.Header{}, 2*time.Second)
+		var mu sync.Mutex
+		var at []time.Duration
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, err := p.take(context.Background(), "m", time.Minute); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				at = append(at, time.Since(start))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		slices.Sort(at)
+		for i := 1; i < len(at); i++ {
+			if at[i]-at[i-1] < 2*time.Second {
+				t.Fatalf("the waiters left at %v, want 2 s apart after the pause", at)
+			}
+		}
+		if at[0] != 2*time.Second {
+			t.Errorf("the first waiter left at %v, want at the pause's end, 2s", at[0])
 		}
 	})
 }
@@ -196,22 +277,21 @@ func (s *failingLimits) Pause(key string, until time.Time) error {
 // call four (two keys, two states each); then it asks again.
 func TestPoolStoreRests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := testPool(t, 1, 1)
 		st := &failingLimits{Memory: limit.NewMemory(), down: true}
-		p.store = st
+		p := testPoolOn(t, st, 1, 1)
 		for range 20 {
-			i, err := p.take(context.Background(), 0)
+			i, err := p.take(context.Background(), "m", 0)
 			if err != nil {
 				t.Fatalf("take with the store down: %v", err)
 			}
-			p.learn(i, http.StatusTooManyRequests, false, nil, time.Second) // its pause cannot be kept
+			p.learn(i, "m", time.Now(), http.StatusTooManyRequests, true, nil, time.Second) // its quota-out cannot be kept
 		}
 		if st.asked != 1 {
 			t.Errorf("20 calls asked a failed store %d times, want once", st.asked)
 		}
 		time.Sleep(time.Second)
 		st.down = false
-		if _, err := p.take(context.Background(), 0); err != nil || st.asked != 5 {
+		if _, err := p.take(context.Background(), "m", 0); err != nil || st.asked != 5 {
 			t.Errorf("after its rest: %v, store asked %d times in all, want 5 (the four states read again)", err, st.asked)
 		}
 	})

@@ -23,8 +23,9 @@ type KeyView struct {
 	Hash     string `json:"hash"`
 	Env      string `json:"env"`
 	Weight   int    `json:"weight"`
-	// State is ready, paused (a rate limit, until Until) or out (of
-	// quota: until Until, or until reset when Until is zero).
+	// State is ready, paused (a rate limit of a model's calls through
+	// it, the latest until Until) or out (of quota: until Until, or until
+	// reset when Until is zero).
 	State string    `json:"state"`
 	Until time.Time `json:"until,omitzero"`
 }
@@ -61,7 +62,7 @@ func KeyViews(ps KeyPools, now time.Time) []KeyView {
 	out := []KeyView{}
 	for _, name := range slices.Sorted(maps.Keys(ps)) {
 		p := ps[name]
-		for i, s := range p.states(nil) {
+		for i, s := range p.states(nil, "") {
 			k := p.keys[i]
 			v := KeyView{Provider: name, Hash: k.hash, Env: k.env, Weight: k.weight, State: KeyReady}
 			switch {
@@ -80,8 +81,10 @@ func KeyViews(ps KeyPools, now time.Time) []KeyView {
 }
 
 // ResetKey makes the key whose hash is hash ready again, in every pool
-// that holds it, for every process sharing the store: its pause and its
-// quota-out end now. It returns how many keys it reset; none is an
+// that holds it, for every process sharing the store: its quota-out and
+// the pause it shows end now. (A model's rate-limit pause through it still
+// ends when the provider said: no reset makes the provider take calls
+// sooner.) It returns how many keys it reset; none is an
 // *UnknownKeyError.
 func ResetKey(ps KeyPools, hash string) (int, error) {
 	n := 0
@@ -93,7 +96,7 @@ func ResetKey(ps KeyPools, hash string) (int, error) {
 				continue
 			}
 			n++
-			errs = append(errs, p.store.Resume(p.pauseKey(i)), p.store.Resume(p.outKey(i)))
+			errs = append(errs, p.store.Resume(p.pauseOf(i, "")), p.store.Resume(p.outKey(i)))
 		}
 	}
 	if n == 0 {

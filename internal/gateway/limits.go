@@ -157,9 +157,15 @@ func (g *Gateway) serveLimits(w http.ResponseWriter, d dialect.Dialect) {
 
 // limitsView is what GET /sluice/limits answers, and status.json shows.
 func (g *Gateway) limitsView() (limitsView, error) {
-	buckets, err := g.limiter.Buckets()
-	if err != nil {
-		return limitsView{}, err
+	var buckets []limit.Bucket
+	var of []*limit.Limiter // the Limiter each bucket is of
+	for _, l := range g.pacers() {
+		bs, err := l.Buckets()
+		if err != nil {
+			return limitsView{}, err
+		}
+		buckets = append(buckets, bs...)
+		of = append(of, slices.Repeat([]*limit.Limiter{l}, len(bs))...)
 	}
 	v := limitsView{Limits: []limitView{}, Buckets: []bucketView{}, Queued: g.limiter.Queued(), Stats: map[string]statView{},
 		Priorities: priorityViews(g.limiter)}
@@ -167,7 +173,7 @@ func (g *Gateway) limitsView() (limitsView, error) {
 		v.Limits = append(v.Limits, limitView{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
 			RequestsPerMinute: perMinute(l.Requests), TokensPerMinute: perMinute(l.Tokens), Concurrent: l.Concurrent, Reserve: l.Reserve})
 	}
-	for _, b := range buckets {
+	for i, b := range buckets {
 		bv := bucketView{Key: b.Key, Queued: b.Queued, QueuedBatch: b.QueuedBatch, Waiting: waitingView(b), InFlight: b.InFlight}
 		if !b.FreeAt.IsZero() {
 			t := b.FreeAt.UTC()
@@ -177,7 +183,7 @@ func (g *Gateway) limitsView() (limitsView, error) {
 			t := b.PausedUntil.UTC()
 			bv.PausedUntil = &t
 		}
-		if p := g.limiter.PacedOf(b); p.PerSecond > 0 {
+		if p := of[i].PacedOf(b); p.PerSecond > 0 {
 			bv.LearnedPerSecond, bv.SetBy = p.PerSecond, p.SetBy
 			if !p.At.IsZero() {
 				t := p.At.UTC()
@@ -233,7 +239,7 @@ func newLimitMetrics(reg *prometheus.Registry, limiter func() *limit.Limiter) *l
 			return float64(l.Queued())
 		}
 		return 0
-	}), inFlightCollector(limiter), learnedCollector(limiter))
+	}), inFlightCollector(limiter))
 	m.prio = newPriorityMetrics(reg, limiter)
 	return m
 }
@@ -296,22 +302,30 @@ var learnedDesc = prometheus.NewDesc("sluice_ratelimit_learned_per_second",
 		"taught, what its 429s taught, and a configured limit (GET /sluice/limits says which set it, and when).",
 	[]string{"limit"}, nil)
 
+// pacers are the Limiters that learn paces: the gateway's, then each key
+// pool's, by provider.
+func (g *Gateway) pacers() []*limit.Limiter {
+	out := []*limit.Limiter{g.limiter}
+	for _, name := range slices.Sorted(maps.Keys(g.pools)) {
+		out = append(out, g.pools[name].paces)
+	}
+	return out
+}
+
 // learnedCollector reports sluice_ratelimit_learned_per_second when
-// scraped: for every pause this process used in the last ten minutes
-// (limit.Limiter.Buckets), the pace the store holds it to.
-type learnedCollector func() *limit.Limiter
+// scraped: for every pause the Limiters it returns used in the last ten
+// minutes (limit.Limiter.Buckets), the pace the store holds it to.
+type learnedCollector func() []*limit.Limiter
 
 func (c learnedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- learnedDesc }
 
 func (c learnedCollector) Collect(ch chan<- prometheus.Metric) {
-	l := c()
-	if l == nil {
-		return
-	}
-	buckets, _ := l.Buckets() // those read before an error are reported
-	for _, b := range buckets {
-		if p := l.PacedOf(b); p.PerSecond > 0 {
-			ch <- prometheus.MustNewConstMetric(learnedDesc, prometheus.GaugeValue, p.PerSecond, b.Key)
+	for _, l := range c() {
+		buckets, _ := l.Buckets() // those read before an error are reported
+		for _, b := range buckets {
+			if p := l.PacedOf(b); p.PerSecond > 0 {
+				ch <- prometheus.MustNewConstMetric(learnedDesc, prometheus.GaugeValue, p.PerSecond, b.Key)
+			}
 		}
 	}
 }
