@@ -177,17 +177,22 @@
 //     (paceHorizon), so that a pace that rises is not held back by slots
 //     taken far ahead at a lower one; a Retry-After still pauses the scope,
 //     and when the pause ends its waiters leave at the pace.
-//   - With Limiter.Scout, the first call of a scope this process has no
-//     answer for, with no configured rate, goes alone: a herd of agents
+//   - With Limiter.Scout, the calls of a scope this process has not
+//     learned to pace, with no configured rate, start slowly: the first
+//     goes alone, each answer that teaches nothing lets two more go and
+//     each call that ends one more, until an answer teaches the pace (a
+//     429, or headers describing the bucket) or 64 went. A herd of agents
 //     starting at once would otherwise meet a provider's burst before any
 //     answer could teach a thing.
 //
-// Measured at fake time (pace_test.go): a provider that tells only
-// Retry-After, 2 calls a second with a burst of 120, and 50 agents: at most
-// 10 429s in 60 s and 90% of what it allows served; a pace ten times too
-// high converges within 5 s and 8 429s and stays (at most 4 more in 55 s,
-// 90% served); a provider that doubles its rate is run at 80% of the new
-// one within 90 s.
+// Measured at fake time with the scout (pace_test.go; 50 agents whose
+// calls take 300 to 450 ms): a provider that tells only Retry-After, 2
+// calls a second with a burst of 120: at most 10 429s in 60 s and 90% of
+// what it allows served; the same of a token limit (60,000 a minute in
+// bursts of 5,000, 500 a call) told in token headers; a pace ten times
+// too high converges within 5 s and 8 429s and stays (at most 4 more in
+// 55 s, 90% served); a provider that doubles its rate is run at 80% of
+// the new one within 90 s.
 //
 // Scope: the providers limit each model on its own (a deployment, where
 // one stands for the model, is the call's model). So what Learn learns is

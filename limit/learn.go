@@ -61,8 +61,12 @@ func (l *Limiter) Learn(d dialect.Dialect, provider, model string, sent time.Tim
 	pause := ws.pause(status, quota, retryAfter, paced)
 	p := l.plan(provider)
 	key := p.pauseKey(provider, model)
-	l.scouts.answered(key)
 	seen := l.guesses.get(key)
+	defer func() {
+		// Once what the answer taught is kept, so that the calls of the
+		// key's slow start it lets go are held to it.
+		l.scouts.answered(key, paced || limited || !seen.Pace.IsZero() || !seen.Rate.IsZero())
+	}()
 	if !limited && !quota && !seen.Pace.IsZero() && sent.UnixMilli() > seen.Pace.At {
 		// An answer of a call sent under the pace: it raises the pace.
 		l.pace(key, PaceEvent{Sent: sent.UnixMilli()})

@@ -64,13 +64,14 @@ type Limiter struct {
 	// If zero, 10 minutes is used.
 	Lease time.Duration
 
-	// Scout, if true, sends the first call of a scope (a pause key) that
-	// this process has had no answer for alone, when no configured
-	// request or token rate covers its provider: the calls that come
-	// meanwhile wait for its answer (at most their maximum wait), whose
-	// headers or 429 teach how to pace them, instead of meeting the
-	// provider's burst limit all at once. A scout whose attempt ends
-	// unanswered lets them go too.
+	// Scout, if true, starts the calls of a scope (a pause key) that
+	// this process has not learned to pace yet slowly, when no configured
+	// request or token rate covers its provider: the first goes alone,
+	// each answer that teaches nothing lets two more go and each call
+	// that ends one more, until an answer teaches the scope's pace (a
+	// 429, or headers describing the provider's bucket) or 64 calls went.
+	// The calls that come meanwhile wait (at most their maximum wait),
+	// instead of meeting the provider's burst limit all at once.
 	Scout bool
 
 	// PromoteAfter is how long a Batch call waits for a slot before it is
@@ -85,7 +86,7 @@ type Limiter struct {
 	queues  queues                           // per concurrency key, the calls waiting for an in-flight slot
 	batch   queues                           // per bucket (or pause) key, the Batch calls waiting for a slot in time
 	guesses guesses                          // per pause key, the learned rate last read
-	scouts  scouts                           // per pause key never answered here, the first call's
+	scouts  scouts                           // per pause key not paced yet here, its slow start
 	plans   atomic.Pointer[map[string]*plan] // copied on write, under plansMu
 	plansMu sync.Mutex
 }
@@ -181,26 +182,25 @@ func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model s
 	}
 	pause := p.pauseKey(provider, model)
 	deadline := start.Add(max(maxWait, 0))
-	scout, held := false, false
+	starting, held := false, false
 	if l.Scout && p.nb == 0 {
 		// No configured rate holds the provider's calls: only what its
-		// answers teach does, so the first goes alone (see scouts). A call
-		// held for the scout's answer waited, however it is let go then.
-		if scout, held, err = l.scouts.wait(ctx, pause, deadline); err != nil {
+		// answers teach does, so they start slowly (see scouts). A call
+		// held for room in the start waited, however it is let go then.
+		if starting, held, err = l.scouts.wait(ctx, pause, deadline); err != nil {
 			return time.Since(start), nop, err
 		}
 	}
-	if scout {
-		// The first call of a scope this process knows nothing of: when
-		// its attempt ends unanswered, the calls held for it go.
+	if starting {
+		// A call of a scope's slow start: when it ends, another may go.
 		defer func() {
 			if err != nil {
-				l.scouts.answered(pause)
+				l.scouts.ended(pause)
 				return
 			}
 			inner := done
 			done = func(used int64) {
-				l.scouts.answered(pause)
+				l.scouts.ended(pause)
 				inner(used)
 			}
 		}()

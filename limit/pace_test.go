@@ -98,16 +98,19 @@ func (p *simProvider) admittedIn(from, to time.Duration) int {
 
 // storm runs agents in closed loops through l against p until end: each
 // waits its turn, calls, and after an admitted call's latency (a 429
-// answers at once) tells l the answer.
+// answers at once) tells l the answer. Each call asks for p.tokens output
+// tokens. The agents' latencies are spread from latency to 1.5 times it,
+// as real calls' are, so that they do not all come back at one instant.
 func storm(t *testing.T, l *Limiter, p *simProvider, agents int, latency time.Duration, end time.Time) {
 	t.Helper()
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range agents {
+	for i := range agents {
+		latency := latency + latency*time.Duration(i)/time.Duration(2*agents)
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				_, done, err := l.Wait(ctx, nil, "p", "m", 0, 0, time.Minute)
+				_, done, err := l.Wait(ctx, nil, "p", "m", 0, int64(p.tokens), time.Minute)
 				if err != nil {
 					return
 				}
@@ -117,7 +120,7 @@ func storm(t *testing.T, l *Limiter, p *simProvider, agents int, latency time.Du
 					time.Sleep(latency)
 				}
 				l.Learn(dialect.OpenAI, "p", "m", sent, status, false, h, ra)
-				done(0)
+				done(int64(p.tokens))
 			}
 		})
 	}
@@ -132,9 +135,30 @@ func storm(t *testing.T, l *Limiter, p *simProvider, agents int, latency time.Du
 func TestPaceLearnedFromRetryAfterAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newSimProvider(2, 120)
-		l := &Limiter{}
+		l := &Limiter{Scout: true}
 		storm(t, l, p, 50, 300*time.Millisecond, time.Now().Add(60*time.Second))
 		allowed := 120 + 2*60
+		t.Logf("429s %d, admitted %d of %d allowed", p.limited, p.ok, allowed)
+		if p.limited > 10 || p.ok < allowed*9/10 {
+			t.Fatalf("%d 429s and %d of %d allowed served; want ≤ 10 and ≥ 90%%", p.limited, p.ok, allowed)
+		}
+	})
+}
+
+// TestPaceOnATokenLimit: a provider whose limit is of tokens, 60,000 a
+// minute enforced in bursts of 5,000, each call 500 tokens (2 calls a
+// second, bursts of 10), telling it in OpenAI's token headers; 50 agents,
+// the gateway's scout on: its 429s teach the pace as a requests limit's
+// do, and a spent tokens window holds the calls for one token's refill,
+// not until the minute's reset: over 60 s at most 10 calls are refused
+// and 90% of what the provider allows is served.
+func TestPaceOnATokenLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newSimProvider(2, 10)
+		p.headers, p.tokens = true, 500
+		l := &Limiter{Scout: true}
+		storm(t, l, p, 50, 300*time.Millisecond, time.Now().Add(60*time.Second))
+		allowed := 10 + 2*60
 		t.Logf("429s %d, admitted %d of %d allowed", p.limited, p.ok, allowed)
 		if p.limited > 10 || p.ok < allowed*9/10 {
 			t.Fatalf("%d 429s and %d of %d allowed served; want ≤ 10 and ≥ 90%%", p.limited, p.ok, allowed)
@@ -152,7 +176,7 @@ func TestPaceConvergesFromTenTimesTooHigh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newSimProvider(2, 10)
 		p.headers, p.overstate = true, 10
-		l := &Limiter{}
+		l := &Limiter{Scout: true}
 		start := time.Now()
 		storm(t, l, p, 50, 300*time.Millisecond, start.Add(5*time.Second))
 		early := p.limited
@@ -172,7 +196,7 @@ func TestPaceConvergesFromTenTimesTooHigh(t *testing.T) {
 func TestPaceRecoversWhenTheProviderRaisesItsLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newSimProvider(2, 10)
-		l := &Limiter{}
+		l := &Limiter{Scout: true}
 		start := time.Now()
 		storm(t, l, p, 50, 300*time.Millisecond, start.Add(30*time.Second))
 		p.setRate(4)
@@ -272,6 +296,68 @@ func TestScoutGoesAlone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScoutsStartSlowly: behind a scope's scout, an answer that teaches
+// nothing (a 200 without headers) lets two more calls go, a call that
+// ends one more, and an answer that teaches the pace (a 429) ends the
+// start: the calls still held then leave at the pace, one by one.
+func TestScoutsStartSlowly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &Limiter{Scout: true}
+		start := time.Now()
+		_, scoutDone, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var went []time.Duration
+		var dones []func(int64)
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				_, done, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				went, dones = append(went, time.Since(start)), append(dones, done)
+				mu.Unlock()
+			})
+		}
+		count := func() int {
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			return len(went)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if n := count(); n != 0 {
+			t.Fatalf("%d calls went while the scout was out", n)
+		}
+		l.Learn(dialect.OpenAI, "p", "m", start, http.StatusOK, false, nil, 0)
+		if n := count(); n != 2 {
+			t.Fatalf("after an answer that teaches nothing %d calls went, want 2", n)
+		}
+		scoutDone(0)
+		if n := count(); n != 3 {
+			t.Fatalf("after the scout's call ended %d calls went, want 3", n)
+		}
+		l.Learn(dialect.OpenAI, "p", "m", start.Add(300*time.Millisecond), http.StatusTooManyRequests, false, nil, time.Second)
+		wg.Wait()
+		for _, d := range dones {
+			d(0)
+		}
+		if len(went) != 10 {
+			t.Fatalf("%d calls went, want 10", len(went))
+		}
+		for i := 4; i < len(went); i++ {
+			if went[i]-went[i-1] < 900*time.Millisecond {
+				t.Fatalf("after the 429 the held calls went at %v, want one a second (the pace it taught)", went[3:])
+			}
+		}
+	})
 }
 
 // TestPaceSharedInFile: two Limiters on one state directory (two
