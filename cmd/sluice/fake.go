@@ -66,6 +66,10 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen, saFil
 	interval := fs.Duration("interval", 0, "pause between stream events")
 	rpm := fs.Int("rpm", 0, "requests per minute admitted over a sliding 60 s window, the rest 429 (0: no limit)")
 	tpm := fs.Int("tpm", 0, "tokens per minute admitted over the same window, a call's being body bytes/4 + max_tokens (0: no limit)")
+	bucket := fs.Bool("bucket", false, "make --rpm and --tpm token buckets of a minute's worth refilled continuously, not a sliding window")
+	burst := fs.Int("burst", 0, "with --bucket, the requests the bucket holds: the minute's limit enforced in bursts (0: a minute's worth)")
+	tokensBurst := fs.Int("tokens-burst", 0, "with --bucket, the tokens the token bucket holds (0: a minute's worth)")
+	headers := fs.String("limit-headers", "exact", "how answers tell the limits: exact, none (only a 429's Retry-After, as Bedrock and Vertex AI) or overstate")
 	cloud := cloudFlags(fs)
 	fs.Usage = func() { fakeUsage(fs, stderr) }
 	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only; a script goes in --script"); !ok {
@@ -78,14 +82,24 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen, saFil
 	for _, f := range []struct {
 		name string
 		n    int
-	}{{"--rpm", *rpm}, {"--tpm", *tpm}} {
+	}{{"--rpm", *rpm}, {"--tpm", *tpm}, {"--burst", *burst}, {"--tokens-burst", *tokensBurst}} {
 		if f.n < 0 {
-			fmt.Fprintf(stderr, "sluice fake: %s %d: a limit per minute is 0 or more (0 for none)\n", f.name, f.n)
+			fmt.Fprintf(stderr, "sluice fake: %s %d: a limit is 0 or more (0 for none, or a minute's worth)\n", f.name, f.n)
 			return nil, "", "", exitUsage, false
 		}
 	}
+	if (*burst > 0 || *tokensBurst > 0) && !*bucket {
+		fmt.Fprintf(stderr, "sluice fake: --burst and --tokens-burst size a token bucket: add --bucket\n")
+		return nil, "", "", exitUsage, false
+	}
+	lh, err := fake.ParseLimitHeaders(*headers)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice fake: --limit-headers %q: want exact, none or overstate\n", *headers)
+		return nil, "", "", exitUsage, false
+	}
 	p = &fake.Provider{Script: *script, Events: *events, Interval: *interval, MaxRequests: 1000,
-		RequestsPerMinute: *rpm, TokensPerMinute: *tpm}
+		RequestsPerMinute: *rpm, TokensPerMinute: *tpm, TokenBucket: *bucket, Burst: *burst, TokensBurst: *tokensBurst,
+		LimitHeaders: lh}
 	if !cloud.apply(p, stderr) {
 		return nil, "", "", exitUsage, false
 	}
@@ -102,12 +116,29 @@ func limitsLine(p *fake.Provider) string {
 	if p.TokensPerMinute > 0 {
 		s += fmt.Sprintf(", %d tokens/min", p.TokensPerMinute)
 	}
+	if s == "" {
+		return ""
+	}
+	if p.TokenBucket {
+		s += " (token buckets"
+		if p.Burst > 0 {
+			s += fmt.Sprintf(", bursts of %d requests", p.Burst)
+		}
+		if p.TokensBurst > 0 {
+			s += fmt.Sprintf(", bursts of %d tokens", p.TokensBurst)
+		}
+		s += ")"
+	}
+	if p.LimitHeaders != fake.LimitHeadersExact {
+		s += fmt.Sprintf(", rate-limit headers %s", p.LimitHeaders)
+	}
 	return s
 }
 
 // fakeUsage writes the usage of sluice fake.
 func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
-	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N] [--service-account FILE]\n\n"+
+	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N] [--bucket [--burst N]\n"+
+		"                   [--tokens-burst N]] [--limit-headers exact|none|overstate] [--service-account FILE]\n\n"+
 		"Runs a fake OpenAI (/v1/chat/completions, /v1/responses), Anthropic (/v1/messages) and Gemini\n"+
 		"(/v1beta/models/MODEL:generateContent, :streamGenerateContent, :countTokens, :embedContent) API that\n"+
 		"follows a script, for drills against real agents. GET /fake/calls counts the calls, the steps\n"+
@@ -128,7 +159,11 @@ func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 		"API's shape; every answer carries the API's rate-limit headers (x-ratelimit-*-requests/-tokens,\n"+
 		"anthropic-ratelimit-requests/tokens-*; Gemini: none, a RetryInfo retryDelay in the 429's body).\n"+
 		"A call's tokens are its body bytes / 4 plus its max_tokens (max_completion_tokens,\n"+
-		"max_output_tokens, Gemini's generationConfig.maxOutputTokens), else the answer's text events.\n\nFlags:\n")
+		"max_output_tokens, Gemini's generationConfig.maxOutputTokens), else the answer's text events.\n"+
+		"--bucket makes the limits token buckets refilled continuously; --burst (--tokens-burst) makes them\n"+
+		"hold less than a minute's worth, a limit enforced in short bursts while the headers still give the\n"+
+		"minute's; --limit-headers none sends no rate-limit header (a 429 tells only its Retry-After, as\n"+
+		"Bedrock and Vertex AI do), overstate sends headers that overstate what is left.\n\nFlags:\n")
 	fs.PrintDefaults()
 	fmt.Fprintf(stderr, "\nScript steps (comma-separated; each call plays the next step, the last repeats;\n"+
 		"a request's Sluice-Fake-Script header overrides --script; modifiers join with \";\"):\n")

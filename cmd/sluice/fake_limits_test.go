@@ -78,3 +78,47 @@ func TestFakeHelpTellsTheLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestFakeBurstAndHeaderFlags: --bucket --burst makes a per-minute limit
+// enforced in bursts, and --limit-headers none a provider that tells only
+// a 429's Retry-After: over a real socket, the third call in the same
+// instant is refused, and no answer carries a rate-limit header.
+func TestFakeBurstAndHeaderFlags(t *testing.T) {
+	var errOut strings.Builder
+	p, _, _, code, ok := parseFake([]string{"--rpm", "120", "--bucket", "--burst", "2", "--limit-headers", "none", "--listen", "127.0.0.1:0"}, &errOut)
+	if !ok || !p.TokenBucket || p.Burst != 2 || p.LimitHeaders != "none" {
+		t.Fatalf("parseFake: ok %v code %d %q, provider %+v", ok, code, errOut.String(), p)
+	}
+	if got, want := limitsLine(p), ", 120 requests/min (token buckets, bursts of 2 requests), rate-limit headers none"; got != want {
+		t.Errorf("start line limits %q, want %q", got, want)
+	}
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	p.Now = func() time.Time { return now }
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	var got []string
+	for range 3 {
+		resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		got = append(got, resp.Status[:3]+" "+resp.Header.Get("Retry-After"))
+		for k := range resp.Header {
+			if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") {
+				t.Errorf("an answer carries %s with --limit-headers none", k)
+			}
+		}
+	}
+	if want := "200 |200 |429 1"; strings.Join(got, "|") != want {
+		t.Errorf("answers %q, want %q: a burst of 2, then a 429 with Retry-After 1", strings.Join(got, "|"), want)
+	}
+	for _, args := range [][]string{{"--burst", "5"}, {"--limit-headers", "lies"}, {"--bucket", "--tokens-burst", "-1"}} {
+		var errOut strings.Builder
+		p, _, _, code, ok := parseFake(append([]string{"--listen", "127.0.0.1:0", "--rpm", "60"}, args...), &errOut)
+		if ok || p != nil || code != exitUsage || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), args[len(args)-2]) {
+			t.Errorf("sluice fake %q: ok %v, exit %d, stderr %q; want a usage error of one line naming %s", args, ok, code, errOut.String(), args[len(args)-2])
+		}
+	}
+}
