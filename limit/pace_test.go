@@ -209,6 +209,43 @@ func TestPaceRecoversWhenTheProviderRaisesItsLimit(t *testing.T) {
 	})
 }
 
+// TestConfiguredLimitWins: a pace learned from the 429s never lets the
+// calls above a configured limit. A provider at 1 call a second teaches
+// its pace under a configured 2 a second; when it raises its own rate to
+// 10 a second, the pace rises, but the calls stay at the configured 2,
+// which the scope then shows as what holds it.
+func TestConfiguredLimitWins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newSimProvider(1, 5)
+		l := &Limiter{Scout: true, Limits: []Limit{{Name: "rpm", Scope: "provider", Requests: Rate{Limit: 120, Per: time.Minute}}}}
+		start := time.Now()
+		storm(t, l, p, 20, 300*time.Millisecond, start.Add(30*time.Second))
+		if p.limited == 0 {
+			t.Fatal("no 429 taught a pace")
+		}
+		p.setRate(10)
+		storm(t, l, p, 20, 300*time.Millisecond, start.Add(150*time.Second))
+		got := p.admittedIn(120*time.Second, 150*time.Second)
+		t.Logf("429s %d; admitted in the last 30 s: %d (the limit allows 60)", p.limited, got)
+		if got > 61 || got < 54 {
+			t.Errorf("admitted %d in the last 30 s, want the configured 2 a second (54 to 61)", got)
+		}
+		bs, err := l.Buckets()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			if b.Key == PauseKey("p", "m") {
+				if pd := l.PacedOf(b); pd.SetBy != "limit" || pd.PerSecond != 2 {
+					t.Errorf("the scope shows %+v, want held by the configured limit at 2/s", pd)
+				}
+				return
+			}
+		}
+		t.Errorf("no pause of the scope among %+v", bs)
+	})
+}
+
 // TestPaceReleasesWaitersOneByOne: when a pause ends, the calls waiting
 // for it leave at the pace, one interval apart, never together.
 func TestPaceReleasesWaitersOneByOne(t *testing.T) {
