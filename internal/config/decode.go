@@ -268,15 +268,21 @@ func (d *decoder) value(s slot, n *yaml.Node, path string) error {
 
 // list decodes the list n into the slice v, replacing it.
 func (d *decoder) list(v reflect.Value, n *yaml.Node, path string) error {
-	its, err := d.items(n, path)
-	if err != nil {
+	if n.Kind != yaml.SequenceNode {
+		return errAt(n.Line, path, "must be a list, found %s; write [a, b] or one \"- item\" a line", describe(n))
+	}
+	if err := d.spend(len(n.Content)); err != nil {
 		return err
 	}
-	t := v.Type().Elem()
-	out := reflect.MakeSlice(v.Type(), 0, len(its))
-	for i, it := range its {
-		e := fresh(t, "")
-		if err := d.item(e, it, index(path, i)); err != nil {
+	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	for i, it := range n.Content {
+		it, err := d.deref(it)
+		if err != nil {
+			return err
+		}
+		e, p := fresh(v.Type().Elem(), ""), index(path, i)
+		d.lines[p] = it.Line
+		if err := d.item(e, it, p); err != nil {
 			return err
 		}
 		out = reflect.Append(out, e)

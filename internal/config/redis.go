@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/sluice-llm/sluice/internal/redisconn"
@@ -58,9 +57,6 @@ const (
 	RedisCluster  = "cluster"
 )
 
-// envName is what an environment variable's name may be.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // checkRedis checks state.redis, and state.url against its mode.
 func (c *Config) checkRedis() error {
 	r := c.State.Redis
@@ -107,7 +103,7 @@ func (c *Config) checkRedis() error {
 		return errf("state.redis.mode", "unknown mode %s%s", quote(r.Mode),
 			suggest(r.Mode, []string{RedisSingle, RedisSentinel, RedisCluster}))
 	}
-	if r.PasswordEnv != "" && !envName.MatchString(r.PasswordEnv) {
+	if r.PasswordEnv != "" && !envNameRE.MatchString(r.PasswordEnv) {
 		return errf("state.redis.password_env", "%s is not an environment variable's name; name the variable holding the password, e.g. SLUICE_REDIS_PASSWORD", quote(r.PasswordEnv))
 	}
 	if t := r.TLS; t != nil {

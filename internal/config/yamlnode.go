@@ -203,26 +203,6 @@ func (d *decoder) merge(out []entry, seen map[string]int, merges []*yaml.Node, p
 	return out, nil
 }
 
-// items returns the elements of the list n, aliases resolved.
-func (d *decoder) items(n *yaml.Node, path string) ([]*yaml.Node, error) {
-	if n.Kind != yaml.SequenceNode {
-		return nil, errAt(n.Line, path, "must be a list, found %s; write [a, b] or one \"- item\" a line", describe(n))
-	}
-	if err := d.spend(len(n.Content)); err != nil {
-		return nil, err
-	}
-	out := make([]*yaml.Node, 0, len(n.Content))
-	for i, c := range n.Content {
-		c, err := d.deref(c)
-		if err != nil {
-			return nil, err
-		}
-		d.lines[index(path, i)] = c.Line
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 // locate sets e.Line to the line of e.Path, or of the nearest enclosing
 // key that the file holds.
 func (d *decoder) locate(err error) error {
