@@ -307,15 +307,6 @@ func defaultProviders() map[string]Provider {
 	}
 }
 
-// builtinPolicy returns the built-in policy a policy named name starts
-// from: nightly for nightly, interactive for any other name.
-func builtinPolicy(name string) sluice.Policy {
-	if name == "nightly" {
-		return sluice.Nightly()
-	}
-	return sluice.Interactive()
-}
-
 // EnvConfig is the environment variable that names the config file when no
 // --config flag is given.
 const EnvConfig = "SLUICE_CONFIG"

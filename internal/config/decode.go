@@ -3,7 +3,6 @@ package config
 import (
 	"reflect"
 	"strings"
-	"time"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -55,10 +54,30 @@ func Parse(data []byte) (*Config, error) {
 	return c, nil
 }
 
-// The keys of the file are the fields of Config and of the types it holds,
-// each named by its yaml tag: `yaml:"max_body,size"` is the key max_body,
-// whose value is written as a size. A tag's options say how a value is
-// written when its Go type does not:
+// foreign gives the tags of other packages' fields whose key is not their
+// name in snake_case.
+var foreign = map[reflect.Type]map[string]string{
+	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope"},
+	reflect.TypeFor[sluice.Retry]():     {"Budget": "budget,share,off"},
+	reflect.TypeFor[breaker.Settings](): {"Lease": "-"},
+	reflect.TypeFor[spend.Budget]():     {"AllowUnpriced": "unpriced,allow", "AllowOnLedgerError": "on_store_error,allow"},
+	reflect.TypeFor[limit.Limit](): {"Requests": "requests_per_minute,per_minute",
+		"Tokens": "tokens_per_minute,per_minute", "Reserve": "reserve,share"},
+}
+
+// slot is where the value of one key goes.
+type slot struct {
+	v    reflect.Value
+	opts string
+	// inner are the keys other fields put in this one's section.
+	inner map[string]slot
+}
+
+// keys returns the keys of the struct v, by its fields. The keys of the
+// file are the fields of Config and of the types it holds, each named by
+// its yaml tag: `yaml:"max_body,size"` is the key max_body, whose value is
+// written as a size. A tag's options say how a value is written when its
+// Go type does not say it:
 //
 //	size        a byte count: 1024, 512KiB, 20MiB, 1GiB
 //	count       a whole number of at least 1
@@ -71,98 +90,7 @@ func Parse(data []byte) (*Config, error) {
 // A tag "section.key" puts the key in another field's section
 // (Config.Rates is limits.rates), and "-" makes no key. The fields of
 // other packages' types carry no tags: their key is their name in
-// snake_case (FirstByte is first_byte) but for those that foreign names.
-
-// foreign gives the tags of other packages' fields whose key is not their
-// name in snake_case.
-var foreign = map[reflect.Type]map[string]string{
-	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope"},
-	reflect.TypeFor[sluice.Retry]():     {"Budget": "budget,share,off"},
-	reflect.TypeFor[breaker.Settings](): {"Lease": "-"},
-	reflect.TypeFor[spend.Budget]():     {"AllowUnpriced": "unpriced,allow", "AllowOnLedgerError": "on_store_error,allow"},
-	reflect.TypeFor[limit.Limit](): {"Requests": "requests_per_minute,per_minute",
-		"Tokens": "tokens_per_minute,per_minute", "Reserve": "reserve,share"},
-}
-
-// fresh returns what an entry of a list or of a mapping of names (name) is
-// before the file fills it in: the preset an entry's missing keys keep.
-func fresh(t reflect.Type, name string) reflect.Value {
-	v := reflect.New(t).Elem()
-	switch p := v.Addr().Interface().(type) {
-	case *Provider:
-		if *p = presetProviders()[name]; p.Kind == "" {
-			*p = Provider{MaxConcurrent: DefaultMaxConcurrent}
-		}
-	case *PoolKey:
-		p.Weight = 1
-	case *Route:
-		*p = Route{Policy: "interactive", RetrySafe: true}
-	case *sluice.Policy:
-		*p = builtinPolicy(name)
-	case *spend.Budget:
-		p.Scope = "all"
-	case *limit.Limit:
-		*p = limit.Limit{Scope: "provider", Requests: limit.Rate{Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute}}
-	}
-	return v
-}
-
-// finish completes the entry v named name at path once the file has
-// filled it in.
-func (d *decoder) finish(v reflect.Value, name, path string) error {
-	switch p := v.Addr().Interface().(type) {
-	case *Provider:
-		return finishProvider(p, path)
-	case *Route:
-		if t := strings.TrimRight(p.Prefix, "/"); t != "" {
-			p.Prefix = t
-		} else if p.Prefix != "" {
-			p.Prefix = "/"
-		}
-	case *sluice.Policy:
-		p.Name = name
-		p.Breaker.Lease = p.Timeout.Total
-	case *spend.Price:
-		switch {
-		case !d.given[key(path, "input")]:
-			return errAt(d.lines[path], key(path, "input"), "missing; give the USD price per million input tokens (0 if free)")
-		case !d.given[key(path, "output")]:
-			return errAt(d.lines[path], key(path, "output"), "missing; give the USD price per million output tokens (0 if free)")
-		}
-	}
-	return nil
-}
-
-// finishProvider drops a trailing slash of the base_url and fills in a
-// missing region from the standard chain and a missing base_url from the
-// region.
-func finishProvider(pr *Provider, path string) (err error) {
-	if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
-		pr.BaseURL = t
-	}
-	if pr.Region == "" {
-		switch pr.Region, err = chainRegion(pr.Kind); {
-		case err != nil:
-			return errf(key(path, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
-		case pr.Region != "" && !regionRE.MatchString(pr.Region):
-			return errf(key(path, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
-		}
-	}
-	if pr.BaseURL == "" {
-		pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
-	}
-	return nil
-}
-
-// slot is where the value of one key goes.
-type slot struct {
-	v    reflect.Value
-	opts string
-	// inner are the keys other fields put in this one's section.
-	inner map[string]slot
-}
-
-// keys returns the keys of the struct v, by its fields' tags.
+// snake_case (FirstByte is first_byte), but for those foreign names.
 func keys(v reflect.Value) map[string]slot {
 	out := map[string]slot{}
 	for i := range v.NumField() {
