@@ -22,7 +22,7 @@ import (
 type Config struct {
 	// Listen is the address the gateway serves on, host:port.
 	// Default 127.0.0.1:8080.
-	Listen string
+	Listen string `yaml:"listen"`
 
 	// Drain is how long in-flight calls and streams may run on after
 	// SIGTERM or SIGINT; the gateway stops as soon as the last one ends,
@@ -30,70 +30,70 @@ type Config struct {
 	// flight. Default the longest total of the policies (LongestTotal,
 	// 10m with the built-in nightly), so that a stop cuts no call; 0 stops
 	// at once.
-	Drain time.Duration
+	Drain time.Duration `yaml:"drain"`
 
 	// State says where breaker and budget state lives.
-	State State
+	State State `yaml:"state"`
 
 	// Log says where the attempt log goes.
-	Log Log
+	Log Log `yaml:"log"`
 
 	// Auth lists the client tokens the gateway accepts.
-	Auth Auth
+	Auth Auth `yaml:"auth"`
 
 	// Admin guards the admin endpoints.
-	Admin Admin
+	Admin Admin `yaml:"admin"`
 
 	// Providers are the upstream APIs, by name.
-	Providers map[string]Provider
+	Providers map[string]Provider `yaml:"providers"`
 
 	// Routes map path prefixes to providers, in the order written.
-	Routes []Route
+	Routes []Route `yaml:"routes"`
 
 	// Policies are the named timeout, retry and breaker policies. Parse
 	// sets each policy's Name to its key and its Breaker.Lease to its
 	// total timeout.
-	Policies map[string]sluice.Policy
+	Policies map[string]sluice.Policy `yaml:"policies"`
 
 	// Budgets are the spend caps. Parse sets an empty Scope to "all".
-	Budgets []spend.Budget
+	Budgets []spend.Budget `yaml:"budgets"`
 
 	// Rates are the rate limits calls queue under (limits.rates), per
 	// minute. Parse sets an empty Scope to "provider".
-	Rates []limit.Limit
+	Rates []limit.Limit `yaml:"limits.rates"`
 
 	// Prices are USD per million tokens, by model. A key ending in '*'
 	// matches every model that starts with the rest of the key.
-	Prices map[string]spend.Price
+	Prices map[string]spend.Price `yaml:"prices"`
 
 	// Limits bound what a client may send.
-	Limits Limits
+	Limits Limits `yaml:"limits"`
 
 	// Tracing says where OpenTelemetry traces go (tracing.go).
-	Tracing Tracing
+	Tracing Tracing `yaml:"tracing"`
 
 	// Idempotency says how answers are kept per Idempotency-Key
 	// (idempotency.go).
-	Idempotency Idempotency
+	Idempotency Idempotency `yaml:"idempotency"`
 }
 
 // State says where shared state (breakers, budgets) lives.
 type State struct {
 	// Backend is memory (one process), file (one host) or redis (many
 	// hosts). Default file.
-	Backend string
+	Backend string `yaml:"backend"`
 
 	// Dir is the state directory. If empty, $XDG_STATE_HOME/sluice or
 	// ~/.local/state/sluice; see Config.StateDir.
-	Dir string
+	Dir string `yaml:"dir"`
 
 	// URL is the Redis URL (redis://, rediss:// or unix://), required by
 	// the redis backend in mode single and refused otherwise.
-	URL string
+	URL string `yaml:"url"`
 
 	// Redis says how to reach Redis beyond one server, the user, the
 	// password's variable and TLS (redis.go).
-	Redis Redis
+	Redis Redis `yaml:"redis"`
 }
 
 // The state backends.
@@ -107,7 +107,7 @@ const (
 type Log struct {
 	// Attempts is the JSONL file of attempts. If empty,
 	// <state dir>/attempts.jsonl; "-" is standard output.
-	Attempts string
+	Attempts string `yaml:"attempts"`
 }
 
 // Auth lists the client tokens the gateway accepts.
@@ -115,14 +115,14 @@ type Auth struct {
 	// Keys are the accepted client tokens, each either the token itself or
 	// "sha256:" and the hex SHA-256 of the token. If empty, clients are not
 	// authenticated.
-	Keys []string
+	Keys []string `yaml:"keys"`
 }
 
 // Admin guards the admin endpoints (/sluice/...).
 type Admin struct {
 	// TokenEnv names the environment variable that holds the admin token,
 	// required on a non-loopback address. If empty, no admin token.
-	TokenEnv string
+	TokenEnv string `yaml:"token_env"`
 }
 
 // Provider is one upstream API.
@@ -131,30 +131,30 @@ type Provider struct {
 	// (dialect.Kinds): openai (OpenAI-compatible), azure (Azure OpenAI:
 	// OpenAI's bodies, the api-key header, the deployment in the path),
 	// anthropic, gemini (Google's Gemini API), …
-	Kind string
+	Kind string `yaml:"kind"`
 
 	// BaseURL is where requests go: http or https, a host, an optional
 	// path, no query, fragment or user:password. Parse drops a trailing
 	// slash.
-	BaseURL string
+	BaseURL string `yaml:"base_url"`
 
 	// APIKeyEnv names the environment variable that holds the provider key
 	// that the gateway injects. If empty, the client's own key is passed
 	// through.
-	APIKeyEnv string
+	APIKeyEnv string `yaml:"api_key_env"`
 
 	// APIKeys is a pool of provider keys the gateway injects instead of
 	// one: each attempt takes the next key that is neither paused by a
 	// rate limit nor out of quota, by weighted round robin. Config:
 	// api_keys_env: [A, {env: B, weight: 2}]. Exclusive with APIKeyEnv.
 	// If empty, no pool.
-	APIKeys []PoolKey
+	APIKeys []PoolKey `yaml:"api_keys_env"`
 
 	// MaxConcurrent caps the calls in flight to this provider, counted
 	// across every process sharing the state; beyond it a call queues for
 	// a slot like under any limit (at most its policy's max_queue), then
 	// gets 429 rate_limited. Default DefaultMaxConcurrent.
-	MaxConcurrent int
+	MaxConcurrent int `yaml:"max_concurrent"`
 
 	// Region is the provider's region, for the dialects that sign their
 	// requests: Bedrock's (us-east-1), Vertex AI's location (us-central1):
@@ -163,25 +163,25 @@ type Provider struct {
 	// BaseURL; refused on a kind that sends a key. If empty in the file,
 	// Parse takes bedrock's from the standard AWS chain (AWS_REGION,
 	// AWS_DEFAULT_REGION, the AWS profile's region); else none.
-	Region string
+	Region string `yaml:"region"`
 
 	// CredentialsFile is a file of the gateway's own credentials for a
 	// dialect that signs: a Google service-account JSON file for Vertex
 	// AI. It must be a readable regular file when the config is
 	// validated; refused on a kind that sends a key. If empty, the
 	// standard chain (Application Default Credentials, the AWS chain).
-	CredentialsFile string
+	CredentialsFile string `yaml:"credentials_file"`
 }
 
 // PoolKey is one key of a provider's pool.
 type PoolKey struct {
 	// Env names the environment variable that holds the key.
-	Env string
+	Env string `yaml:"env,alone"`
 
 	// Weight is the key's share of the calls relative to the pool's other
 	// keys: a key of weight 2 takes twice the calls of one of weight 1.
 	// Default 1.
-	Weight int
+	Weight int `yaml:"weight"`
 }
 
 // The provider kinds.
@@ -209,48 +209,48 @@ const DefaultMaxConcurrent = 1024
 type Route struct {
 	// Prefix is the path prefix, starting with '/'. Parse drops a trailing
 	// slash.
-	Prefix string
+	Prefix string `yaml:"prefix"`
 
 	// Provider names the provider that answers.
-	Provider string
+	Provider string `yaml:"provider"`
 
 	// Policy names the policy the calls run under. Default interactive.
-	Policy string
+	Policy string `yaml:"policy"`
 
 	// Fallbacks are tried in order when the provider cannot answer.
-	Fallbacks []Target
+	Fallbacks []Target `yaml:"fallbacks"`
 
 	// RetrySafe marks every request of the route as safe to retry even
 	// without an Idempotency-Key header. Default true (LLM calls are).
-	RetrySafe bool
+	RetrySafe bool `yaml:"retry_safe"`
 }
 
 // Target is a fallback: another provider (of the same kind) and the model
 // the request's "model" is rewritten to.
 type Target struct {
-	Provider string
-	Model    string
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
 }
 
 // Limits bound what a client may send.
 type Limits struct {
 	// MaxBodyBytes caps a request body; a larger one gets 413.
 	// Default 20 MiB.
-	MaxBodyBytes int64
+	MaxBodyBytes int64 `yaml:"max_body,size"`
 
 	// ReadHeaderTimeout bounds the reading of a request's headers.
 	// Default 10s.
-	ReadHeaderTimeout time.Duration
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
 
 	// MaxHeaderBytes caps the size of a request's headers (and request
 	// line); larger ones get 431. Go's server allows 4 KiB of slack above
 	// it. Default DefaultMaxHeaderBytes (64 KiB).
-	MaxHeaderBytes int64
+	MaxHeaderBytes int64 `yaml:"max_header_bytes,size"`
 
 	// PromoteAfter is how long a batch call waits for a rate-limit slot
 	// before it is admitted as an interactive one (limits.promote_after).
 	// Default DefaultPromoteAfter (30s).
-	PromoteAfter time.Duration
+	PromoteAfter time.Duration `yaml:"promote_after"`
 }
 
 // DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
@@ -305,15 +305,6 @@ func defaultProviders() map[string]Provider {
 		"anthropic": {Kind: KindAnthropic, BaseURL: "https://api.anthropic.com",
 			MaxConcurrent: DefaultMaxConcurrent},
 	}
-}
-
-// builtinPolicy returns the built-in policy a policy named name starts
-// from: nightly for nightly, interactive for any other name.
-func builtinPolicy(name string) sluice.Policy {
-	if name == "nightly" {
-		return sluice.Nightly()
-	}
-	return sluice.Interactive()
 }
 
 // EnvConfig is the environment variable that names the config file when no

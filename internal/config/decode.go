@@ -1,13 +1,14 @@
 package config
 
 import (
-	"strconv"
+	"reflect"
 	"strings"
-	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
@@ -33,12 +34,18 @@ func Parse(data []byte) (*Config, error) {
 	}
 	c := Default()
 	d := newDecoder()
-	if root != nil && !isNull(root) {
-		if err := d.config(root, c); err != nil {
+	if root, err = d.deref(root); err != nil {
+		return nil, err
+	}
+	if !isNull(root) {
+		if root.Kind != yaml.MappingNode {
+			return nil, errAt(root.Line, "", "the file must be a mapping of keys (listen:, routes:, policies:, …), found %s", describe(root))
+		}
+		if err := d.fields(reflect.ValueOf(c).Elem(), root, "", nil); err != nil {
 			return nil, err
 		}
 	}
-	if !d.drainSet {
+	if !d.given["drain"] {
 		c.Drain, _ = c.LongestTotal()
 	}
 	if err := c.Validate(); err != nil {
@@ -47,324 +54,222 @@ func Parse(data []byte) (*Config, error) {
 	return c, nil
 }
 
-func (d *decoder) config(n *yaml.Node, c *Config) error {
-	n, err := d.deref(n)
-	if err != nil {
+// foreign gives the tags of other packages' fields whose key is not their
+// name in snake_case.
+var foreign = map[reflect.Type]map[string]string{
+	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope"},
+	reflect.TypeFor[sluice.Retry]():     {"Budget": "budget,share,off"},
+	reflect.TypeFor[breaker.Settings](): {"Lease": "-"},
+	reflect.TypeFor[spend.Budget]():     {"AllowUnpriced": "unpriced,allow", "AllowOnLedgerError": "on_store_error,allow"},
+	reflect.TypeFor[limit.Limit](): {"Requests": "requests_per_minute,per_minute",
+		"Tokens": "tokens_per_minute,per_minute", "Reserve": "reserve,share"},
+}
+
+// slot is where the value of one key goes.
+type slot struct {
+	v    reflect.Value
+	opts string
+	// inner are the keys other fields put in this one's section.
+	inner map[string]slot
+}
+
+// keys returns the keys of the struct v, by its fields. The keys of the
+// file are the fields of Config and of the types it holds, each named by
+// its yaml tag: `yaml:"max_body,size"` is the key max_body, whose value is
+// written as a size. A tag's options say how a value is written when its
+// Go type does not say it:
+//
+//	size        a byte count: 1024, 512KiB, 20MiB, 1GiB
+//	count       a whole number of at least 1
+//	share       a fraction (0.2) or a percentage (20%)
+//	off         with share: also off, stored as -1
+//	allow       a bool written allow (true) or refuse (false)
+//	per_minute  a limit.Rate written as its count of calls per minute
+//	alone       a list's item may be this field's value alone
+//
+// A tag "section.key" puts the key in another field's section
+// (Config.Rates is limits.rates), and "-" makes no key. The fields of
+// other packages' types carry no tags: their key is their name in
+// snake_case (FirstByte is first_byte), but for those foreign names.
+func keys(v reflect.Value) map[string]slot {
+	out := map[string]slot{}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		tag, ok := f.Tag.Lookup("yaml")
+		if !ok {
+			tag, ok = foreign[v.Type()][f.Name]
+		}
+		if !ok {
+			tag = snake(f.Name)
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		s := slot{v: v.Field(i), opts: opts}
+		if sec, k, ok := strings.Cut(name, "."); ok {
+			name, s = sec, out[sec]
+			if s.inner == nil {
+				s.inner = map[string]slot{}
+			}
+			s.inner[k] = slot{v: v.Field(i), opts: opts}
+		} else {
+			s.inner = out[name].inner
+		}
+		out[name] = s
+	}
+	return out
+}
+
+// snake returns a Go name in snake_case: MaxRetryAfter is max_retry_after,
+// LimitUSD limit_usd.
+func snake(name string) string {
+	var b strings.Builder
+	r := []rune(name)
+	for i, c := range r {
+		if i > 0 && unicode.IsUpper(c) && (!unicode.IsUpper(r[i-1]) || i+1 < len(r) && unicode.IsLower(r[i+1])) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
+}
+
+// fields decodes the mapping n into the struct v: every key must be one of
+// v's, or of inner. Null values are skipped, so that they keep their
+// defaults.
+func (d *decoder) fields(v reflect.Value, n *yaml.Node, path string, inner map[string]slot) error {
+	es, err := d.entries(n, path)
+	if err != nil || len(es) == 0 {
 		return err
 	}
-	if n.Kind != yaml.MappingNode {
-		return errAt(n.Line, "", "the file must be a mapping of keys (listen:, routes:, policies:, …), found %s", describe(n))
+	ks := keys(v)
+	for k, s := range inner {
+		ks[k] = s
 	}
-	return d.fields(n, "", map[string]field{
-		"listen": str(&c.Listen),
-		"drain": func(n *yaml.Node, path string) error {
-			d.drainSet = true
-			return duration(&c.Drain)(n, path)
-		},
-		"state": d.section(map[string]field{
-			"backend": str(&c.State.Backend),
-			"dir":     str(&c.State.Dir),
-			"url":     str(&c.State.URL),
-			"redis":   d.redisSection(&c.State.Redis),
-		}),
-		"log":       d.section(map[string]field{"attempts": str(&c.Log.Attempts)}),
-		"auth":      d.section(map[string]field{"keys": d.strs(&c.Auth.Keys)}),
-		"admin":     d.section(map[string]field{"token_env": str(&c.Admin.TokenEnv)}),
-		"providers": d.providers(c),
-		"routes":    d.routes(c),
-		"policies":  d.policies(c),
-		"budgets":   d.budgets(c),
-		"prices":    d.prices(c),
-		"limits": d.section(map[string]field{
-			"max_body":            size(&c.Limits.MaxBodyBytes),
-			"read_header_timeout": duration(&c.Limits.ReadHeaderTimeout),
-			"max_header_bytes":    size(&c.Limits.MaxHeaderBytes),
-			"rates":               d.rates(c),
-			"promote_after":       duration(&c.Limits.PromoteAfter),
-		}),
-		"idempotency": d.section(map[string]field{
-			"enabled":              boolean(&c.Idempotency.Enabled),
-			"ttl":                  duration(&c.Idempotency.TTL),
-			"max_answer":           size(&c.Idempotency.MaxAnswer),
-			"max_bytes":            size(&c.Idempotency.MaxBytes),
-			"finish_on_disconnect": boolean(&c.Idempotency.FinishOnDisconnect),
-		}),
-		"tracing": d.section(map[string]field{
-			"enabled":      boolean(&c.Tracing.Enabled),
-			"endpoint":     str(&c.Tracing.Endpoint),
-			"sample_ratio": number(&c.Tracing.SampleRatio),
-			"service_name": str(&c.Tracing.ServiceName),
-		}),
-	})
-}
-
-func (d *decoder) providers(c *Config) field {
-	return func(n *yaml.Node, path string) error {
-		c.Providers = map[string]Provider{}
-		builtins := presetProviders()
-		return d.named(n, path, func(name string, n *yaml.Node, p string) error {
-			pr, ok := builtins[name]
-			if !ok {
-				pr = Provider{MaxConcurrent: DefaultMaxConcurrent}
+	for _, e := range es {
+		p := key(path, e.key)
+		s, ok := ks[e.key]
+		if !ok {
+			names := make([]string, 0, len(ks))
+			for k := range ks {
+				names = append(names, k)
 			}
-			err := d.fields(n, p, map[string]field{
-				"kind":             str(&pr.Kind),
-				"base_url":         str(&pr.BaseURL),
-				"api_key_env":      str(&pr.APIKeyEnv),
-				"api_keys_env":     d.poolKeys(&pr.APIKeys),
-				"max_concurrent":   integer(&pr.MaxConcurrent),
-				"region":           str(&pr.Region),
-				"credentials_file": str(&pr.CredentialsFile),
-			})
-			if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
-				pr.BaseURL = t
-			}
-			if err == nil && pr.Region == "" {
-				switch pr.Region, err = chainRegion(pr.Kind); {
-				case err != nil:
-					err = errf(key(p, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
-				case pr.Region != "" && !regionRE.MatchString(pr.Region):
-					err = errf(key(p, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
-				}
-			}
-			if pr.BaseURL == "" {
-				pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
-			}
-			c.Providers[name] = pr
-			return err
-		})
-	}
-}
-
-// poolKeys decodes api_keys_env: a list whose items are an environment
-// variable's name, or {env: NAME, weight: N}.
-func (d *decoder) poolKeys(dst *[]PoolKey) field {
-	return func(n *yaml.Node, path string) error {
-		out := []PoolKey{}
-		err := d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			k := PoolKey{Weight: 1}
-			var err error
-			if n.Kind == yaml.ScalarNode {
-				k.Env, err = scalar(n, p)
-			} else {
-				err = d.fields(n, p, map[string]field{"env": str(&k.Env), "weight": integer(&k.Weight)})
-			}
-			out = append(out, k)
-			return err
-		})
-		*dst = out
-		return err
-	}
-}
-
-func (d *decoder) routes(c *Config) field {
-	return func(n *yaml.Node, path string) error {
-		c.Routes = []Route{}
-		return d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			r := Route{Policy: "interactive", RetrySafe: true}
-			err := d.fields(n, p, map[string]field{
-				"prefix":     str(&r.Prefix),
-				"provider":   str(&r.Provider),
-				"policy":     str(&r.Policy),
-				"fallbacks":  d.fallbacks(&r.Fallbacks),
-				"retry_safe": boolean(&r.RetrySafe),
-			})
-			if t := strings.TrimRight(r.Prefix, "/"); t != "" {
-				r.Prefix = t
-			} else if r.Prefix != "" {
-				r.Prefix = "/"
-			}
-			c.Routes = append(c.Routes, r)
-			return err
-		})
-	}
-}
-
-func (d *decoder) fallbacks(dst *[]Target) field {
-	return func(n *yaml.Node, path string) error {
-		*dst = []Target{}
-		return d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			var t Target
-			err := d.fields(n, p, map[string]field{
-				"provider": str(&t.Provider),
-				"model":    str(&t.Model),
-			})
-			*dst = append(*dst, t)
-			return err
-		})
-	}
-}
-
-func (d *decoder) policies(c *Config) field {
-	return func(n *yaml.Node, path string) error {
-		c.Policies = map[string]sluice.Policy{}
-		return d.named(n, path, func(name string, n *yaml.Node, p string) error {
-			pol := builtinPolicy(name)
-			err := d.policy(n, p, &pol)
-			pol.Name = name
-			pol.Breaker.Lease = pol.Timeout.Total
-			c.Policies[name] = pol
-			return err
-		})
-	}
-}
-
-func (d *decoder) policy(n *yaml.Node, path string, p *sluice.Policy) error {
-	t, r, b := &p.Timeout, &p.Retry, &p.Breaker
-	return d.fields(n, path, map[string]field{
-		"timeout": d.section(map[string]field{
-			"connect":    duration(&t.Connect),
-			"first_byte": duration(&t.FirstByte),
-			"idle":       duration(&t.Idle),
-			"total":      duration(&t.Total),
-		}),
-		"retry": d.section(map[string]field{
-			"max_attempts":     integer(&r.MaxAttempts),
-			"base":             duration(&r.Base),
-			"cap":              duration(&r.Cap),
-			"max_retry_after":  duration(&r.MaxRetryAfter),
-			"statuses":         d.ints(&r.Statuses),
-			"quota_markers":    d.strs(&r.QuotaMarkers),
-			"fallback_markers": d.strs(&r.FallbackMarkers),
-			"budget":           retryBudget(&r.Budget),
-		}),
-		"max_queue": duration(&p.MaxQueue),
-		"priority":  priorityField(&p.Priority),
-		"breaker": d.section(map[string]field{
-			"failures": integer(&b.Failures),
-			"cool":     duration(&b.Cool),
-			"scope":    scope(&p.BreakerScope),
-			"slow": d.section(map[string]field{
-				"threshold": duration(&b.Slow.Threshold),
-				"count":     integer(&b.Slow.Count),
-				"window":    duration(&b.Slow.Window),
-			}),
-		}),
-	})
-}
-
-func scope(dst *sluice.Scope) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
-		*dst = sluice.Scope(s)
-		return err
-	}
-}
-
-// retryBudget decodes retry.budget: a fraction (0.2), a percentage (20%),
-// or off (stored as -1).
-func retryBudget(dst *float64) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
+			return errAt(e.line, p, "unknown key%s", suggest(e.key, names))
+		}
+		d.lines[p] = e.line
+		val, err := d.deref(e.value)
 		if err != nil {
 			return err
 		}
-		if s == "off" {
-			*dst = -1
-			return nil
+		if isNull(val) {
+			continue
 		}
-		if pct, ok := strings.CutSuffix(strings.TrimSpace(s), "%"); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
-			if err != nil {
-				return errAt(n.Line, path, "%s is not a percentage (write e.g. 20%% or 0.2, or off)", quote(s))
-			}
-			*dst = v / 100
-			return nil
-		}
-		if err := number(dst)(n, path); err != nil {
-			return errAt(n.Line, path, "%s is not a fraction (write e.g. 0.2 or 20%%, or off)", quote(s))
-		}
-		return nil
-	}
-}
-
-func (d *decoder) budgets(c *Config) field {
-	return func(n *yaml.Node, path string) error {
-		c.Budgets = []spend.Budget{}
-		return d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			b := spend.Budget{Scope: "all"}
-			err := d.fields(n, p, map[string]field{
-				"name":           str(&b.Name),
-				"limit_usd":      number(&b.LimitUSD),
-				"period":         str(&b.Period),
-				"scope":          str(&b.Scope),
-				"unpriced":       allowOrRefuse(&b.AllowUnpriced),
-				"on_store_error": allowOrRefuse(&b.AllowOnLedgerError),
-			})
-			c.Budgets = append(c.Budgets, b)
+		d.given[p] = true
+		if err := d.value(s, val, p); err != nil {
 			return err
-		})
-	}
-}
-
-// rates decodes limits.rates, the rate limits calls queue under.
-func (d *decoder) rates(c *Config) field {
-	return func(n *yaml.Node, path string) error {
-		c.Rates = []limit.Limit{}
-		return d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			l := limit.Limit{Scope: "provider", Requests: limit.Rate{Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute}}
-			err := d.fields(n, p, map[string]field{
-				"name":                str(&l.Name),
-				"provider":            str(&l.Provider),
-				"scope":               str(&l.Scope),
-				"requests_per_minute": count(&l.Requests.Limit),
-				"tokens_per_minute":   count(&l.Tokens.Limit),
-				"concurrent":          integer(&l.Concurrent),
-				"reserve":             share(&l.Reserve),
-			})
-			c.Rates = append(c.Rates, l)
-			return err
-		})
-	}
-}
-
-func (d *decoder) prices(c *Config) field {
-	return func(n *yaml.Node, path string) error {
-		c.Prices = map[string]spend.Price{}
-		return d.named(n, path, func(model string, n *yaml.Node, p string) error {
-			var pr spend.Price
-			var in, out bool
-			err := d.fields(n, p, map[string]field{
-				"input":       seen(&in, number(&pr.Input)),
-				"output":      seen(&out, number(&pr.Output)),
-				"cache_read":  number(&pr.CacheRead),
-				"cache_write": number(&pr.CacheWrite),
-			})
-			if err != nil {
-				return err
-			}
-			switch {
-			case !in:
-				return errAt(d.lines[p], key(p, "input"), "missing; give the USD price per million input tokens (0 if free)")
-			case !out:
-				return errAt(d.lines[p], key(p, "output"), "missing; give the USD price per million output tokens (0 if free)")
-			}
-			c.Prices[model] = pr
-			return nil
-		})
-	}
-}
-
-// allowOrRefuse decodes "allow" (true) or "refuse" (false; also "", the
-// default).
-func allowOrRefuse(dst *bool) field {
-	return func(n *yaml.Node, path string) error {
-		switch n.Value {
-		case "allow":
-			*dst = true
-		case "refuse", "":
-			*dst = false
-		default:
-			return errAt(n.Line, path, "%s must be allow or refuse (or left out for the default, refuse)", quote(n.Value))
 		}
-		return nil
 	}
+	return nil
 }
 
-// seen wraps f to record that the key was given.
-func seen(given *bool, f field) field {
-	return func(n *yaml.Node, path string) error {
-		*given = true
-		return f(n, path)
+// value decodes the node n, not null, at path into s.
+func (d *decoder) value(s slot, n *yaml.Node, path string) error {
+	v := s.v
+	switch {
+	case v.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return d.value(slot{v: v.Elem(), opts: s.opts, inner: s.inner}, n, path)
+	case has(s.opts, "per_minute"):
+		return setScalar(v.FieldByName("Limit"), n, path, "count")
+	case v.Kind() == reflect.Struct:
+		return d.fields(v, n, path, s.inner)
+	case v.Kind() == reflect.Slice:
+		return d.list(v, n, path)
+	case v.Kind() == reflect.Map:
+		return d.named(v, n, path)
 	}
+	return setScalar(v, n, path, s.opts)
+}
+
+// list decodes the list n into the slice v, replacing it.
+func (d *decoder) list(v reflect.Value, n *yaml.Node, path string) error {
+	if n.Kind != yaml.SequenceNode {
+		return errAt(n.Line, path, "must be a list, found %s; write [a, b] or one \"- item\" a line", describe(n))
+	}
+	if err := d.spend(len(n.Content)); err != nil {
+		return err
+	}
+	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	for i, it := range n.Content {
+		it, err := d.deref(it)
+		if err != nil {
+			return err
+		}
+		e, p := fresh(v.Type().Elem(), ""), index(path, i)
+		d.lines[p] = it.Line
+		if err := d.item(e, it, p); err != nil {
+			return err
+		}
+		out = reflect.Append(out, e)
+	}
+	v.Set(out)
+	return nil
+}
+
+// item decodes the list item n at path into e.
+func (d *decoder) item(e reflect.Value, n *yaml.Node, path string) error {
+	if e.Kind() != reflect.Struct {
+		return setScalar(e, n, path, "")
+	}
+	if n.Kind == yaml.ScalarNode {
+		for _, s := range keys(e) {
+			if has(s.opts, "alone") {
+				return setScalar(s.v, n, path, "")
+			}
+		}
+	}
+	if err := d.fields(e, n, path, nil); err != nil {
+		return err
+	}
+	return d.finish(e, "", path)
+}
+
+// named decodes a mapping of names the operator chose into the map v,
+// replacing it. A null entry keeps what fresh gives it.
+func (d *decoder) named(v reflect.Value, n *yaml.Node, path string) error {
+	es, err := d.entries(n, path)
+	if err != nil {
+		return err
+	}
+	v.Set(reflect.MakeMap(v.Type()))
+	for _, e := range es {
+		p := key(path, e.key)
+		d.lines[p] = e.line
+		val, err := d.deref(e.value)
+		if err != nil {
+			return err
+		}
+		ev := fresh(v.Type().Elem(), e.key)
+		if err := d.fields(ev, val, p, nil); err != nil {
+			return err
+		}
+		if err := d.finish(ev, e.key, p); err != nil {
+			return err
+		}
+		v.SetMapIndex(reflect.ValueOf(e.key), ev)
+	}
+	return nil
+}
+
+// has reports whether the comma-separated opts hold opt.
+func has(opts, opt string) bool {
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == opt {
+			return true
+		}
+	}
+	return false
 }

@@ -37,7 +37,10 @@
 // # Keys
 //
 // The default is in brackets; "a / b" gives the defaults of the
-// interactive and nightly policies.
+// interactive and nightly policies. Each key is one field of Config or of
+// a type it holds, named by its yaml tag (an engine type's field, by its
+// name in snake_case): a new key is that field, and its line here, which
+// a test requires.
 //
 //	listen                      [127.0.0.1:8080] host:port to serve on; :8080 is every interface
 //	drain                       [the longest total of the policies: 10m with the built-in

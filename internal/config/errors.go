@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,21 +78,8 @@ func index(parent string, i int) string {
 	return parent + "[" + strconv.Itoa(i) + "]"
 }
 
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, r := range k {
-		if !isWordRune(r) && r != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isWordRune(r rune) bool {
-	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-}
+// plainKey is a key written bare in a path.
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`).MatchString
 
 // suggest returns " (did you mean X?)" for the candidate closest to got,
 // or " (one of: a, b, c)" when none is close.

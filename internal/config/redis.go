@@ -4,10 +4,7 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-llm/sluice/internal/redisconn"
 )
@@ -19,37 +16,38 @@ type Redis struct {
 	// Mode is single (one server at State.URL), sentinel (the master the
 	// sentinels of Addrs know as Master) or cluster (the cluster the seed
 	// nodes of Addrs belong to). Default single.
-	Mode string
+	Mode string `yaml:"mode"`
 
 	// Addrs are the sentinels (sentinel) or the seed nodes (cluster), each
 	// host:port. Required by those modes, refused by single.
-	Addrs []string
+	Addrs []string `yaml:"addrs"`
 
 	// Master is the master's name among the sentinels. Required by
 	// sentinel, refused by the other modes.
-	Master string
+	Master string `yaml:"master"`
 
 	// Username is the ACL user. Default none (Redis's default user).
-	Username string
+	Username string `yaml:"username"`
 
 	// PasswordEnv names the environment variable holding the password. The
 	// password is never written in the config. Default none.
-	PasswordEnv string
+	PasswordEnv string `yaml:"password_env"`
 
 	// TLS, when set (even empty), turns TLS on; state.url's rediss://
 	// turns it on too. Default nil.
-	TLS *RedisTLS
+	TLS *RedisTLS `yaml:"tls"`
 }
 
 // RedisTLS names the files of the TLS connection to Redis.
 type RedisTLS struct {
 	// CAFile is the PEM file of the CAs that sign the servers'
 	// certificates. Default "": the system's CAs.
-	CAFile string
+	CAFile string `yaml:"ca_file"`
 
 	// CertFile and KeyFile are the client certificate and its key (PEM),
 	// both or neither. Default "".
-	CertFile, KeyFile string
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // The Redis modes.
@@ -58,31 +56,6 @@ const (
 	RedisSentinel = "sentinel"
 	RedisCluster  = "cluster"
 )
-
-// redisSection decodes state.redis.
-func (d *decoder) redisSection(r *Redis) field {
-	return d.section(map[string]field{
-		"mode":         str(&r.Mode),
-		"addrs":        d.strs(&r.Addrs),
-		"master":       str(&r.Master),
-		"username":     str(&r.Username),
-		"password_env": str(&r.PasswordEnv),
-		"tls": func(n *yaml.Node, path string) error {
-			r.TLS = &RedisTLS{}
-			if isNull(n) {
-				return nil
-			}
-			return d.fields(n, path, map[string]field{
-				"ca_file":   str(&r.TLS.CAFile),
-				"cert_file": str(&r.TLS.CertFile),
-				"key_file":  str(&r.TLS.KeyFile),
-			})
-		},
-	})
-}
-
-// envName is what an environment variable's name may be.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // checkRedis checks state.redis, and state.url against its mode.
 func (c *Config) checkRedis() error {
@@ -130,7 +103,7 @@ func (c *Config) checkRedis() error {
 		return errf("state.redis.mode", "unknown mode %s%s", quote(r.Mode),
 			suggest(r.Mode, []string{RedisSingle, RedisSentinel, RedisCluster}))
 	}
-	if r.PasswordEnv != "" && !envName.MatchString(r.PasswordEnv) {
+	if r.PasswordEnv != "" && !envNameRE.MatchString(r.PasswordEnv) {
 		return errf("state.redis.password_env", "%s is not an environment variable's name; name the variable holding the password, e.g. SLUICE_REDIS_PASSWORD", quote(r.PasswordEnv))
 	}
 	if t := r.TLS; t != nil {

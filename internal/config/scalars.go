@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,9 +10,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 )
-
-// The decoders of one value: a scalar of each type the config has, and the
-// lists of them.
 
 // scalar returns the text of the single value n.
 func scalar(n *yaml.Node, path string) (string, error) {
@@ -24,109 +22,90 @@ func scalar(n *yaml.Node, path string) (string, error) {
 	return n.Value, nil
 }
 
-func str(dst *string) field {
-	return func(n *yaml.Node, path string) (err error) {
-		*dst, err = scalar(n, path)
+// setScalar decodes the single value n at path into v, by v's type and
+// the options of its tag (see keys).
+func setScalar(v reflect.Value, n *yaml.Node, path, opts string) error {
+	s, err := scalar(n, path)
+	if err != nil {
 		return err
 	}
+	bad := func(format string) error { return errAt(n.Line, path, format, quote(s)) }
+	tag := n.ShortTag()
+	switch {
+	case v.Type() == reflect.TypeFor[time.Duration]():
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return bad("%s is not a duration (write e.g. 30s or 2m)")
+		}
+		v.SetInt(int64(d))
+	case has(opts, "size"):
+		b, ok := parseSize(strings.TrimSpace(s))
+		if !ok {
+			return bad("%s is not a size (write bytes, or e.g. 512KiB, 20MiB, 1GiB)")
+		}
+		v.SetInt(b)
+	case has(opts, "share"):
+		return setShare(v, n, path, s, has(opts, "off"))
+	case has(opts, "allow"):
+		if s != "allow" && s != "refuse" && s != "" {
+			return bad("%s must be allow or refuse (or left out for the default, refuse)")
+		}
+		v.SetBool(s == "allow")
+	case v.Kind() == reflect.String:
+		v.SetString(s)
+	case v.Kind() == reflect.Bool:
+		if tag != "!!bool" || n.Decode(v.Addr().Interface()) != nil {
+			return bad("%s is not true or false")
+		}
+	case v.Kind() == reflect.Float64:
+		var f float64
+		if tag != "!!int" && tag != "!!float" || n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return bad("%s is not a number (write e.g. 0.15)")
+		}
+		v.SetFloat(f)
+	case has(opts, "count"):
+		var i int64
+		if tag != "!!int" || n.Decode(&i) != nil || i < 1 {
+			return bad("%s is not a whole number of at least 1 (write e.g. 120)")
+		}
+		v.SetInt(i)
+	default: // a whole number
+		if tag != "!!int" || n.Decode(v.Addr().Interface()) != nil {
+			return bad("%s is not a whole number (write e.g. 3)")
+		}
+	}
+	return nil
 }
 
-func integer(dst *int) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
+// setShare decodes a share: a percentage (20%) or a fraction (0.2), or
+// when off is allowed, off (stored as -1).
+func setShare(v reflect.Value, n *yaml.Node, path, s string, off bool) error {
+	what, also := "share (write e.g. 20%% or 0.2)", ""
+	if off {
+		what, also = "fraction (write e.g. 0.2 or 20%%, or off)", ", or off"
+		if s == "off" {
+			v.SetFloat(-1)
+			return nil
+		}
+	}
+	if pct, ok := strings.CutSuffix(strings.TrimSpace(s), "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
 		if err != nil {
-			return err
+			return errAt(n.Line, path, "%s is not a percentage (write e.g. 20%% or 0.2"+also+")", quote(s))
 		}
-		var v int
-		if n.ShortTag() != "!!int" || n.Decode(&v) != nil {
-			return errAt(n.Line, path, "%s is not a whole number (write e.g. 3)", quote(s))
-		}
-		*dst = v
+		v.SetFloat(f / 100)
 		return nil
 	}
-}
-
-// count decodes a whole number of at least 1, as a limit's size.
-func count(dst *int64) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
-		if err != nil {
-			return err
-		}
-		var v int64
-		if n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 1 {
-			return errAt(n.Line, path, "%s is not a whole number of at least 1 (write e.g. 120)", quote(s))
-		}
-		*dst = v
-		return nil
+	if setScalar(v, n, path, "") != nil {
+		return errAt(n.Line, path, "%s is not a "+what, quote(s))
 	}
-}
-
-func number(dst *float64) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
-		if err != nil {
-			return err
-		}
-		var v float64
-		tag := n.ShortTag()
-		if tag != "!!int" && tag != "!!float" || n.Decode(&v) != nil ||
-			math.IsNaN(v) || math.IsInf(v, 0) {
-			return errAt(n.Line, path, "%s is not a number (write e.g. 0.15)", quote(s))
-		}
-		*dst = v
-		return nil
-	}
-}
-
-func boolean(dst *bool) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
-		if err != nil {
-			return err
-		}
-		var v bool
-		if n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
-			return errAt(n.Line, path, "%s is not true or false", quote(s))
-		}
-		*dst = v
-		return nil
-	}
-}
-
-func duration(dst *time.Duration) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
-		if err != nil {
-			return err
-		}
-		v, err := time.ParseDuration(strings.TrimSpace(s))
-		if err != nil {
-			return errAt(n.Line, path, "%s is not a duration (write e.g. 30s or 2m)", quote(s))
-		}
-		*dst = v
-		return nil
-	}
+	return nil
 }
 
 var sizeRE = regexp.MustCompile(`^(\d+)\s*([KMG]i?B?|B)?$`)
 
-// size decodes a byte count: plain bytes, or a number and KiB, MiB or GiB.
-func size(dst *int64) field {
-	return func(n *yaml.Node, path string) error {
-		s, err := scalar(n, path)
-		if err != nil {
-			return err
-		}
-		v, ok := parseSize(strings.TrimSpace(s))
-		if !ok {
-			return errAt(n.Line, path, "%s is not a size (write bytes, or e.g. 512KiB, 20MiB, 1GiB)", quote(s))
-		}
-		*dst = v
-		return nil
-	}
-}
-
+// parseSize parses a byte count: plain bytes, or a number and KiB, MiB or
+// GiB.
 func parseSize(s string) (int64, bool) {
 	m := sizeRE.FindStringSubmatch(s)
 	if m == nil {
@@ -142,45 +121,4 @@ func parseSize(s string) (int64, bool) {
 		return 0, false
 	}
 	return v << sh, true
-}
-
-// list decodes a list, each element with one.
-func (d *decoder) list(n *yaml.Node, path string, one func(i int, n *yaml.Node, path string) error) error {
-	its, err := d.items(n, path)
-	if err != nil {
-		return err
-	}
-	for i, it := range its {
-		if err := one(i, it, index(path, i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (d *decoder) strs(dst *[]string) field {
-	return func(n *yaml.Node, path string) error {
-		out := []string{}
-		err := d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			s, err := scalar(n, p)
-			out = append(out, s)
-			return err
-		})
-		*dst = out
-		return err
-	}
-}
-
-func (d *decoder) ints(dst *[]int) field {
-	return func(n *yaml.Node, path string) error {
-		out := []int{}
-		err := d.list(n, path, func(_ int, n *yaml.Node, p string) error {
-			var v int
-			err := integer(&v)(n, p)
-			out = append(out, v)
-			return err
-		})
-		*dst = out
-		return err
-	}
 }

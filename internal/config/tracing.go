@@ -10,7 +10,7 @@ import (
 // attempt, exported over OTLP/HTTP.
 type Tracing struct {
 	// Enabled turns tracing on. Default false: no spans, no exporter.
-	Enabled bool
+	Enabled bool `yaml:"enabled"`
 
 	// Endpoint is the OTLP/HTTP traces URL, such as
 	// http://127.0.0.1:4318/v1/traces (http or https, sent as written). If
@@ -18,16 +18,16 @@ type Tracing struct {
 	// OTEL_EXPORTER_OTLP_ENDPOINT (plus /v1/traces), else
 	// http://localhost:4318/v1/traces; the other OTEL_EXPORTER_OTLP_*
 	// variables (headers, timeout, certificates) apply either way.
-	Endpoint string
+	Endpoint string `yaml:"endpoint"`
 
 	// SampleRatio is the share of new traces recorded, from 0 to 1; a
 	// call that continues a caller's trace (W3C traceparent) follows the
 	// caller's sampling decision. Default 1.
-	SampleRatio float64
+	SampleRatio float64 `yaml:"sample_ratio"`
 
 	// ServiceName is the traces' service.name. If empty,
 	// OTEL_SERVICE_NAME, else "sluice".
-	ServiceName string
+	ServiceName string `yaml:"service_name"`
 }
 
 func (c *Config) checkTracing() error {

@@ -141,6 +141,7 @@ var badConfigs = []struct {
 	{"budget missing period", "budgets: [{name: d, limit_usd: 5}]\n", "budgets[0].period: missing"},
 	{"budget bad scope", "budgets: [{name: d, limit_usd: 5, period: day, scope: team}]\n", `budgets[0].scope: unknown scope "team" (one of: all, key, model, provider)`},
 	{"budget bad unpriced", "budgets: [{name: d, limit_usd: 5, period: day, unpriced: maybe}]\n", `budgets[0].unpriced: "maybe" must be allow or refuse`},
+	{"budget unpriced a mapping", "budgets: [{name: d, limit_usd: 5, period: day, unpriced: {a: 1}}]\n", "budgets[0].unpriced: must be a single value, found a mapping"},
 	{"budget bad on_store_error", "budgets: [{name: d, limit_usd: 5, period: day, on_store_error: retry}]\n", `budgets[0].on_store_error: "retry" must be allow or refuse`},
 	{"budget without name", "budgets: [{limit_usd: 5, period: day}]\n", "budgets[0].name: missing"},
 	{"budget duplicate name", "budgets: [{name: d, limit_usd: 5, period: day}, {name: d, limit_usd: 5, period: month}]\n", `budgets[1].name: "d" is also the name of budgets[0]`},

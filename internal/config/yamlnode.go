@@ -21,19 +21,15 @@ type decoder struct {
 	lines   map[string]int
 	left    int
 	merging map[*yaml.Node]bool // mappings whose merge keys are being resolved
-	// drainSet says that the file gave drain a value.
-	drainSet bool
+	given   map[string]bool     // the key paths the file gives a value (not null)
 }
 
 // maxMergeDepth caps merge keys (<<) nested through aliases.
 const maxMergeDepth = 64
 
 func newDecoder() *decoder {
-	return &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}}
+	return &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
 }
-
-// field decodes the value n found at path.
-type field func(n *yaml.Node, path string) error
 
 // entry is one key: value pair of a mapping.
 type entry struct {
@@ -205,89 +201,6 @@ func (d *decoder) merge(out []entry, seen map[string]int, merges []*yaml.Node, p
 		}
 	}
 	return out, nil
-}
-
-// fields decodes the mapping n: every key must be one of fs. Null values
-// are skipped, so that they keep their defaults.
-func (d *decoder) fields(n *yaml.Node, path string, fs map[string]field) error {
-	es, err := d.entries(n, path)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		p := key(path, e.key)
-		f, ok := fs[e.key]
-		if !ok {
-			names := make([]string, 0, len(fs))
-			for k := range fs {
-				names = append(names, k)
-			}
-			return errAt(e.line, p, "unknown key%s", suggest(e.key, names))
-		}
-		d.lines[p] = e.line
-		v, err := d.deref(e.value)
-		if err != nil {
-			return err
-		}
-		if isNull(v) {
-			continue
-		}
-		if err := f(v, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// items returns the elements of the list n, aliases resolved.
-func (d *decoder) items(n *yaml.Node, path string) ([]*yaml.Node, error) {
-	if n.Kind != yaml.SequenceNode {
-		return nil, errAt(n.Line, path, "must be a list, found %s; write [a, b] or one \"- item\" a line", describe(n))
-	}
-	if err := d.spend(len(n.Content)); err != nil {
-		return nil, err
-	}
-	out := make([]*yaml.Node, 0, len(n.Content))
-	for i, c := range n.Content {
-		c, err := d.deref(c)
-		if err != nil {
-			return nil, err
-		}
-		d.lines[index(path, i)] = c.Line
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// section decodes a nested mapping of known keys.
-func (d *decoder) section(fs map[string]field) field {
-	return func(n *yaml.Node, path string) error {
-		return d.fields(n, path, fs)
-	}
-}
-
-// named decodes a mapping of user-chosen names, calling one for each.
-// A null value reaches one as nil.
-func (d *decoder) named(n *yaml.Node, path string, one func(name string, n *yaml.Node, path string) error) error {
-	es, err := d.entries(n, path)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		p := key(path, e.key)
-		d.lines[p] = e.line
-		v, err := d.deref(e.value)
-		if err != nil {
-			return err
-		}
-		if isNull(v) {
-			v = nil
-		}
-		if err := one(e.key, v, p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // locate sets e.Line to the line of e.Path, or of the nearest enclosing

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/limit"
+	"github.com/sluice-llm/sluice/spend"
+)
+
+// The presets of the entries of lists and of mappings of names, and what
+// Parse completes in an entry once the file has filled it in.
+
+// GeminiBaseURL is the address of Google's Gemini API, the base_url of a
+// provider named gemini that gives none.
+const GeminiBaseURL = "https://generativelanguage.googleapis.com"
+
+// presetProviders are the providers a provider entry of the same name
+// takes its missing fields from: the built-in ones (openai, anthropic),
+// and gemini, which is not built in (the default config has no /gemini
+// route) but needs no more than its name:
+//
+//	providers:
+//	  gemini: {api_key_env: GEMINI_API_KEY}
+func presetProviders() map[string]Provider {
+	p := defaultProviders()
+	p["gemini"] = Provider{Kind: KindGemini, BaseURL: GeminiBaseURL, MaxConcurrent: DefaultMaxConcurrent}
+	return p
+}
+
+// builtinPolicy returns the built-in policy a policy named name starts
+// from: nightly for nightly, interactive for any other name.
+func builtinPolicy(name string) sluice.Policy {
+	if name == "nightly" {
+		return sluice.Nightly()
+	}
+	return sluice.Interactive()
+}
+
+// fresh returns what an entry of a list or of a mapping of names (name) is
+// before the file fills it in: the preset an entry's missing keys keep.
+func fresh(t reflect.Type, name string) reflect.Value {
+	v := reflect.New(t).Elem()
+	switch p := v.Addr().Interface().(type) {
+	case *Provider:
+		if *p = presetProviders()[name]; p.Kind == "" {
+			*p = Provider{MaxConcurrent: DefaultMaxConcurrent}
+		}
+	case *PoolKey:
+		p.Weight = 1
+	case *Route:
+		*p = Route{Policy: "interactive", RetrySafe: true}
+	case *sluice.Policy:
+		*p = builtinPolicy(name)
+	case *spend.Budget:
+		p.Scope = "all"
+	case *limit.Limit:
+		*p = limit.Limit{Scope: "provider", Requests: limit.Rate{Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute}}
+	}
+	return v
+}
+
+// finish completes the entry v named name at path once the file has
+// filled it in.
+func (d *decoder) finish(v reflect.Value, name, path string) error {
+	switch p := v.Addr().Interface().(type) {
+	case *Provider:
+		return finishProvider(p, path)
+	case *Route:
+		if t := strings.TrimRight(p.Prefix, "/"); t != "" {
+			p.Prefix = t
+		} else if p.Prefix != "" {
+			p.Prefix = "/"
+		}
+	case *sluice.Policy:
+		p.Name = name
+		p.Breaker.Lease = p.Timeout.Total
+	case *spend.Price:
+		switch {
+		case !d.given[key(path, "input")]:
+			return errAt(d.lines[path], key(path, "input"), "missing; give the USD price per million input tokens (0 if free)")
+		case !d.given[key(path, "output")]:
+			return errAt(d.lines[path], key(path, "output"), "missing; give the USD price per million output tokens (0 if free)")
+		}
+	}
+	return nil
+}
+
+// finishProvider drops a trailing slash of the base_url and fills in a
+// missing region from the standard chain and a missing base_url from the
+// region.
+func finishProvider(pr *Provider, path string) (err error) {
+	if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
+		pr.BaseURL = t
+	}
+	if pr.Region == "" {
+		switch pr.Region, err = chainRegion(pr.Kind); {
+		case err != nil:
+			return errf(key(path, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
+		case pr.Region != "" && !regionRE.MatchString(pr.Region):
+			return errf(key(path, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
+		}
+	}
+	if pr.BaseURL == "" {
+		pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
+	}
+	return nil
+}
