@@ -134,14 +134,11 @@ type Stream interface {
 	InEvent() bool
 	// Events returns the number of events read so far.
 	Events() int
-}
-
-// EventCloser is a Stream whose framing can close an event cut mid-way,
-// so that an event written after it is read as an event of its own.
-type EventCloser interface {
 	// CloseEvent returns the bytes that end what the stream read so far
 	// leaves begun (a blank line for a server-sent event, or a line, cut
-	// mid-way); nil when nothing is.
+	// mid-way), so that an event written after it is read as an event of
+	// its own; nil when nothing is, or when the framing cannot close an
+	// event cut mid-way (AWS event-stream frames).
 	CloseEvent() []byte
 }
 
