@@ -200,3 +200,19 @@ func FuzzHeadersAsSDK(f *testing.F) {
 		sameAsSDK(t, seal(headers, payload))
 	})
 }
+
+// BenchmarkDecode: a ConverseStream delta frame, read by Decode and by the
+// SDK's decoder.
+func BenchmarkDecode(b *testing.B) {
+	frame := frames[1].Encode()
+	for name, decode := range map[string]func([]byte) (Frame, error){"std": Decode, "sdk": sdkDecode} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decode(frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
