@@ -21,6 +21,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/awssign"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/awsevent"
 	"github.com/sluice-llm/sluice/internal/leaktest"
@@ -66,7 +67,7 @@ func newBedrockRig(t *testing.T, secret string) *bedrockRig {
 	t.Helper()
 	leaktest.Check(t)
 	bedrockEnv(t, secret)
-	s, err := dialect.Bedrock.(dialect.Signers).Signer(dialect.SignerOptions{})
+	s, err := awssign.New(dialect.SignerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

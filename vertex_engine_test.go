@@ -17,11 +17,12 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/googleauth"
 	"github.com/sluice-llm/sluice/fake"
 )
 
 // Vertex AI through the engine: the fake's Vertex AI and token endpoint,
-// the dialect's Signer of the fake's service-account file.
+// googleauth's Signer of the fake's service-account file.
 
 const (
 	vxGeminiPath    = "/v1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent"
@@ -82,7 +83,7 @@ func newVertexRig(t *testing.T, lifetime time.Duration) *vertexRig {
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
 	r := &vertexRig{t: t, srv: srv, tokens: &tokenCounter{delay: 100 * time.Millisecond}}
-	s, err := dialect.Vertex.(dialect.Signers).Signer(dialect.SignerOptions{Client: &http.Client{Transport: r.tokens}})
+	s, err := googleauth.New(dialect.SignerOptions{Client: &http.Client{Transport: r.tokens}})
 	if err != nil {
 		t.Fatal(err)
 	}

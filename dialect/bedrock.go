@@ -2,26 +2,18 @@ package dialect
 
 import (
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/smithy-go/encoding/httpbinding"
-
 	"github.com/sluice-llm/sluice/internal/request"
 )
 
-// Bedrock is AWS Bedrock Runtime, signed with SigV4 (Signer):
+// Bedrock is AWS Bedrock Runtime, signed with SigV4 (its Signer is
+// awssign.New, in package dialect/awssign):
 //
 //   - the model is in the URL path, one escaped segment (%3A for ":", %2F
 //     for an ARN's "/"): POST /model/{modelId}/converse, /converse-stream,
@@ -142,7 +134,7 @@ func (bedrock) Retarget(path string, body []byte, model string) (string, []byte,
 		return bodyRetarget(path, body, model)
 	}
 	if strings.Contains(path[start:end], "%") {
-		model = httpbinding.EscapePath(model, true)
+		model = escapeSegment(model)
 	}
 	return path[:start] + model + path[end:], body, true
 }
@@ -207,7 +199,7 @@ func (bedrock) StreamUsage() UsageReader {
 func (bedrock) Windows(h http.Header, now time.Time, fn func(Window)) {}
 
 func (bedrock) Traits() Traits {
-	return Traits{System: "aws.bedrock", StrictEnd: true}
+	return Traits{System: "aws.bedrock", StrictEnd: true, Signs: true}
 }
 
 func (bedrock) Client() Client { return bedrockClient{} }
@@ -306,132 +298,36 @@ func (bedrockClient) EscapedModel(p string) (start, end int) {
 	return start, end
 }
 
-// bedrockService is Bedrock Runtime's SigV4 signing name.
-const bedrockService = "bedrock"
-
-// Signer returns a SigV4 signer with the standard AWS credential chain, as
-// aws-sdk-go-v2's config.LoadDefaultConfig resolves it: the environment
-// (AWS_ACCESS_KEY_ID, …), the shared config and credentials files
-// (AWS_PROFILE), web identity, SSO, a credential process, then the
-// container's or the instance's metadata (off with
-// AWS_EC2_METADATA_DISABLED=true); the credentials are cached and renewed
-// before they expire. The region is o.Region, else the chain's
-// (AWS_REGION, the profile's), else the one the request's host names
-// (bedrock-runtime.us-east-1.amazonaws.com). o.CredentialsFile, if set,
-// is read instead of the shared credentials file; o.Client makes the
-// requests of credential endpoints (STS), and cannot be given with
-// AWS_CA_BUNDLE, which the chain applies to a client of its own. The
-// chain reads the process's environment: o.Getenv is not used.
-func (bedrock) Signer(o SignerOptions) (Signer, error) {
-	var opts []func(*config.LoadOptions) error
-	if o.Region != "" {
-		opts = append(opts, config.WithRegion(o.Region))
-	}
-	if o.CredentialsFile != "" {
-		opts = append(opts, config.WithSharedCredentialsFiles([]string{o.CredentialsFile}))
-	}
-	if o.Client != nil {
-		opts = append(opts, config.WithHTTPClient(o.Client))
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background(), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: bedrock: the AWS configuration: %w", err)
-	}
-	if cfg.Credentials == nil {
-		return nil, fmt.Errorf("sluice: bedrock: no AWS credential provider")
-	}
-	return &bedrockSigner{creds: cfg.Credentials, region: cfg.Region, v4: v4.NewSigner()}, nil
-}
-
-// BedrockRegion returns the region the standard AWS chain names, as
-// aws-sdk-go-v2's config.LoadDefaultConfig reads it: AWS_REGION, else
-// AWS_DEFAULT_REGION, else the region of the shared config file's profile
-// (AWS_CONFIG_FILE, AWS_PROFILE); "" when none names one. It fails when
-// the AWS configuration cannot be read (AWS_PROFILE names no profile).
-func BedrockRegion() (string, error) {
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		return "", fmt.Errorf("the AWS configuration: %w", err)
-	}
-	return cfg.Region, nil
-}
-
-// bedrockSigner signs Bedrock requests with SigV4.
-type bedrockSigner struct {
-	creds  aws.CredentialsProvider
-	region string
-	v4     *v4.Signer
-}
-
-// Sign signs r for its host and path as they will be sent, with
-// body's SHA-256: it sets Authorization, X-Amz-Date and, for temporary
-// credentials, X-Amz-Security-Token. It signs the host, Content-Type and
-// the X-Amz- and X-Amzn-Bedrock- headers. A Bedrock model path is sent
-// escaped as the AWS SDKs escape it, whatever its URL.RawPath.
-func (s *bedrockSigner) Sign(r *http.Request, body []byte) error {
-	creds, err := s.creds.Retrieve(r.Context())
-	if err != nil {
-		return fmt.Errorf("sluice: bedrock: AWS credentials: %w", err)
-	}
-	host := r.Host
-	if host == "" {
-		host = r.URL.Host
-	}
-	region := s.region
-	if region == "" {
-		if region = hostRegion(host); region == "" {
-			return fmt.Errorf("sluice: bedrock: no AWS region: set the provider's region or AWS_REGION")
-		}
-	}
-	u := *r.URL
-	if raw := bedrockRawPath(u.Path); raw != "" {
-		u.RawPath = raw
-	}
-	r.URL = &u
-	for _, h := range awsCredentialHeaders {
-		r.Header.Del(h)
-	}
-	su := u // the signer rewrites its request's query
-	sr := &http.Request{Method: r.Method, URL: &su, Host: r.Host, Header: http.Header{}, ContentLength: int64(len(body))}
-	for k, v := range r.Header {
-		if k == "Content-Type" || strings.HasPrefix(k, "X-Amz-") || strings.HasPrefix(k, "X-Amzn-Bedrock-") {
-			sr.Header[k] = v
-		}
-	}
-	sum := sha256.Sum256(body)
-	if err := s.v4.SignHTTP(r.Context(), creds, sr, hex.EncodeToString(sum[:]), bedrockService, region, time.Now()); err != nil {
-		return fmt.Errorf("sluice: bedrock: signing: %w", err)
-	}
-	for _, h := range [...]string{"Authorization", "X-Amz-Date", "X-Amz-Security-Token"} {
-		if v := sr.Header.Get(h); v != "" {
-			r.Header.Set(h, v)
-		} else {
-			r.Header.Del(h)
-		}
-	}
-	return nil
-}
-
-// bedrockRawPath returns the escaped form of p, a decoded URL path, in
-// which a Bedrock model path's model is escaped as the AWS SDKs escape it
-// (":" as %3A, "/" as %2F); "" for any other path.
-func bedrockRawPath(p string) string {
+// BedrockEscapedPath returns p, a decoded URL path, escaped as the AWS
+// SDKs send a Bedrock Runtime model path: its model escaped as one
+// segment (":" as %3A, "/" as %2F), the rest as url.URL escapes a path;
+// "" for a path that is no Bedrock model path. A SigV4 signer sends it as
+// the request's URL.RawPath, since the signature covers the path as sent.
+func BedrockEscapedPath(p string) string {
 	start, end, _ := bedrockPath(p)
 	if start < 0 {
 		return ""
 	}
 	esc := func(s string) string { return (&url.URL{Path: s}).EscapedPath() }
-	return esc(p[:start]) + httpbinding.EscapePath(p[start:end], true) + esc(p[end:])
+	return esc(p[:start]) + escapeSegment(p[start:end]) + esc(p[end:])
 }
 
-// hostRegion returns the region a Bedrock Runtime host names, the label
-// after bedrock-runtime (or bedrock-runtime-fips); "" when none.
-func hostRegion(host string) string {
-	labels := strings.Split(host, ".")
-	for i, l := range labels[:len(labels)-1] {
-		if strings.HasPrefix(l, "bedrock-runtime") {
-			return labels[i+1]
+// escapeSegment escapes s as the AWS SDKs escape a path label: every byte
+// but the unreserved (letters, digits, "-", ".", "_", "~") as %XX, "/"
+// too.
+func escapeSegment(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
 		}
 	}
-	return ""
+	return b.String()
 }

@@ -162,6 +162,10 @@ func (s *bedrockStream) InEvent() bool { return s.r.inFrame() }
 
 func (s *bedrockStream) Events() int { return s.r.n }
 
+// CloseEvent is nil: a frame cut mid-way cannot be closed, its length
+// names bytes that never came.
+func (s *bedrockStream) CloseEvent() []byte { return nil }
+
 // invokeChunk is an InvokeModelWithResponseStream chunk's payload, and
 // what Sluice reads of the model's event its bytes hold.
 type invokeChunk struct {

@@ -1,7 +1,7 @@
 // Package dialect holds what Sluice knows of each provider API it speaks:
 // one file per dialect (openai.go, anthropic.go, gemini.go, azure.go,
-// bedrock.go, vertex.go; Bedrock's event-stream frames and Vertex AI's
-// tokens in a second file each, bedrock_stream.go and vertex_auth.go),
+// bedrock.go, vertex.go; Bedrock's event-stream frames in a second file,
+// bedrock_stream.go),
 // each holding where a request names its model and its stream, how the
 // provider's errors, quotas, rate limits and overloads look, the stream's
 // framing and its terminal event, the usage fields, the rate-limit headers
@@ -13,8 +13,12 @@
 //
 // The engine, spend, limit, the gateway, tracing and config ask a Dialect
 // and never switch on a dialect's name. A Dialect is a stateless value,
-// safe for concurrent use; the credentials a provider signs with are
-// built apart, by a dialect that signs (Signers).
+// safe for concurrent use. The package imports only the standard library
+// and this module's: the Signers of the dialects that sign instead of
+// carrying a key (Traits.Signs) need a cloud's SDK, so they live in
+// packages of their own, dialect/awssign (Bedrock's SigV4) and
+// dialect/googleauth (Vertex AI's OAuth2 tokens), imported by whoever
+// calls those providers.
 package dialect
 
 import (
@@ -134,14 +138,11 @@ type Stream interface {
 	InEvent() bool
 	// Events returns the number of events read so far.
 	Events() int
-}
-
-// EventCloser is a Stream whose framing can close an event cut mid-way,
-// so that an event written after it is read as an event of its own.
-type EventCloser interface {
 	// CloseEvent returns the bytes that end what the stream read so far
 	// leaves begun (a blank line for a server-sent event, or a line, cut
-	// mid-way); nil when nothing is.
+	// mid-way), so that an event written after it is read as an event of
+	// its own; nil when nothing is, or when the framing cannot close an
+	// event cut mid-way (AWS event-stream frames).
 	CloseEvent() []byte
 }
 
@@ -242,6 +243,11 @@ type Traits struct {
 	// KeyHeader is the header the provider reads its key from ("" for a
 	// dialect that signs instead).
 	KeyHeader string
+	// Signs reports that the provider's requests are signed with its own
+	// credentials, by a Signer built apart (awssign.New for Bedrock,
+	// googleauth.New for Vertex AI), rather than carry a plain key: a
+	// provider of the dialect takes a region and a credentials file.
+	Signs bool
 	// StrictEnd reports that a stream ending before its terminal event
 	// was cut, and that its reader must be told so (io.ErrUnexpectedEOF):
 	// the dialect's clients would take the end of the bytes for a whole
@@ -251,9 +257,9 @@ type Traits struct {
 }
 
 // Signer signs or authorizes each attempt's request with a provider's
-// own credentials, for the dialects that use no plain key: SigV4 for
-// Bedrock, an OAuth2 bearer token for Vertex AI. It is safe for
-// concurrent use.
+// own credentials, for the dialects that use no plain key (Traits.Signs):
+// SigV4 for Bedrock (dialect/awssign), an OAuth2 bearer token for Vertex
+// AI (dialect/googleauth). It is safe for concurrent use.
 type Signer interface {
 	// Sign signs r, whose body is body, just before it is sent. An error
 	// (the credentials cannot be had) fails the attempt before anything
@@ -261,7 +267,8 @@ type Signer interface {
 	Sign(r *http.Request, body []byte) error
 }
 
-// SignerOptions are what a Signer is built from: a provider's settings.
+// SignerOptions are what a Signer is built from (awssign.New,
+// googleauth.New): a provider's settings.
 type SignerOptions struct {
 	// Region is the provider's region (Bedrock: us-east-1); "" for the
 	// credential chain's own.
@@ -275,10 +282,4 @@ type SignerOptions struct {
 	// Client makes the requests of credential endpoints (a token
 	// endpoint); nil for http.DefaultClient.
 	Client *http.Client
-}
-
-// Signers are the dialects that sign requests rather than carry a key.
-type Signers interface {
-	// Signer returns the Signer of a provider with settings o.
-	Signer(o SignerOptions) (Signer, error)
 }

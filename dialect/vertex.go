@@ -29,7 +29,8 @@ import (
 // from, so its errors, stream events and usage are read by their shape,
 // through Gemini's and Anthropic's own readers. Vertex takes no key: each
 // request carries an OAuth2 bearer token from Application Default
-// Credentials (Signer). A client sends a bearer token of its own, which is
+// Credentials (its Signer is googleauth.New, in package dialect/googleauth).
+// A client sends a bearer token of its own, which is
 // the gateway's client key.
 var Vertex Dialect = vertex{}
 
@@ -272,11 +273,11 @@ func (vertex) Windows(h http.Header, now time.Time, fn func(Window)) {}
 // bearer token of its own.
 func (vertex) Client() Client { return vertexClient{} }
 
-// Traits: OpenTelemetry's gcp.vertex_ai, no key header (a Signer), and
+// Traits: OpenTelemetry's gcp.vertex_ai, no key header (it signs), and
 // a stream that ends before its terminal event was cut (Gemini's clients
 // cannot tell).
 func (vertex) Traits() Traits {
-	return Traits{System: "gcp.vertex_ai", StrictEnd: true}
+	return Traits{System: "gcp.vertex_ai", StrictEnd: true, Signs: true}
 }
 
 type vertexClient struct{}

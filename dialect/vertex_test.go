@@ -16,8 +16,6 @@ const (
 	vxMsgBody   = `{"anthropic_version":"vertex-2023-10-16","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
 )
 
-var _ Signers = vertex{}
-
 func TestVertexRequest(t *testing.T) {
 	for _, tt := range []struct {
 		path, body string
@@ -84,7 +82,7 @@ func TestVertexPaths(t *testing.T) {
 	if d, ok := Lookup("vertex"); !ok || d != Vertex {
 		t.Errorf("Lookup(vertex) = %v, %v", d, ok)
 	}
-	if tr := Vertex.Traits(); tr != (Traits{System: "gcp.vertex_ai", StrictEnd: true}) {
+	if tr := Vertex.Traits(); tr != (Traits{System: "gcp.vertex_ai", StrictEnd: true, Signs: true}) {
 		t.Errorf("Traits = %+v", tr)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/awssign"
 	"github.com/sluice-llm/sluice/dialect/dialecttest"
+	"github.com/sluice-llm/sluice/dialect/googleauth"
 	"github.com/sluice-llm/sluice/fake"
 )
 
@@ -38,6 +40,12 @@ func post(t *testing.T, up *fake.Server, sp dialecttest.Speaker, c dialecttest.C
 	return resp.StatusCode, resp.Header, b
 }
 
+// signers build the Signer of each dialect that signs, by its kind.
+var signers = map[string]func(dialect.SignerOptions) (dialect.Signer, error){
+	"bedrock": awssign.New,
+	"vertex":  googleauth.New,
+}
+
 // sign signs req, whose body is body, as the gateway would for a dialect
 // that signs (Speaker.Prepare set): with the dialect's Signer on the
 // credentials Prepare gives for up.
@@ -48,11 +56,11 @@ func sign(t *testing.T, up *fake.Server, sp dialecttest.Speaker, req *http.Reque
 	}
 	u := sp.Prepare(t, up)
 	d, _ := dialect.Lookup(sp.Kind)
-	signers, ok := d.(dialect.Signers)
-	if !ok {
+	newSigner, ok := signers[sp.Kind]
+	if !ok || !d.Traits().Signs {
 		t.Fatalf("%s: Prepare is set, but the dialect does not sign", sp.Kind)
 	}
-	s, err := signers.Signer(dialect.SignerOptions{Region: u.Region, CredentialsFile: u.CredentialsFile, Client: up.Client()})
+	s, err := newSigner(dialect.SignerOptions{Region: u.Region, CredentialsFile: u.CredentialsFile, Client: up.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,25 @@
 // Package awsevent reads and writes AWS event-stream frames
 // (application/vnd.amazon.eventstream), the framing of Bedrock Runtime's
-// streams, with aws-sdk-go-v2's eventstream codec. Unlike the AWS SDKs,
-// which take a stream that stops at a frame's boundary with an unexpected
-// EOF for its end, it tells a stream that ended between frames (io.EOF)
-// from one cut inside a frame or by the transport (io.ErrUnexpectedEOF),
-// so that whoever judges a stream can tell a cut from an end.
+// streams, with the standard library alone. A frame is a prelude (its
+// total length and its headers' length, 4 bytes each, big-endian, and
+// their CRC32), its headers (a name, a type and a value each), its
+// payload, and the CRC32 of all before it. Unlike the AWS SDKs, which
+// take a stream that stops at a frame's boundary with an unexpected EOF
+// for its end, it tells a stream that ended between frames (io.EOF) from
+// one cut inside a frame or by the transport (io.ErrUnexpectedEOF), so
+// that whoever judges a stream can tell a cut from an end.
+//
+// Decode reads a frame as aws-sdk-go-v2's eventstream decoder does, and
+// Encode writes the bytes its encoder writes; the package's tests prove
+// both against it.
 package awsevent
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
 // ContentType is the content type of an AWS event stream.
@@ -54,14 +58,12 @@ var ErrMalformed = errors.New("awsevent: malformed frame")
 // Reader reads the frames of a stream one at a time. It is not safe for
 // concurrent use.
 type Reader struct {
-	r   countingReader
-	dec *eventstream.Decoder
+	r   io.Reader
+	buf []byte
 }
 
 // NewReader returns a Reader of the frames r holds.
-func NewReader(r io.Reader) *Reader {
-	return &Reader{r: countingReader{r: r}, dec: eventstream.NewDecoder()}
-}
+func NewReader(r io.Reader) *Reader { return &Reader{r: r} }
 
 // Next returns the next frame, its Payload its own. At the stream's end
 // between two frames it returns io.EOF; a stream that ends inside a frame,
@@ -69,46 +71,45 @@ func NewReader(r io.Reader) *Reader {
 // that does not decode an error wrapping ErrMalformed; any other read
 // error as the transport gave it.
 func (r *Reader) Next() (Frame, error) {
-	r.r.n = 0
-	m, err := r.dec.Decode(&r.r, nil)
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF) && r.r.n == 0:
+	r.buf = append(r.buf[:0], make([]byte, PreludeLen)...)
+	n, err := io.ReadFull(r.r, r.buf)
+	if n == 0 && err == io.EOF {
 		return Frame{}, io.EOF
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return Frame{}, io.ErrUnexpectedEOF
-	case r.r.err != nil:
-		return Frame{}, r.r.err
-	default:
-		return Frame{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	return frameOf(m)
+	if err != nil {
+		return Frame{}, readErr(err)
+	}
+	total, err := Length(r.buf)
+	if err != nil {
+		return Frame{}, err
+	}
+	r.buf = append(r.buf, make([]byte, total-PreludeLen)...)
+	if _, err := io.ReadFull(r.r, r.buf[PreludeLen:]); err != nil {
+		return Frame{}, readErr(err)
+	}
+	return Decode(r.buf)
 }
 
-// frameOf returns the Frame a decoded message is.
-func frameOf(m eventstream.Message) (Frame, error) {
-	f := Frame{Type: header(m, ":message-type"), Payload: m.Payload}
-	switch f.Type {
-	case Event:
-		f.Name = header(m, ":event-type")
-	case Exception:
-		f.Name = header(m, ":exception-type")
-	case Error:
-		f.Name, f.Payload = header(m, ":error-code"), []byte(header(m, ":error-message"))
-	default:
-		return Frame{}, fmt.Errorf("%w: :message-type %q", ErrMalformed, f.Type)
+// readErr is the error of a read that stopped inside a frame: a cut for
+// an end of the bytes, else the transport's own.
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return io.ErrUnexpectedEOF
 	}
-	return f, nil
+	return err
 }
 
 // PreludeLen is the length of a frame's prelude: its total length, its
 // headers' length (4 bytes each, big-endian) and their CRC32.
 const PreludeLen = 12
 
+// crcLen is the length of the CRC32 that ends a frame.
+const crcLen = 4
+
 // MaxLen is the longest frame Length accepts: the protocol's largest
 // payload (16 MiB) and headers (128 KiB), with the prelude and the
 // message's CRC32.
-const MaxLen = 16<<20 + 128<<10 + PreludeLen + 4
+const MaxLen = 16<<20 + 128<<10 + PreludeLen + crcLen
 
 // Length returns the total length, in bytes, of the frame whose prelude
 // is the first PreludeLen bytes of b, after checking the prelude's CRC32
@@ -122,7 +123,7 @@ func Length(b []byte) (int, error) {
 	switch {
 	case crc32.ChecksumIEEE(b[:8]) != binary.BigEndian.Uint32(b[8:]):
 		return 0, fmt.Errorf("%w: the prelude's checksum does not match", ErrMalformed)
-	case total < PreludeLen+4 || total > MaxLen || headers > total-PreludeLen-4:
+	case total < PreludeLen+crcLen || total > MaxLen || headers > total-PreludeLen-crcLen:
 		return 0, fmt.Errorf("%w: a length of %d with %d bytes of headers", ErrMalformed, total, headers)
 	}
 	return int(total), nil
@@ -132,65 +133,77 @@ func Length(b []byte) (int, error) {
 // Length its prelude gives), its Payload its own. A frame that does not
 // decode gives an error wrapping ErrMalformed.
 func Decode(b []byte) (Frame, error) {
-	r := bytes.NewReader(b)
-	m, err := decoder.Decode(r, nil)
-	if err == nil && r.Len() != 0 {
-		err = fmt.Errorf("%d bytes past the frame", r.Len())
+	total, err := Length(b)
+	switch {
+	case err != nil:
+		return Frame{}, err
+	case total != len(b):
+		return Frame{}, fmt.Errorf("%w: a frame of %d bytes in %d", ErrMalformed, total, len(b))
+	case crc32.ChecksumIEEE(b[:total-crcLen]) != binary.BigEndian.Uint32(b[total-crcLen:]):
+		return Frame{}, fmt.Errorf("%w: the frame's checksum does not match", ErrMalformed)
 	}
+	end := PreludeLen + int(binary.BigEndian.Uint32(b[4:]))
+	h, err := readHeaders(b[PreludeLen:end])
 	if err != nil {
 		return Frame{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	return frameOf(m)
-}
-
-// decoder decodes frames; it keeps no state between them.
-var decoder = eventstream.NewDecoder()
-
-// header returns a message's string header, "" when it has none.
-func header(m eventstream.Message, name string) string {
-	if v := m.Headers.Get(name); v != nil {
-		return v.String()
+	var payload []byte
+	if p := b[end : total-crcLen]; len(p) > 0 {
+		payload = append([]byte(nil), p...)
 	}
-	return ""
+	f := Frame{Type: h.messageType, Payload: payload}
+	switch f.Type {
+	case Event:
+		f.Name = h.eventType
+	case Exception:
+		f.Name = h.exceptionType
+	case Error:
+		f.Name, f.Payload = h.errorCode, []byte(h.errorMessage)
+	default:
+		return Frame{}, fmt.Errorf("%w: :message-type %q", ErrMalformed, f.Type)
+	}
+	return f, nil
 }
 
 // Encode returns the frame as one event-stream message: Event and
 // Exception frames with :content-type application/json and the payload,
-// Error frames with their message in :error-message and no payload.
+// Error frames with their message in :error-message and no payload. A
+// header value longer than the protocol's 32,767 bytes encodes to nil.
 func (f Frame) Encode() []byte {
-	var m eventstream.Message
-	m.Headers.Set(":message-type", eventstream.StringValue(f.Type))
+	h := []header{{":message-type", f.Type}}
 	switch f.Type {
 	case Error:
-		m.Headers.Set(":error-code", eventstream.StringValue(f.Name))
-		m.Headers.Set(":error-message", eventstream.StringValue(string(f.Payload)))
+		h = append(h, header{":error-code", f.Name}, header{":error-message", string(f.Payload)})
 	case Exception:
-		m.Headers.Set(":exception-type", eventstream.StringValue(f.Name))
+		h = append(h, header{":exception-type", f.Name})
 	default:
-		m.Headers.Set(":event-type", eventstream.StringValue(f.Name))
+		h = append(h, header{":event-type", f.Name})
 	}
+	var payload []byte
 	if f.Type != Error {
-		m.Headers.Set(":content-type", eventstream.StringValue("application/json"))
-		m.Payload = f.Payload
+		h = append(h, header{":content-type", "application/json"})
+		payload = f.Payload
 	}
-	var b bytes.Buffer
-	_ = eventstream.NewEncoder().Encode(&b, m) // a bytes.Buffer does not fail
-	return b.Bytes()
+	headersLen := 0
+	for _, x := range h {
+		if len(x.value) > maxValueLen {
+			return nil
+		}
+		headersLen += 1 + len(x.name) + 3 + len(x.value)
+	}
+	total := PreludeLen + headersLen + len(payload) + crcLen
+	b := make([]byte, 0, total)
+	b = binary.BigEndian.AppendUint32(b, uint32(total))
+	b = binary.BigEndian.AppendUint32(b, uint32(headersLen))
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	for _, x := range h {
+		b = append(append(b, byte(len(x.name))), x.name...)
+		b = binary.BigEndian.AppendUint16(append(b, typeString), uint16(len(x.value)))
+		b = append(b, x.value...)
+	}
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 }
 
-// countingReader counts the bytes read since n was last zeroed, and keeps
-// the first read error other than io.EOF.
-type countingReader struct {
-	r   io.Reader
-	n   int
-	err error
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	if err != nil && err != io.EOF && c.err == nil {
-		c.err = err
-	}
-	return n, err
-}
+// header is a string header, as Encode writes it.
+type header struct{ name, value string }

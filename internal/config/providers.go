@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/awssign"
 )
 
 // The providers' checks: each provider's kind, asked of package dialect,
@@ -144,7 +145,7 @@ var regional = map[string]struct {
 	chainHint string
 }{
 	"bedrock": {func(r string) string { return "https://bedrock-runtime." + r + ".amazonaws.com" }, true,
-		dialect.BedrockRegion, "set AWS_REGION (or the AWS profile's region)"},
+		awssign.Region, "set AWS_REGION (or the AWS profile's region)"},
 	"vertex": {func(r string) string {
 		if r == "global" {
 			return "https://aiplatform.googleapis.com"
@@ -185,7 +186,7 @@ var regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // regional kind needs.
 func checkSigning(path string, d dialect.Dialect, pr Provider) error {
 	r, isRegional := regional[pr.Kind]
-	_, signs := d.(dialect.Signers)
+	signs := d.Traits().Signs
 	rp, cp := key(path, "region"), key(path, "credentials_file")
 	switch {
 	case pr.Region != "" && !regionRE.MatchString(pr.Region):

@@ -89,7 +89,11 @@ func TestRegionAndCredentialsFile(t *testing.T) {
 // AI's do: it takes a region and a credentials file.
 type signer struct{ dialect.Dialect }
 
-func (signer) Signer(dialect.SignerOptions) (dialect.Signer, error) { return nil, nil }
+func (s signer) Traits() dialect.Traits {
+	t := s.Dialect.Traits()
+	t.Signs = true
+	return t
+}
 
 // What a signing kind takes and needs: checkSigning asks the dialect
 // whether it signs, and the regional kinds' rules hold (bedrock: a region
@@ -97,7 +101,6 @@ func (signer) Signer(dialect.SignerOptions) (dialect.Signer, error) { return nil
 // base_url is given).
 func TestCheckSigning(t *testing.T) {
 	file := writeFile(t, `{"type":"service_account"}`)
-	var _ dialect.Signers = signer{}
 	plain := dialect.OpenAI
 	for _, tc := range []struct {
 		name string

@@ -15,8 +15,9 @@
 // asks and never names: where the client's key is and where the
 // provider's goes, the shape of the gateway's own errors and of a
 // stream's error event, whether a stream may ask for its usage. A
-// provider whose dialect signs (dialect.Signers) has its Signer built once
-// from its region and credentials; the client's credentials never reach
+// provider whose dialect signs (dialect.Traits.Signs) has its Signer built
+// once from its region and credentials (dialect/awssign for Bedrock,
+// dialect/googleauth for Vertex AI); the client's credentials never reach
 // it, and credentials that cannot be had answer 502 upstream_credentials
 // with no upstream call.
 //

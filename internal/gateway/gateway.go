@@ -67,6 +67,11 @@ type Options struct {
 	// Dialects finds the dialect a provider's kind names. If nil,
 	// dialect.Lookup.
 	Dialects func(kind string) (dialect.Dialect, bool)
+
+	// Signers build the Signer of each provider whose dialect signs
+	// (dialect.Traits.Signs), by its kind. If nil, awssign.New for
+	// bedrock and googleauth.New for vertex.
+	Signers map[string]func(dialect.SignerOptions) (dialect.Signer, error)
 }
 
 // Gateway is the HTTP handler of `sluice serve`. It is safe for concurrent
@@ -123,6 +128,9 @@ type shared struct {
 	base        http.RoundTripper                    // Options.Base
 	tracing     *tracing.Tracing                     // nil when tracing is off
 
+	// signers are Options.Signers.
+	signers map[string]func(dialect.SignerOptions) (dialect.Signer, error)
+
 	mu        sync.Mutex
 	upstreams map[time.Duration]*http.Transport // by connect timeout
 	budgets   map[string]*sluice.RetryBudget    // retry budgets, by provider name
@@ -152,6 +160,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		logger:    opt.Logger,
 		getenv:    opt.Getenv,
 		dialects:  opt.Dialects,
+		signers:   opt.Signers,
 		base:      opt.Base,
 		upstreams: make(map[time.Duration]*http.Transport),
 		budgets:   make(map[string]*sluice.RetryBudget),
@@ -161,6 +170,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	if sh.dialects == nil {
 		sh.dialects = dialect.Lookup
+	}
+	if sh.signers == nil {
+		sh.signers = signers
 	}
 	if sh.store == nil {
 		sh.store = breaker.NewMemory()

@@ -8,8 +8,17 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/awssign"
+	"github.com/sluice-llm/sluice/dialect/googleauth"
 	"github.com/sluice-llm/sluice/internal/config"
 )
+
+// signers build the Signer of a provider whose dialect signs
+// (dialect.Traits.Signs), by its kind: Options.Signers' default.
+var signers = map[string]func(dialect.SignerOptions) (dialect.Signer, error){
+	dialect.Bedrock.Kind(): awssign.New,
+	dialect.Vertex.Kind():  googleauth.New,
+}
 
 // provider is one upstream API.
 type provider struct {
@@ -19,7 +28,8 @@ type provider struct {
 	key  string // injected key, "" to pass the client's through
 	pool bool   // a pool of keys is injected instead (keys.go)
 	// signer signs the requests with the gateway's own credentials, for a
-	// dialect that signs (dialect.Signers); nil for one that takes a key.
+	// dialect that signs (dialect.Traits.Signs); nil for one that takes a
+	// key.
 	signer dialect.Signer
 	// budget caps the retries to the provider from every route and policy,
 	// across reloads.
@@ -41,9 +51,13 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
 	pv := &provider{name: name, d: d, base: u}
-	if s, ok := d.(dialect.Signers); ok {
+	if d.Traits().Signs {
+		newSigner, ok := sh.signers[p.Kind]
+		if !ok {
+			return nil, fmt.Errorf("gateway: providers.%s: kind %s signs its requests, and no signer is given for it", name, p.Kind)
+		}
 		o := dialect.SignerOptions{Region: p.Region, CredentialsFile: p.CredentialsFile, Getenv: sh.getenv}
-		if pv.signer, err = s.Signer(o); err != nil {
+		if pv.signer, err = newSigner(o); err != nil {
 			return nil, fmt.Errorf("gateway: providers.%s: the credentials to sign with: %w", name, err)
 		}
 	}

@@ -104,9 +104,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 			if !stream {
 				panic(http.ErrAbortHandler) // cut the connection: no clean end
 			}
-			if ec, ok := relayed.(dialect.EventCloser); ok {
-				w.Write(ec.CloseEvent()) // close an event cut mid-way
-			}
+			w.Write(relayed.CloseEvent()) // close an event cut mid-way
 			w.Write(streamEnd(d, err))
 			rc.Flush()
 			return

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -34,7 +35,16 @@ type signerLog struct {
 	queries []string // the URL query of each request signed
 }
 
-func (s *signingDialect) Signer(o dialect.SignerOptions) (dialect.Signer, error) {
+// Traits are the stand-in's dialect's, signing.
+func (s *signingDialect) Traits() dialect.Traits {
+	t := s.Dialect.Traits()
+	t.Signs = true
+	return t
+}
+
+// newSigner builds the stand-in's Signer: the gateway's Options.Signers
+// for its kind.
+func (s *signingDialect) newSigner(o dialect.SignerOptions) (dialect.Signer, error) {
 	s.built.mu.Lock()
 	defer s.built.mu.Unlock()
 	s.built.opts = append(s.built.opts, o)
@@ -71,15 +81,18 @@ func (s *testSigner) Sign(r *http.Request, body []byte) error {
 	return nil
 }
 
-// signing returns the gateway's Options.Dialects under which the
-// providers of kind sign with sd.
-func signing(kind string, sd *signingDialect) func(string) (dialect.Dialect, bool) {
-	return func(k string) (dialect.Dialect, bool) {
+// signing returns o with the Dialects and Signers under which the
+// providers of kind speak sd and sign with its Signer.
+func signing(o Options, kind string, sd *signingDialect) Options {
+	o.Dialects = func(k string) (dialect.Dialect, bool) {
 		if k == kind {
 			return sd, true
 		}
 		return dialect.Lookup(k)
 	}
+	o.Signers = maps.Clone(signers)
+	o.Signers[kind] = sd.newSigner
+	return o
 }
 
 // A provider whose dialect signs gets its requests signed by the Signer
@@ -99,7 +112,7 @@ func TestSigningProviderSigns(t *testing.T) {
 		p := c.Providers["openai"]
 		p.Kind, p.Region, p.CredentialsFile = signingKind, "eu-west-3", creds
 		c.Providers["openai"] = p
-	}, Options{Dialects: signing(signingKind, sd)})
+	}, signing(Options{}, signingKind, sd))
 	for range 3 {
 		resp := e.do("POST", "/openai/v1/chat/completions?key="+clientKey+"&alt=sse&access_token="+clientKey+"&X-Amz-Credential="+clientKey, chatBody,
 			"X-Api-Key", clientKey, "Api-Key", clientKey, "X-Goog-Api-Key", clientKey, "X-Amz-Security-Token", clientKey)
@@ -150,7 +163,7 @@ func TestSigningFallback(t *testing.T) {
 		c.Providers["openai"] = p
 		c.Providers["backup"] = config.Provider{Kind: signingKind, BaseURL: backup.URL, Region: "us-west-2", MaxConcurrent: 8}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}
-	}, Options{Dialects: signing(signingKind, sd)})
+	}, signing(Options{}, signingKind, sd))
 	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
 	if got := body(t, resp); resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "backup" {
 		t.Fatalf("%d %s from %q, want the fallback's answer", resp.StatusCode, got, resp.Header.Get("Sluice-Provider"))
@@ -186,7 +199,7 @@ func TestFallbackDialectMustMatch(t *testing.T) {
 	// A dialect that signs OpenAI's requests is not OpenAI's, though it
 	// bears its name.
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
-	_, err = New(cfg, Options{Getenv: getenv, Dialects: signing(config.KindAzure, sd)})
+	_, err = New(cfg, signing(Options{Getenv: getenv}, config.KindAzure, sd))
 	if err == nil || !strings.Contains(err.Error(), "fallbacks[0]: provider other speaks") {
 		t.Errorf("err = %v, want a refusal", err)
 	}
@@ -210,7 +223,7 @@ func TestSigningCredentialsFail(t *testing.T) {
 				base = dialect.Gemini
 			}
 			sd := &signingDialect{Dialect: base, fail: cause, built: &signerLog{}}
-			e := newEnvWith(t, "200", withGemini, Options{Dialects: signing(kind, sd)})
+			e := newEnvWith(t, "200", withGemini, signing(Options{}, kind, sd))
 			path, reqBody := "/openai/v1/chat/completions", chatBody
 			if kind == config.KindGemini {
 				path, reqBody = geminiGenerate, geminiBody
@@ -254,8 +267,36 @@ func TestSignerBuildFails(t *testing.T) {
 	sd := &signingDialect{Dialect: dialect.OpenAI, buildErr: errors.New("open /nowhere.json: no such file"), built: &signerLog{}}
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
-	_, err := New(cfg, Options{Dialects: signing(config.KindOpenAI, sd)})
+	_, err := New(cfg, signing(Options{}, config.KindOpenAI, sd))
 	if err == nil || !strings.Contains(err.Error(), "providers.openai") || !strings.Contains(err.Error(), "/nowhere.json") {
 		t.Errorf("err = %v, want one naming providers.openai and the cause", err)
+	}
+}
+
+// Every kind whose dialect signs has a Signer in the gateway's table, and
+// no other kind has one.
+func TestSignersOfEveryKind(t *testing.T) {
+	for _, k := range dialect.Kinds() {
+		d, _ := dialect.Lookup(k)
+		if _, ok := signers[k]; ok != d.Traits().Signs {
+			t.Errorf("kind %s: a signer %v, but the dialect signs: %v", k, ok, d.Traits().Signs)
+		}
+	}
+	if n := len(signers); n != 2 {
+		t.Errorf("%d signers, want bedrock's and vertex's", n)
+	}
+}
+
+// A provider whose dialect signs, with no signer given for its kind,
+// fails the gateway's start, naming it.
+func TestSignerMissing(t *testing.T) {
+	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
+	cfg := config.Default()
+	cfg.State.Backend = config.BackendMemory
+	o := signing(Options{}, config.KindOpenAI, sd)
+	delete(o.Signers, config.KindOpenAI)
+	_, err := New(cfg, o)
+	if err == nil || !strings.Contains(err.Error(), "providers.openai: kind openai signs its requests, and no signer is given for it") {
+		t.Errorf("err = %v, want one naming providers.openai", err)
 	}
 }

@@ -1,4 +1,4 @@
-package dialect
+package googleauth
 
 import (
 	"context"
@@ -15,8 +15,13 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/fake"
 )
+
+// vxGemini is a Vertex AI call's path, which the fake takes with a token
+// it issued.
+const vxGemini = "/v1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent"
 
 // clock is a test's time, moved by hand.
 type clock struct {
@@ -80,7 +85,7 @@ func newSigner(life time.Duration) (*tokenSigner, *source, *clock) {
 }
 
 // sign signs a request with s and returns its Authorization.
-func sign(ctx context.Context, s Signer) (string, error) {
+func sign(ctx context.Context, s dialect.Signer) (string, error) {
 	r, _ := http.NewRequestWithContext(ctx, "POST", "http://127.0.0.1/x", nil)
 	err := s.Sign(r, nil)
 	return r.Header.Get("Authorization"), err
@@ -93,7 +98,7 @@ func deadline(t *testing.T) context.Context {
 	return ctx
 }
 
-func mustSign(t *testing.T, s Signer, want string) {
+func mustSign(t *testing.T, s dialect.Signer, want string) {
 	t.Helper()
 	if got, err := sign(deadline(t), s); err != nil || got != "Bearer "+want {
 		t.Fatalf("Sign: %q, %v; want Bearer %s", got, err, want)
@@ -283,7 +288,7 @@ func TestVertexSignerServiceAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, o := range map[string]SignerOptions{
+	for name, o := range map[string]dialect.SignerOptions{
 		"file": {CredentialsFile: path},
 		"env": {Getenv: func(k string) string {
 			if k == "GOOGLE_APPLICATION_CREDENTIALS" {
@@ -293,7 +298,7 @@ func TestVertexSignerServiceAccount(t *testing.T) {
 		}},
 	} {
 		s.Reset()
-		sg, err := Vertex.(Signers).Signer(o)
+		sg, err := New(o)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -329,7 +334,7 @@ func TestVertexSignerEndpointDown(t *testing.T) {
 	}
 	s.FailTokens(500)
 	ct := &counting{}
-	sg, err := Vertex.(Signers).Signer(SignerOptions{CredentialsFile: path, Client: &http.Client{Transport: ct}})
+	sg, err := New(dialect.SignerOptions{CredentialsFile: path, Client: &http.Client{Transport: ct}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +363,7 @@ func TestVertexSignerBadCredentials(t *testing.T) {
 	notJSON := filepath.Join(dir, "not.json")
 	os.WriteFile(notJSON, []byte(`nope`), 0o600)
 	for _, f := range []string{filepath.Join(dir, "missing.json"), bad, notJSON} {
-		if _, err := Vertex.(Signers).Signer(SignerOptions{CredentialsFile: f}); err == nil {
+		if _, err := New(dialect.SignerOptions{CredentialsFile: f}); err == nil {
 			t.Errorf("%s: a signer; want an error", f)
 		}
 	}
@@ -369,7 +374,7 @@ func TestVertexSignerBadCredentials(t *testing.T) {
 // is Sign's error.
 func TestVertexSignerNoCredentials(t *testing.T) {
 	isolateGoogle(t)
-	sg, err := Vertex.(Signers).Signer(SignerOptions{Getenv: func(string) string { return "" }})
+	sg, err := New(dialect.SignerOptions{Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Logf("Signer: %v", err)
 		return

@@ -1,4 +1,15 @@
-package dialect
+// Package googleauth authorizes Vertex AI requests with OAuth2 bearer
+// tokens of Google's Application Default Credentials, through
+// golang.org/x/oauth2/google: the Signer of dialect.Vertex, which carries
+// no plain key. It is apart from package dialect so that a program that
+// does not call Vertex AI does not compile Google's OAuth2 libraries; the
+// gateway builds one per Vertex AI provider, and a library user sets it as
+// the Transport's Signer:
+//
+//	s, err := googleauth.New(dialect.SignerOptions{})
+//	...
+//	client := &http.Client{Transport: &sluice.Transport{Dialect: dialect.Vertex, Signer: s}}
+package googleauth
 
 import (
 	"context"
@@ -13,10 +24,9 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
-)
 
-// Vertex AI's OAuth2 side: the bearer tokens a Vertex Signer puts on each
-// request.
+	"github.com/sluice-llm/sluice/dialect"
+)
 
 // cloudPlatformScope is the OAuth2 scope of Vertex AI's API.
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
@@ -41,7 +51,7 @@ const (
 // that is about to expire, and no other.
 var errStaleToken = errors.New("dialect: vertex: the credentials gave a token about to expire")
 
-// Signer returns a Signer that authorizes each request with an OAuth2
+// New returns a Signer that authorizes each request with an OAuth2
 // bearer token of Application Default Credentials, through
 // golang.org/x/oauth2/google: o.CredentialsFile if set, else the file
 // GOOGLE_APPLICATION_CREDENTIALS names (read with o.Getenv), else
@@ -56,7 +66,7 @@ var errStaleToken = errors.New("dialect: vertex: the credentials gave a token ab
 // shared by every call that waits for it; after a failure, calls without a
 // usable token get its error for a second before the endpoint is asked
 // again. It is safe for concurrent use.
-func (vertex) Signer(o SignerOptions) (Signer, error) {
+func New(o dialect.SignerOptions) (dialect.Signer, error) {
 	c := http.DefaultClient
 	if o.Client != nil {
 		c = o.Client
@@ -80,7 +90,7 @@ func (vertex) Signer(o SignerOptions) (Signer, error) {
 }
 
 // googleSource returns the token source of the credentials o names.
-func googleSource(ctx context.Context, o SignerOptions) (oauth2.TokenSource, error) {
+func googleSource(ctx context.Context, o dialect.SignerOptions) (oauth2.TokenSource, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
