@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -45,7 +46,7 @@ func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
 	body := &pipeBody{PipeReader: pr, close: func() { stop(); cancel() }}
-	return &http.Response{Status: http.StatusText(w.code), StatusCode: w.code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+	return &http.Response{Status: strconv.Itoa(w.code) + " " + http.StatusText(w.code), StatusCode: w.code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: w.sent, Body: body, ContentLength: -1, Request: r}, nil
 }
 
