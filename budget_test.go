@@ -3,11 +3,11 @@ package sluice
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/leaktest"
@@ -45,74 +45,70 @@ func (f *firstFails) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Observe is told of the refusal.
 func TestRetryBudgetRefusalLoggedAsFinal(t *testing.T) {
 	leaktest.Check(t)
-	up := &firstFails{seen: map[string]bool{}, retryMS: "1000"}
-	srv := httptest.NewServer(up)
-	defer srv.Close()
-	var logs lockedBuffer
-	var refusals atomic.Int64
-	p := fastPolicy()
-	p.Timeout.Total = 10 * time.Second
-	tr := &Transport{Policy: p, Provider: "openai", Log: NewAttemptLog(&logs), Observe: func(a *Attempt) {
-		if a.RetryBudgetExhausted {
-			refusals.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		up := &firstFails{seen: map[string]bool{}, retryMS: "1000"}
+		var logs lockedBuffer
+		var refusals atomic.Int64
+		p := fastPolicy()
+		p.Timeout.Total = 10 * time.Second
+		tr := &Transport{Base: inProcess{up}, Policy: p, Provider: "openai", Log: NewAttemptLog(&logs), Observe: func(a *Attempt) {
+			if a.RetryBudgetExhausted {
+				refusals.Add(1)
+			}
+		}}
+		r := &rig{t: t, tr: tr, logs: &logs}
+		call := func() int {
+			req, _ := http.NewRequest("POST", inProcessURL+"/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Error(err)
+				return 0
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode
 		}
-	}}
-	defer tr.CloseIdleConnections()
-	r := &rig{t: t, tr: tr, logs: &logs}
-	call := func() int {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Error(err)
-			return 0
+		// Three calls take the budget's floor of retries and wait out their
+		// retry-after; a fourth, while they wait, is refused a retry.
+		var wg sync.WaitGroup
+		for range minRetries {
+			wg.Go(func() { call() })
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	// Three calls take the budget's floor of retries and wait out their
-	// retry-after; a fourth, while they wait, is refused a retry.
-	var wg sync.WaitGroup
-	for range minRetries {
-		wg.Go(func() { call() })
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(logs.String(), `"outcome":"retry"`) < minRetries {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first calls never logged their retries:\n%s", logs.String())
+		synctest.Wait()
+		if n := strings.Count(logs.String(), `"outcome":"retry"`); n != minRetries {
+			t.Fatalf("the first calls logged %d retries, want %d:\n%s", n, minRetries, logs.String())
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := call(); got != 503 {
-		t.Errorf("refused call: status %d, want its 503", got)
-	}
-	wg.Wait()
+		if got := call(); got != 503 {
+			t.Errorf("refused call: status %d, want its 503", got)
+		}
+		wg.Wait()
 
-	lines := r.lines()
-	if int64(len(lines)) != up.calls.Load() {
-		t.Errorf("%d log lines, %d upstream calls: want one line per attempt", len(lines), up.calls.Load())
-	}
-	retries := 0
-	for _, l := range lines {
-		if l["outcome"] == "retry" {
-			retries++
+		lines := r.lines()
+		if int64(len(lines)) != up.calls.Load() {
+			t.Errorf("%d log lines, %d upstream calls: want one line per attempt", len(lines), up.calls.Load())
 		}
-	}
-	calls := minRetries + 1
-	if want := int(up.calls.Load()) - calls; retries != want {
-		t.Errorf("%d lines say retry, %d retries happened (%d upstream calls for %d calls):\n%s",
-			retries, want, up.calls.Load(), calls, logs.String())
-	}
-	var refused []map[string]any
-	for _, l := range lines {
-		if l["status"] == 503.0 && l["outcome"] != "retry" {
-			refused = append(refused, l)
+		retries := 0
+		for _, l := range lines {
+			if l["outcome"] == "retry" {
+				retries++
+			}
 		}
-	}
-	if len(refused) != 1 || refused[0]["outcome"] != "fail" || refused[0]["error"] != "status_503" {
-		t.Errorf("refused attempt lines %v, want one fail status_503", refused)
-	}
-	if refusals.Load() != 1 {
-		t.Errorf("Observe saw %d budget refusals, want 1", refusals.Load())
-	}
+		calls := minRetries + 1
+		if want := int(up.calls.Load()) - calls; retries != want {
+			t.Errorf("%d lines say retry, %d retries happened (%d upstream calls for %d calls):\n%s",
+				retries, want, up.calls.Load(), calls, logs.String())
+		}
+		var refused []map[string]any
+		for _, l := range lines {
+			if l["status"] == 503.0 && l["outcome"] != "retry" {
+				refused = append(refused, l)
+			}
+		}
+		if len(refused) != 1 || refused[0]["outcome"] != "fail" || refused[0]["error"] != "status_503" {
+			t.Errorf("refused attempt lines %v, want one fail status_503", refused)
+		}
+		if refusals.Load() != 1 {
+			t.Errorf("Observe saw %d budget refusals, want 1", refusals.Load())
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -45,7 +46,8 @@ func (h *holdingBase) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // retryRefusals runs four calls at once on each of two Transports (sharing
 // shared, when not nil) against one held upstream and returns how many
-// retries went out and how many the budget refused.
+// retries went out and how many the budget refused. Run it in a synctest
+// bubble.
 func retryRefusals(t *testing.T, shared *RetryBudget) (held, refused int32) {
 	t.Helper()
 	base := &holdingBase{seen: map[string]bool{}, release: make(chan struct{})}
@@ -73,12 +75,12 @@ func retryRefusals(t *testing.T, shared *RetryBudget) (held, refused int32) {
 			}
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for base.held.Load()+refusedN.Load() < 8 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 5s: %d retries held, %d refused, want 8 in all", base.held.Load(), refusedN.Load())
-		}
-		time.Sleep(time.Millisecond)
+	// Past every backoff (at most Retry.Cap) and short of the Total
+	// timeout, every call has its retry held or refused.
+	time.Sleep(time.Second)
+	synctest.Wait()
+	if n := base.held.Load() + refusedN.Load(); n != 8 {
+		t.Fatalf("%d retries held, %d refused, want 8 in all", base.held.Load(), refusedN.Load())
 	}
 	held, refused = base.held.Load(), refusedN.Load()
 	close(base.release)
@@ -89,12 +91,16 @@ func retryRefusals(t *testing.T, shared *RetryBudget) (held, refused int32) {
 // Two Transports given one RetryBudget count their retries against it:
 // with eight calls failing at once, only the floor of three may retry.
 func TestRetryBudgetSharedBetweenTransports(t *testing.T) {
-	if held, refused := retryRefusals(t, new(RetryBudget)); held != minRetries || refused != 8-minRetries {
-		t.Errorf("one shared budget: %d retries, %d refused; want %d and %d", held, refused, minRetries, 8-minRetries)
-	}
-	if held, refused := retryRefusals(t, nil); held != 2*minRetries || refused != 8-2*minRetries {
-		t.Errorf("a budget each: %d retries, %d refused; want %d and %d", held, refused, 2*minRetries, 8-2*minRetries)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		if held, refused := retryRefusals(t, new(RetryBudget)); held != minRetries || refused != 8-minRetries {
+			t.Errorf("one shared budget: %d retries, %d refused; want %d and %d", held, refused, minRetries, 8-minRetries)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		if held, refused := retryRefusals(t, nil); held != 2*minRetries || refused != 8-2*minRetries {
+			t.Errorf("a budget each: %d retries, %d refused; want %d and %d", held, refused, 2*minRetries, 8-2*minRetries)
+		}
+	})
 }
 
 // A call that falls back counts in the budget of the provider it falls

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-llm/sluice/spend"
@@ -85,48 +86,47 @@ func TestSpendCapUnderConcurrency(t *testing.T) {
 }
 
 func TestSpendSettlesToActualCost(t *testing.T) {
-	r, l := spendRig(t, "slow:100ms", 0.30)
-	// max_tokens 10: $0.20 held; the answer's 5 tokens cost $0.10.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	synctest.Test(t, func(t *testing.T) {
+		r := newFakeRig(t, "slow:100ms", fastPolicy())
+		l := spend.NewLedger(state.NewMemory())
+		r.tr.Meter = &spend.Meter{Budgets: []spend.Budget{{Name: "daily", LimitUSD: 0.30}}, Ledger: l, Prices: tenCents}
+		// max_tokens 10: $0.20 held; the answer's 5 tokens cost $0.10.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			resp, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if got := resp.Header.Get("Sluice-Budget-Remaining"); got != "0.100000" {
+				t.Errorf("Sluice-Budget-Remaining %q, want 0.100000", got)
+			}
+			readAll(t, resp)
+		}()
+		synctest.Wait() // the first call is upstream, its hold taken
+		if _, held, _ := l.Read(dailyKey()); math.Abs(held-0.20) > 1e-9 {
+			t.Fatalf("the first call's hold shows as $%v in the ledger, want $0.20", held)
+		}
+		if _, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10))); !errors.Is(err, spend.ErrExhausted) {
+			t.Fatalf("a second $0.20 hold while $0.20 is held under $0.30: %v, want refused", err)
+		}
+		<-done
 		resp, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10)))
 		if err != nil {
-			t.Error(err)
-			return
-		}
-		if got := resp.Header.Get("Sluice-Budget-Remaining"); got != "0.100000" {
-			t.Errorf("Sluice-Budget-Remaining %q, want 0.100000", got)
+			t.Fatalf("after settling to $0.10, a $0.20 hold fits under $0.30: %v", err)
 		}
 		readAll(t, resp)
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, held, _ := l.Read(dailyKey()); held > 0 {
-			break
+		spent, held, _ := l.Read(dailyKey())
+		if math.Abs(spent-0.20) > 1e-9 || held != 0 {
+			t.Errorf("spent %v held %v, want 0.20 and 0", spent, held)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first call's hold never showed in the ledger")
+		var be *spend.BudgetError
+		_, err = r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10)))
+		if !errors.As(err, &be) || be.Budget != "daily" || be.Resets.Before(time.Now()) || math.Abs(be.Remaining-0.10) > 1e-9 {
+			t.Errorf("err %v, want a *spend.BudgetError naming daily with $0.10 left", err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	if _, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10))); !errors.Is(err, spend.ErrExhausted) {
-		t.Fatalf("a second $0.20 hold while $0.20 is held under $0.30: %v, want refused", err)
-	}
-	<-done
-	resp, err := r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10)))
-	if err != nil {
-		t.Fatalf("after settling to $0.10, a $0.20 hold fits under $0.30: %v", err)
-	}
-	readAll(t, resp)
-	spent, held, _ := l.Read(dailyKey())
-	if math.Abs(spent-0.20) > 1e-9 || held != 0 {
-		t.Errorf("spent %v held %v, want 0.20 and 0", spent, held)
-	}
-	var be *spend.BudgetError
-	_, err = r.tr.RoundTrip(r.request("/v1/chat/completions", spendBody(10)))
-	if !errors.As(err, &be) || be.Budget != "daily" || be.Resets.Before(time.Now()) || math.Abs(be.Remaining-0.10) > 1e-9 {
-		t.Errorf("err %v, want a *spend.BudgetError naming daily with $0.10 left", err)
-	}
+	})
 }
 
 func TestFailedAndCancelledCallsLeaveNoHold(t *testing.T) {

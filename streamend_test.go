@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/leaktest"
@@ -87,6 +88,16 @@ func sseRig(t *testing.T, p Policy, failFirst int, events string) (*sseUpstream,
 	return up, &rig{t: t, tr: tr, logs: logs}, srv.URL + "/v1/chat/completions"
 }
 
+// sseFakeRig is sseRig with the upstream served in process (see
+// inProcess), for a test in a synctest bubble.
+func sseFakeRig(t *testing.T, p Policy, failFirst int, events string) (*sseUpstream, *rig, string) {
+	up := &sseUpstream{failFirst: failFirst, events: events, done: make(chan struct{})}
+	logs := &lockedBuffer{}
+	tr := &Transport{Base: inProcess{up}, Policy: p, Provider: "openai", Log: NewAttemptLog(logs)}
+	t.Cleanup(func() { close(up.done) })
+	return up, &rig{t: t, tr: tr, logs: logs}, inProcessURL + "/v1/chat/completions"
+}
+
 // readUntil reads resp's body until it holds want, then closes it before
 // its end.
 func readUntil(t *testing.T, resp *http.Response, want string) {
@@ -123,30 +134,32 @@ func TestTerminalEventThenCloseIsOK(t *testing.T) {
 		{"responses", responsesStart, responsesDone},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := fastPolicy()
-			p.Retry.MaxAttempts = 1
-			p.Breaker.Failures = 1
-			p.Breaker.Cool = 50 * time.Millisecond
-			_, r, url := sseRig(t, p, 1, tt.start+tt.end)
-			resp, err := r.post(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			readAll(t, resp) // the 500 opens the breaker
-			time.Sleep(2 * p.Breaker.Cool)
-			resp, err = r.post(url) // the half-open probe
-			if err != nil {
-				t.Fatalf("probe: %v", err)
-			}
-			readUntil(t, resp, tt.end)
-			lines := r.lines()
-			if last := lines[len(lines)-1]; last["outcome"] != "ok" || last["error"] != "" || last["breaker"] != "half_open" {
-				t.Errorf("probe line %v, want ok from half_open", last)
-			}
-			rec, _ := r.tr.Breaker("openai").Record()
-			if rec.State != breaker.Closed {
-				t.Errorf("breaker %v after a complete stream, want closed", rec.State)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				p := fastPolicy()
+				p.Retry.MaxAttempts = 1
+				p.Breaker.Failures = 1
+				p.Breaker.Cool = 50 * time.Millisecond
+				_, r, url := sseFakeRig(t, p, 1, tt.start+tt.end)
+				resp, err := r.post(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				readAll(t, resp) // the 500 opens the breaker
+				time.Sleep(p.Breaker.Cool)
+				resp, err = r.post(url) // the half-open probe
+				if err != nil {
+					t.Fatalf("probe: %v", err)
+				}
+				readUntil(t, resp, tt.end)
+				lines := r.lines()
+				if last := lines[len(lines)-1]; last["outcome"] != "ok" || last["error"] != "" || last["breaker"] != "half_open" {
+					t.Errorf("probe line %v, want ok from half_open", last)
+				}
+				rec, _ := r.tr.Breaker("openai").Record()
+				if rec.State != breaker.Closed {
+					t.Errorf("breaker %v after a complete stream, want closed", rec.State)
+				}
+			})
 		})
 	}
 }

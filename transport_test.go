@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/leaktest"
@@ -480,28 +481,38 @@ func TestSlowSuccessesOpenBreaker(t *testing.T) {
 }
 
 func TestHungProbeDoesNotStickHalfOpen(t *testing.T) {
-	p := fastPolicy()
-	p.Breaker.Failures = 1
-	p.Breaker.Cool = 50 * time.Millisecond
-	p.Retry.MaxAttempts = 1
-	p.Timeout.Total = 300 * time.Millisecond
-	p.Breaker.Lease = 300 * time.Millisecond
-	r := newRig(t, "500,hang,200", p)
-	resp, _ := r.chat(false)
-	readAll(t, resp)
-	time.Sleep(60 * time.Millisecond)
-	if _, err := r.chat(false); !errors.Is(err, ErrTimeout) { // the probe hangs
-		t.Fatalf("probe err = %v, want a timeout", err)
-	}
-	time.Sleep(60 * time.Millisecond)
-	resp, err := r.chat(false) // the next probe goes through
-	if err != nil {
-		t.Fatalf("after the hung probe: %v", err)
-	}
-	readAll(t, resp)
-	if rec, _ := r.tr.Breaker("openai").Record(); rec.State != breaker.Closed {
-		t.Errorf("breaker %v, want closed after a good probe", rec.State)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := fastPolicy()
+		p.Breaker.Failures = 1
+		p.Breaker.Cool = 50 * time.Millisecond
+		p.Retry.MaxAttempts = 1
+		p.Timeout.Total = 300 * time.Millisecond
+		p.Breaker.Lease = 300 * time.Millisecond
+		r := newFakeRig(t, "500,hang,200", p)
+		resp, _ := r.chat(false)
+		readAll(t, resp)
+		time.Sleep(p.Breaker.Cool - time.Nanosecond)
+		if _, err := r.chat(false); !errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("a nanosecond before the cool period ends: %v, want the breaker open", err)
+		}
+		time.Sleep(time.Nanosecond)
+		start := time.Now()
+		if _, err := r.chat(false); !errors.Is(err, ErrTimeout) { // the probe hangs
+			t.Fatalf("probe err = %v, want a timeout", err)
+		}
+		if d := time.Since(start); d != p.Timeout.Total {
+			t.Errorf("the hung probe ended after %v, want its total timeout %v", d, p.Timeout.Total)
+		}
+		time.Sleep(p.Breaker.Cool)
+		resp, err := r.chat(false) // the next probe goes through
+		if err != nil {
+			t.Fatalf("after the hung probe: %v", err)
+		}
+		readAll(t, resp)
+		if rec, _ := r.tr.Breaker("openai").Record(); rec.State != breaker.Closed {
+			t.Errorf("breaker %v, want closed after a good probe", rec.State)
+		}
+	})
 }
 
 func TestRequestID(t *testing.T) {

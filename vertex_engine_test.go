@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"cloud.google.com/go/auth"
@@ -54,11 +56,15 @@ func isolateGoogleEnv(t *testing.T) {
 type tokenCounter struct {
 	n     atomic.Int32
 	delay time.Duration
+	base  http.RoundTripper // http.DefaultTransport if nil
 }
 
 func (c *tokenCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
 	time.Sleep(c.delay)
+	if c.base != nil {
+		return c.base.RoundTrip(r)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -89,6 +95,27 @@ func newVertexRig(t *testing.T, lifetime time.Duration) *vertexRig {
 	}
 	r.tr = &Transport{Policy: fastPolicy(), Provider: "vertex-test", Dialect: dialect.Vertex, Signer: s}
 	t.Cleanup(r.tr.CloseIdleConnections)
+	return r
+}
+
+// newVertexRigInProcess is newVertexRig with the fake served in process,
+// its token endpoint too (see inProcess), for a test in a synctest bubble;
+// call isolateGoogleEnv first, outside the bubble.
+func newVertexRigInProcess(t *testing.T, lifetime time.Duration) *vertexRig {
+	t.Helper()
+	prov := &fake.Provider{Script: "200", TokenLifetime: lifetime}
+	t.Cleanup(prov.Close)
+	srv := &fake.Server{Server: &httptest.Server{URL: inProcessURL}, Provider: prov}
+	path, err := srv.WriteServiceAccount(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &vertexRig{t: t, srv: srv, tokens: &tokenCounter{delay: 100 * time.Millisecond, base: inProcess{prov}}}
+	s, err := dialect.Vertex.(dialect.Signers).Signer(dialect.SignerOptions{CredentialsFile: path, Client: &http.Client{Transport: r.tokens}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.tr = &Transport{Base: inProcess{prov}, Policy: fastPolicy(), Provider: "vertex-test", Dialect: dialect.Vertex, Signer: s}
 	return r
 }
 
@@ -161,20 +188,32 @@ func TestVertexOneTokenManyCalls(t *testing.T) {
 	}
 }
 
-// TestVertexTokenRefreshedEarly: tokens that live 3 s are refreshed
-// before they expire: over 4 s of calls the fake issues more than one and
-// refuses none (it refuses an expired token).
+// TestVertexTokenRefreshedEarly: tokens that live 3 s are refreshed half
+// way through their life while the old one serves: over 4 s of calls, one
+// each 50 ms, the signer asks at 0, 1.6 and 3.2 s, each fetch taking
+// 100 ms, and the fake refuses none (it refuses an expired token).
 func TestVertexTokenRefreshedEarly(t *testing.T) {
-	r := newVertexRig(t, 3*time.Second)
-	end := time.Now().Add(4 * time.Second)
-	calls := 0
-	for ; time.Now().Before(end); calls++ {
-		r.ok(vxGeminiPath, "200", vxGenBody)
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := r.srv.TokensIssued(); n < 2 || n > 6 || r.srv.Unauthorized() != 0 || r.srv.Calls() != calls {
-		t.Errorf("%d tokens issued for %d calls over 4 s, %d refused; want 2 to 6, none refused", n, calls, r.srv.Unauthorized())
-	}
+	isolateGoogleEnv(t)
+	synctest.Test(t, func(t *testing.T) {
+		r := newVertexRigInProcess(t, 3*time.Second)
+		end := time.Now().Add(4 * time.Second)
+		calls := 0
+		var issued []time.Duration // when each new token was first seen, by a call
+		start, seen := time.Now(), 0
+		for ; time.Now().Before(end); calls++ {
+			r.ok(vxGeminiPath, "200", vxGenBody)
+			synctest.Wait() // a fetch that ends now ends before the count
+			if n := r.srv.TokensIssued(); n != seen {
+				seen = n
+				issued = append(issued, time.Since(start))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		want := []time.Duration{100 * time.Millisecond, 1700 * time.Millisecond, 3300 * time.Millisecond}
+		if !slices.Equal(issued, want) || r.srv.Unauthorized() != 0 || r.srv.Calls() != calls {
+			t.Errorf("tokens issued at %v for %d calls over 4 s, %d refused; want at %v, none refused", issued, calls, r.srv.Unauthorized(), want)
+		}
+	})
 }
 
 // TestVertexTokenEndpointDown: with the token endpoint failing, calls
@@ -183,49 +222,59 @@ func TestVertexTokenRefreshedEarly(t *testing.T) {
 // within a second get its error without asking again; once the endpoint
 // is back, calls pass.
 func TestVertexTokenEndpointDown(t *testing.T) {
-	r := newVertexRig(t, 0)
-	r.srv.FailTokens(500)
-	var wg sync.WaitGroup
-	var failed atomic.Int32
-	for i := range 50 {
-		wg.Go(func() {
-			path, body := vxGeminiSSEPath, vxGenBody
-			if i%2 == 1 {
-				path, body = vxClaudePath, vxMsgBody
+	isolateGoogleEnv(t)
+	synctest.Test(t, func(t *testing.T) {
+		r := newVertexRigInProcess(t, 0)
+		r.srv.FailTokens(500)
+		var wg sync.WaitGroup
+		var failed atomic.Int32
+		for i := range 50 {
+			wg.Go(func() {
+				path, body := vxGeminiSSEPath, vxGenBody
+				if i%2 == 1 {
+					path, body = vxClaudePath, vxMsgBody
+				}
+				if _, err := r.call(path, "200", body); errors.As(err, new(*CredentialsError)) {
+					failed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		failedAt := time.Now()
+		fails := func(when string) {
+			t.Helper()
+			resp, err := r.call(vxGeminiPath, "200", vxGenBody)
+			var ce *CredentialsError
+			if resp != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "500") {
+				t.Fatalf("%s: %v, %v; want a *CredentialsError naming the endpoint's 500", when, resp, err)
 			}
-			if _, err := r.call(path, "200", body); errors.As(err, new(*CredentialsError)) {
-				failed.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	for range 5 {
+		}
+		for range 5 {
+			fails("at once")
+		}
+		if failed.Load() != 50 || r.tokens.n.Load() != 1 || r.srv.Calls() != 0 || r.srv.TokensIssued() != 0 {
+			t.Fatalf("%d of 50 failed with a *CredentialsError; %d token requests for 55 calls, %d model calls; want 50, 1, none",
+				failed.Load(), r.tokens.n.Load(), r.srv.Calls())
+		}
+		r.srv.FailTokens(0)
+		time.Sleep(time.Second - time.Nanosecond)
+		fails("back, a nanosecond before a second since the failure")
+		if n := r.tokens.n.Load(); n != 1 {
+			t.Fatalf("%d token requests within a second of the failure, want 1", n)
+		}
+		time.Sleep(time.Nanosecond)
+		if d := time.Since(failedAt); d != time.Second {
+			t.Fatalf("the clock moved %v, want 1s", d)
+		}
 		resp, err := r.call(vxGeminiPath, "200", vxGenBody)
-		var ce *CredentialsError
-		if resp != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "500") {
-			t.Fatalf("%v, %v; want a *CredentialsError naming the endpoint's 500", resp, err)
+		if err != nil {
+			t.Fatalf("the endpoint is back, a second after the failure the call still fails: %v", err)
 		}
-	}
-	if failed.Load() != 50 || r.tokens.n.Load() > 2 || r.srv.Calls() != 0 || r.srv.TokensIssued() != 0 {
-		t.Fatalf("%d of 50 failed with a *CredentialsError; %d token requests for 55 calls, %d model calls; want 50, at most 2, none",
-			failed.Load(), r.tokens.n.Load(), r.srv.Calls())
-	}
-	r.srv.FailTokens(0)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		resp, err := r.call(vxGeminiPath, "200", vxGenBody)
-		if err == nil {
-			readAll(t, resp)
-			break
+		readAll(t, resp)
+		if r.srv.TokensIssued() != 1 || r.srv.Calls() != 1 || r.tokens.n.Load() != 2 {
+			t.Errorf("%d tokens (%d requests), %d calls once back; want 1 (2) and 1", r.srv.TokensIssued(), r.tokens.n.Load(), r.srv.Calls())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the endpoint is back, the calls still fail: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if r.srv.TokensIssued() != 1 || r.srv.Calls() != 1 {
-		t.Errorf("%d tokens, %d calls once back; want 1 and 1", r.srv.TokensIssued(), r.srv.Calls())
-	}
+	})
 }
 
 // TestVertexAnswersWhole: each publisher's answer and stream come back

@@ -1,16 +1,21 @@
 package breaker
 
 import (
+	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // cycleWithStalePermit takes a permit while closed, opens the breaker
-// (Failures 2), waits out its cool period, closes it with a probe, and
-// only then reports the first permit's Failure. It returns the breaker.
+// (Failures 2), waits out its cool period of 10 s, closes it with a probe,
+// and only then reports the first permit's Failure. It returns the
+// breaker. Run it in a synctest bubble: the cool period is fake time, and
+// no probe is admitted a nanosecond before it ends.
 func cycleWithStalePermit(t *testing.T, store Store) *Breaker {
 	t.Helper()
-	b := New("p", Settings{Failures: 2, Cool: time.Millisecond, Lease: time.Minute}, store)
+	const cool = 10 * time.Second
+	b := New("p", Settings{Failures: 2, Cool: cool, Lease: time.Minute}, store)
 	stale, err := b.Allow()
 	if err != nil {
 		t.Fatal(err)
@@ -19,18 +24,16 @@ func cycleWithStalePermit(t *testing.T, store Store) *Breaker {
 	if got := state(t, b); got != Open {
 		t.Fatalf("after 2 failures: %s, want open", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		probe, err := b.Allow()
-		if err == nil && probe.State() == HalfOpen {
-			probe.Done(Success, time.Millisecond)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no probe within 5s: %v", err)
-		}
-		time.Sleep(time.Millisecond)
+	time.Sleep(cool - time.Nanosecond)
+	if _, err := b.Allow(); !errors.Is(err, ErrOpen) {
+		t.Fatalf("a nanosecond before the cool period ends: %v, want open", err)
 	}
+	time.Sleep(time.Nanosecond)
+	probe, err := b.Allow()
+	if err != nil || probe.State() != HalfOpen {
+		t.Fatalf("when the cool period ends: %v, want a half-open probe", err)
+	}
+	probe.Done(Success, time.Millisecond)
 	if got := state(t, b); got != Closed {
 		t.Fatalf("after the probe's success: %s, want closed", got)
 	}
@@ -57,7 +60,9 @@ func checkStaleFailureIgnored(t *testing.T, b *Breaker) {
 
 func TestStalePermitFromEarlierCycleIgnored(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
-		checkStaleFailureIgnored(t, cycleWithStalePermit(t, NewMemory()))
+		synctest.Test(t, func(t *testing.T) {
+			checkStaleFailureIgnored(t, cycleWithStalePermit(t, NewMemory()))
+		})
 	})
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -54,11 +56,18 @@ func tokenSource(t *testing.T, s *Server) (oauth2.TokenSource, string) {
 
 func sourceOf(t *testing.T, path string) oauth2.TokenSource {
 	t.Helper()
+	return sourceIn(t, context.Background(), path)
+}
+
+// sourceIn is sourceOf with ctx, which may carry the oauth2.HTTPClient the
+// token requests go through.
+func sourceIn(t *testing.T, ctx context.Context, path string) oauth2.TokenSource {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds, err := google.CredentialsFromJSONWithTypeAndParams(context.Background(), b, google.ServiceAccount,
+	creds, err := google.CredentialsFromJSONWithTypeAndParams(ctx, b, google.ServiceAccount,
 		google.CredentialsParams{Scopes: []string{cloudPlatform}})
 	if err != nil {
 		t.Fatal(err)
@@ -110,30 +119,72 @@ func TestVertexOneTokenFor100Calls(t *testing.T) {
 	}
 }
 
+// inProcess is a client whose calls h serves in the calling goroutine,
+// with no socket: a test in a synctest bubble runs the whole exchange on
+// its fake clock.
+func inProcess(h http.Handler) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sr := r.Clone(r.Context())
+		sr.RequestURI, sr.RemoteAddr = r.URL.RequestURI(), "127.0.0.1:1"
+		if sr.Body == nil {
+			sr.Body = http.NoBody
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, sr)
+		resp := rec.Result()
+		resp.Request = r
+		return resp, nil
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // TestVertexTokenRefresh: a token that expires soon is fetched again:
-// oauth2 takes a token for expired 10 s before its expires_in, so 11 s
-// make it refresh after one.
+// oauth2 takes a token for expired 10 s before its expires_in, so one of
+// 11 s is kept for exactly 1 s, then refreshed.
 func TestVertexTokenRefresh(t *testing.T) {
-	s := NewServer("200")
-	defer s.Close()
-	s.TokenLifetime = 11 * time.Second
-	ts, _ := tokenSource(t, s)
-	first, err := ts.Token()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := ts.Token(); again.AccessToken != first.AccessToken || s.TokensIssued() != 1 {
-		t.Fatalf("a fresh token was fetched again: %d issued", s.TokensIssued())
-	}
-	time.Sleep(1100 * time.Millisecond)
-	second, err := ts.Token()
-	if err != nil || second.AccessToken == first.AccessToken || s.TokensIssued() != 2 {
-		t.Errorf("%v: %d issued; want a second token", err, s.TokensIssued())
-	}
-	resp := postWith(t, oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(second)), s, vertexGemini, "200", geminiBody)
-	if b := readAll(t, resp); resp.StatusCode != 200 {
-		t.Errorf("with the new token: %d %s", resp.StatusCode, b)
-	}
+	isolateGoogle(t)
+	synctest.Test(t, func(t *testing.T) {
+		p := &Provider{Script: "200", TokenLifetime: 11 * time.Second}
+		defer p.Close()
+		const base = "http://vertex.test"
+		a, err := p.NewServiceAccount(base + TokenPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := t.TempDir() + "/service-account.json"
+		if err := a.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		c := inProcess(p)
+		ts := sourceIn(t, context.WithValue(context.Background(), oauth2.HTTPClient, c), path)
+		first, err := ts.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		if again, _ := ts.Token(); again.AccessToken != first.AccessToken || p.TokensIssued() != 1 {
+			t.Fatalf("a token 1 s from being taken for expired was fetched again: %d issued", p.TokensIssued())
+		}
+		time.Sleep(time.Nanosecond)
+		second, err := ts.Token()
+		if err != nil || second.AccessToken == first.AccessToken || p.TokensIssued() != 2 {
+			t.Errorf("%v: %d issued; want a second token", err, p.TokensIssued())
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+vertexGemini, strings.NewReader(geminiBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(ScriptHeader, "200")
+		second.SetAuthHeader(req)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := readAll(t, resp); resp.StatusCode != 200 {
+			t.Errorf("with the new token: %d %s", resp.StatusCode, b)
+		}
+	})
 }
 
 // TestVertexRefusesBadTokens: no token, a token the endpoint never

@@ -3,7 +3,9 @@
 package filestore
 
 import (
+	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
@@ -21,11 +23,14 @@ func fail(t *testing.T, b *breaker.Breaker, n int) {
 }
 
 // cycleWithStalePermit takes a permit while closed, opens the breaker
-// (Failures 2), waits out its cool period, closes it with a probe, and
-// only then reports the first permit's Failure. It returns the breaker.
+// (Failures 2), waits out its cool period of 10 s, closes it with a probe,
+// and only then reports the first permit's Failure. It returns the
+// breaker. Run it in a synctest bubble: the cool period is fake time, and
+// no probe is admitted a nanosecond before it ends.
 func cycleWithStalePermit(t *testing.T, store breaker.Store) *breaker.Breaker {
 	t.Helper()
-	b := breaker.New("p", breaker.Settings{Failures: 2, Cool: time.Millisecond, Lease: time.Minute}, store)
+	const cool = 10 * time.Second
+	b := breaker.New("p", breaker.Settings{Failures: 2, Cool: cool, Lease: time.Minute}, store)
 	stale, err := b.Allow()
 	if err != nil {
 		t.Fatal(err)
@@ -34,18 +39,16 @@ func cycleWithStalePermit(t *testing.T, store breaker.Store) *breaker.Breaker {
 	if got := stateOf(t, b); got != breaker.Open {
 		t.Fatalf("after 2 failures: %s, want open", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		probe, err := b.Allow()
-		if err == nil && probe.State() == breaker.HalfOpen {
-			probe.Done(breaker.Success, time.Millisecond)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no probe within 5s: %v", err)
-		}
-		time.Sleep(time.Millisecond)
+	time.Sleep(cool - time.Nanosecond)
+	if _, err := b.Allow(); !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("a nanosecond before the cool period ends: %v, want open", err)
 	}
+	time.Sleep(time.Nanosecond)
+	probe, err := b.Allow()
+	if err != nil || probe.State() != breaker.HalfOpen {
+		t.Fatalf("when the cool period ends: %v, want a half-open probe", err)
+	}
+	probe.Done(breaker.Success, time.Millisecond)
 	if got := stateOf(t, b); got != breaker.Closed {
 		t.Fatalf("after the probe's success: %s, want closed", got)
 	}
@@ -71,10 +74,12 @@ func checkStaleFailureIgnored(t *testing.T, b *breaker.Breaker) {
 }
 
 func TestStalePermitFromEarlierCycleIgnored(t *testing.T) {
-	f, err := Open(t.TempDir(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	checkStaleFailureIgnored(t, cycleWithStalePermit(t, f))
+	synctest.Test(t, func(t *testing.T) {
+		f, err := Open(t.TempDir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		checkStaleFailureIgnored(t, cycleWithStalePermit(t, f))
+	})
 }
