@@ -111,7 +111,7 @@ func newVertexRigInProcess(t *testing.T, lifetime time.Duration) *vertexRig {
 		t.Fatal(err)
 	}
 	r := &vertexRig{t: t, srv: srv, tokens: &tokenCounter{delay: 100 * time.Millisecond, base: inProcess{prov}}}
-	s, err := dialect.Vertex.(dialect.Signers).Signer(dialect.SignerOptions{CredentialsFile: path, Client: &http.Client{Transport: r.tokens}})
+	s, err := googleauth.New(dialect.SignerOptions{CredentialsFile: path, Client: &http.Client{Transport: r.tokens}})
 	if err != nil {
 		t.Fatal(err)
 	}
