@@ -43,7 +43,7 @@ func objectUsage(body []byte) (u Usage, ok bool) {
 	// decodes a repeated key: null drops what came before.
 	var w usageWire
 	seen := false
-	valid := walkValid(body, func(k, v []byte) {
+	valid := request.Walk(body, func(k, v []byte) bool {
 		if request.KeyIs(k, "usage") {
 			// As encoding/json does with a pointer: null sets it to nil;
 			// any other value allocates it, and only an object fills it.
@@ -57,6 +57,7 @@ func objectUsage(body []byte) (u Usage, ok bool) {
 				seen = true
 			}
 		}
+		return true
 	})
 	if !valid || !seen {
 		return Usage{}, false

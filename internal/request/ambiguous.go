@@ -68,22 +68,21 @@ func hasEscape(k []byte) bool {
 // names the first of names.
 func Unique(b []byte, names ...string) error {
 	seen := false
-	o := members(b)
-	for {
-		k, _, _, ok := o.next()
-		if !ok {
-			return nil
-		}
+	var err error
+	members(b, func(k, _ []byte) bool {
 		for _, name := range names {
 			if !jsonName(k, name) {
 				continue
 			}
-			if err := once(k, name, seen); err != nil {
-				err.Name = names[0]
-				return err
+			if e := once(k, name, seen); e != nil {
+				e.Name = names[0]
+				err = e
+				return false
 			}
 			seen = true
 			break
 		}
-	}
+		return true
+	})
+	return err
 }

@@ -1,7 +1,6 @@
 package request
 
 import (
-	"bytes"
 	"unicode"
 	"unicode/utf8"
 )
@@ -48,36 +47,33 @@ var maxTokenKeys = [...]string{"max_tokens", "max_completion_tokens", "max_outpu
 // read all the same.
 //
 // For a valid JSON body that Scan accepts, every field agrees with
-// encoding/json; the scan does not validate the body, so a body that is
-// not valid JSON may give any of them.
+// encoding/json; the scan does not check the strings' contents (members),
+// so a body that is not valid JSON may give any of them.
 func Scan(b []byte) (Fields, error) {
 	var f Fields
-	modelAt, modelEnd := -1, -1
+	var model []byte                    // the model member's value; nil when absent
 	var limits [len(maxTokenKeys)]int64 // each key's value; -1 when absent or not an integer above 0
 	var seen [len(scanned)]bool
 	streamBad := false
-	o := members(b)
-	for {
-		k, vs, ve, ok := o.next()
-		if !ok {
-			break
-		}
+	var err error
+	members(b, func(k, v []byte) bool {
 		m := scannedMember(k)
 		if m < 0 {
 			if mayName(k, 's') && jsonName(k, "stream_options") {
 				f.StreamOptions = true
 			}
-			continue
+			return true
 		}
-		if err := once(k, scanned[m], seen[m]); err != nil {
-			return Fields{}, err
+		if e := once(k, scanned[m], seen[m]); e != nil {
+			err = e
+			return false
 		}
 		seen[m] = true
 		switch m {
 		case memberModel:
-			modelAt, modelEnd = vs, ve
+			model = v
 		case memberStream:
-			switch string(b[vs:ve]) {
+			switch string(v) {
 			case "true":
 				f.Stream = true
 			case "false", "null":
@@ -87,10 +83,14 @@ func Scan(b []byte) (Fields, error) {
 		default:
 			i := m - memberLimits
 			limits[i] = -1
-			if n, ok := parseInt(bytes.TrimSpace(b[vs:ve])); ok && n > 0 {
+			if n, ok := parseInt(v); ok && n > 0 {
 				limits[i] = n
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return Fields{}, err
 	}
 	f.Stream = f.Stream && !streamBad
 	for i := range limits {
@@ -99,13 +99,13 @@ func Scan(b []byte) (Fields, error) {
 			break
 		}
 	}
-	if modelAt < 0 {
+	if model == nil {
 		return f, nil
 	}
-	if b[modelAt] != '"' {
+	if model[0] != '"' {
 		return f, &ModelError{Problem: "is not a JSON string"}
 	}
-	f.Model = unquote(b[modelAt+1 : modelEnd-1])
+	f.Model = unquote(model[1 : len(model)-1])
 	return f, CheckModel(f.Model)
 }
 

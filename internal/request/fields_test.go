@@ -30,7 +30,8 @@ func TestScan(t *testing.T) {
 		{"limit precedence", `{"max_output_tokens":3,"max_completion_tokens":2,"max_tokens":1}`, Fields{MaxTokens: 1}, none},
 		{"limit zero skipped", `{"max_tokens":0,"max_completion_tokens":7}`, Fields{MaxTokens: 7}, none},
 		{"limit string", `{"max_tokens":"5","max_output_tokens":4}`, Fields{MaxTokens: 4}, none},
-		{"limit spaced", "{\"max_tokens\": \f12 }", Fields{MaxTokens: 12}, none},
+		{"limit spaced", "{\"max_tokens\": \n12 }", Fields{MaxTokens: 12}, none},
+
 		{"model not a string", `{"model":5,"stream":true}`, Fields{Stream: true}, badModel},
 		{"model invalid", `{"model":"a\u0001"}`, Fields{Model: "a\x01"}, badModel},
 		{"model escaped", `{"mod\u0065l":"m"}`, Fields{Model: "m"}, none},
@@ -270,9 +271,9 @@ var chatBody = `{"messages":[{"role":"system","content":"You are a careful assis
 	strings.Repeat(`{"role":"user","content":"Summarise the following text in one line: \"Lorem ipsum dolor sit amet, consectetur adipiscing elit.\""},{"role":"assistant","content":"A placeholder text."},`, 12) +
 	`{"role":"user","content":"And now?"}],"model":"gpt-4o-mini","max_tokens":256,"stream":true,"temperature":0.2}`
 
-// FuzzScanString checks scanString against a byte-by-byte reading of a
+// FuzzJumpString checks jumpString against a byte-by-byte reading of a
 // JSON string.
-func FuzzScanString(f *testing.F) {
+func FuzzJumpString(f *testing.F) {
 	f.Add([]byte(`"a\"b\\"c"`))
 	f.Add([]byte(`"\\\\\"\\"`))
 	f.Add([]byte(`"abc\`))
@@ -280,18 +281,17 @@ func FuzzScanString(f *testing.F) {
 		if len(b) == 0 || b[0] != '"' {
 			return
 		}
-		s, e, ok := scanString(b, 0)
-		ws, we, wok := 0, 0, false
+		want := -1
 		for j := 1; j < len(b); j++ {
 			if b[j] == '\\' {
 				j++
 			} else if b[j] == '"' {
-				we, wok = j+1, true
+				want = j + 1
 				break
 			}
 		}
-		if s != ws || e != we || ok != wok {
-			t.Fatalf("scanString(%q) = %d, %d, %v; want %d, %d, %v", b, s, e, ok, ws, we, wok)
+		if got := jumpString(b, 0); got != want {
+			t.Fatalf("jumpString(%q) = %d, want %d", b, got, want)
 		}
 	})
 }

@@ -56,137 +56,25 @@ func Int(b []byte, key string) (int64, bool) {
 }
 
 // findKey returns the bounds of the value of the first top-level key of a
-// JSON object, or -1, -1. It scans without allocating and gives up on
-// anything that is not a well-formed object prefix.
+// JSON object, or -1, -1, without allocating. It reads b up to that
+// member only (members), and gives up on anything that is not a
+// well-formed object prefix.
 func findKey(b []byte, key string) (start, end int) {
-	o := members(b)
-	for {
-		k, vs, ve, ok := o.next()
-		if !ok {
-			return -1, -1
+	start, end = -1, -1
+	members(b, func(k, v []byte) bool {
+		if string(k) != key {
+			return true
 		}
-		if string(k) == key {
-			return vs, ve
-		}
-	}
+		start, end = offset(b, v)
+		return false
+	})
+	return start, end
 }
 
-// object walks the top-level members of a JSON object, in order, without
-// allocating. It stops at the end of the object and at anything that is
-// not a well-formed object prefix.
-type object struct {
-	b []byte
-	i int // where the next member starts; -1 when the walk is over
-}
-
-// members returns the walk of the object b; a walk that is over at once
-// when b does not start with '{'.
-func members(b []byte) object {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return object{i: -1}
-	}
-	return object{b: b, i: i + 1}
-}
-
-// next returns the next member: its key as written (no quotes, escapes
-// kept) and the bounds of its value, trailing space trimmed; ok is false
-// when the walk is over.
-func (o *object) next() (key []byte, vs, ve int, ok bool) {
-	b, i := o.b, o.i
-	o.i = -1
-	if i < 0 {
-		return nil, 0, 0, false
-	}
-	i = skipSpace(b, i)
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, 0, false
-	}
-	ks, ke, ok := scanString(b, i)
-	if !ok {
-		return nil, 0, 0, false
-	}
-	i = skipSpace(b, ke)
-	if i >= len(b) || b[i] != ':' {
-		return nil, 0, 0, false
-	}
-	vs = skipSpace(b, i+1)
-	if i = skipValue(b, vs); i < 0 {
-		return nil, 0, 0, false
-	}
-	ve = i
-	for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t' || b[ve-1] == '\n' || b[ve-1] == '\r') {
-		ve--
-	}
-	if i = skipSpace(b, i); i < len(b) && b[i] == ',' {
-		o.i = i + 1
-	}
-	return b[ks+1 : ke-1], vs, ve, true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// scanString returns the bounds of the string starting at b[i] == '"',
-// quotes included. It jumps from quote to quote (bytes.IndexByte); a quote
-// after an odd run of backslashes is escaped.
-func scanString(b []byte, i int) (start, end int, ok bool) {
-	for j := i + 1; ; j++ {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, 0, false
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return i, j + 1, true
-		}
-	}
-}
-
-// skipValue returns the index just past the JSON value at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	depth := 0
-	for i < len(b) {
-		switch c := b[i]; c {
-		case '"':
-			_, e, ok := scanString(b, i)
-			if !ok {
-				return -1
-			}
-			i = e
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-			i++
-		case ',':
-			if depth == 0 {
-				return i
-			}
-			i++
-		default:
-			i++
-		}
-		if depth == 0 && i < len(b) && (b[i] == ',' || b[i] == '}') {
-			return i
-		}
-	}
-	return -1
+// offset returns the bounds in b of v, a slice of b that members showed.
+func offset(b, v []byte) (start, end int) {
+	start = cap(b) - cap(v)
+	return start, start + len(v)
 }
 
 // unquote decodes the escapes of a JSON string's contents. An escape that
@@ -253,22 +141,6 @@ func hex4(s []byte) (rune, bool) {
 	}
 	n, err := strconv.ParseUint(string(s[2:6]), 16, 32)
 	return rune(n), err == nil
-}
-
-// Walk calls fn with the key (as written: no quotes, escapes kept) and the
-// value of each top-level member of the JSON object b, in order, until fn
-// returns false. It reads b without allocating and stops at anything that
-// is not a well-formed object. It serves any JSON object, an answer's as
-// well as a request's: spend reads an answer's usage with it without
-// decoding the rest.
-func Walk(b []byte, fn func(key, value []byte) bool) {
-	o := members(b)
-	for {
-		k, vs, ve, ok := o.next()
-		if !ok || !fn(k, b[vs:ve]) {
-			return
-		}
-	}
 }
 
 // KeyIs reports whether key, as Walk gives it, names name as encoding/json

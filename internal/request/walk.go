@@ -1,8 +1,15 @@
-package dialect
+package request
 
-// The one-pass JSON validator that reads a whole answer's usage: the
-// answer is validated and its top-level members shown as it is read, so
-// that a body that is not JSON yields no usage, at no allocation.
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// The one JSON reader of Sluice: one pass that validates a text exactly
+// as json.Valid does and shows the members of its top-level object as it
+// reads them, without allocating. Scan reads a request's fields with it,
+// Model and Int a member, and the dialects an answer's usage (a body that
+// is not JSON yields no usage).
 
 // maxDepth is how deep encoding/json lets objects and arrays nest: one
 // level more and json.Valid reports the text invalid.
@@ -18,17 +25,37 @@ var strPlain = func() (t [256]bool) {
 	return t
 }()
 
-// validJSON reports whether data is one JSON value, white space around it
+// Valid reports whether data is one JSON value, white space around it
 // allowed, exactly as json.Valid does (nesting up to maxDepth levels), in
 // one pass that allocates nothing for up to 256 levels.
-func validJSON(data []byte) bool { return walkValid(data, nil) }
+func Valid(data []byte) bool { return Walk(data, nil) }
 
-// walkValid is validJSON that also shows member, if not nil, each member
-// of data when data is an object, as request.Walk does (the key without its
-// quotes, the value without the white space around it), as the pass reads
-// them: a member shown before the pass fails is of a text that is not
-// valid, for the caller to drop.
-func walkValid(data []byte, member func(key, value []byte)) bool {
+// Walk is Valid that also calls member, if not nil, with each member of
+// data when data is an object, in order, as the pass reads it: the key as
+// written (no quotes, escapes kept; KeyIs matches it) and the value
+// without the white space around it. A member shown before the pass fails
+// is of a text that is not valid, for the caller to drop. When member
+// returns false the walk stops there, and Walk returns false. It serves
+// any JSON object, an answer's as well as a request's.
+func Walk(data []byte, member func(key, value []byte) bool) (valid bool) {
+	return walk(data, member, true)
+}
+
+// members is Walk on a request's hot path: the same pass, but the
+// strings' contents are passed over quote to quote (bytes.IndexByte), not
+// checked, so that a body of long messages is read at memchr's speed. A
+// text that Walk finds valid shows the same members; one it does not may
+// show members past a string it would have refused.
+func members(data []byte, member func(key, value []byte) bool) {
+	walk(data, member, false)
+}
+
+// walk is Walk, checking the strings' contents when strict.
+func walk(data []byte, member func(key, value []byte) bool, strict bool) (valid bool) {
+	skipString := skipString
+	if !strict {
+		skipString = jumpString
+	}
 	keyAt, keyEnd, valAt := 0, 0, 0 // the current top-level member's
 	var small [4]uint64
 	objects := small[:] // a bit per open level: set for an object
@@ -67,7 +94,7 @@ value: // a value starts at i
 			}
 			at := i
 			end := 0
-			if end, i = readKey(data, i); i < 0 {
+			if end, i = readKey(data, i, skipString); i < 0 {
 				return false
 			}
 			if depth == 1 {
@@ -99,8 +126,8 @@ value: // a value starts at i
 		}
 		// A value ended at i: what may follow it in its container.
 		for {
-			if depth == 1 && member != nil && objects[0]&1 != 0 {
-				member(data[keyAt+1:keyEnd-1], data[valAt:i])
+			if depth == 1 && member != nil && objects[0]&1 != 0 && !member(data[keyAt+1:keyEnd-1], data[valAt:i]) {
+				return false
 			}
 			i = skipSpace(data, i)
 			if depth == 0 {
@@ -116,7 +143,7 @@ value: // a value starts at i
 				if inObject {
 					at := i
 					end := 0
-					if end, i = readKey(data, i); i < 0 {
+					if end, i = readKey(data, i, skipString); i < 0 {
 						return false
 					}
 					if depth == 1 {
@@ -137,7 +164,7 @@ value: // a value starts at i
 // readKey reads an object member's key and colon at i, and returns where
 // the key ends (after its closing quote) and where its value may start
 // (after white space), or -1.
-func readKey(data []byte, i int) (keyEnd, value int) {
+func readKey(data []byte, i int, skipString func([]byte, int) int) (keyEnd, value int) {
 	if i >= len(data) || data[i] != '"' {
 		return 0, -1
 	}
@@ -163,9 +190,17 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at i (its opening
-// quote), or -1 if it is not a valid JSON string.
+// quote), or -1 if it is not a valid JSON string. It passes over eight
+// plain bytes at a time (see plain8), a message's text being most of a
+// request.
 func skipString(data []byte, i int) int {
 	for i++; i < len(data); i++ {
+		for i+8 <= len(data) && plain8(binary.LittleEndian.Uint64(data[i:])) {
+			i += 8
+		}
+		if i >= len(data) {
+			break
+		}
 		c := data[i]
 		if strPlain[c] {
 			continue
@@ -193,6 +228,36 @@ func skipString(data []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// jumpString returns the index after the string starting at i (its
+// opening quote), or -1 when it has no end: the next quote that no odd run
+// of backslashes escapes. Its contents are not checked.
+func jumpString(data []byte, i int) int {
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && data[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+	}
+}
+
+// plain8 reports whether the eight bytes of w are all plain in a string
+// (strPlain): none is a quote, a backslash or a control character. Each
+// test sets a byte's high bit where the byte is below a bound, exactly
+// for bounds up to 0x80 (bytes from 0x80 are never flagged).
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := w^(ones*'"'), w^(ones*'\\') // a zero byte where a quote, a backslash is
+	return ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b)&highs == 0
 }
 
 func isHex(c byte) bool {

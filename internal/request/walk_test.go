@@ -1,0 +1,186 @@
+package request
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// chatAnswer is an OpenAI chat completion, as an answer whose usage the
+// dialects read with Walk.
+const chatAnswer = `{"id":"chatcmpl-1","object":"chat.completion","created":1764547200,"model":"gpt-4o-mini",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, friend."},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`
+
+// validCases are texts json.Valid is tricky about: escapes, bytes that are
+// not UTF-8 (valid inside strings only), control characters, numbers,
+// literals, trailing bytes and nesting.
+var validCases = []string{
+	``, ` `, `{}`, `[]`, `{ }`, `[ ]`, ` {} `, "\t\r\n{}\n", `{}}`, `{}x`, `{} {}`, `[],`, `"a" "b"`,
+	`{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":}`, `{a:1}`, `{"a":1 "b":2}`, `{,}`, `[,]`, `[1,]`, `[1,,2]`,
+	`[1 2]`, `{"a":[1,{"b":null}],"c":true}`, `{"a":1]`, `[1}`, `[`, `{`, `{"a"`, `{"a":`, `{"a":1`,
+	`"`, `"abc`, `"a\"b"`, `"\\"`, `"\/"`, `"\b\f\n\r\t"`, `"\a"`, `"\x41"`, `"\'"`, `"\u"`, `"\u12"`,
+	`"\u12g4"`, `"\u00e9"`, `"\uD800"`, `"\uDC00\uD800"`, `"\UABCD"`, "\"a\x00b\"", "\"a\x1fb\"",
+	"\"a\x7fb\"", "\"tab\there\"", "\"\xff\xfe\"", "\"\xc3\x28\"", "\"\xed\xa0\x80\"", "\xef\xbb\xbf{}",
+	"{\"\xff\":1}", "\xff", `"\`, `"\"`,
+	`0`, `-`, `-0`, `01`, `-01`, `00`, `1.`, `1.5`, `.5`, `-.5`, `1e`, `1e+`, `1e-`, `1e5`, `1E+05`,
+	`1.5e-3`, `1.e3`, `+1`, `1x`, `0x10`, `1ee2`, `1e2.5`, `-a`, `123456789012345678901234567890`,
+	`Infinity`, `NaN`, `[-]`, `{"a":-}`, `[1.]`, `[01]`, `[1e]`,
+	`{"a":{"b":{"c":1}},"d":[{"e":2}],"f":{}}`, `{ "a" : [ ] , "b" : { } , "c" : "x" }`, `{"a":{}}`,
+	`true`, `false`, `null`, `tru`, `nul`, `True`, `nulll`, `[true,false,null]`, `truefalse`,
+	strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth),
+	strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
+	strings.Repeat(`{"a":`, maxDepth) + "1" + strings.Repeat("}", maxDepth),
+	strings.Repeat(`{"a":`, maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1),
+	strings.Repeat("[", 300) + strings.Repeat("]", 299),
+	strings.Repeat(`[{"a":`, 100) + "0" + strings.Repeat("}]", 100),
+	strings.Repeat(`[{"a":`, 100) + "0" + strings.Repeat("]}", 100),
+	chatAnswer, chatAnswer + "x", chatAnswer[:len(chatAnswer)-1],
+}
+
+// TestValidAgreesWithEncodingJSON: Valid says what json.Valid says, case
+// by case, and Walk shows the members encoding/json reads.
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	valid := 0
+	for _, c := range validCases {
+		want := json.Valid([]byte(c))
+		if got := Valid([]byte(c)); got != want {
+			t.Errorf("Valid(%.60q) = %v, json.Valid says %v", c, got, want)
+		}
+		if want {
+			valid++
+			checkMembers(t, []byte(c))
+		}
+	}
+	if valid == 0 || valid == len(validCases) {
+		t.Fatalf("%d of %d cases valid: the table must hold both kinds", valid, len(validCases))
+	}
+}
+
+// TestValidAllocatesNothing: a usual answer is checked, and its members
+// walked, without allocating.
+func TestValidAllocatesNothing(t *testing.T) {
+	body := []byte(chatAnswer)
+	n := 0
+	if a := testing.AllocsPerRun(100, func() { Walk(body, func(k, v []byte) bool { n++; return true }) }); a != 0 {
+		t.Errorf("Walk allocates %v times", a)
+	}
+}
+
+// FuzzValid: on any bytes, Valid agrees with json.Valid, and Walk shows
+// the members encoding/json reads. The
+// table's deep nestings, tens of KiB, are left to the table test: the
+// fuzzer would spend its time minimizing them.
+func FuzzValid(f *testing.F) {
+	for _, c := range validCases {
+		if len(c) <= 1024 {
+			f.Add([]byte(c))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := json.Valid(data)
+		if got := Valid(data); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid says %v", data, got, want)
+		}
+		if want {
+			checkMembers(t, data)
+		}
+	})
+}
+
+// checkMembers: on valid JSON, Walk and members show the members of a
+// top-level object that encoding/json's decoder reads, in order: each key
+// and its value as written.
+func checkMembers(t *testing.T, data []byte) {
+	t.Helper()
+	var got, want []string
+	Walk(data, func(k, v []byte) bool {
+		var key string // the key as encoding/json decodes it
+		if err := json.Unmarshal([]byte(`"`+string(k)+`"`), &key); err != nil {
+			t.Fatalf("Walk(%q) shows a key %q that is no JSON string's contents: %v", data, k, err)
+		}
+		got = append(got, key+"\x00"+string(v))
+		return true
+	})
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		if len(got) != 0 {
+			t.Fatalf("Walk(%q) shows members %q of a text that is not an object", data, got)
+		}
+		return
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tok.(string)+"\x00"+string(v))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Walk(%q) shows members %q, encoding/json %q", data, got, want)
+	}
+	var fast []string
+	members(data, func(k, v []byte) bool {
+		var key string
+		json.Unmarshal([]byte(`"`+string(k)+`"`), &key)
+		fast = append(fast, key+"\x00"+string(v))
+		return true
+	})
+	if !slices.Equal(fast, want) {
+		t.Fatalf("members(%q) shows %q, encoding/json %q", data, fast, want)
+	}
+}
+
+// TestWalkStops: a member for which the callback returns false is the
+// last shown, and Walk returns false.
+func TestWalkStops(t *testing.T) {
+	var keys []string
+	valid := Walk([]byte(`{"a":1,"b":2,"c":3}`), func(k, _ []byte) bool {
+		keys = append(keys, string(k))
+		return string(k) != "b"
+	})
+	if valid || !slices.Equal(keys, []string{"a", "b"}) {
+		t.Errorf("Walk stopped at b: valid %v, keys %q; want false and a, b", valid, keys)
+	}
+}
+
+func BenchmarkValid(b *testing.B) {
+	body := []byte(chatAnswer)
+	b.Run("Valid", func(b *testing.B) {
+		for b.Loop() {
+			Valid(body)
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		for b.Loop() {
+			json.Valid(body)
+		}
+	})
+}
+
+// TestPlain8: plain8 says what strPlain says of each of eight bytes, for
+// every byte value in every position among plain and non-plain others.
+func TestPlain8(t *testing.T) {
+	for _, filler := range []byte{'a', 0x80, 0xff, '"', 0x1f} {
+		for c := range 256 {
+			for p := range 8 {
+				w := bytes.Repeat([]byte{filler}, 8)
+				w[p] = byte(c)
+				want := true
+				for _, b := range w {
+					want = want && strPlain[b]
+				}
+				if got := plain8(binary.LittleEndian.Uint64(w)); got != want {
+					t.Fatalf("plain8(%q) = %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+}
