@@ -21,7 +21,9 @@ import (
 // budget across calls, a request id on every call and a log line per
 // attempt.
 //
-// Inside one RoundTrip, each attempt goes retry budget → breaker → Base.
+// Inside one RoundTrip, each attempt goes Limiter → Keys → breaker →
+// Base; after a failure, a retry takes a token of the retry budget, or
+// the call falls back to the next target (see the package doc).
 // A final status, success or not, is returned as a response with err nil;
 // its body is bounded by the idle and total timeouts and reports the
 // attempt's outcome at its end, so that a stream is judged when it ends.

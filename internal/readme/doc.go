@@ -4,5 +4,7 @@
 // its claims asserted, Go compiled, Python byte-compiled, Node run against
 // `sluice serve --fake`, a shell command's flags checked against the
 // built binary) and, where a block cannot run here, why. A block that no
-// row matches fails the test.
+// row matches fails the test. map_test.go holds ARCHITECTURE.md's package
+// tables and the README's Layout to `go list ./...`: a package missing
+// from either, or a row naming one that is gone, fails.
 package readme
