@@ -45,6 +45,11 @@ leg() {
 }
 
 main() {
+	# What the binaries are built from, read before the build: the tree
+	# may change while the legs run.
+	local commit changed
+	commit=$(cd "$ROOT" && git rev-parse HEAD)
+	changed=$(cd "$ROOT" && git status --porcelain 2>/dev/null | grep -cv '^?? bench/results/' || true)
 	log "building sluice and priostorm from the work tree ($SHORT)"
 	mkdir -p "$BIN"
 	(cd "$ROOT" && go build -o "$BIN/sluice" ./cmd/sluice && go build -o "$BIN/priostorm" ./bench/priostorm)
@@ -63,8 +68,8 @@ main() {
 {
   "date": "$(date -u +%FT%TZ)",
   "command": "${ONLY:+PRIO_ONLY='$ONLY' }bash bench/priostorm.sh",
-  "commit": "$(cd "$ROOT" && git rev-parse HEAD)",
-  "tree_changed_files": $(cd "$ROOT" && git status --porcelain 2>/dev/null | grep -cv '^?? bench/results/' || true),
+  "commit": "$commit",
+  "tree_changed_files": $changed,
   "leg_seconds": "$D",
   "nproc": $(nproc),
   "cpu_model": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')",

@@ -74,13 +74,17 @@ EOF
 }
 
 main() {
+	# What the binaries are built from, read before the build: the tree
+	# may change while the legs run.
+	local commit changed tree=$SHORT
+	commit=$(cd "$ROOT" && git rev-parse HEAD)
+	changed=$(cd "$ROOT" && git status --porcelain 2>/dev/null | grep -cv '^?? bench/results/' || true)
+	[ "$changed" != 0 ] && tree="$SHORT+changes"
 	build
 	[ -z "$ONLY" ] && rm -rf "$OUT"
 	mkdir -p "$OUT"
 	local load_start
 	load_start=$(cat /proc/loadavg)
-	local tree=$SHORT
-	[ "$(cd "$ROOT" && git status --porcelain | grep -cv '^?? bench/results/')" != 0 ] && tree="$SHORT+changes"
 	local kind state
 	for kind in exact quantized none overstate; do
 		for state in file redis; do
@@ -92,8 +96,8 @@ main() {
 {
   "date": "$(date -u +%FT%TZ)",
   "command": "${ONLY:+STORM_ONLY='$ONLY' }bash bench/storm.sh",
-  "commit": "$(cd "$ROOT" && git rev-parse HEAD)",
-  "tree_changed_files": $(cd "$ROOT" && git status --porcelain 2>/dev/null | grep -cv '^?? bench/results/' || true),
+  "commit": "$commit",
+  "tree_changed_files": $changed,
   "base_commit": "$(cd "$ROOT" && git rev-parse "$BASE")",
   "leg_seconds": "$D",
   "nproc": $(nproc),
