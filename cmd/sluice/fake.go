@@ -80,11 +80,12 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen, saFil
 		return nil, "", "", exitUsage, false
 	}
 	for _, f := range []struct {
-		name string
-		n    int
-	}{{"--rpm", *rpm}, {"--tpm", *tpm}, {"--burst", *burst}, {"--tokens-burst", *tokensBurst}} {
+		name, takes string
+		n           int
+	}{{"--rpm", "a limit per minute is 0 or more (0 for none)", *rpm}, {"--tpm", "a limit per minute is 0 or more (0 for none)", *tpm},
+		{"--burst", "a burst is 0 or more (0: a minute's worth)", *burst}, {"--tokens-burst", "a burst is 0 or more (0: a minute's worth)", *tokensBurst}} {
 		if f.n < 0 {
-			fmt.Fprintf(stderr, "sluice fake: %s %d: a limit is 0 or more (0 for none, or a minute's worth)\n", f.name, f.n)
+			fmt.Fprintf(stderr, "sluice fake: %s %d: %s\n", f.name, f.n, f.takes)
 			return nil, "", "", exitUsage, false
 		}
 	}
