@@ -34,7 +34,7 @@ func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer run.stores.Close()
 	reset := run.reset
-	pools, err := gateway.NewKeyPools(run.cfg, os.Getenv, run.stores.limits)
+	pools, err := gateway.NewKeyPools(run.cfg, os.Getenv, run.stores.limits, gateway.KeyEvents{})
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice keys: %v\n", err)
 		return exitUsage

@@ -25,7 +25,7 @@ type poolRow struct {
 // poolRows lists the keys of every pool, read from the environment as
 // serve reads them (serveRefuses has already refused an empty variable).
 func poolRows(c *config.Config) ([]poolRow, error) {
-	pools, err := gateway.NewKeyPools(c, os.Getenv, limitstore.NewMemory())
+	pools, err := gateway.NewKeyPools(c, os.Getenv, limitstore.NewMemory(), gateway.KeyEvents{})
 	if err != nil {
 		return nil, err
 	}

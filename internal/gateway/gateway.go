@@ -233,13 +233,13 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		pv.budget = sh.retryBudgetOf(name)
 		g.providers[name] = pv
 	}
-	pools, err := NewKeyPools(cfg, sh.getenv, sh.limits)
+	pools, err := NewKeyPools(cfg, sh.getenv, sh.limits, keyEvents(sh.events))
 	if err != nil {
 		return nil, err
 	}
 	g.pools = pools
-	for name, p := range pools {
-		g.providers[name].pool, p.events = true, sh.events
+	for name := range pools {
+		g.providers[name].pool = true
 	}
 	g.secrets = providerSecrets(g.providers, pools.secrets()...)
 	for _, r := range cfg.Routes {

@@ -73,9 +73,9 @@ type keyPool struct {
 	dialect  dialect.Dialect // reads the rate-limit headers of its answers
 	keys     []poolKey
 	store    limit.Store
-	paces    *limit.Limiter  // each key's learned limits, per model, over store
-	rest     rest.Rest       // the store's, after it failed
-	events   *operatorEvents // the gateway's operator events; nil outside a gateway
+	paces    *limit.Limiter // each key's learned limits, per model, over store
+	rest     rest.Rest      // the store's, after it failed
+	events   KeyEvents      // what befalls the keys and the store, told
 
 	mu      sync.Mutex
 	current []int // the smooth weighted round robin's running weights
@@ -85,14 +85,14 @@ type keyPool struct {
 
 // newKeyPool reads the pool of provider name from the environment; a
 // variable that is empty is an error naming it.
-func newKeyPool(name string, p config.Provider, getenv func(string) string, store limit.Store) (*keyPool, error) {
+func newKeyPool(name string, p config.Provider, getenv func(string) string, store limit.Store, ev KeyEvents) (*keyPool, error) {
 	d, ok := dialect.Lookup(p.Kind)
 	if !ok {
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
-	kp := &keyPool{provider: name, dialect: d, store: store, current: make([]int, len(p.APIKeys))}
+	kp := &keyPool{provider: name, dialect: d, store: store, events: ev, current: make([]int, len(p.APIKeys))}
 	kp.paces = &limit.Limiter{Store: store, OnError: func(err error) {
-		kp.events.storeError("keys", "pool keys: the state store failed; the keys' paces and pauses hold in this process alone meanwhile", err, "provider", name)
+		kp.storeError("pool keys: the state store failed; the keys' paces and pauses hold in this process alone meanwhile", err)
 	}}
 	for i, k := range p.APIKeys {
 		secret := getenv(k.Env)
@@ -106,6 +106,32 @@ func newKeyPool(name string, p config.Provider, getenv func(string) string, stor
 			scope: scope, pauseKey: scope + ":paused", outKey: scope + ":out", set: set})
 	}
 	return kp, nil
+}
+
+// KeyEvents are what a pool tells of its keys and its store as it runs,
+// for the operator's log. A nil func is not called.
+type KeyEvents struct {
+	// Paused is called when the key of provider's pool whose hash is hash
+	// is paused for a rate limit until the time given, or taken out of
+	// quota (out) until then.
+	Paused func(provider, hash string, until time.Time, out bool)
+	// StoreError is called when the state store fails a read or a write
+	// of provider's pool; msg says what holds meanwhile.
+	StoreError func(provider, msg string, err error)
+}
+
+// paused tells that key i is paused, or out, until the time given.
+func (p *keyPool) paused(i int, until time.Time, out bool) {
+	if p.events.Paused != nil {
+		p.events.Paused(p.provider, p.keys[i].hash, until, out)
+	}
+}
+
+// storeError tells that the store failed, and msg what holds meanwhile.
+func (p *keyPool) storeError(msg string, err error) {
+	if p.events.StoreError != nil {
+		p.events.StoreError(p.provider, msg, err)
+	}
 }
 
 // keySetter returns the function that puts key on an attempt's header
@@ -157,7 +183,7 @@ func (p *keyPool) states(buf []keyState, model string) []keyState {
 	}
 	if err != nil {
 		p.rest.Fail(time.Now(), err) // the keys not read count as ready
-		p.events.storeError("keys", "pool keys: the state store failed; every key counts as ready meanwhile", err, "provider", p.provider)
+		p.storeError("pool keys: the state store failed; every key counts as ready meanwhile", err)
 	}
 	return out
 }
@@ -169,7 +195,7 @@ func (p *keyPool) pause(key string, until time.Time) {
 	}
 	if err := p.store.Pause(key, until); err != nil {
 		p.rest.Fail(time.Now(), err)
-		p.events.storeError("keys", "pool keys: the state store failed; a key's pause holds nowhere meanwhile", err, "provider", p.provider)
+		p.storeError("pool keys: the state store failed; a key's pause holds nowhere meanwhile", err)
 	}
 }
 
@@ -321,12 +347,12 @@ func (p *keyPool) learn(i int, model string, sent time.Time, status int, quota b
 			d = retryAfter
 		}
 		p.pause(p.outKey(i), now.Add(d))
-		p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), true)
+		p.paused(i, now.Add(d), true)
 	} else {
 		p.paces.Learn(p.dialect, p.keys[i].scope, model, sent, status, quota, h, retryAfter)
 		if d := limit.PauseFor(p.dialect, now, status, quota, h, retryAfter); d > 0 {
 			p.pause(p.pauseOf(i, ""), now.Add(d))
-			p.events.keyPaused(p.provider, p.keys[i].hash, now.Add(d), false)
+			p.paused(i, now.Add(d), false)
 		}
 	}
 	if status != http.StatusTooManyRequests {

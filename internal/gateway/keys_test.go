@@ -31,7 +31,7 @@ func testPoolOn(t *testing.T, st limit.Store, weights ...int) *keyPool {
 		env[name] = "sk-" + name
 		p.APIKeys = append(p.APIKeys, config.PoolKey{Env: name, Weight: w})
 	}
-	kp, err := newKeyPool("openai", p, func(k string) string { return env[k] }, st)
+	kp, err := newKeyPool("openai", p, func(k string) string { return env[k] }, st, KeyEvents{})
 	if err != nil {
 		t.Fatal(err)
 	}

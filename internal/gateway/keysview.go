@@ -40,14 +40,14 @@ const (
 // NewKeyPools reads the key pools of cfg's providers from the environment, over
 // the limits' store st, for KeyViews and ResetKey (an empty KeyPools when no provider has a pool). It fails, naming the
 // variable, when one is empty.
-func NewKeyPools(cfg *config.Config, getenv func(string) string, st limit.Store) (KeyPools, error) {
+func NewKeyPools(cfg *config.Config, getenv func(string) string, st limit.Store, ev KeyEvents) (KeyPools, error) {
 	out := KeyPools{}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]
 		if len(p.APIKeys) == 0 {
 			continue
 		}
-		kp, err := newKeyPool(name, p, getenv, st)
+		kp, err := newKeyPool(name, p, getenv, st, ev)
 		if err != nil {
 			return nil, err
 		}
@@ -151,6 +151,13 @@ func answerKeysOut(w http.ResponseWriter, d dialect.Dialect, e *keysOutError) {
 		w.Header().Set("Retry-After", retryAfterSeconds(e.resets, time.Now()))
 	}
 	writeError(w, d, http.StatusTooManyRequests, codeQuota, e.Error())
+}
+
+// keyEvents are the pools' events, logged as ev's operator events.
+func keyEvents(ev *operatorEvents) KeyEvents {
+	return KeyEvents{Paused: ev.keyPaused, StoreError: func(provider, msg string, err error) {
+		ev.storeError("keys", msg, err, "provider", provider)
+	}}
 }
 
 // keysCollector reports, when scraped, how many keys of each pool of the
