@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sluice-llm/sluice/internal/gateway"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // keysCommand is sluice keys.
@@ -34,24 +34,24 @@ func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer run.stores.Close()
 	reset := run.reset
-	pools, err := gateway.NewKeyPools(run.cfg, os.Getenv, run.stores.limits)
+	pools, err := keypool.New(run.cfg.Providers, os.Getenv, run.stores.limits, keypool.Events{})
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice keys: %v\n", err)
 		return exitUsage
 	}
 	if reset != "" {
-		var unknown *gateway.UnknownKeyError
-		if _, err := gateway.ResetKey(pools, reset); errors.As(err, &unknown) {
+		var unknown *keypool.UnknownKeyError
+		if _, err := pools.Reset(reset); errors.As(err, &unknown) {
 			fmt.Fprintf(stderr, "sluice keys: no pool key has the hash %q (sluice keys lists them)\n", reset)
 			return exitUsage
 		} else if err != nil {
 			fmt.Fprintf(stderr, "sluice keys: reset %s: %v\n", reset, err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s: %s\n", reset, gateway.KeyReady)
+		fmt.Fprintf(stdout, "%s: %s\n", reset, keypool.Ready)
 		return exitOK
 	}
-	views := gateway.KeyViews(pools, time.Now())
+	views := pools.Views(time.Now())
 	if run.asJSON {
 		json.NewEncoder(stdout).Encode(map[string]any{"keys": views})
 		return exitOK
@@ -64,7 +64,7 @@ func runKeys(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "PROVIDER\tKEY\tENV\tWEIGHT\tSTATE\tUNTIL")
 	for _, v := range views {
 		until := stamp(v.Until)
-		if v.State == gateway.KeyOut && v.Until.IsZero() {
+		if v.State == keypool.Out && v.Until.IsZero() {
 			until = "reset"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", v.Provider, v.Hash, v.Env, v.Weight, v.State, until)

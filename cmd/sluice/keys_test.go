@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-llm/sluice/fake"
-	"github.com/sluice-llm/sluice/internal/gateway"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // A key's pause is host-wide: two real gateways share one state
@@ -53,7 +53,7 @@ routes:
 
 	t.Setenv("SLUICE_TEST_KEY_1", key1)
 	t.Setenv("SLUICE_TEST_KEY_2", key2)
-	h1 := gateway.KeyHash(key1)
+	h1 := keypool.Hash(key1)
 	var out strings.Builder
 	if code := run([]string{"keys", "--config", cfg}, strings.NewReader(""), &out, &out); code != 0 ||
 		!strings.Contains(out.String(), h1) || !strings.Contains(out.String(), "paused") || strings.Contains(out.String(), key1) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
-	"github.com/sluice-llm/sluice/internal/gateway"
+	"github.com/sluice-llm/sluice/internal/keypool"
 	limitstore "github.com/sluice-llm/sluice/limit"
 )
 
@@ -25,13 +25,13 @@ type poolRow struct {
 // poolRows lists the keys of every pool, read from the environment as
 // serve reads them (serveRefuses has already refused an empty variable).
 func poolRows(c *config.Config) ([]poolRow, error) {
-	pools, err := gateway.NewKeyPools(c, os.Getenv, limitstore.NewMemory())
+	pools, err := keypool.New(c.Providers, os.Getenv, limitstore.NewMemory(), keypool.Events{})
 	if err != nil {
 		return nil, err
 	}
 	var out []poolRow
 	total := map[string]int{}
-	views := gateway.KeyViews(pools, time.Now())
+	views := pools.Views(time.Now())
 	for _, v := range views {
 		total[v.Provider] += v.Weight
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-llm/sluice/internal/gateway"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // check shows each pool's keys by short hash, weight and share, never the
@@ -24,8 +24,8 @@ func TestCheckShowsKeyPools(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"Key pools:", "$SLUICE_TEST_POOL_A  " + gateway.KeyHash(keyA) + "  1       25%",
-		"$SLUICE_TEST_POOL_B  " + gateway.KeyHash(keyB) + "  3       75%"} {
+	for _, want := range []string{"Key pools:", "$SLUICE_TEST_POOL_A  " + keypool.Hash(keyA) + "  1       25%",
+		"$SLUICE_TEST_POOL_B  " + keypool.Hash(keyB) + "  3       75%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -37,7 +37,7 @@ func TestCheckShowsKeyPools(t *testing.T) {
 	var r struct {
 		Pools []poolRow `json:"key_pools"`
 	}
-	if err := json.Unmarshal([]byte(js), &r); err != nil || len(r.Pools) != 2 || r.Pools[1].Hash != gateway.KeyHash(keyB) || r.Pools[1].Share != 75 {
+	if err := json.Unmarshal([]byte(js), &r); err != nil || len(r.Pools) != 2 || r.Pools[1].Hash != keypool.Hash(keyB) || r.Pools[1].Share != 75 {
 		t.Errorf("--json key_pools %+v (%v)", r.Pools, err)
 	}
 	t.Setenv("SLUICE_TEST_POOL_B", "")

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // opLines returns the operator event lines a JSON logger wrote to buf,
@@ -187,8 +188,8 @@ func TestOperatorEventsBudgetAndKeys(t *testing.T) {
 		t.Fatalf("statuses %v, want two answers, then refusals", statuses)
 	}
 	keys := opLines(t, logs, evKeyPause)
-	if len(keys) != 1 || keys[0]["key"] != KeyHash(poolKeyA) || keys[0]["reason"] != "rate_limit" || keys[0]["provider"] != "openai" {
-		t.Errorf("key lines %v, want one for key %s (rate_limit)", keys, KeyHash(poolKeyA))
+	if len(keys) != 1 || keys[0]["key"] != keypool.Hash(poolKeyA) || keys[0]["reason"] != "rate_limit" || keys[0]["provider"] != "openai" {
+		t.Errorf("key lines %v, want one for key %s (rate_limit)", keys, keypool.Hash(poolKeyA))
 	}
 	budget := opLines(t, logs, evBudget)
 	if len(budget) != 1 || budget[0]["budget"] != "daily" || budget[0]["level"] != "WARN" {

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/keypool"
 	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
@@ -96,8 +97,8 @@ type Gateway struct {
 	limitByKey   bool // a limit is scoped per client key
 	spendByKey   bool // a budget is scoped per client key: calls name their client
 	authKeys     [][sha256.Size]byte
-	secrets      *secrets // the injected keys, scrubbed from answers
-	pools        KeyPools // the providers' pools of keys (keys.go)
+	secrets      *secrets      // the injected keys, scrubbed from answers
+	pools        keypool.Pools // the providers' pools of keys
 	adminToken   string
 }
 
@@ -214,7 +215,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh.current.Store(g)
 	sh.events.start(sh.store, sh.knownBreakers)
 	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, events: sh.events},
-		&keysCollector{pools: func() KeyPools { return sh.current.Load().pools }},
+		&keysCollector{pools: func() keypool.Pools { return sh.current.Load().pools }},
 		learnedCollector(func() []*limit.Limiter { return sh.current.Load().pacers() }))
 	return g, nil
 }
@@ -245,15 +246,15 @@ func (sh *shared) build(cfg *config.Config) (*Gateway, error) {
 		pv.budget = sh.retryBudgetOf(name)
 		g.providers[name] = pv
 	}
-	pools, err := NewKeyPools(cfg, sh.getenv, sh.limits)
+	pools, err := keypool.New(cfg.Providers, sh.getenv, sh.limits, keyEvents(sh.events))
 	if err != nil {
 		return nil, err
 	}
 	g.pools = pools
-	for name, p := range pools {
-		g.providers[name].pool, p.events = true, sh.events
+	for name := range pools {
+		g.providers[name].pool = true
 	}
-	g.secrets = providerSecrets(g.providers, pools.secrets()...)
+	g.secrets = providerSecrets(g.providers, pools.Secrets()...)
 	for _, r := range cfg.Routes {
 		rt := &route{prefix: r.Prefix, provider: g.providers[r.Provider], policy: r.Policy,
 			retrySafe: r.RetrySafe, transports: make(map[string]*sluice.Transport)}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // The keys of the test pool, as the environment of newEnv holds them.
@@ -24,14 +25,14 @@ func withPool(c *config.Config) {
 }
 
 // keyViews returns what GET /sluice/keys answers, by hash.
-func (e *env) keyViews() map[string]KeyView {
+func (e *env) keyViews() map[string]keypool.View {
 	e.t.Helper()
 	resp := e.do("GET", "/sluice/keys", "")
-	var v struct{ Keys []KeyView }
+	var v struct{ Keys []keypool.View }
 	if err := json.Unmarshal([]byte(body(e.t, resp)), &v); err != nil || resp.StatusCode != 200 {
 		e.t.Fatalf("GET /sluice/keys: %d %v", resp.StatusCode, err)
 	}
-	out := map[string]KeyView{}
+	out := map[string]keypool.View{}
 	for _, k := range v.Keys {
 		out[k.Hash] = k
 	}
@@ -69,12 +70,12 @@ func TestPoolMovesOffRateLimitedKey(t *testing.T) {
 	if a, b := e.callsWith(poolKeyA), e.callsWith(poolKeyB); a != 1 || b != 6 || e.up.Calls() != 7 {
 		t.Errorf("upstream calls: key A %d, key B %d, all %d; want 1, 6, 7", a, b, e.up.Calls())
 	}
-	ha, hb := KeyHash(poolKeyA), KeyHash(poolKeyB)
+	ha, hb := keypool.Hash(poolKeyA), keypool.Hash(poolKeyB)
 	v := e.keyViews()
-	if a := v[ha]; a.State != KeyPaused || a.Env != "POOL_KEY_A" || time.Until(a.Until) < 25*time.Second || time.Until(a.Until) > 31*time.Second {
+	if a := v[ha]; a.State != keypool.Paused || a.Env != "POOL_KEY_A" || time.Until(a.Until) < 25*time.Second || time.Until(a.Until) > 31*time.Second {
 		t.Errorf("key A %+v, want paused for about 30s", a)
 	}
-	if b := v[hb]; b.State != KeyReady {
+	if b := v[hb]; b.State != keypool.Ready {
 		t.Errorf("key B %+v, want ready", b)
 	}
 	lines := e.logLines()
@@ -135,12 +136,12 @@ func TestPoolMovesOffRateLimitedKey(t *testing.T) {
 func TestPoolQuotaOutAndReset(t *testing.T) {
 	e := newEnv(t, "200", withPool)
 	e.up.Provider.KeyScripts = map[string]string{poolKeyA: "429:insufficient_quota,200", poolKeyB: "200,429:insufficient_quota"}
-	ha := KeyHash(poolKeyA)
+	ha := keypool.Hash(poolKeyA)
 	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
 	if b := body(t, resp); resp.StatusCode != 200 {
 		t.Fatalf("first call: %d %s, want B's 200", resp.StatusCode, b)
 	}
-	if v := e.keyViews()[ha]; v.State != KeyOut || !v.Until.IsZero() {
+	if v := e.keyViews()[ha]; v.State != keypool.Out || !v.Until.IsZero() {
 		t.Errorf("key A %+v, want out until reset", v)
 	}
 	resp = e.do("POST", "/openai/v1/chat/completions", chatBody)
@@ -165,7 +166,7 @@ func TestPoolQuotaOutAndReset(t *testing.T) {
 	} else {
 		body(t, resp)
 	}
-	if v := e.keyViews()[ha]; v.State != KeyReady {
+	if v := e.keyViews()[ha]; v.State != keypool.Ready {
 		t.Errorf("key A after the reset %+v, want ready", v)
 	}
 	resp = e.do("POST", "/openai/v1/chat/completions", chatBody)
@@ -197,7 +198,7 @@ func TestPoolKeysEndpointNeedsAdminToken(t *testing.T) {
 	})
 	e.up.Provider.KeyScripts = map[string]string{poolKeyA: "429:insufficient_quota"}
 	body(t, e.do("POST", "/openai/v1/chat/completions", chatBody)) // A out
-	ha := KeyHash(poolKeyA)
+	ha := keypool.Hash(poolKeyA)
 	serve := func(method, path, token string) int {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest(method, path, nil)
@@ -220,10 +221,10 @@ func TestPoolKeysEndpointNeedsAdminToken(t *testing.T) {
 			t.Errorf("%s %s with token %q: %d, want %d", tt.method, tt.path, tt.token, got, tt.want)
 		}
 	}
-	if v := e.keyViews()[ha]; v.State != KeyOut {
+	if v := e.keyViews()[ha]; v.State != keypool.Out {
 		t.Errorf("key A %+v after a refused reset, want still out", v)
 	}
-	if got := serve("POST", "/sluice/keys/"+ha+"/reset", "admintok"); got != 200 || e.keyViews()[ha].State != KeyReady {
+	if got := serve("POST", "/sluice/keys/"+ha+"/reset", "admintok"); got != 200 || e.keyViews()[ha].State != keypool.Ready {
 		t.Errorf("reset with the token: %d, key A %+v", got, e.keyViews()[ha])
 	}
 }
@@ -264,8 +265,8 @@ func TestPoolAnthropicShape(t *testing.T) {
 	if strings.Join(keys, ",") != poolKeyA+","+poolKeyB {
 		t.Errorf("x-api-key sent %q, want A then B", keys)
 	}
-	body(t, e.do("POST", "/anthropic/v1/messages", msg))                                // B's quota 429: B out, A paused
-	e.gw.current.Load().pools["anthropic"].learn(0, "m", time.Now(), 429, true, nil, 0) // A out too
+	body(t, e.do("POST", "/anthropic/v1/messages", msg))                                                     // B's quota 429: B out, A paused
+	e.gw.current.Load().pools.Learn("anthropic", "m", keypool.Hash(poolKeyA), time.Now(), 429, true, nil, 0) // A out too
 	resp = e.do("POST", "/anthropic/v1/messages", msg)
 	b := body(t, resp)
 	var shape struct {

@@ -305,11 +305,7 @@ var learnedDesc = prometheus.NewDesc("sluice_ratelimit_learned_per_second",
 // pacers are the Limiters that learn paces: the gateway's, then each key
 // pool's, by provider.
 func (g *Gateway) pacers() []*limit.Limiter {
-	out := []*limit.Limiter{g.limiter}
-	for _, name := range slices.Sorted(maps.Keys(g.pools)) {
-		out = append(out, g.pools[name].paces)
-	}
-	return out
+	return append([]*limit.Limiter{g.limiter}, g.pools.Limiters()...)
 }
 
 // learnedCollector reports sluice_ratelimit_learned_per_second when

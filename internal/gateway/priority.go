@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -132,31 +131,4 @@ func waitingView(b limit.Bucket) map[string]int64 {
 		out[string(p)] = n
 	}
 	return out
-}
-
-// batchYield is how long a batch call waiting for a pool's key looks
-// again while interactive calls of this process that waited for one take
-// theirs, once a key is ready again.
-const batchYield = 10 * time.Millisecond
-
-// readyAny reports whether a key of states is ready at now.
-func readyAny(now time.Time, states []keyState) bool {
-	for _, s := range states {
-		if s.ready(now) {
-			return true
-		}
-	}
-	return false
-}
-
-// sleepCtx waits d, or until ctx ends (its cause is returned).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }

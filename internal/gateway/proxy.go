@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/credential"
+	"github.com/sluice-llm/sluice/internal/keypool"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -318,7 +319,7 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, d dialect.
 	var open *sluice.OpenError
 	var te *sluice.TimeoutError
 	var be *spend.BudgetError
-	var out *keysOutError
+	var out *keypool.OutError
 	var ce *sluice.CredentialsError
 	switch le := rateLimitErr(err); {
 	case le != nil:

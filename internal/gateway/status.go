@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // statusPage is GET /sluice/: one self-contained page (inline CSS and
@@ -23,14 +25,14 @@ type statusView struct {
 	Breakers []BreakerView `json:"breakers"`
 	// BreakersError says why the breakers are missing: the state store
 	// failed.
-	BreakersError string        `json:"breakers_error,omitempty"`
-	Series        []seriesView  `json:"series"`
-	Limits        *limitsView   `json:"limits,omitempty"`
-	LimitsError   string        `json:"limits_error,omitempty"`
-	Keys          []KeyView     `json:"keys"`
-	Budgets       []budgetView  `json:"budgets"`
-	Replays       replaysView   `json:"replays"`
-	Failures      []failureView `json:"failures"`
+	BreakersError string         `json:"breakers_error,omitempty"`
+	Series        []seriesView   `json:"series"`
+	Limits        *limitsView    `json:"limits,omitempty"`
+	LimitsError   string         `json:"limits_error,omitempty"`
+	Keys          []keypool.View `json:"keys"`
+	Budgets       []budgetView   `json:"budgets"`
+	Replays       replaysView    `json:"replays"`
+	Failures      []failureView  `json:"failures"`
 }
 
 // stateView is the state store: which one, and whether the breakers are
@@ -108,7 +110,7 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	v := statusView{Now: now.UTC(), Breakers: []BreakerView{}, Keys: KeyViews(g.pools, now)}
+	v := statusView{Now: now.UTC(), Breakers: []BreakerView{}, Keys: g.pools.Views(now)}
 	if b, err := Views(g.store, g.breakerNames); err != nil {
 		v.BreakersError = "the state store failed: " + err.Error()
 	} else {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluice-llm/sluice/internal/browsertest"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // The status page in a real browser, after the scripted incident, opened
@@ -64,7 +65,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	if b := row("data-breaker", "anthropic"); strings.Contains(b, ">0<") || !strings.Contains(b, ">—<") {
 		t.Errorf("the open breaker's row shows a failure count (its record keeps none once open), want —: %s", b)
 	}
-	if k := row("data-key", KeyHash(poolKeyA)); !strings.Contains(k, ">paused<") {
+	if k := row("data-key", keypool.Hash(poolKeyA)); !strings.Contains(k, ">paused<") {
 		t.Errorf("key A's row is not shown paused: %s", k)
 	}
 	fails := regexp.MustCompile(`<tr class="failure">.*?</tr>`).FindAllString(dom, -1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
 // The request ids the scripted incident gives its calls.
@@ -106,11 +107,11 @@ func TestStatusJSONAfterIncident(t *testing.T) {
 	if o.Classes["ok"] != 9 || o.Classes["rate_limited"] != 1 || o.LatencyMS.P50 <= 0 || o.TTFBMS.P50 <= 0 {
 		t.Errorf("openai/gpt-4o-mini this hour: %+v; want 9 ok, 1 rate_limited, latencies", o)
 	}
-	keys := map[string]KeyView{}
+	keys := map[string]keypool.View{}
 	for _, k := range v.Keys {
 		keys[k.Hash] = k
 	}
-	if a := keys[KeyHash(poolKeyA)]; a.State != KeyPaused || time.Until(a.Until) < 20*time.Second {
+	if a := keys[keypool.Hash(poolKeyA)]; a.State != keypool.Paused || time.Until(a.Until) < 20*time.Second {
 		t.Errorf("key A %+v, want paused for about 30 s", a)
 	}
 	if len(v.Budgets) != 1 || v.Budgets[0].Name != "daily" || v.Budgets[0].LimitUSD != 1 ||

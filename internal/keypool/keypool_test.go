@@ -1,4 +1,4 @@
-package gateway
+package keypool
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 )
 
 // testPool is a pool of the keys named by weight, over a Memory store.
-func testPool(t *testing.T, weights ...int) *keyPool {
+func testPool(t *testing.T, weights ...int) *pool {
 	t.Helper()
 	return testPoolOn(t, limit.NewMemory(), weights...)
 }
 
 // testPoolOn is testPool over the store st.
-func testPoolOn(t *testing.T, st limit.Store, weights ...int) *keyPool {
+func testPoolOn(t *testing.T, st limit.Store, weights ...int) *pool {
 	t.Helper()
 	p := config.Provider{Kind: config.KindOpenAI}
 	env := map[string]string{}
@@ -31,7 +31,7 @@ func testPoolOn(t *testing.T, st limit.Store, weights ...int) *keyPool {
 		env[name] = "sk-" + name
 		p.APIKeys = append(p.APIKeys, config.PoolKey{Env: name, Weight: w})
 	}
-	kp, err := newKeyPool("openai", p, func(k string) string { return env[k] }, st)
+	kp, err := newPool("openai", p, func(k string) string { return env[k] }, st, Events{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func testPoolOn(t *testing.T, st limit.Store, weights ...int) *keyPool {
 }
 
 // takes returns the keys (by letter) of n takes in a row.
-func takes(t *testing.T, p *keyPool, n int) string {
+func takes(t *testing.T, p *pool, n int) string {
 	t.Helper()
 	var b strings.Builder
 	for range n {
@@ -133,22 +133,22 @@ func TestKeyPoolAllOut(t *testing.T) {
 		p.learn(1, "m", time.Now(), 429, true, http.Header{}, 2*time.Hour) // its window
 		start := time.Now()
 		_, err := p.take(context.Background(), "m", time.Hour)
-		var out *keysOutError
-		if !errors.As(err, &out) || time.Since(start) != 0 || !out.resets.Equal(start.Add(2*time.Hour)) {
-			t.Fatalf("take: %v after %v, want keysOutError at once, resets in 2h", err, time.Since(start))
+		var out *OutError
+		if !errors.As(err, &out) || time.Since(start) != 0 || !out.Resets.Equal(start.Add(2*time.Hour)) {
+			t.Fatalf("take: %v after %v, want OutError at once, resets in 2h", err, time.Since(start))
 		}
-		views := KeyViews(KeyPools{"openai": p}, time.Now())
-		if views[0].State != KeyOut || !views[0].Until.IsZero() || views[1].State != KeyOut || views[1].Until.IsZero() {
+		views := Pools{"openai": p}.Views(time.Now())
+		if views[0].State != Out || !views[0].Until.IsZero() || views[1].State != Out || views[1].Until.IsZero() {
 			t.Errorf("views %+v: want A out until reset, B out with a time", views)
 		}
-		if n, err := ResetKey(KeyPools{"openai": p}, p.keys[0].hash); n != 1 || err != nil {
+		if n, err := (Pools{"openai": p}).Reset(p.keys[0].hash); n != 1 || err != nil {
 			t.Fatalf("reset: %d %v", n, err)
 		}
 		if i, err := p.take(context.Background(), "m", 0); i != 0 || err != nil {
 			t.Errorf("after the reset: key %d, %v; want A", i, err)
 		}
 		var unknown *UnknownKeyError
-		if _, err := ResetKey(KeyPools{"openai": p}, "00000000"); !errors.As(err, &unknown) {
+		if _, err := (Pools{"openai": p}).Reset("00000000"); !errors.As(err, &unknown) {
 			t.Errorf("reset of an unknown hash: %v", err)
 		}
 	})
@@ -165,11 +165,11 @@ func TestKeyPoolLearnsHeaders(t *testing.T) {
 			t.Error("a 200 asks for no move")
 		}
 		p.learn(1, "m", time.Now(), 429, false, http.Header{}, 0)
-		v := KeyViews(KeyPools{"openai": p}, time.Now())
-		if v[0].State != KeyPaused || v[0].Until.Sub(time.Now()) != 20*time.Second {
+		v := Pools{"openai": p}.Views(time.Now())
+		if v[0].State != Paused || v[0].Until.Sub(time.Now()) != 20*time.Second {
 			t.Errorf("A: %+v, want paused 20s", v[0])
 		}
-		if v[1].State != KeyReady {
+		if v[1].State != Ready {
 			t.Errorf("B: %+v, want ready: a 429 without a hint pauses nothing", v[1])
 		}
 		start := time.Now()
