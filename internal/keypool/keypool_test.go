@@ -274,7 +274,8 @@ func (s *failingLimits) Pause(key string, until time.Time) error {
 // A pool whose store fails lets every call through on some key, and
 // after the failure does not ask the store for a second (package rest),
 // so that a hanging Redis costs one call a second its timeout, not each
-// call four (two keys, two states each); then it asks again.
+// call six (two keys: its last reset, its pause and its quota-out); then
+// it asks again.
 func TestPoolStoreRests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &failingLimits{Memory: limit.NewMemory(), down: true}
@@ -291,8 +292,34 @@ func TestPoolStoreRests(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 		st.down = false
-		if _, err := p.take(context.Background(), "m", 0); err != nil || st.asked != 5 {
-			t.Errorf("after its rest: %v, store asked %d times in all, want 5 (the four states read again)", err, st.asked)
+		if _, err := p.take(context.Background(), "m", 0); err != nil || st.asked != 7 {
+			t.Errorf("after its rest: %v, store asked %d times in all, want 7 (the six states read again)", err, st.asked)
+		}
+	})
+}
+
+// A reset forgets what a key's answers taught of its limits, for every
+// model and every process on the store: a key paused for a minute for m
+// and paced at one call a minute is taken again at once, by another pool
+// on the same store (another gateway), as a new key would be.
+func TestResetForgetsTheKeysLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := limit.NewMemory()
+		a, b := testPoolOn(t, st, 1, 1), testPoolOn(t, st, 1, 1)
+		a.learn(0, "m", time.Now(), 429, false, http.Header{}, time.Minute)
+		if got := takes(t, b, 2); got != "BB" {
+			t.Fatalf("before the reset: %s, want BB (A paused for m)", got)
+		}
+		if n, err := (Pools{"openai": a}).Reset(a.keys[0].hash); n != 1 || err != nil {
+			t.Fatalf("reset: %d %v", n, err)
+		}
+		if got := takes(t, b, 4); strings.Count(got, "A") != 2 {
+			t.Errorf("after the reset: %s, want A twice in four: its pause and pace forgotten", got)
+		}
+		// What it learns after the reset holds again.
+		b.learn(0, "m", time.Now(), 429, false, http.Header{}, time.Minute)
+		if got := takes(t, a, 2); got != "BB" {
+			t.Errorf("after a new 429: %s, want BB", got)
 		}
 	})
 }

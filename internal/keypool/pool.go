@@ -3,6 +3,7 @@ package keypool
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,18 +31,21 @@ type poolKey struct {
 	weight int
 
 	// Made once, not at each attempt: its scope (the provider its limits
-	// are learned under by the pool's Limiter: "key:<provider>:<hash>"),
-	// its out key and the key showing its latest pause in the store, and
-	// the function that puts it on a request.
-	scope, pauseKey, outKey string
-	set                     func(http.Header)
+	// are learned under by the pool's Limiter: "key:<provider>:<hash>",
+	// until a reset starts another, see scopeAt), its out key, the key
+	// showing its latest pause and the key holding its last reset in the
+	// store, and the function that puts it on a request.
+	scope, pauseKey, outKey, resetKey string
+	set                               func(http.Header)
+
+	epoch atomic.Int64 // its last reset as this process last read it (see scopeAt)
 }
 
 // pool is one provider's pool. It is safe for concurrent use.
 type pool struct {
 	provider string
 	dialect  dialect.Dialect // reads the rate-limit headers of its answers
-	keys     []poolKey
+	keys     []*poolKey
 	store    limit.Store
 	paces    *limit.Limiter // each key's learned limits, per model, over store
 	rest     rest.Rest      // the store's, after it failed
@@ -72,8 +76,8 @@ func newPool(name string, p config.Provider, getenv func(string) string, store l
 		hash := Hash(secret)
 		set := keySetter(d.Client(), secret) // in the header the dialect reads
 		scope := "key:" + name + ":" + hash
-		kp.keys = append(kp.keys, poolKey{env: k.Env, hash: hash, secret: secret, weight: max(k.Weight, 1),
-			scope: scope, pauseKey: scope + ":paused", outKey: scope + ":out", set: set})
+		kp.keys = append(kp.keys, &poolKey{env: k.Env, hash: hash, secret: secret, weight: max(k.Weight, 1),
+			scope: scope, pauseKey: scope + ":paused", outKey: scope + ":out", resetKey: scope + ":reset", set: set})
 	}
 	return kp, nil
 }
@@ -100,18 +104,34 @@ func keySetter(c dialect.Client, key string) func(http.Header) {
 
 func (p *pool) outKey(i int) string { return p.keys[i].outKey }
 
+// scopeAt returns the scope key i's limits are learned under since its
+// reset at epoch (Unix nanoseconds; 0: never reset): a reset starts a new
+// scope, so that no pause and no pace learned before it holds the key's
+// calls to any model, in any process sharing the store, without knowing
+// the models.
+func (p *pool) scopeAt(i int, epoch int64) string {
+	if epoch == 0 {
+		return p.keys[i].scope
+	}
+	return p.keys[i].scope + "@" + strconv.FormatInt(epoch, 36)
+}
+
 // pauseOf returns the key in the store that holds key i's pause for
-// model: its latest pause (for views) when model is "".
-func (p *pool) pauseOf(i int, model string) string {
+// model since its reset at epoch: its latest pause (for views) when model
+// is "".
+func (p *pool) pauseOf(i int, model string, epoch int64) string {
 	if model == "" {
 		return p.keys[i].pauseKey
 	}
-	return limit.PauseKey(p.keys[i].scope, model)
+	return limit.PauseKey(p.scopeAt(i, epoch), model)
 }
 
 // keyState is where a key stands: paused until, out until (in the past or
-// zero when not).
-type keyState struct{ paused, out time.Time }
+// zero when not), and its last reset (see scopeAt).
+type keyState struct {
+	paused, out time.Time
+	epoch       int64
+}
 
 func (s keyState) ready(now time.Time) bool { return !s.paused.After(now) && !s.out.After(now) }
 
@@ -130,13 +150,23 @@ func (p *pool) states(buf []keyState, model string) []keyState {
 	}
 	out = out[:len(p.keys)]
 	clear(out)
-	if p.rest.Resting() {
-		return out
-	}
 	var err error
-	for i := 0; i < len(p.keys) && err == nil; i++ {
-		if out[i].paused, err = p.store.PausedUntil(p.pauseOf(i, model)); err == nil {
+	for i := 0; i < len(p.keys) && err == nil && !p.rest.Resting(); i++ {
+		var reset time.Time
+		if reset, err = p.store.PausedUntil(p.keys[i].resetKey); err != nil {
+			break
+		}
+		if !reset.IsZero() {
+			out[i].epoch = reset.UnixNano()
+			p.keys[i].epoch.Store(out[i].epoch)
+		}
+		if out[i].paused, err = p.store.PausedUntil(p.pauseOf(i, model, out[i].epoch)); err == nil {
 			out[i].out, err = p.store.PausedUntil(p.outKey(i))
+		}
+	}
+	if p.rest.Resting() || err != nil {
+		for i := range out { // the last reset this process read
+			out[i].epoch = p.keys[i].epoch.Load()
 		}
 	}
 	if err != nil {
@@ -172,9 +202,9 @@ func (p *pool) learn(i int, model string, sent time.Time, status int, quota bool
 		p.pause(p.outKey(i), now.Add(d))
 		p.paused(i, now.Add(d), true)
 	} else {
-		p.paces.Learn(p.dialect, p.keys[i].scope, model, sent, status, quota, h, retryAfter)
+		p.paces.Learn(p.dialect, p.scopeAt(i, p.keys[i].epoch.Load()), model, sent, status, quota, h, retryAfter)
 		if d := limit.PauseFor(p.dialect, now, status, quota, h, retryAfter); d > 0 {
-			p.pause(p.pauseOf(i, ""), now.Add(d))
+			p.pause(p.pauseOf(i, "", 0), now.Add(d))
 			p.paused(i, now.Add(d), false)
 		}
 	}

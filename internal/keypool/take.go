@@ -83,7 +83,7 @@ func (p *pool) take(ctx context.Context, model string, maxWait time.Duration) (i
 			continue
 		}
 		if i, ok := p.pick(now, states); ok {
-			_, done, err := p.paces.Wait(ctx, nil, p.keys[i].scope, model, 0, 0, min(time.Until(deadline), keyHorizon))
+			_, done, err := p.paces.Wait(ctx, nil, p.scopeAt(i, states[i].epoch), model, 0, 0, min(time.Until(deadline), keyHorizon))
 			var le *limit.Error
 			switch {
 			case err == nil:

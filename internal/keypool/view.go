@@ -54,11 +54,10 @@ func (ps Pools) Views(now time.Time) []View {
 }
 
 // Reset makes the key whose hash is hash ready again, in every pool that
-// holds it, for every process sharing the store: its quota-out and the
-// pause it shows end now. (A model's rate-limit pause through it still
-// ends when the provider said: no reset makes the provider take calls
-// sooner.) It returns how many keys it reset; none is an
-// *UnknownKeyError.
+// holds it, for every process sharing the store: its quota-out ends now,
+// and what its answers taught of its limits (each model's pause, bucket
+// and pace) is forgotten: its calls start afresh, as a new key's. It
+// returns how many keys it reset; none is an *UnknownKeyError.
 func (ps Pools) Reset(hash string) (int, error) {
 	n := 0
 	var errs []error
@@ -69,7 +68,10 @@ func (ps Pools) Reset(hash string) (int, error) {
 				continue
 			}
 			n++
-			errs = append(errs, p.store.Resume(p.pauseOf(i, "")), p.store.Resume(p.outKey(i)))
+			// A new scope for the key's limits (scopeAt): what was learned
+			// of it before, for any model, holds its calls no longer.
+			errs = append(errs, p.store.Pause(k.resetKey, time.Now().Add(outUntilReset)),
+				p.store.Resume(p.pauseOf(i, "", 0)), p.store.Resume(p.outKey(i)))
 		}
 	}
 	if n == 0 {
