@@ -57,7 +57,9 @@ func dropForwarded(h http.Header) {
 // forward sends a request to the route's provider and relays the answer.
 // id is the call's id, already set on the answer's headers. What the
 // provider's API says of a request (its model, its stream, its key), the
-// shape of the gateway's own errors, are asked of its dialect.
+// shape of the gateway's own errors, are asked of its dialect. In order:
+// the call's span, the request's checks (admit), a kept answer
+// (remember), the call's context (callCtx), the engine's Send, the relay.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest, id string) {
 	d := rt.provider.d
 	var tc *tracedCall
@@ -66,93 +68,34 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 		w, r = tc.w, tc.r
 		defer tc.end()
 	}
-	if r.Method == http.MethodConnect || r.Method == http.MethodTrace {
-		writeError(w, d, http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
-		return
-	}
-	if !safePath(r, rt.prefix, d.Client()) {
-		writeError(w, d, http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
-		return
-	}
-	upPath := rest // the path sent upstream, made once
-	if base := rt.provider.base.Path; base != "" {
-		upPath = base + rest
-	}
-	if err := checkPathChars(upPath); err != nil {
-		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
-		return
-	}
-	token, fromAuthHeader := clientToken(r, d)
-	if len(g.authKeys) > 0 && !g.authorized(token) {
-		writeError(w, d, http.StatusUnauthorized, codeUnauthorized, "sluice: missing or unknown client token (send it in Sluice-Key or as the API key)")
-		return
-	}
-	policy := rt.policy
-	if name := r.Header.Get("Sluice-Policy"); name != "" {
-		if !g.policies[name] {
-			writeError(w, d, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("sluice: Sluice-Policy names %q, which is not configured", name))
-			return
-		}
-		policy = name
-	}
-	prio, err := requestPriority(r)
-	if err != nil {
-		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
-		return
-	}
-	body, ok := g.readBody(w, r, d)
+	in, ok := g.admit(w, r, rt, rest)
 	if !ok {
 		return
 	}
-	req := d.Request(upPath, body) // the model where the dialect names it: the path or the body
-	if err := cmp.Or(req.Ambiguous, req.BadModel); err != nil {
-		writeError(w, d, http.StatusBadRequest, codeBadRequest, err.Error())
-		return
-	}
 	if tc != nil {
-		tc.setModel(req.Model)
+		tc.setModel(in.req.Model)
 	}
 	var rm *remembered
-	caller := "" // named by every credential the client sent, when asked for
 	if keys := r.Header["Idempotency-Key"]; len(keys) > 0 && g.cfg.Idempotency.Enabled {
 		var done bool
-		caller = callerNames.Caller(r.Header, r.URL)
-		pol := rt.transports[policy].Policy
-		if rm, done = g.remember(w, r, rt, &pol, rest, keys[0], caller, body, id); done {
+		in.caller = callerNames.Caller(r.Header, r.URL)
+		pol := rt.transports[in.policy].Policy
+		if rm, done = g.remember(w, r, rt, &pol, rest, keys[0], in.caller, in.body, id); done {
 			return
 		}
 		defer rm.end()
 	}
-	hideUsage := g.spend != nil && req.Stream && !req.StreamOptions && d.Client().AsksUsage(r)
+	hideUsage := g.spend != nil && in.req.Stream && !in.req.StreamOptions && d.Client().AsksUsage(r)
 	if hideUsage {
-		body = withStreamUsage(body)
+		in.body = withStreamUsage(in.body)
 	}
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx := g.callContext(r, rm)
-	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
-		if caller == "" && len(g.authKeys) == 0 {
-			caller = callerNames.Caller(r.Header, r.URL)
-		}
-		id := g.clientID(token, caller)
-		if g.spendByKey {
-			ctx = spend.WithClient(ctx, id)
-		}
-		if g.limitByKey {
-			ctx = withLimitClient(ctx, id)
-		}
-	}
-	if prio != "" {
-		ctx = sluice.WithPriority(ctx, prio)
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := g.callCtx(r, rm, &in)
 	defer cancel(nil)
-	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
-	defer stop()
-
-	out := g.outgoing(ctx, r, rt, upPath, id, len(g.authKeys) > 0 && fromAuthHeader)
-	resp, err := rt.transports[policy].Send(out, sluice.Body{Bytes: body, Model: req.Model, MaxTokens: req.MaxTokens})
+	out := g.outgoing(ctx, r, rt, in.upPath, id, len(g.authKeys) > 0 && in.fromAuthHeader)
+	resp, err := rt.transports[in.policy].Send(out, sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens})
 	if err != nil {
 		g.answerError(w, r, d, id, err)
 		return
@@ -164,6 +107,97 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	c := &capture{max: g.cfg.Idempotency.MaxAnswer, finish: g.cfg.Idempotency.FinishOnDisconnect}
 	g.relay(w, resp, d, hideUsage, c)
 	rm.keep(resp, c, id)
+}
+
+// incoming is a client's request as admit let it in.
+type incoming struct {
+	upPath         string // the path sent upstream
+	token          string // the client's token, and whether it came in Authorization
+	fromAuthHeader bool
+	caller         string // named by every credential the client sent, when asked for ("" until then)
+	policy         string
+	prio           sluice.Priority // "" when the request names none
+	body           []byte
+	req            dialect.Request // what the dialect reads of it
+}
+
+// admit checks a request before it goes, in order: its method and path,
+// the client's token against auth.keys, the policy and priority it asks
+// for, its body, and what the dialect reads of it (an ambiguous body or a
+// bad model is refused). A refusal is answered in the dialect's shape, and
+// ok is false.
+func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, rt *route, rest string) (in incoming, ok bool) {
+	d := rt.provider.d
+	refuse := func(status int, code, msg string) (incoming, bool) {
+		writeError(w, d, status, code, msg)
+		return incoming{}, false
+	}
+	if r.Method == http.MethodConnect || r.Method == http.MethodTrace {
+		return refuse(http.StatusMethodNotAllowed, codeMethodNotAllowed, "sluice: "+r.Method+" is not forwarded")
+	}
+	if !safePath(r, rt.prefix, d.Client()) {
+		return refuse(http.StatusBadRequest, codeBadRequest, "sluice: the path holds dot segments, encoded slashes or dots; send a plain API path")
+	}
+	in.upPath = rest // made once
+	if base := rt.provider.base.Path; base != "" {
+		in.upPath = base + rest
+	}
+	if err := checkPathChars(in.upPath); err != nil {
+		return refuse(http.StatusBadRequest, codeBadRequest, err.Error())
+	}
+	in.token, in.fromAuthHeader = clientToken(r, d)
+	if len(g.authKeys) > 0 && !g.authorized(in.token) {
+		return refuse(http.StatusUnauthorized, codeUnauthorized, "sluice: missing or unknown client token (send it in Sluice-Key or as the API key)")
+	}
+	in.policy = rt.policy
+	if name := r.Header.Get("Sluice-Policy"); name != "" {
+		if !g.policies[name] {
+			return refuse(http.StatusBadRequest, codeBadRequest, fmt.Sprintf("sluice: Sluice-Policy names %q, which is not configured", name))
+		}
+		in.policy = name
+	}
+	var err error
+	if in.prio, err = requestPriority(r); err != nil {
+		return refuse(http.StatusBadRequest, codeBadRequest, err.Error())
+	}
+	if in.body, ok = g.readBody(w, r, d); !ok {
+		return incoming{}, false
+	}
+	in.req = d.Request(in.upPath, in.body) // the model where the dialect names it: the path or the body
+	if err := cmp.Or(in.req.Ambiguous, in.req.BadModel); err != nil {
+		return refuse(http.StatusBadRequest, codeBadRequest, err.Error())
+	}
+	return in, true
+}
+
+// callCtx is the context of the call in: callContext's (rm's, when it
+// holds a kept answer's mark), with the client named for what is scoped
+// per key, its priority, and a cancel of its own that the gateway's
+// aborted drain calls too. The caller calls cancel(nil) when the call
+// ends.
+func (g *Gateway) callCtx(r *http.Request, rm *remembered, in *incoming) (context.Context, context.CancelCauseFunc) {
+	ctx := g.callContext(r, rm)
+	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
+		if in.caller == "" && len(g.authKeys) == 0 {
+			in.caller = callerNames.Caller(r.Header, r.URL)
+		}
+		id := g.clientID(in.token, in.caller)
+		if g.spendByKey {
+			ctx = spend.WithClient(ctx, id)
+		}
+		if g.limitByKey {
+			ctx = withLimitClient(ctx, id)
+		}
+	}
+	if in.prio != "" {
+		ctx = sluice.WithPriority(ctx, in.prio)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
+	return ctx, func(cause error) {
+		stop()
+		cancel(cause)
+	}
 }
 
 // callerNames are where a client's credentials travel: every dialect's

@@ -27,54 +27,23 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // end the relay: the answer is read to its end all the same.
 func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Dialect, hideUsage bool, c *capture) {
 	defer resp.Body.Close()
-	h := w.Header()
-	removeHopHeaders(resp.Header)
-	delete(h, "X-Request-Id") // the provider's, if it gave one, as it came
-	g.secrets.scrubHeader(resp.Header)
-	for k, v := range resp.Header {
-		h[k] = v
-	}
-	h.Set("X-Should-Retry", "false")
-	relayed := d.Stream(resp.Header) // what the client has read, to close a cut event
+	relayed := g.relayHeader(w, resp, d) // what the client has read of a stream, to close a cut event
 	stream := relayed != nil
-	if stream || g.secrets != nil {
-		h.Del("Content-Length")
-	}
-	w.WriteHeader(resp.StatusCode)
 	if c != nil {
 		c.stream = stream
 	}
+	pass := g.passes(stream && hideUsage, c)
 	clientGone := false
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
-	var filter *usageFilter
-	if stream && hideUsage {
-		filter = &usageFilter{}
-	}
-	var scrub *scrubber
-	if g.secrets != nil {
-		scrub = &scrubber{s: g.secrets}
-	}
 	// The engine answers a stream once its first event is read, so the
 	// first Read returns at once and the headers leave with it.
 	headersOut := !stream
 	for {
 		n, err := resp.Body.Read(buf)
-		out := buf[:n]
-		if filter != nil {
-			out = filter.filter(out)
-			if err != nil {
-				out = append(out, filter.rest()...)
-			}
-		}
-		if scrub != nil {
-			out = scrub.scrub(out, err != nil)
-		}
-		if len(out) > 0 && c != nil {
-			c.add(out)
-		}
+		out := pass.apply(buf[:n], err != nil)
 		switch {
 		case len(out) > 0 && !clientGone:
 			if _, werr := w.Write(out); werr != nil {
@@ -91,25 +60,86 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 			rc.Flush()
 		}
 		headersOut = true
-		if err == io.EOF {
+		switch {
+		case err == io.EOF:
 			if c != nil {
 				c.whole = true
 			}
 			return
-		}
-		if err != nil {
-			if clientGone {
-				return
-			}
-			if !stream {
-				panic(http.ErrAbortHandler) // cut the connection: no clean end
-			}
+		case err != nil && clientGone:
+			return
+		case err != nil && !stream:
+			panic(http.ErrAbortHandler) // cut the connection: no clean end
+		case err != nil:
 			w.Write(relayed.CloseEvent()) // close an event cut mid-way
 			w.Write(streamEnd(d, err))
 			rc.Flush()
 			return
 		}
 	}
+}
+
+// relayHeader sends the answer's status and header to the client: the
+// hop-by-hop headers dropped, the provider's X-Request-Id left out,
+// injected keys scrubbed, X-Should-Retry: false, and no Content-Length
+// where the body may change (a stream, or keys to scrub). It returns the
+// dialect's reader of the stream, nil when the answer is none.
+func (g *Gateway) relayHeader(w http.ResponseWriter, resp *http.Response, d dialect.Dialect) dialect.Stream {
+	h := w.Header()
+	removeHopHeaders(resp.Header)
+	delete(h, "X-Request-Id") // the provider's, if it gave one, as it came
+	g.secrets.scrubHeader(resp.Header)
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	h.Set("X-Should-Retry", "false")
+	relayed := d.Stream(resp.Header)
+	if relayed != nil || g.secrets != nil {
+		h.Del("Content-Length")
+	}
+	w.WriteHeader(resp.StatusCode)
+	return relayed
+}
+
+// passes is what a relayed answer's bytes pass through on their way to
+// the client, in order: the usage chunk the gateway asked for left out,
+// injected keys scrubbed, and what the client gets captured to be kept.
+// Each is nil when not needed.
+type passes struct {
+	filter *usageFilter
+	scrub  *scrubber
+	c      *capture
+}
+
+// passes returns the passes of an answer: hideUsage leaves the usage chunk
+// out, c captures it.
+func (g *Gateway) passes(hideUsage bool, c *capture) passes {
+	p := passes{c: c}
+	if hideUsage {
+		p.filter = &usageFilter{}
+	}
+	if g.secrets != nil {
+		p.scrub = &scrubber{s: g.secrets}
+	}
+	return p
+}
+
+// apply passes out, the bytes just read, through p; last says that no
+// more follow, so what the passes held back goes out too.
+func (p passes) apply(out []byte, last bool) []byte {
+	if p.filter != nil {
+		out = p.filter.filter(out)
+		if last {
+			out = append(out, p.filter.rest()...)
+		}
+	}
+	if p.scrub != nil {
+		out = p.scrub.scrub(out, last)
+	}
+	if len(out) > 0 && p.c != nil {
+		p.c.add(out)
+	}
+	return out
 }
 
 // streamEnd is the error event that ends a stream the gateway cannot
