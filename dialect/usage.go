@@ -15,9 +15,9 @@ import (
 // Anthropic (one shape with both's names, as the servers that speak
 // OpenAI's API relay Anthropic's answers too), read from a whole answer in
 // one strict pass over its top-level members; the reader of a stream's
-// usage, fed its bytes, each dialect saying what an event carries; and the
-// one-pass JSON validator beneath them (usage_valid.go). Where each
-// dialect puts its usage is in its own file.
+// usage, fed its bytes, each dialect saying what an event carries; beneath
+// them, the one JSON reader (internal/request's Walk, which validates as
+// it reads). Where each dialect puts its usage is in its own file.
 
 // Tokens is how many tokens the answer counts against a provider's
 // tokens-per-minute limit: its input and output, and the tokens written to
