@@ -18,6 +18,9 @@ import (
 // {"type","code"}}, the key as a bearer token.
 var OpenAI Dialect = openAI{}
 
+// owns: OpenAI's paths are shared by the servers that speak its API.
+func (openAI) owns(string) bool { return false }
+
 type openAI struct{}
 
 func (openAI) Kind() string { return "openai" }

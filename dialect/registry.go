@@ -2,8 +2,18 @@ package dialect
 
 import "strings"
 
-// all are the dialects, in the order Kinds lists them.
-var all = []Dialect{OpenAI, Azure, Anthropic, Vertex, Gemini, Bedrock}
+// all are the dialects, in the order Kinds lists them: the values of
+// OpenAI, Azure, Anthropic, Vertex, Gemini and Bedrock, each with what
+// ForPath asks of it.
+var all = []dialect{openAI{}, azure{}, anthropic{}, vertex{}, gemini{}, bedrock{}}
+
+// dialect is a Dialect as this package knows it.
+type dialect interface {
+	Dialect
+	// owns reports whether a URL path is the dialect's alone (false for
+	// one whose paths others share, as OpenAI's).
+	owns(path string) bool
+}
 
 // Lookup returns the dialect a config's kind names, and whether there is
 // one.
@@ -48,31 +58,13 @@ func containsFold(list []string, s string) bool {
 }
 
 // ForPath returns the dialect a URL path speaks, for a caller that names
-// none (a library Transport without a Dialect): the first whose Request
-// finds the path its own, else OpenAI.
+// none (a library Transport without a Dialect): the first that finds the
+// path its own, else OpenAI.
 func ForPath(p string) Dialect {
-	for _, o := range owners {
-		if o.owns(p) {
-			return o
+	for _, d := range all {
+		if d.owns(p) {
+			return d
 		}
 	}
 	return OpenAI
 }
-
-// owner is a dialect whose paths are its alone.
-type owner interface {
-	Dialect
-	owns(path string) bool
-}
-
-// owners are the dialects of all that are owners, in its order: found
-// once, so that ForPath asserts no type per call.
-var owners = func() []owner {
-	var out []owner
-	for _, d := range all {
-		if o, ok := d.(owner); ok {
-			out = append(out, o)
-		}
-	}
-	return out
-}()

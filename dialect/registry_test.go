@@ -26,6 +26,15 @@ func TestForPath(t *testing.T) {
 	if _, ok := Lookup("mystery"); ok {
 		t.Error("Lookup found a dialect for an unknown kind")
 	}
+	// The registry holds the exported dialects themselves, each once.
+	for _, d := range []Dialect{OpenAI, Azure, Anthropic, Vertex, Gemini, Bedrock} {
+		if got, ok := Lookup(d.Kind()); !ok || got != d {
+			t.Errorf("Lookup(%s) = %v, want the exported %s", d.Kind(), got, d.Kind())
+		}
+	}
+	if len(Kinds()) != 6 {
+		t.Errorf("Kinds() = %v, want the six dialects", Kinds())
+	}
 }
 
 // BenchmarkForPath is what a library Transport that names no dialect pays
