@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -35,6 +36,20 @@ func newFallbackRig(t *testing.T, script string, p Policy) *fallbackRig {
 	return &fallbackRig{rig: r, backup: backup}
 }
 
+// newFakeFallbackRig is newFallbackRig with both providers served in
+// process (see inProcess), for a test in a synctest bubble: the primary
+// at http://provider.test, the fallback at http://backup.test.
+func newFakeFallbackRig(t *testing.T, script string, p Policy) *fallbackRig {
+	r := newFakeRig(t, script, p)
+	backup := &fake.Server{Server: &httptest.Server{URL: "http://backup.test"}, Provider: &fake.Provider{Script: "200"}}
+	t.Cleanup(backup.Provider.Close)
+	r.tr.Base = inProcess{hosts{"provider.test": r.srv.Provider, "backup.test": backup.Provider}}
+	r.tr.Fallbacks = []Target{{Provider: "backup", Model: "backup-model", Rewrite: func(req *http.Request) {
+		req.URL.Host, req.Host = "backup.test", "backup.test"
+	}}}
+	return &fallbackRig{rig: r, backup: backup}
+}
+
 func answerModel(t *testing.T, body string) string {
 	t.Helper()
 	var v struct{ Model string }
@@ -44,61 +59,88 @@ func answerModel(t *testing.T, body string) string {
 	return v.Model
 }
 
+// The fallback answers a call its primary cannot: after the primary's
+// attempts and their backoffs (less than 5ms, then 10ms, on fastPolicy's),
+// at once after a first-byte timeout, at once after a refusal no retry
+// can mend. On the fake clock but for the reset, a real connection's.
 func TestFallbackAnswersWhenPrimaryCannot(t *testing.T) {
+	p := fastPolicy()
 	for _, tt := range []struct {
 		script       string
 		primaryCalls int
+		least, below time.Duration // the call's time, on the fake clock
 	}{
-		{"503", 3},
-		{"429", 3},
-		{"hang", 1},
-		{"400:context_length_exceeded", 1},
-		{"reset", 3},
+		{"503", 3, 0, 3 * p.Retry.Base},
+		{"429", 3, 0, 3 * p.Retry.Base},
+		{"hang", 1, p.Timeout.FirstByte, p.Timeout.FirstByte + time.Nanosecond},
+		{"400:context_length_exceeded", 1, 0, time.Nanosecond},
+		{"reset", 3, -1, -1},
 	} {
 		t.Run(tt.script, func(t *testing.T) {
-			r := newFallbackRig(t, tt.script, fastPolicy())
-			start := time.Now()
-			resp, err := r.chat(false)
-			if err != nil {
-				t.Fatal(err)
+			if tt.least < 0 {
+				fallbackAnswers(t, newFallbackRig(t, tt.script, p), tt.primaryCalls)
+				return
 			}
-			got := readAll(t, resp)
-			if resp.StatusCode != 200 || answerModel(t, got) != "backup-model" {
-				t.Fatalf("%d %q, want the fallback's answer", resp.StatusCode, got)
-			}
-			if resp.Header.Get("Sluice-Provider") != "backup" || resp.Header.Get("Sluice-Model") != "backup-model" {
-				t.Errorf("answered by %q/%q, want backup/backup-model", resp.Header.Get("Sluice-Provider"), resp.Header.Get("Sluice-Model"))
-			}
-			if r.srv.Calls() != tt.primaryCalls || r.backup.Calls() != 1 {
-				t.Errorf("calls primary %d, fallback %d; want %d, 1", r.srv.Calls(), r.backup.Calls(), tt.primaryCalls)
-			}
-			if d := time.Since(start); d > fastPolicy().Timeout.Total+3*time.Second {
-				t.Errorf("took %v, want within total (+3s for a busy machine)", d)
-			}
-			lines := r.lines()
-			if len(lines) != tt.primaryCalls+1 {
-				t.Fatalf("%d log lines, want %d", len(lines), tt.primaryCalls+1)
-			}
-			if last := lines[len(lines)-1]; last["provider"] != "backup" || last["model"] != "backup-model" || last["outcome"] != "ok" {
-				t.Errorf("last line %v", last)
-			}
-			if body := string(r.backup.Requests()[0].Body); !strings.Contains(body, `"model":"backup-model"`) {
-				t.Errorf("fallback got body %s, want the model rewritten", body)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				fallbackAnswers(t, newFakeFallbackRig(t, tt.script, p), tt.primaryCalls)
+				if d := time.Since(start); d < tt.least || d >= tt.below {
+					t.Errorf("answered after %v, want %v up to %v", d, tt.least, tt.below)
+				}
+			})
 		})
 	}
 }
 
-func TestFallbackSlowFirstTokenMovesOnAtOnce(t *testing.T) {
-	r := newFallbackRig(t, "stream:stall-after=0", fastPolicy())
-	resp, err := r.chat(true)
+// fallbackAnswers checks that r's call is answered by the fallback after
+// primaryCalls attempts of the primary.
+func fallbackAnswers(t *testing.T, r *fallbackRig, primaryCalls int) {
+	t.Helper()
+	resp, err := r.chat(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := readAll(t, resp)
-	if !strings.Contains(got, "[DONE]") || r.srv.Calls() != 1 || r.backup.Calls() != 1 {
-		t.Fatalf("calls %d/%d, body %q: want one silent primary attempt, then the fallback's whole stream", r.srv.Calls(), r.backup.Calls(), got)
+	if resp.StatusCode != 200 || answerModel(t, got) != "backup-model" {
+		t.Fatalf("%d %q, want the fallback's answer", resp.StatusCode, got)
 	}
+	if resp.Header.Get("Sluice-Provider") != "backup" || resp.Header.Get("Sluice-Model") != "backup-model" {
+		t.Errorf("answered by %q/%q, want backup/backup-model", resp.Header.Get("Sluice-Provider"), resp.Header.Get("Sluice-Model"))
+	}
+	if r.srv.Calls() != primaryCalls || r.backup.Calls() != 1 {
+		t.Errorf("calls primary %d, fallback %d; want %d, 1", r.srv.Calls(), r.backup.Calls(), primaryCalls)
+	}
+	lines := r.lines()
+	if len(lines) != primaryCalls+1 {
+		t.Fatalf("%d log lines, want %d", len(lines), primaryCalls+1)
+	}
+	if last := lines[len(lines)-1]; last["provider"] != "backup" || last["model"] != "backup-model" || last["outcome"] != "ok" {
+		t.Errorf("last line %v", last)
+	}
+	if body := string(r.backup.Requests()[0].Body); !strings.Contains(body, `"model":"backup-model"`) {
+		t.Errorf("fallback got body %s, want the model rewritten", body)
+	}
+}
+
+// A stream silent after its header moves to the fallback at once when its
+// first-byte timeout runs out: no retry of the primary, no backoff.
+func TestFallbackSlowFirstTokenMovesOnAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := fastPolicy()
+		r := newFakeFallbackRig(t, "stream:stall-after=0", p)
+		start := time.Now()
+		resp, err := r.chat(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != p.Timeout.FirstByte {
+			t.Errorf("the fallback answered after %v, want first_byte %v", d, p.Timeout.FirstByte)
+		}
+		got := readAll(t, resp)
+		if !strings.Contains(got, "[DONE]") || r.srv.Calls() != 1 || r.backup.Calls() != 1 {
+			t.Fatalf("calls %d/%d, body %q: want one silent primary attempt, then the fallback's whole stream", r.srv.Calls(), r.backup.Calls(), got)
+		}
+	})
 }
 
 func TestNoFallback(t *testing.T) {

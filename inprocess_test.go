@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
 	"testing"
@@ -30,15 +31,37 @@ func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	if sr.Body == nil {
 		sr.Body = http.NoBody
 	}
+	if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.WroteRequest != nil {
+		tr.WroteRequest(httptrace.WroteRequestInfo{}) // as a socket's transport tells, the request handed over whole
+	}
 	pr, pw := io.Pipe()
 	w := &pipeWriter{header: http.Header{}, body: pw, ready: make(chan struct{})}
 	go func() {
+		defer func() {
+			// A handler that aborts (http.ErrAbortHandler, as the fake
+			// does to cut a connection) ends the body early, as a
+			// dropped connection would; any other panic is the test's.
+			if e := recover(); e != nil {
+				if e != http.ErrAbortHandler {
+					panic(e)
+				}
+				w.abort()
+				pw.CloseWithError(io.ErrUnexpectedEOF)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+			// A handler that returned because the caller left must not
+			// end the body cleanly: the caller reads why it left.
+			pw.CloseWithError(context.Cause(ctx))
+		}()
 		p.h.ServeHTTP(w, sr)
-		w.WriteHeader(http.StatusOK)
-		pw.Close()
 	}()
 	select {
 	case <-w.ready:
+		if w.aborted {
+			cancel()
+			return nil, io.ErrUnexpectedEOF // dropped before any answer
+		}
 	case <-ctx.Done():
 		cancel()
 		pr.CloseWithError(ctx.Err())
@@ -55,10 +78,11 @@ type pipeWriter struct {
 	header http.Header
 	body   *io.PipeWriter
 
-	once  sync.Once
-	ready chan struct{} // closed once the status and header are sent
-	code  int
-	sent  http.Header // the header as it was sent
+	once    sync.Once
+	ready   chan struct{} // closed once the status and header are sent
+	code    int
+	sent    http.Header // the header as it was sent
+	aborted bool        // set, before ready is closed, when the handler dropped the exchange unanswered
 }
 
 func (w *pipeWriter) Header() http.Header { return w.header }
@@ -75,6 +99,15 @@ func (w *pipeWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 
+// abort marks an exchange the handler dropped: if no header was sent,
+// there is no answer.
+func (w *pipeWriter) abort() {
+	w.once.Do(func() {
+		w.aborted = true
+		close(w.ready)
+	})
+}
+
 // Flush sends the header; the body is unbuffered.
 func (w *pipeWriter) Flush() { w.WriteHeader(http.StatusOK) }
 
@@ -87,6 +120,18 @@ type pipeBody struct {
 func (b *pipeBody) Close() error {
 	b.close()
 	return b.PipeReader.Close()
+}
+
+// hosts is a handler that serves each request with the handler of its
+// host, for an inProcess Base that stands for several upstreams.
+type hosts map[string]http.Handler
+
+func (h hosts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s, ok := h[r.Host]; ok {
+		s.ServeHTTP(w, r)
+		return
+	}
+	http.NotFound(w, r)
 }
 
 // newFakeRig is newRig with the fake provider served in process (see

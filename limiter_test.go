@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
@@ -277,19 +278,21 @@ func TestLimiterLearns429(t *testing.T) {
 		{"429:insufficient_quota", stubLearn{status: 429, quota: true}},
 	} {
 		t.Run(tt.script, func(t *testing.T) {
-			p := fastPolicy()
-			p.Timeout.Total = 5 * time.Second
-			r := newRig(t, tt.script, p)
-			lim := &stubLimiter{}
-			r.tr.Limiter = lim
-			resp, err := r.chat(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			readAll(t, resp)
-			if len(lim.learned) == 0 || lim.learned[0] != tt.want {
-				t.Errorf("learned %+v, want first %+v", lim.learned, tt.want)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				p := fastPolicy()
+				p.Timeout.Total = 5 * time.Second
+				r := newFakeRig(t, tt.script, p)
+				lim := &stubLimiter{}
+				r.tr.Limiter = lim
+				resp, err := r.chat(false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				readAll(t, resp)
+				if len(lim.learned) == 0 || lim.learned[0] != tt.want {
+					t.Errorf("learned %+v, want first %+v", lim.learned, tt.want)
+				}
+			})
 		})
 	}
 }

@@ -235,32 +235,37 @@ func TestExhaustedReturnsLastResponse(t *testing.T) {
 	}
 }
 
+// A 429's Retry-After is waited out between the attempts: 2s plus the
+// jitter of at most 10 %, on the fake clock to the nanosecond.
 func TestRetryAfterHonoured(t *testing.T) {
-	p := fastPolicy()
-	p.Timeout.Total = 10 * time.Second
-	r := newRig(t, "429:retry-after=2,200", p)
-	var mu sync.Mutex
-	var ends, starts []time.Time
-	r.tr.Observe = func(a *Attempt) {
-		mu.Lock()
-		defer mu.Unlock()
-		starts = append(starts, a.TS)
-		ends = append(ends, a.TS.Add(time.Duration(a.LatencyMS*float64(time.Millisecond))))
-	}
-	resp, err := r.chat(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readAll(t, resp)
-	if resp.StatusCode != 200 || r.srv.Calls() != 2 {
-		t.Fatalf("status %d after %d calls, want 200 after 2", resp.StatusCode, r.srv.Calls())
-	}
-	// The exact wait (2s plus at most 10 %) is TestRetryAfterWaitExact's;
-	// on a real socket the upper bound only guards against a hang.
-	gap := starts[1].Sub(ends[0])
-	if gap < 2*time.Second || gap > 2200*time.Millisecond+2*time.Second {
-		t.Errorf("waited %v between attempts, want 2s..2.2s (+2s for a busy machine)", gap)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := fastPolicy()
+		p.Timeout.Total = 10 * time.Second
+		r := newFakeRig(t, "429:retry-after=2,200", p)
+		var mu sync.Mutex
+		var ends, starts []time.Time
+		r.tr.Observe = func(a *Attempt) {
+			mu.Lock()
+			defer mu.Unlock()
+			starts = append(starts, a.TS)
+			ends = append(ends, a.TS.Add(time.Duration(a.LatencyMS*float64(time.Millisecond))))
+		}
+		start := time.Now()
+		resp, err := r.chat(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		if resp.StatusCode != 200 || r.srv.Calls() != 2 {
+			t.Fatalf("status %d after %d calls, want 200 after 2", resp.StatusCode, r.srv.Calls())
+		}
+		if !ends[0].Equal(start) {
+			t.Errorf("the 429 took %v, want no time", ends[0].Sub(start))
+		}
+		if gap := starts[1].Sub(ends[0]); gap < 2*time.Second || gap >= 2200*time.Millisecond {
+			t.Errorf("waited %v between attempts, want 2s plus less than 10 %%", gap)
+		}
+	})
 }
 
 func TestRetryAfterTooLongFailsNow(t *testing.T) {
@@ -287,55 +292,70 @@ func TestRetryAfterTooLongFailsNow(t *testing.T) {
 	}
 }
 
+// A stream silent after its header is retried when its first-byte
+// timeout runs out: the second attempt starts one first_byte after the
+// first, plus less than one base backoff.
 func TestStreamStallBeforeFirstByteRetried(t *testing.T) {
-	r := newRig(t, "stream:stall-after=0,200", fastPolicy())
-	resp, err := r.chat(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := readAll(t, resp)
-	if !strings.Contains(body, "[DONE]") {
-		t.Fatalf("stream %q is not whole", body)
-	}
-	if got := r.srv.Calls(); got != 2 {
-		t.Errorf("upstream calls = %d, want 2", got)
-	}
-	lines := r.lines()
-	if lines[0]["error"] != "timeout_first_byte" || lines[0]["outcome"] != "retry" {
-		t.Errorf("first attempt logged %v/%v, want retry/timeout_first_byte", lines[0]["outcome"], lines[0]["error"])
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := fastPolicy()
+		r := newFakeRig(t, "stream:stall-after=0,200", p)
+		var starts []time.Time
+		r.tr.Observe = func(a *Attempt) { starts = append(starts, a.TS) }
+		resp, err := r.chat(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp)
+		if !strings.Contains(body, "[DONE]") {
+			t.Fatalf("stream %q is not whole", body)
+		}
+		if got := r.srv.Calls(); got != 2 {
+			t.Fatalf("upstream calls = %d, want 2", got)
+		}
+		if gap := starts[1].Sub(starts[0]); gap < p.Timeout.FirstByte || gap >= p.Timeout.FirstByte+p.Retry.Base {
+			t.Errorf("second attempt %v after the first, want first_byte %v plus less than %v", gap, p.Timeout.FirstByte, p.Retry.Base)
+		}
+		lines := r.lines()
+		if lines[0]["error"] != "timeout_first_byte" || lines[0]["outcome"] != "retry" {
+			t.Errorf("first attempt logged %v/%v, want retry/timeout_first_byte", lines[0]["outcome"], lines[0]["error"])
+		}
+	})
 }
 
+// A stream that stalls after its first events is not retried: the read
+// ends exactly one idle gap after the last event, in an idle timeout.
 func TestStreamStallAfterFirstByteNotRetried(t *testing.T) {
-	p := fastPolicy()
-	r := newRig(t, "stream:stall-after=3,200", p)
-	resp, err := r.chat(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var te *TimeoutError
-	if !errors.As(err, &te) || te.Phase != PhaseIdle {
-		t.Fatalf("read err = %v, want an idle *TimeoutError", err)
-	}
-	if d := time.Since(start); d < p.Timeout.Idle || d > p.Timeout.Idle+3*time.Second {
-		t.Errorf("stall ended after %v, want idle %v (+3s for a busy machine)", d, p.Timeout.Idle)
-	}
-	if strings.Count(string(b), "data:") != 3 {
-		t.Errorf("got %q, want the 3 events sent", b)
-	}
-	if got := r.srv.Calls(); got != 1 {
-		t.Errorf("upstream calls = %d, want 1", got)
-	}
-	lines := r.lines()
-	if len(lines) != 1 || lines[0]["outcome"] != "stream_stalled" || lines[0]["stream"] != true {
-		t.Errorf("log %v, want one stream_stalled line", lines)
-	}
-	if rec, _ := r.tr.Breaker("openai").Record(); rec.Failures != 1 {
-		t.Errorf("breaker failures = %d, want 1", rec.Failures)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := fastPolicy()
+		r := newFakeRig(t, "stream:stall-after=3,200", p)
+		resp, err := r.chat(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var te *TimeoutError
+		if !errors.As(err, &te) || te.Phase != PhaseIdle {
+			t.Fatalf("read err = %v, want an idle *TimeoutError", err)
+		}
+		if d := time.Since(start); d != p.Timeout.Idle {
+			t.Errorf("stall ended after %v, want idle %v", d, p.Timeout.Idle)
+		}
+		if strings.Count(string(b), "data:") != 3 {
+			t.Errorf("got %q, want the 3 events sent", b)
+		}
+		if got := r.srv.Calls(); got != 1 {
+			t.Errorf("upstream calls = %d, want 1", got)
+		}
+		lines := r.lines()
+		if len(lines) != 1 || lines[0]["outcome"] != "stream_stalled" || lines[0]["stream"] != true {
+			t.Errorf("log %v, want one stream_stalled line", lines)
+		}
+		if rec, _ := r.tr.Breaker("openai").Record(); rec.Failures != 1 {
+			t.Errorf("breaker failures = %d, want 1", rec.Failures)
+		}
+	})
 }
 
 func TestStreamCutIsAFailure(t *testing.T) {
@@ -653,14 +673,21 @@ func TestAttemptLogContract(t *testing.T) {
 }
 
 func TestSecretsNeverInErrors(t *testing.T) {
-	r := newRig(t, "hang", fastPolicy())
-	_, err := r.chat(false)
-	if err == nil || strings.Contains(err.Error(), testKey) {
-		t.Fatalf("err = %v", err)
-	}
-	if strings.Contains(r.logs.String(), testKey) {
-		t.Error("the API key reached the attempt log")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := fastPolicy()
+		r := newFakeRig(t, "hang", p)
+		start := time.Now()
+		_, err := r.chat(false)
+		if err == nil || strings.Contains(err.Error(), testKey) {
+			t.Fatalf("err = %v", err)
+		}
+		if !errors.Is(err, ErrTimeout) || time.Since(start) != p.Timeout.Total {
+			t.Errorf("err %v after %v, want a timeout at total %v", err, time.Since(start), p.Timeout.Total)
+		}
+		if strings.Contains(r.logs.String(), testKey) {
+			t.Error("the API key reached the attempt log")
+		}
+	})
 }
 
 func TestCallerRequestNotMutated(t *testing.T) {
