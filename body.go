@@ -162,7 +162,7 @@ func (e *heldError) Unwrap() error { return e.te }
 var errBodyClosed = errors.New("sluice: read on closed response body")
 
 // Judgment is how a call whose answer was handed over ended: what
-// Judged returns.
+// Body.OnEnd is told.
 type Judgment struct {
 	// Outcome is the outcome on its last attempt's line: OutcomeOK for a
 	// whole answer (a body read to its end, a stream whose terminal event
@@ -171,24 +171,6 @@ type Judgment struct {
 	// CostUSD is what the call's attempts cost, as the Meter priced them
 	// (0 without one).
 	CostUSD float64
-}
-
-// Judged returns how the call whose answer resp is ended, once resp's body
-// has been read to its end or closed. ok is false while the body is not
-// done, and for a response a Transport did not hand over as an answer (a
-// failure it returns after its retries, whose body is in memory). A server
-// that keeps answers (Idempotency-Key) asks it before keeping one.
-func Judged(resp *http.Response) (j Judgment, ok bool) {
-	b, isBody := resp.Body.(*body)
-	if !isBody {
-		return Judgment{}, false
-	}
-	b.mu.Lock() // held by whoever ends the body, until its line is written
-	defer b.mu.Unlock()
-	if !b.ended.Load() {
-		return Judgment{}, false
-	}
-	return Judgment{Outcome: b.a.rec.Outcome, CostUSD: b.a.call.cost}, true
 }
 
 func isTimeoutOrCancel(err error) bool {
@@ -247,6 +229,9 @@ func (b *body) end(err error) {
 	a.call.record(a)
 	if b.capture {
 		a.call.keepAnswer(b)
+	}
+	if f := a.call.in.OnEnd; f != nil {
+		f(Judgment{Outcome: r.Outcome, CostUSD: a.call.cost})
 	}
 }
 

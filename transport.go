@@ -299,6 +299,15 @@ type Body struct {
 	// max_completion_tokens and max_output_tokens, which the Meter
 	// reserves for. If zero, the body names none.
 	MaxTokens int64
+
+	// OnEnd, if set, is told how the call ended once the answer Send
+	// handed over is done: its body read to its end or closed. It is
+	// called once, after the last attempt's log line, before that Read
+	// or Close returns; never for a call Send ends with an error, nor for
+	// a failure it hands over after its retries (its body in memory). A
+	// server that keeps answers (Idempotency-Key) keeps one only when it
+	// is told OutcomeOK.
+	OnEnd func(Judgment)
 }
 
 // Send makes the call req describes with body b, retrying as the policy

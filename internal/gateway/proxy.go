@@ -95,7 +95,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	ctx, cancel := g.callCtx(r, rm, &in)
 	defer cancel(nil)
 	out := g.outgoing(ctx, r, rt, in.upPath, id, len(g.authKeys) > 0 && in.fromAuthHeader)
-	resp, err := rt.transports[in.policy].Send(out, sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens})
+	sb := sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens}
+	if rm != nil {
+		sb.OnEnd = rm.ended
+	}
+	resp, err := rt.transports[in.policy].Send(out, sb)
 	if err != nil {
 		g.answerError(w, r, d, id, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,7 +71,12 @@ type remembered struct {
 	ttl     time.Duration
 	secrets credential.Secrets // the request's credentials: an answer holding one is not kept
 	kept    bool
+	judged  atomic.Pointer[sluice.Judgment] // how the call ended, once its answer is done (ended)
 }
+
+// ended is the call's Body.OnEnd: the engine tells it how the call ended
+// once the answer relayed is done, before keep asks.
+func (rm *remembered) ended(j sluice.Judgment) { rm.judged.Store(&j) }
 
 // remember handles a request's Idempotency-Key before its call: it answers
 // a bad key (400), a key reused for another request (422), a duplicate of
@@ -126,8 +132,8 @@ func (rm *remembered) keep(resp *http.Response, c *capture, id string) {
 	if rm == nil || resp == nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return
 	}
-	j, ok := sluice.Judged(resp)
-	if !ok || j.Outcome != sluice.OutcomeOK || !c.whole {
+	j := rm.judged.Load()
+	if j == nil || j.Outcome != sluice.OutcomeOK || !c.whole {
 		return
 	}
 	if c.tooLarge {

@@ -251,6 +251,9 @@ func TestNotKept(t *testing.T) {
 		edit               func(*config.Config)
 	}{
 		{"cut stream", "stream:cut-after=3", chatStream, nil},
+		// Whole on the wire, but it ended on the provider's error event:
+		// the engine judges it failed (Body.OnEnd), so it is not kept.
+		{"stream ended on an error event", "stream:error-after=3", chatStream, nil},
 		{"over max_answer", "200", chatBody, func(c *config.Config) { c.Idempotency.MaxAnswer = 64 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
