@@ -423,3 +423,21 @@ func TestPaceSharedInFile(t *testing.T) {
 		t.Fatalf("PacedOf: %+v, want 1/s (0.5 + 0.5 for the answer) set by a 429", p)
 	}
 }
+
+// TestScoutsBounded: scopes starting by the thousand (a distinct model
+// per call) are kept track of up to maxGuesses; past it they go freely,
+// and this process holds no more starts.
+func TestScoutsBounded(t *testing.T) {
+	l := &Limiter{Scout: true}
+	for i := range maxGuesses + 500 {
+		if _, _, err := l.Wait(context.Background(), nil, "p", "m"+strconv.Itoa(i), 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.scouts.mu.Lock()
+	n := len(l.scouts.out)
+	l.scouts.mu.Unlock()
+	if n != maxGuesses {
+		t.Errorf("%d starts kept, want %d at most", n, maxGuesses)
+	}
+}

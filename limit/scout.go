@@ -38,7 +38,7 @@ type slowStart struct {
 const slowStartMax = 64
 
 // wait lets the call go at once when key is started (or too many keys
-// were to keep track), or when the start has room; it is then part of the
+// were, or are starting, to keep track), or when the start has room; it is then part of the
 // start, and reports so in starting: its end must be told to ended.
 // Else it waits for room, at most until deadline (then it goes anyway),
 // and reports that it was held; or it returns ctx's cause when ctx ends
@@ -57,7 +57,10 @@ func (s *scouts) wait(ctx context.Context, key string, deadline time.Time) (star
 	for {
 		st, ok := s.out[key]
 		if !ok {
-			if _, started := s.done.Load(key); started {
+			if _, started := s.done.Load(key); started || len(s.out) >= maxGuesses {
+				// Started meanwhile; or too many keys start at once to
+				// keep track of (distinct models by the thousand), and
+				// this one goes freely.
 				s.mu.Unlock()
 				return false, held, nil
 			}
