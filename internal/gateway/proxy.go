@@ -92,8 +92,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx, cancel := g.callCtx(r, rm, &in)
+	ctx, cancel, stop := g.callCtx(r, rm, &in)
 	defer cancel(nil)
+	defer stop()
 	out := g.outgoing(ctx, r, rt, in.upPath, id, len(g.authKeys) > 0 && in.fromAuthHeader)
 	sb := sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens}
 	if rm != nil {
@@ -177,10 +178,10 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, rt *route, rest 
 // callCtx is the context of the call in: callContext's (rm's, when it
 // holds a kept answer's mark), with the client named for what is scoped
 // per key, its priority, and a cancel of its own that the gateway's
-// aborted drain calls too. The caller calls cancel(nil) when the call
-// ends.
-func (g *Gateway) callCtx(r *http.Request, rm *remembered, in *incoming) (context.Context, context.CancelCauseFunc) {
-	ctx := g.callContext(r, rm)
+// aborted drain calls too. When the call ends the caller calls stop (the
+// drain no longer cancels it), then cancel(nil).
+func (g *Gateway) callCtx(r *http.Request, rm *remembered, in *incoming) (ctx context.Context, cancel context.CancelCauseFunc, stop func() bool) {
+	ctx = g.callContext(r, rm)
 	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
 		if in.caller == "" && len(g.authKeys) == 0 {
 			in.caller = callerNames.Caller(r.Header, r.URL)
@@ -196,12 +197,9 @@ func (g *Gateway) callCtx(r *http.Request, rm *remembered, in *incoming) (contex
 	if in.prio != "" {
 		ctx = sluice.WithPriority(ctx, in.prio)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(g.abort, func() { cancel(errAborted) })
-	return ctx, func(cause error) {
-		stop()
-		cancel(cause)
-	}
+	ctx, cancel = context.WithCancelCause(ctx)
+	stop = context.AfterFunc(g.abort, func() { cancel(errAborted) })
+	return ctx, cancel, stop
 }
 
 // callerNames are where a client's credentials travel: every dialect's
