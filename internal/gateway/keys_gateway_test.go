@@ -104,24 +104,8 @@ func TestPoolMovesOffRateLimitedKey(t *testing.T) {
 	// The 429 taught key A's pace for the model (nothing else known: one
 	// call per Retry-After), shown on /sluice/limits and in the metrics.
 	scope := "pause:key:openai:" + ha + "/gpt-4o-mini"
-	var lv struct {
-		Buckets []struct {
-			Key              string  `json:"key"`
-			LearnedPerSecond float64 `json:"learned_per_second"`
-			SetBy            string  `json:"set_by"`
-		} `json:"buckets"`
-	}
-	raw := body(t, e.do("GET", "/sluice/limits", ""))
-	if err := json.Unmarshal([]byte(raw), &lv); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, b := range lv.Buckets {
-		if b.Key == scope {
-			found = b.SetBy == "429" && b.LearnedPerSecond > 0 && b.LearnedPerSecond < 0.1
-		}
-	}
-	if !found {
+	buckets, raw := e.learnedBuckets()
+	if b := buckets[scope]; b.SetBy != "429" || b.LearnedPerSecond <= 0 || b.LearnedPerSecond >= 0.1 {
 		t.Errorf("/sluice/limits lacks %s at about one call per 30 s, set by a 429: %s", scope, raw)
 	}
 	if !strings.Contains(m, `sluice_ratelimit_learned_per_second{limit="`+scope+`"}`) {

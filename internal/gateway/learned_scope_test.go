@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -38,21 +37,11 @@ func TestLearnedPacePerInferenceProfile(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("the other profile's call took %v: held by the throttled one's pace", d)
 	}
-	var v struct {
-		Buckets []struct {
-			Key              string  `json:"key"`
-			LearnedPerSecond float64 `json:"learned_per_second"`
-			SetBy            string  `json:"set_by"`
-		} `json:"buckets"`
-	}
-	raw := body(t, e.do("GET", "/sluice/limits", ""))
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		t.Fatal(err)
-	}
+	buckets, raw := e.learnedBuckets()
 	paces := map[string]string{}
-	for _, b := range v.Buckets {
+	for k, b := range buckets {
 		if b.LearnedPerSecond > 0 {
-			paces[b.Key] = b.SetBy
+			paces[k] = b.SetBy
 		}
 	}
 	if paces["pause:bedrock/"+throttled] != "429" {

@@ -379,35 +379,47 @@ func TestLearnedPaceShown(t *testing.T) {
 	if b := body(t, r); r.StatusCode != 200 {
 		t.Fatalf("status %d: %s", r.StatusCode, b)
 	}
-	resp := e.do("GET", "/sluice/limits", "")
-	raw := body(t, resp)
-	var v struct {
-		Buckets []struct {
-			Key              string     `json:"key"`
-			LearnedPerSecond float64    `json:"learned_per_second"`
-			SetBy            string     `json:"set_by"`
-			SetAt            *time.Time `json:"set_at"`
-		} `json:"buckets"`
-	}
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		t.Fatalf("%v: %s", err, raw)
-	}
-	var found bool
-	for _, b := range v.Buckets {
-		if b.Key == "pause:openai/gpt-4o-mini" {
-			found = true
-			// One call per second, raised by the 200 (half a call a second
-			// per answer while it probes).
-			if b.SetBy != "429" || b.LearnedPerSecond != 1.5 || b.SetAt == nil || b.SetAt.Before(before.Truncate(time.Millisecond)) {
-				t.Errorf("the model's pace: %+v, want 1.5/s set by a 429 since %v", b, before)
-			}
-		}
-	}
+	buckets, raw := e.learnedBuckets()
+	b, found := buckets["pause:openai/gpt-4o-mini"]
 	if !found {
 		t.Fatalf("no pause of the model in %s", raw)
+	}
+	// One call per second, raised by the 200 (half a call a second per
+	// answer while it probes).
+	if b.SetBy != "429" || b.LearnedPerSecond != 1.5 || b.SetAt == nil || b.SetAt.Before(before.Truncate(time.Millisecond)) {
+		t.Errorf("the model's pace: %+v, want 1.5/s set by a 429 since %v", b, before)
 	}
 	metrics := body(t, e.do("GET", "/metrics", ""))
 	if !strings.Contains(metrics, `sluice_ratelimit_learned_per_second{limit="pause:openai/gpt-4o-mini"} 1.5`) {
 		t.Errorf("no learned pace in the metrics:\n%s", metrics)
 	}
+}
+
+// learnedBucket is what GET /sluice/limits tells of a bucket's learned
+// pace.
+type learnedBucket struct {
+	LearnedPerSecond float64    `json:"learned_per_second"`
+	SetBy            string     `json:"set_by"`
+	SetAt            *time.Time `json:"set_at"`
+}
+
+// learnedBuckets returns the buckets GET /sluice/limits lists, by key,
+// and its raw answer.
+func (e *env) learnedBuckets() (map[string]learnedBucket, string) {
+	e.t.Helper()
+	raw := body(e.t, e.do("GET", "/sluice/limits", ""))
+	var v struct {
+		Buckets []struct {
+			Key string `json:"key"`
+			learnedBucket
+		} `json:"buckets"`
+	}
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		e.t.Fatalf("%v: %s", err, raw)
+	}
+	out := make(map[string]learnedBucket, len(v.Buckets))
+	for _, b := range v.Buckets {
+		out[b.Key] = b.learnedBucket
+	}
+	return out, raw
 }
