@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -60,6 +61,20 @@ func LoadAvg() string {
 		return ""
 	}
 	return string(bytes.Join(f[:3], []byte(" ")))
+}
+
+// State returns the state: section of a gateway's config for state
+// "file" (a directory under dir) or "redis" (a redis-server StartRedis
+// starts in dir), and the function that stops what it started.
+func State(dir, state string) (cfg string, stop func(), err error) {
+	if state != "redis" {
+		return fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(dir, "state")), func() {}, nil
+	}
+	rs, port, err := StartRedis(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port), func() { Stop(rs) }, nil
 }
 
 // StartRedis starts a redis-server on a free loopback port, persisting

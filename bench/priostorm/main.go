@@ -136,15 +136,11 @@ func run(o opts) (*result, error) {
 	go fsrv.Serve(fl)
 	defer func() { p.Close(); fsrv.Close() }()
 
-	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
-	if o.state == "redis" {
-		rs, port, err := benchproc.StartRedis(tmp)
-		if err != nil {
-			return nil, err
-		}
-		defer benchproc.Stop(rs)
-		stateCfg = fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port)
+	stateCfg, stopState, err := benchproc.State(tmp, o.state)
+	if err != nil {
+		return nil, err
 	}
+	defer stopState()
 	var gws []*exec.Cmd
 	var urls, logs []string
 	defer func() {

@@ -187,15 +187,11 @@ func run(o leg) (*result, error) {
 		script = "slow:" + o.latency.String()
 	}
 	p := &fake.Provider{Script: script, RequestsPerMinute: rpm, TokenBucket: true, Burst: k.Burst, LimitHeaders: k.Headers, MaxRequests: 100}
-	stateCfg := fmt.Sprintf("{backend: file, dir: %s}", filepath.Join(tmp, "state"))
-	if o.state == "redis" {
-		rs, port, err := benchproc.StartRedis(tmp)
-		if err != nil {
-			return nil, err
-		}
-		defer benchproc.Stop(rs)
-		stateCfg = fmt.Sprintf("{backend: redis, url: redis://127.0.0.1:%d/0}", port)
+	stateCfg, stopState, err := benchproc.State(tmp, o.state)
+	if err != nil {
+		return nil, err
 	}
+	defer stopState()
 	fl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
