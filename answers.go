@@ -1,9 +1,11 @@
 package sluice
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,11 +47,12 @@ func (c *call) remember(key string) (resp *http.Response, err error, done bool) 
 	if err := idempotency.CheckValue(key); err != nil {
 		return nil, fmt.Errorf("sluice: Idempotency-Key: %w", err), true
 	}
-	scope := t.Provider
-	if scope == "" {
-		scope = c.req.URL.Host
+	scope := cmp.Or(t.AnswerScope, t.Provider, c.req.URL.Host)
+	caller := c.caller.ID
+	if caller == "" {
+		caller = callerNames.Caller(c.req.Header, c.req.URL)
 	}
-	id := idempotency.Key{Scope: scope, Caller: callerNames.Caller(c.req.Header, c.req.URL), Value: key}.ID()
+	id := idempotency.Key{Scope: scope, Caller: caller, Value: key}.ID()
 	fp := idempotency.Fingerprint(c.req.Method, c.req.URL.Path, c.req.URL.Query(), c.in.Bytes)
 	total := c.policy.Timeout.Total
 	lease := total + min(total, 10*time.Second)
@@ -61,7 +64,8 @@ func (c *call) remember(key string) (resp *http.Response, err error, done bool) 
 		if ctxErr := c.timedOut(); ctxErr != nil {
 			return nil, ctxErr, true
 		}
-		return nil, nil, false // the store failed: the call runs as if it had no key
+		c.idem = IdempotencyStoreError // the store failed: the call runs as if it had no key
+		return nil, nil, false
 	}
 	switch res.Verdict {
 	case idempotency.Replay:
@@ -91,7 +95,7 @@ func (c *call) replay(a *idempotency.Answer) *http.Response {
 	}
 	line := Attempt{TS: time.Now(), RequestID: c.id, Attempt: 1, Policy: c.policy.Name, Provider: c.provider,
 		Model: c.model, Method: c.req.Method, Path: c.req.URL.Path, Status: a.Status, Outcome: OutcomeReplayed,
-		Breaker: "closed", BytesIn: int64(len(a.Body)), Stream: a.Stream, ReplayOf: a.RequestID, Priority: c.priority}
+		Breaker: "closed", BytesIn: int64(len(a.Body)), Stream: a.Stream, ReplayOf: a.RequestID, SavedUSD: a.CostUSD, Priority: c.caller.Priority}
 	c.t.Log.Write(&line)
 	if c.t.Observe != nil {
 		c.t.Observe(&line)
@@ -110,18 +114,48 @@ func (c *call) forget() {
 	}
 }
 
+// What became of the answer of a call with an Idempotency-Key, as its
+// log line's idempotency field says (Attempt.Idempotency).
+const (
+	// IdempotencyKept: the answer was kept, to be replayed.
+	IdempotencyKept = "kept"
+	// IdempotencyTooLarge: a whole 2xx answer longer than AnswerMax,
+	// handed over and not kept.
+	IdempotencyTooLarge = "too_large"
+	// IdempotencyCredential: a whole 2xx answer that holds a credential
+	// the request carried (an upstream that echoes it), not kept.
+	IdempotencyCredential = "credential"
+	// IdempotencyMarkLost: the call outlived its mark's lease, and another
+	// took the key: its answer was not kept.
+	IdempotencyMarkLost = "mark_lost"
+	// IdempotencyStoreError: the answer store failed, so the call ran as
+	// if it had no key (on its first line), or its answer was not kept
+	// (on its last).
+	IdempotencyStoreError = "store_error"
+)
+
 // keepAnswer keeps the answer b handed over, read whole to its end: its
 // status, content headers and every byte (a stream's events in order).
 // Anything else clears the mark, as does an answer that holds one of the
-// request's credentials (an upstream that echoes the request): nothing
-// kept holds a credential.
+// credentials its request carried (an upstream that echoes the request):
+// nothing kept holds a credential. What became of it goes on the line of
+// b's attempt, which is written next.
 func (c *call) keepAnswer(b *body) {
 	m := c.mark
 	if m == nil {
 		return
 	}
 	c.mark = nil
-	if b.a.rec.Outcome != OutcomeOK || b.keptOver || c.secrets.In(b.kept) {
+	switch {
+	case b.a.rec.Outcome != OutcomeOK:
+		c.t.Answers.Release(*m)
+		return
+	case b.keptOver:
+		c.idem = IdempotencyTooLarge
+	case c.secrets.In(b.kept) || (b.keyed != nil && callerNames.Secrets(b.keyed, nil).In(b.kept)):
+		c.idem = IdempotencyCredential
+	}
+	if c.idem != "" {
 		c.t.Answers.Release(*m)
 		return
 	}
@@ -131,21 +165,34 @@ func (c *call) keepAnswer(b *body) {
 	}
 	a := &idempotency.Answer{Status: b.status, Header: idempotency.ContentHeaders(b.header),
 		Body: b.kept, Stream: b.stream, RequestID: c.id, CostUSD: c.cost}
-	if err := c.t.Answers.Keep(*m, a, ttl, time.Now()); err != nil {
-		c.t.Answers.Release(*m)
+	switch err := c.t.Answers.Keep(*m, a, ttl, time.Now()); {
+	case err == nil:
+		c.idem = IdempotencyKept
+		return
+	case errors.Is(err, idempotency.ErrTooLarge):
+		c.idem = IdempotencyTooLarge
+	case errors.Is(err, idempotency.ErrMarkLost):
+		c.idem = IdempotencyMarkLost
+	default:
+		c.idem = IdempotencyStoreError
 	}
+	c.t.Answers.Release(*m)
 }
 
-// maxKeptAnswer bounds the answer a Transport keeps in memory to keep it:
-// a longer one is handed over, not kept.
-const maxKeptAnswer = idempotency.DefaultMaxAnswer
+// answerMax is the longest answer the Transport keeps.
+func (t *Transport) answerMax() int {
+	if t.AnswerMax > 0 {
+		return int(min(t.AnswerMax, math.MaxInt32))
+	}
+	return idempotency.DefaultMaxAnswer
+}
 
 // keep notes bytes handed to the caller, for an answer to keep.
 func (b *body) keep(p []byte) {
 	if b.keptOver {
 		return
 	}
-	if len(b.kept)+len(p) > maxKeptAnswer {
+	if len(b.kept)+len(p) > b.a.call.t.answerMax() {
 		b.kept, b.keptOver = nil, true
 		return
 	}

@@ -89,7 +89,7 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		TS: a.start, RequestID: c.id, Attempt: n, Policy: pol.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
-		QueuedMS: ms(c.queued), Key: c.keyID, Target: c.target, Priority: c.priority,
+		QueuedMS: ms(c.queued), Key: c.keyID, Target: c.target, Priority: c.caller.Priority,
 	}
 	c.queued = 0
 	c.begin(a)
@@ -234,6 +234,9 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	c.stamp(resp)
 	if c.mark != nil && resp.StatusCode/100 == 2 { // an answer to keep: b captures what the caller reads
 		b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
+		if c.keyID != "" && resp.Request != nil {
+			b.keyed = resp.Request.Header // the pool's key, which the caller's request did not carry
+		}
 	}
 	a.handed.Store(true)
 	return resp, verdict{}, nil

@@ -37,7 +37,8 @@ type body struct {
 	status   int
 	header   http.Header
 	kept     []byte
-	keptOver bool // longer than maxKeptAnswer: not kept
+	keptOver bool        // longer than the Transport's AnswerMax: not kept
+	keyed    http.Header // the attempt's request header, when it carried a pool's key
 
 	events   dialect.Stream // a stream's events as handed to the caller
 	terminal atomic.Bool    // the stream's terminal event was handed to the caller
@@ -161,18 +162,6 @@ func (e *heldError) Unwrap() error { return e.te }
 
 var errBodyClosed = errors.New("sluice: read on closed response body")
 
-// Judgment is how a call whose answer was handed over ended: what
-// Body.OnEnd is told.
-type Judgment struct {
-	// Outcome is the outcome on its last attempt's line: OutcomeOK for a
-	// whole answer (a body read to its end, a stream whose terminal event
-	// came).
-	Outcome Outcome
-	// CostUSD is what the call's attempts cost, as the Meter priced them
-	// (0 without one).
-	CostUSD float64
-}
-
 func isTimeoutOrCancel(err error) bool {
 	return errors.Is(err, ErrTimeout) || errors.Is(err, context.Canceled)
 }
@@ -226,13 +215,10 @@ func (b *body) end(err error) {
 		r.CostUSD, a.call.usedTokens = b.meterEnd()
 		a.call.cost += r.CostUSD
 	}
-	a.call.record(a)
 	if b.capture {
-		a.call.keepAnswer(b)
+		a.call.keepAnswer(b) // before the line, which says what became of it
 	}
-	if f := a.call.in.OnEnd; f != nil {
-		f(Judgment{Outcome: r.Outcome, CostUSD: a.call.cost})
-	}
+	a.call.record(a)
 }
 
 // judge returns the log outcome and the breaker outcome of a finished body.

@@ -58,7 +58,7 @@ type call struct {
 	// Rate limits (limiter.go).
 	queued     time.Duration          // how long the next attempt waited for its slot
 	limitDone  func(usedTokens int64) // the Limiter's, for the current attempt
-	priority   Priority               // the call's, from its context or its policy
+	caller     Caller                 // who calls, its priority resolved (priority.go)
 	usedTokens int64                  // what the current attempt's answer used, as the Meter read it
 
 	// The pool of keys (keys.go).
@@ -71,6 +71,7 @@ type call struct {
 	// request carried, never kept in an answer.
 	mark    *idempotency.Mark
 	secrets credential.Secrets
+	idem    string // what became of its answer, for the next line (Attempt.Idempotency)
 
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds
@@ -104,6 +105,7 @@ func (t *Transport) newCall(req *http.Request, b Body) *call {
 	if pr.Model != "" {
 		c.in.Model = pr.Model // the path's model is the one served
 	}
+	c.caller = resolve(b.Caller, c.policy)
 	c.header = req.Header
 	c.id = requestID(req.Header)
 	if c.id == "" {
@@ -186,6 +188,7 @@ func (c *call) abandon() {
 func (c *call) record(a *attempt) {
 	defer a.endSpan()
 	r := &a.rec
+	r.Idempotency, c.idem = c.idem, ""
 	c.t.Log.Write(r)
 	if c.t.Observe != nil {
 		c.t.Observe(r)

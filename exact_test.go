@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -126,7 +127,7 @@ func TestEveryWayOutGivesSlotBack(t *testing.T) {
 // refusingMeter refuses every call.
 type refusingMeter struct{}
 
-func (refusingMeter) Reserve(*http.Request, string, []string, int, int64, time.Duration) (float64, func(float64), error) {
+func (refusingMeter) Reserve(hook.Ask) (float64, func(float64), error) {
 	return 0, nil, errors.New("over budget")
 }
 
@@ -377,7 +378,7 @@ type holdMeter struct {
 	refuse bool
 }
 
-func (m *holdMeter) Reserve(*http.Request, string, []string, int, int64, time.Duration) (float64, func(float64), error) {
+func (m *holdMeter) Reserve(hook.Ask) (float64, func(float64), error) {
 	if m.refuse {
 		return 0, nil, errors.New("over budget")
 	}

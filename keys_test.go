@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 )
 
@@ -26,10 +27,10 @@ type stubKeys struct {
 	refuse  error
 }
 
-func (k *stubKeys) Take(ctx context.Context, provider, model string, maxWait time.Duration) (string, func(http.Header), error) {
+func (k *stubKeys) Take(ctx context.Context, ask hook.Ask) (string, func(http.Header), error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.models = append(k.models, provider+" "+model)
+	k.models = append(k.models, ask.Provider+" "+ask.Model)
 	if k.refuse != nil {
 		return "", nil, k.refuse
 	}
@@ -41,12 +42,13 @@ func (k *stubKeys) Take(ctx context.Context, provider, model string, maxWait tim
 	return "", nil, rateLimited{}
 }
 
-func (k *stubKeys) Learn(provider, model, id string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+func (k *stubKeys) Learn(ans hook.Answer) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.learned = append(k.learned, id+" "+http.StatusText(status))
-	k.models, k.sent = append(k.models, provider+" "+model), append(k.sent, sent)
-	if status != 429 {
+	id := ans.Key
+	k.learned = append(k.learned, id+" "+http.StatusText(ans.Status))
+	k.models, k.sent = append(k.models, ans.Provider+" "+ans.Model), append(k.sent, ans.Sent)
+	if ans.Status != 429 {
 		return false
 	}
 	if k.paused == nil {

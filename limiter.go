@@ -7,23 +7,24 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // Limiter keeps the attempts of a Transport under rate limits by making
 // each wait for its turn, and learns from each answer when the provider
 // says to hold off. Package limit provides one, limit.Limiter; the engine
-// knows it only through these two methods, in standard types and package
-// dialect's, so that neither depends on the other.
+// knows it only through these two methods, in the values of package hook,
+// so that neither depends on the other.
 type Limiter interface {
 	// Wait is called before each attempt, before the breaker is asked,
-	// with the attempt's context, the caller's request, the provider and
-	// model of the current target, the size of the body, the max_tokens it
-	// names (0 if none) and the longest the attempt may wait. It returns
-	// once the attempt may go, with how long it waited and done, which the
-	// Transport calls once when the attempt ends (nil: nothing to call),
-	// with the tokens the Meter read from its answer (see Meter.Count), or
-	// 0 when none was read: the estimate stands.
+	// with the attempt's context and what it asks: its caller (priority
+	// resolved), the provider and model of the current target, the size
+	// of the body, the max_tokens it names (0 if none) and the longest it
+	// may wait (MaxWait). It returns once the attempt may go, with how
+	// long it waited and done, which the Transport calls once when the
+	// attempt ends (nil: nothing to call), with the tokens the Meter read
+	// from its answer (see Meter.Count), or 0 when none was read: the
+	// estimate stands.
 	//
 	// An error refuses the attempt: a refused first attempt ends the call
 	// with that error and one log line of outcome rate_limited; a refused
@@ -31,15 +32,15 @@ type Limiter interface {
 	// method Class() string, that names the refusal in the line's error
 	// field (else "rate_limited"); the context's own error is returned as
 	// it is.
-	Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error)
+	Wait(ctx context.Context, ask hook.Ask) (waited time.Duration, done func(usedTokens int64), err error)
 
-	// Learn is told the answer of every attempt that got one: the dialect
-	// of the call (never nil), which reads the rate-limit windows in its
-	// header, when the attempt was sent (after its wait), its status, its
-	// header, whether it is a 429 for a used-up quota (not a rate limit),
-	// and the wait a 429's Retry-After asks for (0 if none, or if the
-	// answer is not a 429).
-	Learn(d dialect.Dialect, provider, model string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration)
+	// Learn is told the answer of every attempt that got one and used no
+	// pool's key (see Keys.Learn): the dialect of the call (never nil),
+	// which reads the rate-limit windows in its header, when the attempt
+	// was sent (after its wait), its status and header, whether it is a
+	// 429 for a used-up quota (not a rate limit), and the wait a 429's
+	// Retry-After asks for (0 if none, or if the answer is not a 429).
+	Learn(ans hook.Answer)
 }
 
 // OutcomeRateLimited is the outcome of a call the Limiter refused: it
@@ -52,8 +53,7 @@ const OutcomeRateLimited Outcome = "rate_limited"
 // back first: a call holds at most one.
 func (c *call) admit() error {
 	c.limitEnd()
-	maxWait := c.queueLimit()
-	waited, done, err := c.t.Limiter.Wait(c.ctx, c.req, c.provider, c.model, len(c.body), c.in.MaxTokens, maxWait)
+	waited, done, err := c.t.Limiter.Wait(c.ctx, c.ask())
 	c.queued, c.limitDone = waited, done
 	if err == nil {
 		return nil
@@ -90,6 +90,19 @@ func (c *call) breakerState() breaker.State {
 		return breaker.Closed
 	}
 	return rec.State
+}
+
+// ask is what the next attempt asks the Limiter and the Keys: its caller,
+// its target, its size and how long it may wait.
+func (c *call) ask() hook.Ask {
+	return hook.Ask{Caller: c.caller, Provider: c.provider, Model: c.model,
+		BodyBytes: len(c.body), MaxTokens: c.in.MaxTokens, MaxWait: c.queueLimit(), Total: c.policy.Timeout.Total}
+}
+
+// answer is what attempt a's answer tells the Limiter or the Keys.
+func (c *call) answer(a *attempt, status int, h http.Header, v verdict, wait time.Duration) hook.Answer {
+	return hook.Answer{Dialect: c.d, Provider: c.provider, Model: c.model, Key: c.keyID, Sent: a.start,
+		Status: status, Header: h, Quota: v.class == classQuota, RetryAfter: wait}
 }
 
 // queueLimit is the longest the next attempt may wait for a slot: the
@@ -133,5 +146,5 @@ func (c *call) learn(a *attempt, status int, h http.Header, v verdict) {
 		c.learnKey(a, status, h, v, wait)
 		return
 	}
-	c.t.Limiter.Learn(c.d, c.provider, c.model, a.start, status, v.class == classQuota, h, wait)
+	c.t.Limiter.Learn(c.answer(a, status, h, v, wait))
 }

@@ -3,7 +3,6 @@ package sluice
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -44,9 +44,9 @@ type stubLearn struct {
 	retryAfter time.Duration
 }
 
-func (l *stubLimiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (time.Duration, func(int64), error) {
+func (l *stubLimiter) Wait(ctx context.Context, ask hook.Ask) (time.Duration, func(int64), error) {
 	l.mu.Lock()
-	l.waits = append(l.waits, stubWait{provider, model, bodyBytes, maxTokens, maxWait, 0})
+	l.waits = append(l.waits, stubWait{ask.Provider, ask.Model, ask.BodyBytes, ask.MaxTokens, ask.MaxWait, 0})
 	n := len(l.waits)
 	if l.events != nil {
 		*l.events = append(*l.events, "wait")
@@ -70,10 +70,10 @@ func (l *stubLimiter) Wait(ctx context.Context, req *http.Request, provider, mod
 	}, nil
 }
 
-func (l *stubLimiter) Learn(d dialect.Dialect, provider, model string, _ time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) {
+func (l *stubLimiter) Learn(ans hook.Answer) {
 	l.mu.Lock()
-	l.learned = append(l.learned, stubLearn{status, quota, retryAfter})
-	l.kinds = append(l.kinds, d.Kind())
+	l.learned = append(l.learned, stubLearn{ans.Status, ans.Quota, ans.RetryAfter})
+	l.kinds = append(l.kinds, ans.Dialect.Kind())
 	l.mu.Unlock()
 }
 
@@ -323,7 +323,7 @@ func TestLimiterCancelWhileQueued(t *testing.T) {
 // stubMeter records the order of its reservations.
 type stubMeter struct{ events *[]string }
 
-func (m *stubMeter) Reserve(*http.Request, string, []string, int, int64, time.Duration) (float64, func(float64), error) {
+func (m *stubMeter) Reserve(hook.Ask) (float64, func(float64), error) {
 	*m.events = append(*m.events, "reserve")
 	return -1, nil, nil
 }

@@ -53,6 +53,16 @@ type Attempt struct {
 	// omitted on other lines.
 	ReplayOf string `json:"replay_of,omitempty"`
 
+	// SavedUSD is, on the line of a call answered from a kept answer, what
+	// the call that answered first cost: what the replay did not spend.
+	SavedUSD float64 `json:"saved_usd,omitempty"`
+
+	// Idempotency is, on a line of a call with an Idempotency-Key, what
+	// became of its answer (IdempotencyKept, IdempotencyTooLarge, …): on
+	// the last line of a call whose whole 2xx answer was handed over, and
+	// on the first of a call the answer store failed. Omitted otherwise.
+	Idempotency string `json:"idempotency,omitempty"`
+
 	// Refused is, on the line of a refused call, how many refused calls
 	// that line stands for (see above); 0, and omitted, on other lines.
 	Refused int `json:"refused,omitempty"`
@@ -240,6 +250,14 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"replay_of":`...)
 		dst = appendString(dst, a.ReplayOf)
 	}
+	if a.SavedUSD != 0 {
+		dst = append(dst, `,"saved_usd":`...)
+		dst = strconv.AppendFloat(dst, a.SavedUSD, 'f', -1, 64)
+	}
+	if a.Idempotency != "" {
+		dst = append(dst, `,"idempotency":`...)
+		dst = appendString(dst, a.Idempotency)
+	}
 	if len(a.RefusedIDs) > 0 {
 		dst = append(dst, `,"refused_ids":[`...)
 		for i, id := range a.RefusedIDs {
@@ -396,7 +414,7 @@ func (c *call) logUnsent(key string, n int, outcome Outcome, class string, state
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
-		Outcome: outcome, Error: class, Breaker: state.String(), Target: c.target, Priority: c.priority,
+		Outcome: outcome, Error: class, Breaker: state.String(), Target: c.target, Priority: c.caller.Priority,
 	}
 	c.t.Log.WriteRefused(key, &a)
 	if c.t.Observe != nil {

@@ -2,21 +2,21 @@ package sluice
 
 import (
 	"errors"
-	"net/http"
-	"time"
+
+	"github.com/sluice-llm/sluice/hook"
 
 	"github.com/sluice-llm/sluice/dialect"
 )
 
 // Meter caps and prices the calls of a Transport. Package spend provides
 // one, spend.Meter; the engine knows it only through these two methods, in
-// standard types and the dialect of the call, so that neither depends on
-// the other.
+// the values of package hook and the dialect of the call, so that neither
+// depends on the other.
 type Meter interface {
-	// Reserve is called once before a call's first attempt, with the
-	// request, the provider, the models the call may reach (the request's
-	// first, then each fallback's), the size of the body, the max_tokens it
-	// names (0 if none) and the call's total timeout. It returns what is
+	// Reserve is called once before a call's first attempt, with what it
+	// asks: its caller, the provider, the models it may reach (Models: the
+	// request's first, then each fallback's), the size of the body, the
+	// max_tokens it names (0 if none) and its total timeout. It returns what is
 	// left under the tightest cap, in USD (negative when none applies), and
 	// settle, which the Transport calls once, when the call ends, with what
 	// its attempts cost (nil when there is nothing to settle).
@@ -26,7 +26,7 @@ type Meter interface {
 	// method Class() string, that names the refusal in the line's error
 	// field (else "budget_exhausted"); if it has a method Refuser() string,
 	// the refusals of one refuser are folded into one line a second.
-	Reserve(req *http.Request, provider string, models []string, bodyBytes int, maxTokens int64, ttl time.Duration) (remaining float64, settle func(costUSD float64), err error)
+	Reserve(ask hook.Ask) (remaining float64, settle func(costUSD float64), err error)
 
 	// Count is called for each attempt whose answer is handed to the
 	// caller, with the dialect the call speaks, in which the answer reports
@@ -49,7 +49,8 @@ func (c *call) reserve() error {
 			models = append(models, tg.Model)
 		}
 	}
-	remaining, settle, err := t.Meter.Reserve(c.req, c.provider, models, len(c.in.Bytes), c.in.MaxTokens, c.policy.Timeout.Total)
+	remaining, settle, err := t.Meter.Reserve(hook.Ask{Caller: c.caller, Provider: c.provider, Models: models,
+		BodyBytes: len(c.in.Bytes), MaxTokens: c.in.MaxTokens, Total: c.policy.Timeout.Total})
 	if err != nil {
 		return err
 	}

@@ -2,40 +2,37 @@ package sluice
 
 import (
 	"context"
-	"net/http"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/sluice-llm/sluice/dialect"
-	"github.com/sluice-llm/sluice/internal/priority"
+	"github.com/sluice-llm/sluice/hook"
 )
 
-// prioLimiter records the priority each Wait's context carries.
-type prioLimiter struct{ seen []string }
+// prioLimiter records the caller each Wait is asked for.
+type prioLimiter struct{ seen []hook.Caller }
 
-func (l *prioLimiter) Wait(ctx context.Context, _ *http.Request, _, _ string, _ int, _ int64, _ time.Duration) (time.Duration, func(int64), error) {
-	l.seen = append(l.seen, priority.From(ctx))
+func (l *prioLimiter) Wait(_ context.Context, ask hook.Ask) (time.Duration, func(int64), error) {
+	l.seen = append(l.seen, ask.Caller)
 	return time.Millisecond, nil, nil
 }
 
-func (l *prioLimiter) Learn(dialect.Dialect, string, string, time.Time, int, bool, http.Header, time.Duration) {
-}
+func (l *prioLimiter) Learn(hook.Answer) {}
 
 // A call's priority is its context's (WithPriority), else its policy's,
-// else interactive: the Limiter reads it from the context it is given,
-// and the attempt's line says it.
+// else interactive: the Limiter is asked with it, and the attempt's line
+// says it.
 func TestPriorityReachesLimiterAndLog(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		policy Priority
 		ctx    Priority
-		limit  string // what the Limiter reads ("" is interactive)
-		want   string
+		want   Priority
 	}{
-		{"default", "", "", "", "interactive"},
-		{"nightly policy", PriorityBatch, "", "batch", "batch"},
-		{"context over policy", PriorityBatch, PriorityInteractive, "interactive", "interactive"},
-		{"context batch", PriorityInteractive, PriorityBatch, "batch", "batch"},
+		{"default", "", "", "interactive"},
+		{"nightly policy", PriorityBatch, "", "batch"},
+		{"context over policy", PriorityBatch, PriorityInteractive, "interactive"},
+		{"context batch", PriorityInteractive, PriorityBatch, "batch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := fastPolicy()
@@ -52,16 +49,42 @@ func TestPriorityReachesLimiterAndLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			readAll(t, resp)
-			if len(lim.seen) != 1 || lim.seen[0] != tc.limit {
-				t.Errorf("the Limiter read %q, want %q", lim.seen, tc.limit)
+			if len(lim.seen) != 1 || lim.seen[0] != (Caller{Priority: tc.want}) {
+				t.Errorf("the Limiter was asked for %v, want %s", lim.seen, tc.want)
 			}
 			lines := r.lines()
-			if len(lines) != 1 || lines[0]["priority"] != tc.want {
+			if len(lines) != 1 || lines[0]["priority"] != string(tc.want) {
 				t.Fatalf("lines %v, want one with priority %s", lines, tc.want)
 			}
 		})
 	}
 	if Nightly().Priority != PriorityBatch || Interactive().WithDefaults().Priority != PriorityInteractive || (Policy{}).WithDefaults().Priority != PriorityInteractive {
 		t.Error("Nightly's priority is not batch, or Interactive's (or the zero Policy's) not interactive")
+	}
+}
+
+// Send's caller is Body.Caller, whatever the request's context says: its
+// ID and priority reach the Limiter as they are given, and the context's
+// caller (WithCaller) is RoundTrip's alone.
+func TestSendCallerReachesLimiter(t *testing.T) {
+	r := newRig(t, "200", fastPolicy())
+	lim := &prioLimiter{}
+	r.tr.Limiter = lim
+	body := `{"model":"gpt-4o-mini","messages":[]}`
+	req := r.request("/v1/chat/completions", body)
+	req = req.WithContext(WithCaller(req.Context(), Caller{ID: "from-context", Priority: PriorityInteractive}))
+	resp, err := r.tr.Send(req, Body{Bytes: []byte(body), Model: "gpt-4o-mini", Caller: Caller{ID: "alice", Priority: PriorityBatch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	resp, err = r.tr.RoundTrip(r.request("/v1/chat/completions", body).WithContext(WithCaller(context.Background(), Caller{ID: "bob"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	want := []Caller{{ID: "alice", Priority: PriorityBatch}, {ID: "bob", Priority: PriorityInteractive}}
+	if !slices.Equal(lim.seen, want) {
+		t.Errorf("the Limiter was asked for %v, want %v", lim.seen, want)
 	}
 }

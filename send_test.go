@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // okBase answers every request 200 with a small JSON body, after reading
@@ -79,8 +79,8 @@ type recordingMeter struct {
 	maxTokens int64
 }
 
-func (m *recordingMeter) Reserve(_ *http.Request, _ string, models []string, bodyBytes int, maxTokens int64, _ time.Duration) (float64, func(float64), error) {
-	m.models, m.bodyBytes, m.maxTokens = models, bodyBytes, maxTokens
+func (m *recordingMeter) Reserve(ask hook.Ask) (float64, func(float64), error) {
+	m.models, m.bodyBytes, m.maxTokens = ask.Models, ask.BodyBytes, ask.MaxTokens
 	return -1, nil, nil
 }
 
@@ -149,65 +149,5 @@ func TestSendWithoutBody(t *testing.T) {
 	resp.Body.Close()
 	if len(got) != 0 || length != 0 {
 		t.Errorf("Send with no body sent %q (ContentLength %d)", got, length)
-	}
-}
-
-// Body.OnEnd is the end of a call, told once: a body read to its end is
-// OutcomeOK, told before the Read that returns io.EOF returns; a stream
-// closed before its terminal event is not OK, told before Close returns;
-// a call Send ends with an error is never told.
-func TestSendOnEnd(t *testing.T) {
-	p := fastPolicy()
-	for _, tt := range []struct {
-		name, script string
-		stream       bool
-		read         bool // read to the end, else close after the first Read
-		want         Outcome
-		told         int
-	}{
-		{"whole", "200", false, true, OutcomeOK, 1},
-		{"stream closed early", "stream:stall-after=2", true, false, "", 1},
-		{"error", "400", false, true, "", 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, tt.script, p)
-			var told []Judgment
-			body := `{"model":"gpt-4o-mini","messages":[]}`
-			if tt.stream {
-				body = `{"model":"gpt-4o-mini","stream":true,"messages":[]}`
-			}
-			resp, err := r.tr.Send(r.request("/v1/chat/completions", body), Body{Bytes: []byte(body), Model: "gpt-4o-mini",
-				OnEnd: func(j Judgment) { told = append(told, j) }})
-			if err != nil || resp.StatusCode >= 400 {
-				if err == nil {
-					readAll(t, resp)
-				}
-				if len(told) != tt.told {
-					t.Fatalf("%v: told %v, want %d times", err, told, tt.told)
-				}
-				return
-			}
-			if tt.read {
-				buf := make([]byte, 512)
-				for {
-					if _, err := resp.Body.Read(buf); err != nil {
-						break
-					}
-				}
-				if len(told) != 1 || told[0].Outcome != tt.want {
-					t.Fatalf("after the last Read: told %v, want once with %s", told, tt.want)
-				}
-				resp.Body.Close()
-			} else {
-				resp.Body.Read(make([]byte, 64))
-				resp.Body.Close()
-				if len(told) != 1 || told[0].Outcome == OutcomeOK {
-					t.Fatalf("after Close: told %v, want once, not ok", told)
-				}
-			}
-			if len(told) != tt.told {
-				t.Errorf("told %d times, want %d", len(told), tt.told)
-			}
-		})
 	}
 }

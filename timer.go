@@ -25,7 +25,6 @@ func (c *call) startClock(parent context.Context) {
 	// testing/synctest bubbles, which a timer must not.
 	c.timer = time.AfterFunc(total, c.fire)
 	c.trace.WroteRequest = c.wroteRequest
-	c.priority, parent = priorityOf(parent, c.policy)
 	c.ctx = httptrace.WithClientTrace(parent, &c.trace)
 }
 

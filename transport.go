@@ -131,6 +131,17 @@ type Transport struct {
 	// AnswerTTL is how long Answers keeps an answer. If zero, 24h.
 	AnswerTTL time.Duration
 
+	// AnswerMax is the longest answer Answers keeps, in bytes: a longer
+	// one is handed over whole and not kept. If zero, 8 MiB
+	// (idempotency.DefaultMaxAnswer).
+	AnswerMax int64
+
+	// AnswerScope names this Transport's calls in a kept answer's
+	// identity, with the caller (Body.Caller's ID, else the credentials
+	// the request carries) and the key. If empty, Provider, else the
+	// request's host. A gateway gives each route its own.
+	AnswerScope string
+
 	// RetryBudget caps the retries of the calls to Provider, shared with
 	// every Transport that calls it. If nil, a budget private to this
 	// Transport.
@@ -262,7 +273,7 @@ func (t *Transport) BreakerName(provider, model string) string {
 // differently is not sent: the error matches ErrAmbiguousBody.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	var b Body
+	b := Body{Caller: callerOf(req.Context())}
 	if req.Body != nil && req.Body != http.NoBody {
 		buf, err := readBody(req)
 		req.Body.Close()
@@ -273,7 +284,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if errors.Is(err, request.ErrAmbiguous) {
 			return nil, err
 		}
-		b = Body{Bytes: buf, Model: f.Model, MaxTokens: f.MaxTokens}
+		b.Bytes, b.Model, b.MaxTokens = buf, f.Model, f.MaxTokens
 	}
 	return t.Send(req, b)
 }
@@ -300,14 +311,13 @@ type Body struct {
 	// reserves for. If zero, the body names none.
 	MaxTokens int64
 
-	// OnEnd, if set, is told how the call ended once the answer Send
-	// handed over is done: its body read to its end or closed. It is
-	// called once, after the last attempt's log line, before that Read
-	// or Close returns; never for a call Send ends with an error, nor for
-	// a failure it hands over after its retries (its body in memory). A
-	// server that keeps answers (Idempotency-Key) keeps one only when it
-	// is told OutcomeOK.
-	OnEnd func(Judgment)
+	// Caller is who makes the call: Caller.ID names it for the budgets
+	// and rate limits scoped per caller and in a kept answer's identity
+	// (if empty, the Meter and the Limiter see the anonymous caller, and
+	// a kept answer is named by the credentials the request carries);
+	// Caller.Priority ranks it where it waits for a slot (if empty, the
+	// policy's).
+	Caller Caller
 }
 
 // Send makes the call req describes with body b, retrying as the policy

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkWait(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				_, done, err := l.Wait(ctx, nil, "openai", "gpt-4o", 400, 100, time.Second)
+				_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "gpt-4o", BodyBytes: 400, MaxTokens: 100, MaxWait: time.Second})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -59,11 +60,11 @@ func BenchmarkWaitConcurrent(b *testing.B) {
 			}
 			l := &Limiter{Store: st, Limits: []Limit{{Name: "conc", Concurrent: 64}}}
 			ctx := context.Background()
-			l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, time.Second) // the record made and mapped: one slot held throughout
+			l.Wait(ctx, hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: time.Second}) // the record made and mapped: one slot held throughout
 			calls := state.Syscalls()
 			b.ReportAllocs()
 			for b.Loop() {
-				_, done, err := l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, time.Second)
+				_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: time.Second})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -98,7 +99,7 @@ func BenchmarkWaitLearned(b *testing.B) {
 				ctx := context.Background()
 				b.ReportAllocs()
 				for b.Loop() {
-					_, done, err := l.Wait(ctx, nil, "openai", "gpt-4o", 400, 100, time.Second)
+					_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "gpt-4o", BodyBytes: 400, MaxTokens: 100, MaxWait: time.Second})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -138,7 +139,7 @@ func BenchmarkLearn(b *testing.B) {
 			l := &Limiter{Store: NewMemory()}
 			b.ReportAllocs()
 			for b.Loop() {
-				l.Learn(c.d, "p", "m", time.Time{}, http.StatusOK, false, c.h, 0)
+				l.Learn(hook.Answer{Dialect: c.d, Provider: "p", Model: "m", Status: http.StatusOK, Header: c.h})
 			}
 		})
 	}

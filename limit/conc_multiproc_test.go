@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -43,7 +44,7 @@ func runConcChild(dir, mode string) int {
 	in := bufio.NewReader(os.Stdin)
 	if mode == "hold" {
 		for range 2 {
-			if _, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0); err != nil {
+			if _, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m"}); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 2
 			}
@@ -60,7 +61,7 @@ func runConcChild(dir, mode string) int {
 	for range concChildGoroutines {
 		wg.Go(func() {
 			for range concChildCalls {
-				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+				_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					return
@@ -194,11 +195,11 @@ func TestMultiProcessCrashGivesBack(t *testing.T) {
 			defer f.Close()
 			l := &Limiter{Store: f, Limits: concLimit(3)}
 			ctx := context.Background()
-			_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+			_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 			if err != nil {
 				t.Fatalf("the 3rd slot: %v", err)
 			}
-			if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0); !errors.Is(err, ErrLimited) {
+			if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"}); !errors.Is(err, ErrLimited) {
 				t.Fatalf("a 4th slot while the child holds 2: %v, want refused", err)
 			}
 			done(0)
@@ -215,7 +216,7 @@ func TestMultiProcessCrashGivesBack(t *testing.T) {
 			}
 			start := time.Now()
 			for i := range 3 {
-				if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, maxWait); err != nil {
+				if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: maxWait}); err != nil {
 					t.Fatalf("slot %d after the kill: %v", i, err)
 				}
 			}

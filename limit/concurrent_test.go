@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 )
 
@@ -40,7 +41,7 @@ func runQueue(t *testing.T, l *Limiter, holds []time.Duration) ([]admission, int
 	var wg sync.WaitGroup
 	for i, hold := range holds {
 		wg.Go(func() {
-			waited, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+			waited, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			if err != nil {
 				t.Errorf("call %d: %v", i, err)
 				return
@@ -110,8 +111,8 @@ func TestConcurrentTwoFreedAtOnce(t *testing.T) {
 		other := &Limiter{Store: st, Limits: concLimit(2)}
 		l := &Limiter{Store: st, Limits: concLimit(2)}
 		ctx := context.Background()
-		_, done1, err1 := other.Wait(ctx, nil, "openai", "m", 0, 0, 0)
-		_, done2, err2 := other.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+		_, done1, err1 := other.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
+		_, done2, err2 := other.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
@@ -119,7 +120,7 @@ func TestConcurrentTwoFreedAtOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 2 {
 			wg.Go(func() {
-				w, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+				w, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 				if err != nil {
 					t.Error(err)
 					return
@@ -152,7 +153,7 @@ func TestConcurrentQueueOrderWhenPolling(t *testing.T) {
 		ctx := context.Background()
 		var dones []func(int64)
 		for range 6 {
-			_, done, err := other.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+			_, done, err := other.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +166,7 @@ func TestConcurrentQueueOrderWhenPolling(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 6 {
 			wg.Go(func() {
-				_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+				_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 				if err != nil {
 					t.Error(err)
 					return
@@ -208,7 +209,7 @@ func TestConcurrentStats(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 7 {
 			wg.Go(func() {
-				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+				_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 				if err != nil {
 					t.Error(err)
 					return
@@ -242,13 +243,13 @@ func TestConcurrentRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: concLimit(1)}
 		ctx := context.Background()
-		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+		_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
 		for _, maxWait := range []time.Duration{0, 2 * time.Second} {
-			waited, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, maxWait)
+			waited, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: maxWait})
 			var e *Error
 			if !errors.As(err, &e) || !errors.Is(err, ErrLimited) || e.Key != concKey || e.Limit != "conc" || e.Wait != time.Second {
 				t.Fatalf("maxWait %v: %v, want an *Error of %s, limit conc, Wait 1s", maxWait, err, concKey)
@@ -265,7 +266,7 @@ func TestConcurrentRefused(t *testing.T) {
 			t.Errorf("%d refusals counted, want 2", st.Refused)
 		}
 		done(0)
-		if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0); err != nil {
+		if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"}); err != nil {
 			t.Errorf("after the holder ended: %v, want a slot at once", err)
 		}
 	})
@@ -278,7 +279,7 @@ func TestConcurrentCancelWhileQueued(t *testing.T) {
 	leaktest.Check(t)
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: concLimit(1)}
-		_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
+		_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,13 +290,13 @@ func TestConcurrentCancelWhileQueued(t *testing.T) {
 		var errA, errB error
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			_, _, errA = l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			_, _, errA = l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			cancelled = time.Since(start)
 		})
 		synctest.Wait()
 		wg.Go(func() {
 			var d func(int64)
-			_, d, errB = l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+			_, d, errB = l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			behind = time.Since(start)
 			if errB == nil {
 				d(0)
@@ -325,8 +326,8 @@ func TestConcurrentCancelWhileQueued(t *testing.T) {
 func TestConcurrentDoneTwice(t *testing.T) {
 	l := &Limiter{Limits: concLimit(2)}
 	ctx := context.Background()
-	_, doneA, errA := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
-	_, _, errB := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+	_, doneA, errA := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
+	_, _, errB := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
 	}
@@ -335,10 +336,10 @@ func TestConcurrentDoneTwice(t *testing.T) {
 	if n, _ := l.store().InFlight(concKey); n != 1 {
 		t.Fatalf("%d slots taken after one done called twice, want 1", n)
 	}
-	if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0); err != nil {
+	if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"}); err != nil {
 		t.Fatalf("the freed slot: %v", err)
 	}
-	if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0); !errors.Is(err, ErrLimited) {
+	if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"}); !errors.Is(err, ErrLimited) {
 		t.Fatalf("a third call while two hold the slots: %v, want refused", err)
 	}
 	if st := l.Stats()["conc"]; st.InFlight != 2 {
@@ -373,7 +374,7 @@ func TestConcurrentPausedWhileQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: concLimit(1)}
 		ctx := context.Background()
-		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+		_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,13 +383,13 @@ func TestConcurrentPausedWhileQueued(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			var d func(int64)
-			waited, d, werr = l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			waited, d, werr = l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			if werr == nil {
 				d(0)
 			}
 		})
 		time.Sleep(time.Second)
-		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, http.StatusTooManyRequests, false, nil, 5*time.Second)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "m", Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
 		time.Sleep(time.Second)
 		done(0)
 		synctest.Wait()
@@ -434,14 +435,14 @@ func TestConcurrentFallsBack(t *testing.T) {
 				}
 			}}
 			ctx := context.Background()
-			_, doneA, errA := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
-			_, _, errB := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
-			_, _, errC := l.Wait(ctx, nil, "openai", "m", 0, 0, 0)
+			_, doneA, errA := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
+			_, _, errB := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
+			_, _, errC := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"})
 			if errA != nil || errB != nil || !errors.Is(errC, ErrLimited) {
 				t.Fatalf("three calls under 2 in flight: %v, %v, %v; want 2 admitted, the third refused", errA, errB, errC)
 			}
 			doneA(0)
-			if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0); err != nil {
+			if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"}); err != nil {
 				t.Fatalf("after a done: %v", err)
 			}
 			if n, _ := l.local().InFlight(concKey); n != 2 {
@@ -462,7 +463,7 @@ func TestConcurrentNewcomerQueuesBehindWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: concLimit(1)}
 		ctx := context.Background()
-		_, doneA, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+		_, doneA, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,7 +475,7 @@ func TestConcurrentNewcomerQueuesBehindWaiter(t *testing.T) {
 			mu.Unlock()
 		}
 		go func() {
-			_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			if err != nil {
 				t.Error(err)
 				return
@@ -485,7 +486,7 @@ func TestConcurrentNewcomerQueuesBehindWaiter(t *testing.T) {
 		}()
 		synctest.Wait() // B waits for the slot A holds
 		doneA(0)
-		_, doneC, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute) // C arrives at once
+		_, doneC, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}) // C arrives at once
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,8 +35,7 @@
 // # Priorities
 //
 // A call is Interactive (a person waits on it) or Batch (nobody does):
-// its context says which (WithPriority, sluice.WithPriority; none is
-// Interactive). Wherever calls wait for a slot, a waiting Interactive call
+// its caller says which (hook.Caller.Priority; none is Interactive). Wherever calls wait for a slot, a waiting Interactive call
 // is admitted before any waiting Batch call, in every process and host
 // sharing the Store; a Batch call that has waited Limiter.PromoteAfter
 // (30 s unless set) is Interactive from then on, as if it came then, so a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/limit"
 )
 
@@ -33,10 +34,10 @@ func ExampleStep() {
 func ExampleLimiter_Wait() {
 	l := &limit.Limiter{Limits: []limit.Limit{{Name: "rpm", Requests: limit.Rate{Limit: 2, Per: time.Minute}}}}
 	ctx := context.Background()
-	_, done, err := l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, 0)
+	_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "gpt-4o"})
 	fmt.Println(err)
 	done(0)
-	_, _, err = l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, 0)
+	_, _, err = l.Wait(ctx, hook.Ask{Provider: "openai", Model: "gpt-4o"})
 	var e *limit.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Class(), e.Key, e.RetryAfter().Round(time.Second))

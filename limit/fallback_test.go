@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/rest"
 )
 
@@ -49,7 +50,7 @@ func TestWaitFallsBackWhenStoreFails(t *testing.T) {
 			Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 60, Per: time.Minute}}}}
 		ctx := context.Background()
 		for i, want := range []time.Duration{0, time.Second, time.Second} { // one a second, each call after the last
-			waited, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			waited, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			if err != nil || waited != want {
 				t.Fatalf("call %d: waited %v (%v), want exactly %v under the local limit", i, waited, err, want)
 			}
@@ -62,12 +63,12 @@ func TestWaitFallsBackWhenStoreFails(t *testing.T) {
 			t.Errorf("OnError told %d times, want 2 (at 0 s and at 1 s)", errs)
 		}
 		// A pause learned while the store is down holds in this process.
-		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, http.StatusTooManyRequests, false, nil, 10*time.Second)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "m", Status: http.StatusTooManyRequests, RetryAfter: 10 * time.Second})
 		if errs != 3 {
 			t.Errorf("OnError told %d times after Learn at 2 s, want 3", errs)
 		}
 		time.Sleep(3 * time.Second) // past the rate's next slot, 3 s into the pause
-		waited, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+		waited, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 		if err != nil || waited != 7*time.Second {
 			t.Errorf("after the pause: waited %v (%v), want exactly 7s (the rest of the 10s pause)", waited, err)
 		}
@@ -118,7 +119,7 @@ func TestStoreRestsAfterFailure(t *testing.T) {
 		ctx := context.Background()
 		wait := func() {
 			t.Helper()
-			_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute)
+			_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}

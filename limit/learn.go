@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // MaxPause is the longest pause Learn sets: a reset or Retry-After further
@@ -46,7 +47,8 @@ const MaxPause = time.Hour
 // is a learned bucket's interval (its next request is never further
 // away). A Store error goes to OnError: Learn is told after the fact and
 // has no caller to hand it to.
-func (l *Limiter) Learn(d dialect.Dialect, provider, model string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) {
+func (l *Limiter) Learn(ans hook.Answer) {
+	d, provider, model, sent, status, quota, h, retryAfter := ans.Dialect, ans.Provider, ans.Model, ans.Sent, ans.Status, ans.Quota, ans.Header, ans.RetryAfter
 	now := time.Now()
 	if sent.IsZero() {
 		sent = now

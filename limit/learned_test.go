@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // header returns a header of the pairs kv.
@@ -41,7 +42,7 @@ func admitTimes(ls []*Limiter, n int, model string, maxWait time.Duration) ([]ti
 	for i := range n {
 		l := ls[i%len(ls)]
 		wg.Go(func() {
-			_, done, err := l.Wait(context.Background(), nil, "openai", model, 0, 0, maxWait)
+			_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: model, MaxWait: maxWait})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -85,7 +86,7 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 					}
 				}()
 				ls := []*Limiter{{Store: a}, {Store: b}}
-				ls[0].Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusTooManyRequests, false, spent120(), time.Second)
+				ls[0].Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "gpt-4o", Status: http.StatusTooManyRequests, Header: spent120(), RetryAfter: time.Second})
 				ats, errs := admitTimes(ls, 20, "gpt-4o", time.Minute)
 				if len(errs) > 0 {
 					t.Fatalf("%d calls refused: %v", len(errs), errs[0])
@@ -116,8 +117,7 @@ func TestLearnedPauseReleasesPaced(t *testing.T) {
 func TestLearnedBucketFromHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
-		l.Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusOK, false,
-			header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "60", "x-ratelimit-reset-requests", "30s"), 0)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "gpt-4o", Status: http.StatusOK, Header: header("x-ratelimit-limit-requests", "120", "x-ratelimit-remaining-requests", "60", "x-ratelimit-reset-requests", "30s")})
 		ats, errs := admitTimes([]*Limiter{l}, 49, "gpt-4o", 0)
 		var e *Error
 		if len(ats) != 48 || ats[47] != 0 || len(errs) != 1 || !errors.As(errs[0], &e) || e.Key != "pause:openai/gpt-4o" || e.Limit != "pause" {
@@ -131,7 +131,7 @@ func TestLearnedBucketFromHeaders(t *testing.T) {
 		if w := time.Duration(r.Interval(1)); e.Wait != w {
 			t.Fatalf("the 49th would have waited %v, want one interval, %v", e.Wait, w)
 		}
-		waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute)
+		waited, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: time.Minute})
 		if err != nil || waited != time.Duration(r.Interval(1)) {
 			t.Fatalf("a call that may wait: waited %v (%v), want %v", waited, err, time.Duration(r.Interval(1)))
 		}
@@ -142,12 +142,12 @@ func TestLearnedBucketFromHeaders(t *testing.T) {
 		// Spent: the window says so, and the headroom goes: the next
 		// request one interval on, not a tenth of the window later.
 		time.Sleep(time.Minute)
-		l.Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusOK, false, spent120(), 0)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "gpt-4o", Status: http.StatusOK, Header: spent120()})
 		if n := l.Stats()["pause"].Paused; n != 0 {
 			t.Fatalf("%d pauses learned; a spent window whose bucket is learned pauses nothing", n)
 		}
 		r, _ = windowRate(120, 0, time.Minute)
-		if waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute); err != nil || waited != time.Duration(r.Interval(1)) {
+		if waited, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: time.Minute}); err != nil || waited != time.Duration(r.Interval(1)) {
 			t.Fatalf("after a spent window: waited %v (%v), want one interval, %v", waited, err, time.Duration(r.Interval(1)))
 		}
 	})
@@ -162,7 +162,7 @@ func TestLearnedScope(t *testing.T) {
 		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := &Limiter{SharedLimits: func(p string) bool { return shared && p == "openai" }}
-				l.Learn(dialect.OpenAI, "openai", "gpt-4o", time.Time{}, http.StatusTooManyRequests, false, spent120(), time.Second)
+				l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "gpt-4o", Status: http.StatusTooManyRequests, Header: spent120(), RetryAfter: time.Second})
 				ats, errs := admitTimes([]*Limiter{l}, 50, "gpt-4o-mini", time.Minute)
 				switch {
 				case len(errs) > 0:
@@ -172,7 +172,7 @@ func TestLearnedScope(t *testing.T) {
 				case shared && (ats[0] != time.Second || ats[len(ats)-1] < 20*time.Second):
 					t.Fatalf("a shared limit: another model's calls admitted at %v … %v, want from 1s, paced", ats[0], ats[len(ats)-1])
 				}
-				if w, _, _ := l.Wait(context.Background(), nil, "anthropic", "gpt-4o", 0, 0, 0); w != 0 {
+				if w, _, _ := l.Wait(context.Background(), hook.Ask{Provider: "anthropic", Model: "gpt-4o"}); w != 0 {
 					t.Fatalf("another provider waited %v", w)
 				}
 			})
@@ -188,13 +188,13 @@ func TestLearnedAnthropic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
 		now := time.Now()
-		l.Learn(dialect.Anthropic, "anthropic", "claude", time.Time{}, http.StatusOK, false, header("anthropic-ratelimit-requests-limit", "50",
-			"anthropic-ratelimit-requests-remaining", "10", "anthropic-ratelimit-requests-reset", now.Add(48*time.Second).UTC().Format(time.RFC3339)), 0)
-		l.Learn(dialect.Anthropic, "anthropic", "claude", time.Time{}, http.StatusTooManyRequests, false, nil, 2*time.Second)
+		l.Learn(hook.Answer{Dialect: dialect.Anthropic, Provider: "anthropic", Model: "claude", Status: http.StatusOK, Header: header("anthropic-ratelimit-requests-limit", "50",
+			"anthropic-ratelimit-requests-remaining", "10", "anthropic-ratelimit-requests-reset", now.Add(48*time.Second).UTC().Format(time.RFC3339))})
+		l.Learn(hook.Answer{Dialect: dialect.Anthropic, Provider: "anthropic", Model: "claude", Status: http.StatusTooManyRequests, RetryAfter: 2 * time.Second})
 		start := time.Now()
 		var ats []time.Duration
 		for range 5 {
-			if _, _, err := l.Wait(context.Background(), nil, "anthropic", "claude", 0, 0, time.Minute); err != nil {
+			if _, _, err := l.Wait(context.Background(), hook.Ask{Provider: "anthropic", Model: "claude", MaxWait: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
 			ats = append(ats, time.Since(start))

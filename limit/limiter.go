@@ -3,12 +3,12 @@ package limit
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/rest"
 )
 
@@ -25,11 +25,6 @@ type Limiter struct {
 
 	// Limits are the limits calls are admitted under.
 	Limits []Limit
-
-	// Client returns the caller's id, for limits of Scope "key". If nil,
-	// or when it returns "", the caller is "-": calls with no id share one
-	// bucket.
-	Client func(*http.Request) string
 
 	// SettlesUnused reports whether provider's own limiter gives back the
 	// tokens a call reserved and did not use: some count max_tokens when
@@ -160,28 +155,29 @@ type bucket struct {
 // fixed 1 s. A pause set while it queued is honoured as above. done gives
 // the in-flight slots back, once however often it is called.
 //
-// The call's priority is ctx's (WithPriority; Interactive if none): a
+// The call's priority is its caller's (Interactive unless Batch): a
 // waiting Interactive call goes before every waiting Batch call, in every
 // process and host sharing the Store, and a Batch call may not take the
 // share of a limit its Reserve keeps; see Priorities in the package doc.
-func (l *Limiter) Wait(ctx context.Context, req *http.Request, provider, model string, bodyBytes int, maxTokens int64, maxWait time.Duration) (waited time.Duration, done func(usedTokens int64), err error) {
+func (l *Limiter) Wait(ctx context.Context, ask hook.Ask) (waited time.Duration, done func(usedTokens int64), err error) {
+	provider, model := ask.Provider, ask.Model
 	start := time.Now()
 	if err := context.Cause(ctx); err != nil {
 		return 0, nop, err
 	}
-	tokens := int64(max(bodyBytes, 0))/4 + max(maxTokens, 0)
+	tokens := int64(max(ask.BodyBytes, 0))/4 + max(ask.MaxTokens, 0)
 	p := l.plan(provider)
-	bs, gs, err := l.buckets(p, req, provider, model, tokens)
+	bs, gs, err := l.buckets(p, ask.Caller.ID, provider, model, tokens)
 	if err != nil {
 		return 0, nop, err
 	}
-	prio, rank := l.rank(ctx, start)
+	prio, rank := l.rank(ask.Caller.Priority, start)
 	both := bs // a Batch call's: bs and the buckets of the shares left to Batch calls
 	if prio == Batch {
 		both = withReserves(bs)
 	}
 	pause := p.pauseKey(provider, model)
-	deadline := start.Add(max(maxWait, 0))
+	deadline := start.Add(max(ask.MaxWait, 0))
 	starting, held := false, false
 	if l.Scout && p.nb == 0 {
 		// No configured rate holds the provider's calls: only what its

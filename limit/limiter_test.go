@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // outcome is one call's Wait as a test sees it: when it was admitted, or
@@ -31,7 +32,7 @@ func waitAll(l *Limiter, n int, maxTokens int64, maxWait time.Duration) []outcom
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			waited, done, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, maxTokens, maxWait)
+			waited, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxTokens: maxTokens, MaxWait: maxWait})
 			out[i] = outcome{admitted: time.Since(start), waited: waited, done: done, err: err}
 		})
 	}
@@ -97,7 +98,9 @@ func TestWaitQueueDepth(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 120, Per: time.Minute}}}}
 		var wg sync.WaitGroup
 		for range 10 {
-			wg.Go(func() { l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute) })
+			wg.Go(func() {
+				l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: time.Minute})
+			})
 		}
 		synctest.Wait()
 		if q := l.Queued(); q != 9 {
@@ -153,19 +156,19 @@ func TestWaitSettleGivesBack(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{Limit: 10_000, Per: time.Minute}}},
 			SettlesUnused: func(p string) bool { return p == "openai" }}
 		ctx := context.Background()
-		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute)
+		_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxTokens: 5_000, MaxWait: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
 		done(1_000)
 		done(9_000) // a second call of done changes nothing
-		waited, done, err := l.Wait(ctx, nil, "openai", "m", 0, 1_000, time.Minute)
+		waited, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxTokens: 1_000, MaxWait: time.Minute})
 		if err != nil || waited != 5*time.Second {
 			t.Fatalf("after giving back: waited %v (%v), want exactly 5s (slot at 6s)", waited, err)
 		}
-		done(3_000)                                                             // 2,000 more than reserved: 12 s more
-		waited, _, err = l.Wait(ctx, nil, "openai", "m", 400, 900, time.Minute) // 400/4 + 900 = 1,000
+		done(3_000)                                                                                                                  // 2,000 more than reserved: 12 s more
+		waited, _, err = l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", BodyBytes: 400, MaxTokens: 900, MaxWait: time.Minute}) // 400/4 + 900 = 1,000
 		if err != nil || waited != 18*time.Second {
 			t.Fatalf("after using more: waited %v (%v), want exactly 18s (slot at 6+6+12 = 24s)", waited, err)
 		}
@@ -180,14 +183,14 @@ func TestWaitCancelQueued(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 120, Per: time.Minute}}}}
 		start := time.Now()
 		bg := context.Background()
-		l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute) // slot 0
+		l.Wait(bg, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}) // slot 0
 		cause := errors.New("client left")
 		ctx, cancel := context.WithCancelCause(bg)
 		go func() {
 			time.Sleep(100 * time.Millisecond)
 			cancel(cause)
 		}()
-		waited, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute) // slot 500 ms
+		waited, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}) // slot 500 ms
 		if !errors.Is(err, cause) || waited != 100*time.Millisecond {
 			t.Fatalf("cancelled call: waited %v, err %v; want 100ms and the cause", waited, err)
 		}
@@ -198,10 +201,10 @@ func TestWaitCancelQueued(t *testing.T) {
 		// Not the last: B at 500 ms, C at 1 s; cancelling B leaves the TAT at 1.5 s.
 		ctxB, cancelB := context.WithCancelCause(bg)
 		var wg sync.WaitGroup
-		wg.Go(func() { l.Wait(ctxB, nil, "openai", "m", 0, 0, time.Minute) })
+		wg.Go(func() { l.Wait(ctxB, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}) })
 		synctest.Wait()
 		wg.Go(func() {
-			if w, _, _ := l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute); w != 900*time.Millisecond {
+			if w, _, _ := l.Wait(bg, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}); w != 900*time.Millisecond {
 				t.Errorf("C waited %v, want 900ms", w)
 			}
 		})
@@ -255,14 +258,14 @@ func TestWaitLearnPauses(t *testing.T) {
 				l := &Limiter{}
 				var learnErr error
 				l.OnError = func(err error) { learnErr = err }
-				if l.Learn(tt.d, "openai", "gpt-4o", time.Time{}, tt.status, tt.quota, tt.header(time.Now()), tt.ra); learnErr != nil {
+				if l.Learn(hook.Answer{Dialect: tt.d, Provider: "openai", Model: "gpt-4o", Status: tt.status, Quota: tt.quota, Header: tt.header(time.Now()), RetryAfter: tt.ra}); learnErr != nil {
 					t.Fatal(learnErr)
 				}
-				waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, 5*time.Minute)
+				waited, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: 5 * time.Minute})
 				if err != nil || waited != tt.want {
 					t.Fatalf("next call waited %v (%v), want exactly %v", waited, err, tt.want)
 				}
-				if w, _, _ := l.Wait(context.Background(), nil, "openai", "gpt-5", 0, 0, 0); w != 0 {
+				if w, _, _ := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-5"}); w != 0 {
 					t.Fatalf("another model waited %v, want 0", w)
 				}
 			})
@@ -276,20 +279,20 @@ func TestWaitPauseWhileQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 60, Per: time.Minute}}}}
 		bg := context.Background()
-		l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute) // slot 0; next at 1 s
+		l.Wait(bg, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}) // slot 0; next at 1 s
 		var wg sync.WaitGroup
 		var long, short outcome
 		wg.Go(func() {
-			w, _, err := l.Wait(bg, nil, "openai", "m", 0, 0, 5*time.Second)
+			w, _, err := l.Wait(bg, hook.Ask{Provider: "openai", Model: "m", MaxWait: 5 * time.Second})
 			long = outcome{waited: w, err: err}
 		})
 		synctest.Wait()
 		wg.Go(func() {
-			w, _, err := l.Wait(bg, nil, "openai", "m", 0, 0, 2500*time.Millisecond) // slot 2 s
+			w, _, err := l.Wait(bg, hook.Ask{Provider: "openai", Model: "m", MaxWait: 2500 * time.Millisecond}) // slot 2 s
 			short = outcome{waited: w, err: err}
 		})
 		time.Sleep(500 * time.Millisecond)
-		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, 429, false, nil, 2*time.Second) // paused until 2.5 s
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "m", Status: 429, RetryAfter: 2 * time.Second}) // paused until 2.5 s
 		wg.Wait()
 		// The 429 also cut the model's pace to one call per 2 s from the
 		// pause's end. Both calls woke while paused (at 1 s and 2 s), gave
@@ -320,8 +323,8 @@ func TestWaitPauseWhileQueued(t *testing.T) {
 func TestWaitPausedBeyondMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{}
-		l.Learn(dialect.OpenAI, "openai", "m", time.Time{}, 429, false, nil, 90*time.Minute) // cut to an hour
-		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "openai", Model: "m", Status: 429, RetryAfter: 90 * time.Minute}) // cut to an hour
+		w, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 		var e *Error
 		if !errors.As(err, &e) || e.Key != "pause:openai/m" || e.Wait != MaxPause || w != 0 {
 			t.Fatalf("paused call: %v after %v, want refused at once by pause:openai/m with 1h", err, w)
@@ -339,17 +342,17 @@ func TestWaitSettleKeepsUnusedWhenProviderDoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "tpm", Tokens: Rate{Limit: 10_000, Per: time.Minute}}}}
 		ctx := context.Background()
-		_, done, err := l.Wait(ctx, nil, "openai", "m", 0, 5_000, time.Minute) // 30 s of the bucket
+		_, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxTokens: 5_000, MaxWait: time.Minute}) // 30 s of the bucket
 		if err != nil {
 			t.Fatal(err)
 		}
 		done(1_000) // used 1,000 of 5,000: nothing given back
-		waited, done, err := l.Wait(ctx, nil, "openai", "m", 0, 1_000, time.Minute)
+		waited, done, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxTokens: 1_000, MaxWait: time.Minute})
 		if err != nil || waited != 30*time.Second {
 			t.Fatalf("waited %v (%v), want exactly 30s: the unused 4,000 stay spent", waited, err)
 		}
 		done(3_000) // 2,000 more than reserved: 12 s more
-		waited, _, err = l.Wait(ctx, nil, "openai", "m", 0, 1_000, time.Minute)
+		waited, _, err = l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxTokens: 1_000, MaxWait: time.Minute})
 		if err != nil || waited != 18*time.Second {
 			t.Fatalf("waited %v (%v), want exactly 18s (6 s reserved + 12 s paid after)", waited, err)
 		}
@@ -362,9 +365,9 @@ func TestBucketsTrimIdleKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "rpm", Scope: "model", Requests: Rate{Limit: 1, Per: time.Hour}}}}
 		ctx := context.Background()
-		l.Wait(ctx, nil, "openai", "idle", 0, 0, time.Hour) // admitted at once
-		go l.Wait(ctx, nil, "openai", "busy", 0, 0, time.Hour)
-		go l.Wait(ctx, nil, "openai", "busy", 0, 0, time.Hour) // waits an hour
+		l.Wait(ctx, hook.Ask{Provider: "openai", Model: "idle", MaxWait: time.Hour}) // admitted at once
+		go l.Wait(ctx, hook.Ask{Provider: "openai", Model: "busy", MaxWait: time.Hour})
+		go l.Wait(ctx, hook.Ask{Provider: "openai", Model: "busy", MaxWait: time.Hour}) // waits an hour
 		synctest.Wait()
 		keys := func() []string {
 			bs, _ := l.Buckets()
@@ -379,7 +382,7 @@ func TestBucketsTrimIdleKeys(t *testing.T) {
 			t.Fatalf("listed %s, want %s", got, all)
 		}
 		time.Sleep(11 * time.Minute)
-		l.Wait(ctx, nil, "anthropic", "x", 0, 0, time.Hour) // a use that trims
+		l.Wait(ctx, hook.Ask{Provider: "anthropic", Model: "x", MaxWait: time.Hour}) // a use that trims
 		want := "[limit:rpm:anthropic/x:requests limit:rpm:openai/busy:requests pause:anthropic/x pause:openai/busy]"
 		if got := fmt.Sprint(keys()); got != want {
 			t.Fatalf("after 11 idle minutes, listed %s, want %s (the idle model's keys dropped, the waiting call's kept)", got, want)

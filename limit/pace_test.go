@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // simProvider is a provider's rate limit as a token bucket of burst
@@ -110,7 +111,7 @@ func storm(t *testing.T, l *Limiter, p *simProvider, agents int, latency time.Du
 		latency := latency + latency*time.Duration(i)/time.Duration(2*agents)
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				_, done, err := l.Wait(ctx, nil, "p", "m", 0, int64(p.tokens), time.Minute)
+				_, done, err := l.Wait(ctx, hook.Ask{Provider: "p", Model: "m", MaxTokens: int64(p.tokens), MaxWait: time.Minute})
 				if err != nil {
 					return
 				}
@@ -119,7 +120,7 @@ func storm(t *testing.T, l *Limiter, p *simProvider, agents int, latency time.Du
 				if status == http.StatusOK {
 					time.Sleep(latency)
 				}
-				l.Learn(dialect.OpenAI, "p", "m", sent, status, false, h, ra)
+				l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: sent, Status: status, Header: h, RetryAfter: ra})
 				done(int64(p.tokens))
 			}
 		})
@@ -253,14 +254,14 @@ func TestPaceReleasesWaitersOneByOne(t *testing.T) {
 		l := &Limiter{}
 		// Nothing known: a 429 with Retry-After 2s pauses the model and
 		// sets the pace to one call per 2 s.
-		l.Learn(dialect.OpenAI, "p", "m", time.Now(), http.StatusTooManyRequests, false, nil, 2*time.Second)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: time.Now(), Status: http.StatusTooManyRequests, RetryAfter: 2 * time.Second})
 		start := time.Now()
 		var mu sync.Mutex
 		var ats []time.Duration
 		var wg sync.WaitGroup
 		for range 5 {
 			wg.Go(func() {
-				if _, _, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute); err != nil {
+				if _, _, err := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m", MaxWait: time.Minute}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -289,7 +290,7 @@ func TestScoutGoesAlone(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := &Limiter{Scout: true, Limits: []Limit{{Name: "conc", Concurrent: 100}}}
 			start := time.Now()
-			_, scoutDone, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+			_, scoutDone, err := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m", MaxWait: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +299,7 @@ func TestScoutGoesAlone(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 5 {
 				wg.Go(func() {
-					waited, done, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+					waited, done, err := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m", MaxWait: time.Minute})
 					if err != nil {
 						t.Error(err)
 						return
@@ -315,7 +316,7 @@ func TestScoutGoesAlone(t *testing.T) {
 				t.Fatalf("calls went at %v while the scout was out", ats)
 			}
 			if answered {
-				l.Learn(dialect.OpenAI, "p", "m", start, http.StatusOK, false, nil, 0)
+				l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: start, Status: http.StatusOK})
 			} else {
 				scoutDone(0) // a timeout, a cut connection: no answer
 			}
@@ -328,7 +329,7 @@ func TestScoutGoesAlone(t *testing.T) {
 					t.Fatalf("answered %v: the held calls reported waits of %v, want 300ms each: held for the scout is a wait", answered, waits)
 				}
 			}
-			if _, done, _ := l.Wait(context.Background(), nil, "p", "m", 0, 0, 0); done == nil {
+			if _, done, _ := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m"}); done == nil {
 				t.Fatal("no done")
 			}
 		})
@@ -343,7 +344,7 @@ func TestScoutsStartSlowly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Scout: true}
 		start := time.Now()
-		_, scoutDone, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+		_, scoutDone, err := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m", MaxWait: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,7 +354,7 @@ func TestScoutsStartSlowly(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 10 {
 			wg.Go(func() {
-				_, done, err := l.Wait(context.Background(), nil, "p", "m", 0, 0, time.Minute)
+				_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m", MaxWait: time.Minute})
 				if err != nil {
 					t.Error(err)
 					return
@@ -373,7 +374,7 @@ func TestScoutsStartSlowly(t *testing.T) {
 		if n := count(); n != 0 {
 			t.Fatalf("%d calls went while the scout was out", n)
 		}
-		l.Learn(dialect.OpenAI, "p", "m", start, http.StatusOK, false, nil, 0)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: start, Status: http.StatusOK})
 		if n := count(); n != 2 {
 			t.Fatalf("after an answer that teaches nothing %d calls went, want 2", n)
 		}
@@ -381,7 +382,7 @@ func TestScoutsStartSlowly(t *testing.T) {
 		if n := count(); n != 3 {
 			t.Fatalf("after the scout's call ended %d calls went, want 3", n)
 		}
-		l.Learn(dialect.OpenAI, "p", "m", start.Add(300*time.Millisecond), http.StatusTooManyRequests, false, nil, time.Second)
+		l.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: start.Add(300 * time.Millisecond), Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 		wg.Wait()
 		for _, d := range dones {
 			d(0)
@@ -404,7 +405,7 @@ func TestPaceSharedInFile(t *testing.T) {
 	f := newFileStore(t)
 	a, b := &Limiter{Store: f}, &Limiter{Store: f}
 	sent := time.Now()
-	a.Learn(dialect.OpenAI, "p", "m", sent, http.StatusTooManyRequests, false, nil, 2*time.Second)
+	a.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: sent, Status: http.StatusTooManyRequests, RetryAfter: 2 * time.Second})
 	lr, err := f.Learned(PauseKey("p", "m"))
 	if err != nil || lr.Pace.Interval != int64(2*time.Second) || lr.Pace.Steady {
 		t.Fatalf("after a 429 with Retry-After 2s: %+v (%v), want one call per 2 s, probing", lr.Pace, err)
@@ -412,10 +413,10 @@ func TestPaceSharedInFile(t *testing.T) {
 	// b reads the pace at its next call, and counts its answer in it.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, _, err := b.Wait(ctx, nil, "p", "m", 0, 0, 5*time.Second); err != nil {
+	if _, _, err := b.Wait(ctx, hook.Ask{Provider: "p", Model: "m", MaxWait: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	b.Learn(dialect.OpenAI, "p", "m", time.Now(), http.StatusOK, false, nil, 0)
+	b.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m", Sent: time.Now(), Status: http.StatusOK})
 	if lr, err = f.Learned(PauseKey("p", "m")); err != nil || lr.Pace.OK != 1 {
 		t.Fatalf("after b's answer: %+v (%v), want 1 answer counted", lr.Pace, err)
 	}
@@ -430,7 +431,7 @@ func TestPaceSharedInFile(t *testing.T) {
 func TestScoutsBounded(t *testing.T) {
 	l := &Limiter{Scout: true}
 	for i := range maxGuesses + 500 {
-		if _, _, err := l.Wait(context.Background(), nil, "p", "m"+strconv.Itoa(i), 0, 0, 0); err != nil {
+		if _, _, err := l.Wait(context.Background(), hook.Ask{Provider: "p", Model: "m" + strconv.Itoa(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,8 +1,8 @@
 package limit
 
 import (
+	"cmp"
 	"maps"
-	"net/http"
 	"sync"
 	"sync/atomic"
 )
@@ -143,7 +143,7 @@ func (p *plan) pauseKey(provider, model string) string {
 
 // buckets returns the buckets and the concurrency gates of a call under
 // p, provider's plan.
-func (l *Limiter) buckets(p *plan, req *http.Request, provider, model string, tokens int64) ([]bucket, []gate, error) {
+func (l *Limiter) buckets(p *plan, caller, provider, model string, tokens int64) ([]bucket, []gate, error) {
 	if p.err != nil {
 		return nil, nil, p.err
 	}
@@ -161,12 +161,7 @@ func (l *Limiter) buckets(p *plan, req *http.Request, provider, model string, to
 		if !pl.fixed {
 			scope := provider + "/" + model
 			if lim.Scope == "key" {
-				scope = "-"
-				if l.Client != nil && req != nil {
-					if id := l.Client(req); id != "" {
-						scope = id
-					}
-				}
+				scope = cmp.Or(caller, "-") // calls with no caller share one bucket
 			}
 			keys = limitKeys(pl.base + scope)
 		}

@@ -1,52 +1,27 @@
 package limit
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"time"
 
-	"github.com/sluice-llm/sluice/internal/priority"
+	"github.com/sluice-llm/sluice/hook"
 )
 
-// Priority is a call's priority where calls wait for a slot: Interactive
-// (a person waits on the answer) or Batch (nobody does).
-type Priority string
+// Priority is a call's priority where it waits: Interactive or Batch
+// (see Priorities in the package doc). Wait takes it from the call's
+// caller (hook.Ask).
+type Priority = hook.Priority
 
 // The priorities.
 const (
-	// Interactive calls are admitted before any waiting Batch call; it is
-	// what a call without a priority is.
-	Interactive Priority = priority.Interactive
+	// Interactive is the priority of a call a person waits on, and of a
+	// call that names none.
+	Interactive = hook.Interactive
 
-	// Batch calls take what Interactive calls leave: see Limiter.Wait.
-	Batch Priority = priority.Batch
+	// Batch is the priority of a call nobody waits on.
+	Batch = hook.Batch
 )
 
-// ParsePriority returns the Priority s names: "interactive" or "batch".
-func ParsePriority(s string) (Priority, error) {
-	if !priority.Valid(s) {
-		return "", fmt.Errorf("limit: priority %q: use interactive or batch", s)
-	}
-	return Priority(s), nil
-}
-
-// WithPriority returns ctx carrying the priority of the calls made with
-// it; Limiter.Wait reads it (sluice.WithPriority sets the same).
-func WithPriority(ctx context.Context, p Priority) context.Context {
-	return priority.With(ctx, string(p))
-}
-
-// PriorityOf returns the priority ctx carries: Interactive unless it
-// carries Batch.
-func PriorityOf(ctx context.Context) Priority {
-	if priority.From(ctx) == priority.Batch {
-		return Batch
-	}
-	return Interactive
-}
-
-// defaultPromoteAfter is Limiter.PromoteAfter's default.
 const defaultPromoteAfter = 30 * time.Second
 
 // promoteAfter returns l.PromoteAfter or its default.
@@ -61,8 +36,8 @@ func (l *Limiter) promoteAfter() time.Duration {
 // counts as Interactive: start for an Interactive call, start +
 // PromoteAfter for a Batch one. Waiting calls are admitted in the order of
 // their ranks, and a call whose rank has passed is Interactive.
-func (l *Limiter) rank(ctx context.Context, start time.Time) (Priority, time.Time) {
-	if PriorityOf(ctx) == Batch {
+func (l *Limiter) rank(p Priority, start time.Time) (Priority, time.Time) {
+	if p == Batch {
 		return Batch, start.Add(l.promoteAfter())
 	}
 	return Interactive, start

@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // BenchmarkWaitPriority is one call admitted at once under a request and
@@ -34,16 +36,17 @@ func BenchmarkWaitPriority(b *testing.B) {
 				}
 				l := &Limiter{Store: st, Limits: limits}
 				ctx := context.Background()
+				var caller hook.Caller
 				switch leg {
 				case "interactive":
-					ctx = WithPriority(ctx, Interactive)
+					caller.Priority = Interactive
 				case "batch", "batch-reserve":
-					ctx = WithPriority(ctx, Batch)
+					caller.Priority = Batch
 				}
-				l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, time.Second) // the records made and mapped: one slot held throughout
+				l.Wait(ctx, hook.Ask{Caller: caller, Provider: "openai", Model: "gpt-4o", MaxWait: time.Second}) // the records made and mapped: one slot held throughout
 				b.ReportAllocs()
 				for b.Loop() {
-					_, done, err := l.Wait(ctx, nil, "openai", "gpt-4o", 400, 100, time.Second)
+					_, done, err := l.Wait(ctx, hook.Ask{Caller: caller, Provider: "openai", Model: "gpt-4o", BodyBytes: 400, MaxTokens: 100, MaxWait: time.Second})
 					if err != nil {
 						b.Fatal(err)
 					}

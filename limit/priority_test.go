@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // rpm60 is one request a second.
@@ -44,8 +46,7 @@ func run(t *testing.T, l *Limiter, maxWait time.Duration, cs ...call) []admitted
 		}
 		wg.Go(func() {
 			time.Sleep(c.start)
-			ctx := WithPriority(context.Background(), c.prio)
-			waited, _, err := lim.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, maxWait)
+			waited, _, err := lim.Wait(context.Background(), hook.Ask{Caller: hook.Caller{Priority: c.prio}, Provider: "openai", Model: "gpt-4o", MaxWait: maxWait})
 			out[i] = admittedAt{name: c.name, at: time.Since(begin), waited: waited, err: err}
 		})
 	}
@@ -160,14 +161,14 @@ func TestPriorityReserve(t *testing.T) {
 			// Batch slots are 1.25 s apart with the reserve: the third at
 			// 3.75 s holds the bucket until 4.75 s, and the fourth is at
 			// 5 s. An Interactive call at 4.85 s finds it free.
-			ctx, cancel := context.WithTimeout(WithPriority(context.Background(), Batch), time.Minute-time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute-time.Millisecond)
 			defer cancel()
 			var n sync.WaitGroup
 			var mu sync.Mutex
 			batch := 0
 			for range 100 {
 				n.Go(func() {
-					if _, _, err := l.Wait(ctx, nil, "openai", "gpt-4o", 0, 0, 2*time.Minute); err == nil {
+					if _, _, err := l.Wait(ctx, hook.Ask{Caller: hook.Caller{Priority: Batch}, Provider: "openai", Model: "gpt-4o", MaxWait: 2 * time.Minute}); err == nil {
 						mu.Lock()
 						batch++
 						mu.Unlock()
@@ -175,7 +176,7 @@ func TestPriorityReserve(t *testing.T) {
 				})
 			}
 			time.Sleep(4850 * time.Millisecond)
-			waited, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 0, time.Minute)
+			waited, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxWait: time.Minute})
 			if err != nil || waited != tc.waitedInt {
 				t.Errorf("reserve %v: the interactive call at 4.85 s waited %v (%v), want %v", tc.reserve, waited, err, tc.waitedInt)
 			}
@@ -202,7 +203,7 @@ func TestPriorityConcurrent(t *testing.T) {
 			if shared {
 				b = &Limiter{Store: st, Limits: concLimit(1)}
 			}
-			_, hold, err := a.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Minute)
+			_, hold, err := a.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +212,7 @@ func TestPriorityConcurrent(t *testing.T) {
 			var wg sync.WaitGroup
 			start := func(l *Limiter, name string, p Priority) {
 				wg.Go(func() {
-					_, done, err := l.Wait(WithPriority(context.Background(), p), nil, "openai", "m", 0, 0, time.Minute)
+					_, done, err := l.Wait(context.Background(), hook.Ask{Caller: hook.Caller{Priority: p}, Provider: "openai", Model: "m", MaxWait: time.Minute})
 					if err != nil {
 						t.Error(name, err)
 						return
@@ -252,16 +253,16 @@ func TestPriorityConcurrent(t *testing.T) {
 func TestPriorityConcurrentReserve(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &Limiter{Limits: []Limit{{Name: "conc", Concurrent: 5, Reserve: 0.2}}}
-		batch := WithPriority(context.Background(), Batch)
+		batch := hook.Caller{Priority: Batch}
 		for i := range 4 {
-			if _, _, err := l.Wait(batch, nil, "openai", "m", 0, 0, time.Second); err != nil {
+			if _, _, err := l.Wait(context.Background(), hook.Ask{Caller: batch, Provider: "openai", Model: "m", MaxWait: time.Second}); err != nil {
 				t.Fatal(i, err)
 			}
 		}
-		if _, _, err := l.Wait(batch, nil, "openai", "m", 0, 0, time.Second); err == nil {
+		if _, _, err := l.Wait(context.Background(), hook.Ask{Caller: batch, Provider: "openai", Model: "m", MaxWait: time.Second}); err == nil {
 			t.Fatal("a 5th batch call took the reserved slot")
 		}
-		waited, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+		waited, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Second})
 		if err != nil || waited != 0 {
 			t.Fatalf("the interactive call: waited %v, %v; want at once", waited, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // On a real clock, which moves between a call's reservations, calls under
@@ -31,7 +33,7 @@ func TestWaitRealClock(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 20 {
 				wg.Go(func() {
-					if _, _, err := l.Wait(context.Background(), nil, "openai", "m-"+store.name+lims[0].Name, 400, 900, 5*time.Second); err != nil {
+					if _, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m-" + store.name + lims[0].Name, BodyBytes: 400, MaxTokens: 900, MaxWait: 5 * time.Second}); err != nil {
 						t.Error(err)
 					}
 				})
@@ -59,7 +61,7 @@ func TestWaitFreeSlotIsNoWait(t *testing.T) {
 	for _, s := range []Store{NewMemory(), fs} {
 		l := &Limiter{Store: s, Limits: []Limit{{Name: "rpm", Requests: Rate{Limit: 6000, Per: time.Minute}}}}
 		for i := range 3 {
-			waited, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+			waited, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Second})
 			if err != nil || waited != 0 {
 				t.Fatalf("%T, call %d (slots 10 ms apart, calls further apart): waited %v, %v; want 0", s, i, waited, err)
 			}

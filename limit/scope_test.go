@@ -3,12 +3,13 @@ package limit
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sluice-llm/sluice/hook"
 )
 
 // TestWaitSameInstantInEveryBucket: a call under a request limit and a
@@ -43,7 +44,7 @@ func sameInstant(t *testing.T, blind bool) {
 		var wg sync.WaitGroup
 		for k := range out { // one after the other: each reserves, then sleeps
 			wg.Go(func() {
-				_, _, err := l.Wait(context.Background(), nil, "openai", "gpt-4o", 0, 1_000, time.Minute)
+				_, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "gpt-4o", MaxTokens: 1_000, MaxWait: time.Minute})
 				out[k] = outcome{admitted: time.Since(start), err: err}
 			})
 			synctest.Wait()
@@ -77,18 +78,14 @@ func TestWaitScopes(t *testing.T) {
 				{Name: "k", Scope: "key", Requests: rate},                        // per client
 				{Name: "a", Scope: "all", Provider: "anthropic", Requests: rate}, // anthropic only
 			},
-			Client: func(r *http.Request) string { return r.Header.Get("X-Client") },
-		}
-		req := func(client string) *http.Request {
-			r, _ := http.NewRequest("POST", "http://127.0.0.1/", nil)
-			r.Header.Set("X-Client", client)
-			return r
 		}
 		var wg sync.WaitGroup
 		for _, c := range []struct{ client, provider, model string }{
 			{"alice", "openai", "gpt-4o"}, {"bob", "openai", "gpt-5"}, {"", "anthropic", "claude"}, {"", "openai", "gpt-4o"},
 		} {
-			wg.Go(func() { l.Wait(context.Background(), req(c.client), c.provider, c.model, 0, 0, time.Minute) })
+			wg.Go(func() {
+				l.Wait(context.Background(), hook.Ask{Caller: hook.Caller{ID: c.client}, Provider: c.provider, Model: c.model, MaxWait: time.Minute})
+			})
 			synctest.Wait() // one after the other, in this order
 		}
 		wg.Wait()
@@ -130,7 +127,7 @@ func TestLimitCheck(t *testing.T) {
 		}
 	}
 	l := &Limiter{Limits: []Limit{{Name: "x", Scope: "user"}}}
-	if _, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0); err == nil || done == nil {
+	if _, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m"}); err == nil || done == nil {
 		t.Errorf("Wait under a bad limit: %v, want its error and a usable done", err)
 	}
 }
@@ -138,7 +135,7 @@ func TestLimitCheck(t *testing.T) {
 // TestWaitZeroLimiter: a zero Limiter admits at once and done is safe.
 func TestWaitZeroLimiter(t *testing.T) {
 	var l Limiter
-	w, done, err := l.Wait(context.Background(), nil, "openai", "m", 100, 10, 0)
+	w, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", BodyBytes: 100, MaxTokens: 10})
 	if err != nil || w > time.Second {
 		t.Fatalf("zero Limiter: %v %v", w, err)
 	}
@@ -146,7 +143,7 @@ func TestWaitZeroLimiter(t *testing.T) {
 	done(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, 0); err != context.Canceled {
+	if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m"}); err != context.Canceled {
 		t.Fatalf("ended context: %v, want context.Canceled", err)
 	}
 }

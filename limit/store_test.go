@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -328,14 +329,14 @@ func TestLimiterOnFileNoLeak(t *testing.T) {
 	f := fileStore(t, t.TempDir(), nil)
 	l := &Limiter{Store: f, Limits: []Limit{{Name: "rps", Requests: Rate{Limit: 1, Per: time.Second}}}}
 	bg := context.Background()
-	if _, _, err := l.Wait(bg, nil, "openai", "m", 0, 0, time.Minute); err != nil {
+	if _, _, err := l.Wait(bg, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(bg)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if _, _, err := l.Wait(ctx, nil, "openai", "m", 0, 0, time.Minute); err != context.Canceled {
+			if _, _, err := l.Wait(ctx, hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Minute}); err != context.Canceled {
 				t.Errorf("queued call: %v, want context.Canceled", err)
 			}
 		})

@@ -1,7 +1,6 @@
 package spend
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,7 +23,7 @@ type Budget struct {
 	Period string
 
 	// Scope says what one cap covers: "all" traffic, each client "key"
-	// (see WithClient), each "model" or each "provider". If empty, "all".
+	// (hook.Caller.ID), each "model" or each "provider". If empty, "all".
 	Scope string
 
 	// AllowUnpriced admits calls to a model that has no price, at no cost.
@@ -58,7 +57,7 @@ func (b *Budget) Window(now time.Time) (id string, resets time.Time) {
 
 // Key returns the ledger key under which the budget counts a call at now,
 // and when that key's period ends. The call is named by what the budget's
-// Scope splits calls by: the client (see WithClient), the model or the
+// Scope splits calls by: the client (hook.Caller.ID), the model or the
 // provider; a budget scoped "all" ignores them. Key is the one place the
 // key's format is written: "budget:<name>:<scope>:<period id>", where
 // scope is "all", "key=<client>", "model=<model>" or "provider=<provider>".
@@ -173,18 +172,3 @@ func (e *BudgetError) Class() string {
 // Refuser names what refused the call, for the attempt log to fold the
 // refusals of one cap into one line a second: the budget.
 func (e *BudgetError) Refuser() string { return "budget:" + e.Budget }
-
-type clientKey struct{}
-
-// WithClient returns a context naming the caller for budgets scoped per
-// key. Use an identity, not a secret: the gateway passes a hash of the
-// client's token.
-func WithClient(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, clientKey{}, id)
-}
-
-// client returns the caller named by WithClient, "" if none.
-func client(ctx context.Context) string {
-	id, _ := ctx.Value(clientKey{}).(string)
-	return id
-}

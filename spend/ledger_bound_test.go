@@ -6,13 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -178,8 +178,7 @@ func TestSpendTellsTheLedgerWhenThePeriodEnds(t *testing.T) {
 	l := NewLedger(state.NewMemory())
 	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 10}}, Ledger: l,
 		Prices: func(string) (Price, bool) { return Price{Output: 20000}, true }}
-	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
-	_, settle, err := m.Reserve(req, "openai", []string{"gpt-4o-mini"}, 80, 5, time.Minute)
+	_, settle, err := m.Reserve(hook.Ask{Provider: "openai", Models: []string{"gpt-4o-mini"}, BodyBytes: 80, MaxTokens: 5, Total: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

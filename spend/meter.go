@@ -2,12 +2,12 @@ package spend
 
 import (
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -55,16 +55,17 @@ func (m *Meter) init() {
 }
 
 // Reserve holds the worst-case cost of a call under every budget that
-// applies to it, or none: the call's request (whose context names the
-// client, see WithClient), its provider, the models it may reach (the
+// applies to it, or none: what the call asks names its caller (for
+// budgets scoped per key), its provider, the models it may reach (the
 // request's first, then its fallbacks'), the size of its body, the
-// max_tokens it names (0 if none) and how long it may last, after which a
-// hold its holder never settled is reclaimed. It returns what is left under
+// max_tokens it names (0 if none) and how long it may last (Total), after
+// which a hold its holder never settled is reclaimed. It returns what is left under
 // the tightest cap after the hold (negative when no cap applies), and
 // settle, to be called once when the call ends with what its attempts cost
 // (nil when nothing is held). A call that does not fit is refused with a
 // *BudgetError. Reserve is the sluice.Meter method a Transport calls.
-func (m *Meter) Reserve(req *http.Request, provider string, models []string, bodyBytes int, maxTokens int64, ttl time.Duration) (remaining float64, settle func(costUSD float64), err error) {
+func (m *Meter) Reserve(ask hook.Ask) (remaining float64, settle func(costUSD float64), err error) {
+	provider, models, ttl := ask.Provider, ask.Models, ask.Total
 	if len(m.Budgets) == 0 {
 		return -1, nil, nil
 	}
@@ -72,7 +73,7 @@ func (m *Meter) Reserve(req *http.Request, provider string, models []string, bod
 	price, priced := m.worstPrice(models)
 	amount, assumed := 0.0, int64(0)
 	if priced {
-		amount, assumed = m.estimate(bodyBytes, maxTokens, price)
+		amount, assumed = m.estimate(ask.BodyBytes, ask.MaxTokens, price)
 	}
 	model := ""
 	if len(models) > 0 {
@@ -81,7 +82,7 @@ func (m *Meter) Reserve(req *http.Request, provider string, models []string, bod
 	r := &reservation{ledger: m.ledger, remaining: -1}
 	r.holds = r.one[:0]
 	now := time.Now()
-	id := client(req.Context())
+	id := ask.Caller.ID
 	for i := range m.Budgets {
 		b := &m.Budgets[i]
 		if !priced && !b.AllowUnpriced {

@@ -2,12 +2,12 @@ package spend
 
 import (
 	"math"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/state"
 )
 
@@ -30,12 +30,11 @@ func BenchmarkMeterCall(b *testing.B) {
 	}
 	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 1e9}}, Ledger: l,
 		Prices: func(string) (Price, bool) { return Price{Input: 0.15, Output: 0.6}, true }}
-	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
 	answer := []byte(chatAnswer)
 	models := []string{"gpt-4o-mini"}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, settle, err := m.Reserve(req, "openai", models, 120, 0, 30*time.Second)
+		_, settle, err := m.Reserve(hook.Ask{Provider: "openai", Models: models, BodyBytes: 120, Total: 30 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,12 +85,11 @@ func TestMeterCallAllocations(t *testing.T) {
 	}
 	m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 1e9}}, Ledger: l,
 		Prices: func(string) (Price, bool) { return Price{Input: 0.15, Output: 0.6}, true }}
-	req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
 	answer := []byte(chatAnswer)
 	models := []string{"gpt-4o-mini"}
 	var total float64
 	n := testing.AllocsPerRun(200, func() {
-		_, settle, err := m.Reserve(req, "openai", models, 120, 0, 30*time.Second)
+		_, settle, err := m.Reserve(hook.Ask{Provider: "openai", Models: models, BodyBytes: 120, Total: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

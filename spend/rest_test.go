@@ -2,12 +2,12 @@ package spend
 
 import (
 	"errors"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/state"
 )
@@ -42,9 +42,8 @@ func TestLedgerRestsAfterFailure(t *testing.T) {
 			l.down.Store(true)
 			m := &Meter{Budgets: []Budget{{Name: "daily", LimitUSD: 100, AllowOnLedgerError: allow}}, Ledger: l,
 				Prices: func(string) (Price, bool) { return Price{Input: 1, Output: 1}, true }}
-			req := httptest.NewRequest("POST", "/v1/chat/completions", nil)
 			reserve := func() (func(float64), error) {
-				_, settle, err := m.Reserve(req, "openai", []string{"m"}, 100, 10, time.Minute)
+				_, settle, err := m.Reserve(hook.Ask{Provider: "openai", Models: []string{"m"}, BodyBytes: 100, MaxTokens: 10, Total: time.Minute})
 				return settle, err
 			}
 			for i := range 50 {

@@ -13,7 +13,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/limit/redislimit"
 	"github.com/sluice-llm/sluice/state"
@@ -99,14 +99,13 @@ func probe(name string, st limit.Store, n int, d time.Duration) {
 	cs := &counting{Store: st}
 	l := &limit.Limiter{Store: cs, Limits: []limit.Limit{{Name: "probe", Provider: "p",
 		Requests: limit.Rate{Limit: 120, Per: time.Minute}}}}
-	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var admitted, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			_, _, err := l.Wait(ctx, req, "p", "m", 100, 10, 55*time.Second)
+			_, _, err := l.Wait(ctx, hook.Ask{Provider: "p", Model: "m", BodyBytes: 100, MaxTokens: 10, MaxWait: 55 * time.Second})
 			switch {
 			case err == nil:
 				admitted.Add(1)

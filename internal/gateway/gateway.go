@@ -338,6 +338,9 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 	if g.spend != nil {
 		t.Meter = g.spend
 	}
+	if idem := g.cfg.Idempotency; idem.Enabled {
+		t.Answers, t.AnswerTTL, t.AnswerMax, t.AnswerScope = g.answers.store, idem.TTL, idem.MaxAnswer, rt.prefix
+	}
 	t.Limiter = g.limiter
 	if len(g.pools) > 0 {
 		t.Keys = g.pools

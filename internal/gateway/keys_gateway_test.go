@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
@@ -249,8 +250,8 @@ func TestPoolAnthropicShape(t *testing.T) {
 	if strings.Join(keys, ",") != poolKeyA+","+poolKeyB {
 		t.Errorf("x-api-key sent %q, want A then B", keys)
 	}
-	body(t, e.do("POST", "/anthropic/v1/messages", msg))                                                     // B's quota 429: B out, A paused
-	e.gw.current.Load().pools.Learn("anthropic", "m", keypool.Hash(poolKeyA), time.Now(), 429, true, nil, 0) // A out too
+	body(t, e.do("POST", "/anthropic/v1/messages", msg))                                                                                                     // B's quota 429: B out, A paused
+	e.gw.current.Load().pools.Learn(hook.Answer{Provider: "anthropic", Model: "m", Key: keypool.Hash(poolKeyA), Sent: time.Now(), Status: 429, Quota: true}) // A out too
 	resp = e.do("POST", "/anthropic/v1/messages", msg)
 	b := body(t, resp)
 	var shape struct {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -39,28 +38,13 @@ func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
 	}
 	// A slot in Redis outlives the longest call a policy allows: only a
 	// host that died holding it loses it to the lease.
-	return &limit.Limiter{Store: store, Scout: true, Limits: limits, Client: limitClient, Lease: longest + time.Minute, PromoteAfter: cfg.Limits.PromoteAfter,
+	return &limit.Limiter{Store: store, Scout: true, Limits: limits, Lease: longest + time.Minute, PromoteAfter: cfg.Limits.PromoteAfter,
 		// Some providers count max_tokens at a call's start and correct to
 		// the output used; others keep what max_tokens reserved.
 		SettlesUnused: func(p string) bool {
 			d, ok := dialect.Lookup(cfg.Providers[p].Kind)
 			return ok && d.Traits().SettlesUnused
 		}}
-}
-
-// limitClientKey holds the client's id in a request's context, for limits
-// scoped per key.
-type limitClientKey struct{}
-
-// withLimitClient names the client of a call for the Limiter.
-func withLimitClient(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, limitClientKey{}, id)
-}
-
-// limitClient is the Limiter's Client: the id withLimitClient set.
-func limitClient(r *http.Request) string {
-	id, _ := r.Context().Value(limitClientKey{}).(string)
-	return id
 }
 
 // hasKeyScope reports whether a limit of cfg is scoped per client, as

@@ -6,9 +6,16 @@ import (
 
 // observer returns the Observe hook of a route's Transport under policy
 // pol: every attempt goes to the metrics and the status page's history; a
-// refused one to the operator events too.
+// refused one to the operator events too; a replay to the replays' count,
+// and what became of a kept answer to the answers' metrics.
 func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) {
 	return func(a *sluice.Attempt) {
+		if a.Outcome == sluice.OutcomeReplayed {
+			g.answers.replayed(rt.prefix, a)
+			g.history.observeReplay(a, a.SavedUSD)
+			return
+		}
+		g.answers.observe(a, g.events)
 		g.metrics.observe(a)
 		g.limitMetrics.observe(a)
 		g.history.observe(a)

@@ -58,8 +58,9 @@ func dropForwarded(h http.Header) {
 // id is the call's id, already set on the answer's headers. What the
 // provider's API says of a request (its model, its stream, its key), the
 // shape of the gateway's own errors, are asked of its dialect. In order:
-// the call's span, the request's checks (admit), a kept answer
-// (remember), the call's context (callCtx), the engine's Send, the relay.
+// the call's span, the request's checks (admit), the call's context
+// (callCtx), the engine's Send (which replays a kept answer, see
+// sluice.Transport.Answers), the relay.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, rest, id string) {
 	d := rt.provider.d
 	var tc *tracedCall
@@ -75,16 +76,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	if tc != nil {
 		tc.setModel(in.req.Model)
 	}
-	var rm *remembered
-	if keys := r.Header["Idempotency-Key"]; len(keys) > 0 && g.cfg.Idempotency.Enabled {
-		var done bool
-		in.caller = callerNames.Caller(r.Header, r.URL)
-		pol := rt.transports[in.policy].Policy
-		if rm, done = g.remember(w, r, rt, &pol, rest, keys[0], in.caller, in.body, id); done {
-			return
-		}
-		defer rm.end()
-	}
 	hideUsage := g.spend != nil && in.req.Stream && !in.req.StreamOptions && d.Client().AsksUsage(r)
 	if hideUsage {
 		in.body = withStreamUsage(in.body)
@@ -92,26 +83,36 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)
 
-	ctx, cancel, stop := g.callCtx(r, rm, &in)
+	// A call with an Idempotency-Key may outlive its client, to keep its
+	// answer for the client's retry (idempotency.finish_on_disconnect).
+	finish := g.cfg.Idempotency.Enabled && g.cfg.Idempotency.FinishOnDisconnect && len(r.Header["Idempotency-Key"]) > 0
+	ctx, cancel, stop := g.callCtx(r, finish)
 	defer cancel(nil)
 	defer stop()
 	out := g.outgoing(ctx, r, rt, in.upPath, id, len(g.authKeys) > 0 && in.fromAuthHeader)
-	sb := sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens}
-	if rm != nil {
-		sb.OnEnd = rm.ended
-	}
+	sb := sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens, Caller: g.caller(r, &in)}
 	resp, err := rt.transports[in.policy].Send(out, sb)
-	if err != nil {
+	switch {
+	case err == nil:
+		g.relay(w, resp, d, hideUsage, finish)
+	case !g.answers.conflict(w, d, err):
 		g.answerError(w, r, d, id, err)
-		return
 	}
-	if rm == nil {
-		g.relay(w, resp, d, hideUsage, nil)
-		return
+}
+
+// caller is who makes the call in: its priority (the policy's when the
+// request names none), and its id when something needs it (a budget or a
+// limit scoped per key, or an Idempotency-Key).
+func (g *Gateway) caller(r *http.Request, in *incoming) sluice.Caller {
+	c := sluice.Caller{Priority: in.prio}
+	if g.spendByKey || g.limitByKey || (g.cfg.Idempotency.Enabled && len(r.Header["Idempotency-Key"]) > 0) {
+		named := ""
+		if len(g.authKeys) == 0 {
+			named = callerNames.Caller(r.Header, r.URL)
+		}
+		c.ID = g.clientID(in.token, named)
 	}
-	c := &capture{max: g.cfg.Idempotency.MaxAnswer, finish: g.cfg.Idempotency.FinishOnDisconnect}
-	g.relay(w, resp, d, hideUsage, c)
-	rm.keep(resp, c, id)
+	return c
 }
 
 // incoming is a client's request as admit let it in.
@@ -119,7 +120,6 @@ type incoming struct {
 	upPath         string // the path sent upstream
 	token          string // the client's token, and whether it came in Authorization
 	fromAuthHeader bool
-	caller         string // named by every credential the client sent, when asked for ("" until then)
 	policy         string
 	prio           sluice.Priority // "" when the request names none
 	body           []byte
@@ -175,27 +175,15 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, rt *route, rest 
 	return in, true
 }
 
-// callCtx is the context of the call in: callContext's (rm's, when it
-// holds a kept answer's mark), with the client named for what is scoped
-// per key, its priority, and a cancel of its own that the gateway's
-// aborted drain calls too. When the call ends the caller calls stop (the
-// drain no longer cancels it), then cancel(nil).
-func (g *Gateway) callCtx(r *http.Request, rm *remembered, in *incoming) (ctx context.Context, cancel context.CancelCauseFunc, stop func() bool) {
-	ctx = g.callContext(r, rm)
-	if g.spendByKey || g.limitByKey { // the client is named for what is scoped per key only
-		if in.caller == "" && len(g.authKeys) == 0 {
-			in.caller = callerNames.Caller(r.Header, r.URL)
-		}
-		id := g.clientID(in.token, in.caller)
-		if g.spendByKey {
-			ctx = spend.WithClient(ctx, id)
-		}
-		if g.limitByKey {
-			ctx = withLimitClient(ctx, id)
-		}
-	}
-	if in.prio != "" {
-		ctx = sluice.WithPriority(ctx, in.prio)
+// callCtx is the context of a call: the client's, or with finish one the
+// client's leaving does not cancel (the call is finished and its answer
+// kept; its policy's total still bounds it), with a cancel of its own
+// that the gateway's aborted drain calls too. When the call ends the
+// caller calls stop (the drain no longer cancels it), then cancel(nil).
+func (g *Gateway) callCtx(r *http.Request, finish bool) (ctx context.Context, cancel context.CancelCauseFunc, stop func() bool) {
+	ctx = r.Context()
+	if finish {
+		ctx = context.WithoutCancel(ctx)
 	}
 	ctx, cancel = context.WithCancelCause(ctx)
 	stop = context.AfterFunc(g.abort, func() { cancel(errAborted) })

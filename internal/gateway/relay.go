@@ -22,17 +22,14 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // Every injected key is scrubbed from the headers and the body, streams
 // included; the body's length then changes, so Content-Length is dropped.
 //
-// With c (a call under an Idempotency-Key), what the client gets is
-// captured in c to be kept; with c.finish, a client that leaves does not
-// end the relay: the answer is read to its end all the same.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Dialect, hideUsage bool, c *capture) {
+// With finish (a call under an Idempotency-Key), a client that leaves
+// does not end the relay: the answer is read to its end all the same, for
+// the engine to keep it.
+func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Dialect, hideUsage, finish bool) {
 	defer resp.Body.Close()
 	relayed := g.relayHeader(w, resp, d) // what the client has read of a stream, to close a cut event
 	stream := relayed != nil
-	if c != nil {
-		c.stream = stream
-	}
-	pass := g.passes(stream && hideUsage, c)
+	pass := g.passes(stream && hideUsage)
 	clientGone := false
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
@@ -47,7 +44,7 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 		switch {
 		case len(out) > 0 && !clientGone:
 			if _, werr := w.Write(out); werr != nil {
-				if c == nil || !c.finish {
+				if !finish {
 					return // the client left; closing the body cancels upstream
 				}
 				clientGone = true // read on: the answer is kept for its retry
@@ -62,9 +59,6 @@ func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response, d dialect.Di
 		headersOut = true
 		switch {
 		case err == io.EOF:
-			if c != nil {
-				c.whole = true
-			}
 			return
 		case err != nil && clientGone:
 			return
@@ -103,18 +97,16 @@ func (g *Gateway) relayHeader(w http.ResponseWriter, resp *http.Response, d dial
 
 // passes is what a relayed answer's bytes pass through on their way to
 // the client, in order: the usage chunk the gateway asked for left out,
-// injected keys scrubbed, and what the client gets captured to be kept.
-// Each is nil when not needed.
+// and injected keys scrubbed. Each is nil when not needed.
 type passes struct {
 	filter *usageFilter
 	scrub  *scrubber
-	c      *capture
 }
 
 // passes returns the passes of an answer: hideUsage leaves the usage chunk
-// out, c captures it.
-func (g *Gateway) passes(hideUsage bool, c *capture) passes {
-	p := passes{c: c}
+// out.
+func (g *Gateway) passes(hideUsage bool) passes {
+	var p passes
 	if hideUsage {
 		p.filter = &usageFilter{}
 	}
@@ -135,9 +127,6 @@ func (p passes) apply(out []byte, last bool) []byte {
 	}
 	if p.scrub != nil {
 		out = p.scrub.scrub(out, last)
-	}
-	if len(out) > 0 && p.c != nil {
-		p.c.add(out)
 	}
 	return out
 }

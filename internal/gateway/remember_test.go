@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -57,6 +58,10 @@ func TestReplaySequential(t *testing.T) {
 			if last["outcome"] != "replayed" || last["replay_of"] != id1 || last["request_id"] != id2 || last["cost_usd"] != nil ||
 				last["model"] == "" || last["model"] != lines[len(lines)-2]["model"] {
 				t.Errorf("the replay's log line %v, want outcome replayed, replay_of %s, no cost, the first call's model", last, id1)
+			}
+			if first := lines[len(lines)-2]; first["idempotency"] != "kept" || last["saved_usd"] != first["cost_usd"] || first["cost_usd"] == nil {
+				t.Errorf("the first call's line says %v of its answer at %v, the replay's saved %v; want kept, and the replay's saved_usd its cost",
+					first["idempotency"], first["cost_usd"], last["saved_usd"])
 			}
 			if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_idempotent_replays_total{route="`) {
 				t.Error("/metrics does not count the replay")
@@ -252,7 +257,7 @@ func TestNotKept(t *testing.T) {
 	}{
 		{"cut stream", "stream:cut-after=3", chatStream, nil},
 		// Whole on the wire, but it ended on the provider's error event:
-		// the engine judges it failed (Body.OnEnd), so it is not kept.
+		// the engine judges it failed, so it is not kept.
 		{"stream ended on an error event", "stream:error-after=3", chatStream, nil},
 		{"over max_answer", "200", chatBody, func(c *config.Config) { c.Idempotency.MaxAnswer = 64 }},
 	} {
@@ -267,6 +272,62 @@ func TestNotKept(t *testing.T) {
 			}
 			if e.up.Calls() != 2 {
 				t.Errorf("%d upstream calls, want 2", e.up.Calls())
+			}
+		})
+	}
+}
+
+// failingAnswers is an answer store whose Begin or Keep fails.
+type failingAnswers struct {
+	idempotency.Memory
+	begin, keep bool
+}
+
+var errStoreDown = errors.New("answer store down")
+
+func (f *failingAnswers) Begin(id string, fp [32]byte, lease time.Duration, now time.Time) (idempotency.Result, error) {
+	if f.begin {
+		return idempotency.Result{}, errStoreDown
+	}
+	return f.Memory.Begin(id, fp, lease, now)
+}
+
+func (f *failingAnswers) Keep(m idempotency.Mark, a *idempotency.Answer, ttl time.Duration, now time.Time) error {
+	if f.keep {
+		return errStoreDown
+	}
+	return f.Memory.Keep(m, a, ttl, now)
+}
+
+// An answer store that fails lets the call run as if it had no key: each
+// duplicate goes upstream, the failure is counted once per call, and the
+// line says so — on the call's first line when the mark could not be
+// taken, on its last when the answer could not be kept.
+func TestAnswerStoreFails(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store *failingAnswers
+	}{
+		{"begin", &failingAnswers{begin: true}},
+		{"keep", &failingAnswers{keep: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvWith(t, "200", nil, Options{Answers: tc.store})
+			for range 2 {
+				if resp := e.do("POST", "/openai/v1/chat/completions", chatBody, "Idempotency-Key", "k-1"); resp.StatusCode != 200 || body(t, resp) == "" {
+					t.Fatalf("status %d, want the upstream's 200", resp.StatusCode)
+				}
+			}
+			if e.up.Calls() != 2 {
+				t.Errorf("%d upstream calls, want 2: nothing could be kept", e.up.Calls())
+			}
+			if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, "sluice_idempotency_store_errors_total 2") {
+				t.Errorf("store errors not counted once per call:\n%s", grepLines(m, "idempotency"))
+			}
+			for _, l := range e.logLines() {
+				if l["idempotency"] != "store_error" {
+					t.Errorf("line %v, want idempotency store_error", l)
+				}
 			}
 		})
 	}

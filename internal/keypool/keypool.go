@@ -29,6 +29,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -90,12 +91,12 @@ func (ps Pools) Secrets() []string {
 }
 
 // Take implements sluice.Keys.
-func (ps Pools) Take(ctx context.Context, provider, model string, maxWait time.Duration) (string, func(http.Header), error) {
-	p := ps[provider]
+func (ps Pools) Take(ctx context.Context, ask hook.Ask) (string, func(http.Header), error) {
+	p := ps[ask.Provider]
 	if p == nil {
 		return "", nil, nil
 	}
-	i, err := p.take(ctx, model, maxWait)
+	i, err := p.take(ctx, ask.Model, ask.Caller.Priority, ask.MaxWait)
 	if err != nil {
 		return "", nil, err
 	}
@@ -103,14 +104,14 @@ func (ps Pools) Take(ctx context.Context, provider, model string, maxWait time.D
 }
 
 // Learn implements sluice.Keys.
-func (ps Pools) Learn(provider, model, id string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
-	p := ps[provider]
+func (ps Pools) Learn(ans hook.Answer) bool {
+	p := ps[ans.Provider]
 	if p == nil {
 		return false
 	}
 	for i, k := range p.keys {
-		if k.hash == id {
-			return p.learn(i, model, sent, status, quota, h, retryAfter)
+		if k.hash == ans.Key {
+			return p.learn(i, ans)
 		}
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -43,7 +44,7 @@ func takes(t *testing.T, p *pool, n int) string {
 	t.Helper()
 	var b strings.Builder
 	for range n {
-		i, err := p.take(context.Background(), "m", 0)
+		i, err := p.take(context.Background(), "m", limit.Interactive, 0)
 		if err != nil {
 			t.Fatalf("take: %v", err)
 		}
@@ -73,10 +74,10 @@ func TestKeyPoolWeights(t *testing.T) {
 func TestKeyPoolSkipsPausedAndOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1, 1)
-		if !p.learn(0, "m", time.Now(), 429, false, http.Header{}, 2*time.Second) { // A paused 2 s
+		if !p.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: 2 * time.Second}) { // A paused 2 s
 			t.Fatal("learn says no other key is ready")
 		}
-		p.learn(1, "m", time.Now(), 429, true, http.Header{}, 5*time.Second) // B out 5 s
+		p.learn(1, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: true, Header: http.Header{}, RetryAfter: 5 * time.Second}) // B out 5 s
 		if got := takes(t, p, 3); got != "CCC" {
 			t.Errorf("with A paused and B out: %s, want CCC", got)
 		}
@@ -98,26 +99,26 @@ func TestKeyPoolSkipsPausedAndOut(t *testing.T) {
 func TestKeyPoolQueuesWhilePaused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
-		if p.learn(0, "m", time.Now(), 429, false, http.Header{}, 3*time.Second) != true {
+		if p.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: 3 * time.Second}) != true {
 			t.Fatal("B should be ready")
 		}
-		if p.learn(1, "m", time.Now(), 429, false, http.Header{"Retry-After": {"1"}}, time.Second) {
+		if p.learn(1, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{"Retry-After": {"1"}}, RetryAfter: time.Second}) {
 			t.Fatal("learn says a key is ready with both paused")
 		}
-		_, err := p.take(context.Background(), "m", 500*time.Millisecond)
+		_, err := p.take(context.Background(), "m", limit.Interactive, 500*time.Millisecond)
 		var le *limit.Error
 		if !errors.As(err, &le) || le.Wait != time.Second {
 			t.Fatalf("take with 500ms to wait: %v, want refused with 1s", err)
 		}
 		start := time.Now()
-		i, err := p.take(context.Background(), "m", 10*time.Second)
+		i, err := p.take(context.Background(), "m", limit.Interactive, 10*time.Second)
 		if err != nil || i != 1 || time.Since(start) != time.Second {
 			t.Errorf("take: key %d, %v after %v; want B after exactly 1s", i, err, time.Since(start))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		p.learn(1, "m", time.Now(), 429, false, http.Header{}, time.Minute)
-		if _, err := p.take(ctx, "m", time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		p.learn(1, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: time.Minute})
+		if _, err := p.take(ctx, "m", limit.Interactive, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("take whose context ends: %v", err)
 		}
 	})
@@ -129,10 +130,10 @@ func TestKeyPoolQueuesWhilePaused(t *testing.T) {
 func TestKeyPoolAllOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
-		p.learn(0, "m", time.Now(), 429, true, http.Header{}, 0)           // until reset
-		p.learn(1, "m", time.Now(), 429, true, http.Header{}, 2*time.Hour) // its window
+		p.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: true, Header: http.Header{}, RetryAfter: 0})             // until reset
+		p.learn(1, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: true, Header: http.Header{}, RetryAfter: 2 * time.Hour}) // its window
 		start := time.Now()
-		_, err := p.take(context.Background(), "m", time.Hour)
+		_, err := p.take(context.Background(), "m", limit.Interactive, time.Hour)
 		var out *OutError
 		if !errors.As(err, &out) || time.Since(start) != 0 || !out.Resets.Equal(start.Add(2*time.Hour)) {
 			t.Fatalf("take: %v after %v, want OutError at once, resets in 2h", err, time.Since(start))
@@ -144,7 +145,7 @@ func TestKeyPoolAllOut(t *testing.T) {
 		if n, err := (Pools{"openai": p}).Reset(p.keys[0].hash); n != 1 || err != nil {
 			t.Fatalf("reset: %d %v", n, err)
 		}
-		if i, err := p.take(context.Background(), "m", 0); i != 0 || err != nil {
+		if i, err := p.take(context.Background(), "m", limit.Interactive, 0); i != 0 || err != nil {
 			t.Errorf("after the reset: key %d, %v; want A", i, err)
 		}
 		var unknown *UnknownKeyError
@@ -161,10 +162,10 @@ func TestKeyPoolLearnsHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
 		h := http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"20s"}}
-		if p.learn(0, "m", time.Now(), 200, false, h, 0) {
+		if p.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 200, Quota: false, Header: h, RetryAfter: 0}) {
 			t.Error("a 200 asks for no move")
 		}
-		p.learn(1, "m", time.Now(), 429, false, http.Header{}, 0)
+		p.learn(1, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: 0})
 		v := Pools{"openai": p}.Views(time.Now())
 		if v[0].State != Paused || v[0].Until.Sub(time.Now()) != 20*time.Second {
 			t.Errorf("A: %+v, want paused 20s", v[0])
@@ -175,7 +176,7 @@ func TestKeyPoolLearnsHeaders(t *testing.T) {
 		start := time.Now()
 		var at []time.Duration
 		for range 3 {
-			if i, err := p.take(context.Background(), "m", 10*time.Second); i != 1 || err != nil {
+			if i, err := p.take(context.Background(), "m", limit.Interactive, 10*time.Second); i != 1 || err != nil {
 				t.Fatalf("take: key %d, %v; want B (A is paused)", i, err)
 			}
 			at = append(at, time.Since(start))
@@ -192,13 +193,13 @@ func TestKeyPoolLearnsHeaders(t *testing.T) {
 func TestKeyPoolLimitsPerModel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1, 1)
-		p.learn(0, "m", time.Now(), 429, false, http.Header{}, 30*time.Second)
+		p.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: 30 * time.Second})
 		if got := takes(t, p, 4); got != "BBBB" {
 			t.Errorf("model m with A paused for it: %s, want BBBB", got)
 		}
 		var got []byte
 		for range 4 {
-			i, err := p.take(context.Background(), "n", 0)
+			i, err := p.take(context.Background(), "n", limit.Interactive, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,13 +218,13 @@ func TestKeyPoolNoHerdWhenPauseEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1)
 		start := time.Now()
-		p.learn(0, "m", start, 429, false, http.Header{}, 2*time.Second)
+		p.learn(0, hook.Answer{Model: "m", Sent: start, Status: 429, Quota: false, Header: http.Header{}, RetryAfter: 2 * time.Second})
 		var mu sync.Mutex
 		var at []time.Duration
 		var wg sync.WaitGroup
 		for range 5 {
 			wg.Go(func() {
-				if _, err := p.take(context.Background(), "m", time.Minute); err != nil {
+				if _, err := p.take(context.Background(), "m", limit.Interactive, time.Minute); err != nil {
 					t.Error(err)
 					return
 				}
@@ -281,18 +282,18 @@ func TestPoolStoreRests(t *testing.T) {
 		st := &failingLimits{Memory: limit.NewMemory(), down: true}
 		p := testPoolOn(t, st, 1, 1)
 		for range 20 {
-			i, err := p.take(context.Background(), "m", 0)
+			i, err := p.take(context.Background(), "m", limit.Interactive, 0)
 			if err != nil {
 				t.Fatalf("take with the store down: %v", err)
 			}
-			p.learn(i, "m", time.Now(), http.StatusTooManyRequests, true, nil, time.Second) // its quota-out cannot be kept
+			p.learn(i, hook.Answer{Model: "m", Sent: time.Now(), Status: http.StatusTooManyRequests, Quota: true, Header: nil, RetryAfter: time.Second}) // its quota-out cannot be kept
 		}
 		if st.asked != 1 {
 			t.Errorf("20 calls asked a failed store %d times, want once", st.asked)
 		}
 		time.Sleep(time.Second)
 		st.down = false
-		if _, err := p.take(context.Background(), "m", 0); err != nil || st.asked != 7 {
+		if _, err := p.take(context.Background(), "m", limit.Interactive, 0); err != nil || st.asked != 7 {
 			t.Errorf("after its rest: %v, store asked %d times in all, want 7 (the six states read again)", err, st.asked)
 		}
 	})
@@ -306,7 +307,7 @@ func TestResetForgetsTheKeysLimits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := limit.NewMemory()
 		a, b := testPoolOn(t, st, 1, 1), testPoolOn(t, st, 1, 1)
-		a.learn(0, "m", time.Now(), 429, false, http.Header{}, time.Minute)
+		a.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: time.Minute})
 		if got := takes(t, b, 2); got != "BB" {
 			t.Fatalf("before the reset: %s, want BB (A paused for m)", got)
 		}
@@ -317,7 +318,7 @@ func TestResetForgetsTheKeysLimits(t *testing.T) {
 			t.Errorf("after the reset: %s, want A twice in four: its pause and pace forgotten", got)
 		}
 		// What it learns after the reset holds again.
-		b.learn(0, "m", time.Now(), 429, false, http.Header{}, time.Minute)
+		b.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: time.Minute})
 		if got := takes(t, a, 2); got != "BB" {
 			t.Errorf("after a new 429: %s, want BB", got)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/rest"
 	"github.com/sluice-llm/sluice/limit"
@@ -192,7 +193,8 @@ func (p *pool) pause(key string, until time.Time) {
 // for the key and model (a pause, a bucket, a pace), and a pause is shown
 // as the key's latest. It reports whether another key is ready now for
 // model.
-func (p *pool) learn(i int, model string, sent time.Time, status int, quota bool, h http.Header, retryAfter time.Duration) bool {
+func (p *pool) learn(i int, ans hook.Answer) bool {
+	model, status, quota, h, retryAfter := ans.Model, ans.Status, ans.Quota, ans.Header, ans.RetryAfter
 	now := time.Now()
 	if status == http.StatusTooManyRequests && quota {
 		d := outUntilReset
@@ -202,7 +204,8 @@ func (p *pool) learn(i int, model string, sent time.Time, status int, quota bool
 		p.pause(p.outKey(i), now.Add(d))
 		p.paused(i, now.Add(d), true)
 	} else {
-		p.paces.Learn(p.dialect, p.scopeAt(i, p.keys[i].epoch.Load()), model, sent, status, quota, h, retryAfter)
+		ans.Dialect, ans.Provider = p.dialect, p.scopeAt(i, p.keys[i].epoch.Load())
+		p.paces.Learn(ans)
 		if d := limit.PauseFor(p.dialect, now, status, quota, h, retryAfter); d > 0 {
 			p.pause(p.pauseOf(i, "", 0), now.Add(d))
 			p.paused(i, now.Add(d), false)

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/limit"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestKeyPoolInteractiveFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := testPool(t, 1)
-		p.learn(0, "m", time.Now(), 429, false, http.Header{}, time.Second)
+		p.learn(0, hook.Answer{Model: "m", Sent: time.Now(), Status: 429, Quota: false, Header: http.Header{}, RetryAfter: time.Second})
 		start := time.Now()
 		var mu sync.Mutex
 		at := map[string]time.Duration{}
@@ -28,7 +29,7 @@ func TestKeyPoolInteractiveFirst(t *testing.T) {
 			p    limit.Priority
 		}{{"batch", limit.Batch}, {"interactive", limit.Interactive}} {
 			wg.Go(func() {
-				if _, err := p.take(limit.WithPriority(context.Background(), c.p), "m", 10*time.Second); err != nil {
+				if _, err := p.take(context.Background(), "m", c.p, 10*time.Second); err != nil {
 					t.Error(c.name, err)
 				}
 				mu.Lock()

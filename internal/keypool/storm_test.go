@@ -8,6 +8,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sluice-llm/sluice/hook"
+	"github.com/sluice-llm/sluice/limit"
 )
 
 // keyBucket is a provider's limit of one key: a token bucket of burst
@@ -52,7 +55,7 @@ func TestKeyPoolPacedStorm(t *testing.T) {
 			latency := 300*time.Millisecond + time.Duration(a)*3*time.Millisecond
 			wg.Go(func() {
 				for ctx.Err() == nil {
-					i, err := p.take(ctx, "m", time.Minute)
+					i, err := p.take(ctx, "m", limit.Interactive, time.Minute)
 					if err != nil {
 						return
 					}
@@ -61,7 +64,7 @@ func TestKeyPoolPacedStorm(t *testing.T) {
 					if status == http.StatusOK {
 						time.Sleep(latency)
 					}
-					p.learn(i, "m", sent, status, false, http.Header{}, ra)
+					p.learn(i, hook.Answer{Model: "m", Sent: sent, Status: status, Quota: false, Header: http.Header{}, RetryAfter: ra})
 				}
 			})
 		}

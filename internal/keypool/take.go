@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/limit"
 )
 
@@ -57,10 +58,10 @@ func nextReady(now time.Time, states []keyState) (at time.Time, allOut bool) {
 // keyHorizon). A wait polls the store at least once a second, to see a
 // key reset by an operator. When a key is ready again, the interactive
 // calls of this process that waited for one take theirs first: a batch
-// call (ctx's priority) looks again every 10 ms while one waits.
-func (p *pool) take(ctx context.Context, model string, maxWait time.Duration) (int, error) {
+// call (prio) looks again every 10 ms while one waits.
+func (p *pool) take(ctx context.Context, model string, prio hook.Priority, maxWait time.Duration) (int, error) {
 	deadline := time.Now().Add(max(maxWait, 0))
-	batch, counted := limit.PriorityOf(ctx) == limit.Batch, false
+	batch, counted := prio == hook.Batch, false
 	defer func() {
 		if counted {
 			p.interactive.Add(-1)
@@ -83,7 +84,7 @@ func (p *pool) take(ctx context.Context, model string, maxWait time.Duration) (i
 			continue
 		}
 		if i, ok := p.pick(now, states); ok {
-			_, done, err := p.paces.Wait(ctx, nil, p.scopeAt(i, states[i].epoch), model, 0, 0, min(time.Until(deadline), keyHorizon))
+			_, done, err := p.paces.Wait(ctx, hook.Ask{Provider: p.scopeAt(i, states[i].epoch), Model: model, MaxWait: min(time.Until(deadline), keyHorizon)})
 			var le *limit.Error
 			switch {
 			case err == nil:

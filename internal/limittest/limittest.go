@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/limit"
 )
 
@@ -31,7 +32,7 @@ func InFlightAcross(t *testing.T, a, b limit.Store) {
 		l := ls[g%2]
 		wg.Go(func() {
 			for range 10 {
-				_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
+				_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: 30 * time.Second})
 				if err != nil {
 					t.Error(err)
 					return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/redistest"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -83,7 +84,7 @@ func admitOnce(t *testing.T, c hooked) {
 	call := func() (admit, end int64) {
 		t.Helper()
 		n := rt.n.Load()
-		waited, done, err := l.Wait(context.Background(), nil, "openai", "m", 400, 100, time.Second)
+		waited, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", BodyBytes: 400, MaxTokens: 100, MaxWait: time.Second})
 		if err != nil || waited != 0 {
 			t.Fatalf("Wait: %v after %v", err, waited)
 		}
@@ -112,7 +113,7 @@ func TestAdmissionFallsBack(t *testing.T) {
 	s := newStore(t, srv)
 	l := &limit.Limiter{Store: s, Limits: []limit.Limit{{Name: "conc", Concurrent: 1}}}
 	wait := func(maxWait time.Duration) (time.Duration, func(int64), error) {
-		return l.Wait(context.Background(), nil, "openai", "m", 0, 0, maxWait)
+		return l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: maxWait})
 	}
 	_, done, err := wait(time.Second)
 	if err != nil {

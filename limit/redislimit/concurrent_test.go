@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/internal/limittest"
 	"github.com/sluice-llm/sluice/internal/redistest"
@@ -96,7 +97,7 @@ func TestConcurrentQueueOnRedis(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
-			_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 30*time.Second)
+			_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: 30 * time.Second})
 			if err != nil {
 				t.Error(err)
 				return
@@ -114,7 +115,7 @@ func TestConcurrentQueueOnRedis(t *testing.T) {
 		})
 		time.Sleep(25 * time.Millisecond) // arrival order, as far as the scheduler keeps it
 	}
-	_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
+	_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m"})
 	var e *limit.Error
 	switch {
 	case err == nil:

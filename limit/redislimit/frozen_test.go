@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/redistest"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -38,7 +39,7 @@ func TestFrozenRedisCostsOneTimeoutASecond(t *testing.T) {
 		OnError: func(error) { errs.Add(1) }}
 	call := func() {
 		t.Helper()
-		_, done, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+		_, done, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Second})
 		if err != nil {
 			t.Fatalf("a call under a frozen Redis: %v, want it admitted", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/redistest"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -29,7 +30,7 @@ func TestPaceSharedOnCluster(t *testing.T) {
 	a, b := newLimiter(), newLimiter()
 	sent := time.Now()
 	for i := range 12 {
-		a.Learn(dialect.OpenAI, "p", "m"+strconv.Itoa(i), sent, http.StatusTooManyRequests, false, nil, 0)
+		a.Learn(hook.Answer{Dialect: dialect.OpenAI, Provider: "p", Model: "m" + strconv.Itoa(i), Sent: sent, Status: http.StatusTooManyRequests})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -37,12 +38,12 @@ func TestPaceSharedOnCluster(t *testing.T) {
 	for i := range 12 {
 		model := "m" + strconv.Itoa(i)
 		wg.Go(func() {
-			if _, _, err := b.Wait(ctx, nil, "p", model, 0, 0, 5*time.Second); err != nil {
+			if _, _, err := b.Wait(ctx, hook.Ask{Provider: "p", Model: model, MaxWait: 5 * time.Second}); err != nil {
 				t.Error(err)
 				return
 			}
 			start := time.Now()
-			if _, _, err := b.Wait(ctx, nil, "p", model, 0, 0, 5*time.Second); err != nil {
+			if _, _, err := b.Wait(ctx, hook.Ask{Provider: "p", Model: model, MaxWait: 5 * time.Second}); err != nil {
 				t.Error(err)
 				return
 			}

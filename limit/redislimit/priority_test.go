@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/redistest"
 	"github.com/sluice-llm/sluice/limit"
 )
@@ -23,19 +24,19 @@ func TestPriorityAcrossHosts(t *testing.T) {
 	rate := []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 10, Per: time.Second}}}
 	a := &limit.Limiter{Store: newStore(t, srv), Limits: rate}
 	b := &limit.Limiter{Store: newStore(t, srv), Limits: rate}
-	batch := limit.WithPriority(context.Background(), limit.Batch)
+	batch := hook.Caller{Priority: limit.Batch}
 	var done atomic.Int32
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if _, _, err := a.Wait(batch, nil, "openai", "m", 0, 0, 10*time.Second); err != nil {
+			if _, _, err := a.Wait(context.Background(), hook.Ask{Caller: batch, Provider: "openai", Model: "m", MaxWait: 10 * time.Second}); err != nil {
 				t.Error(err)
 			}
 			done.Add(1)
 		})
 	}
 	time.Sleep(300 * time.Millisecond)
-	waited, _, err := b.Wait(context.Background(), nil, "openai", "m", 0, 0, 10*time.Second)
+	waited, _, err := b.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: 10 * time.Second})
 	if n := done.Load(); err != nil || waited > 400*time.Millisecond || n > 8 {
 		t.Errorf("the interactive call waited %v (%v) with %d batch calls admitted; want at most 2 slots (200 ms, 400 ms with a slow box), most batch calls still waiting", waited, err, n)
 	}
@@ -44,7 +45,7 @@ func TestPriorityAcrossHosts(t *testing.T) {
 	conc := []limit.Limit{{Name: "conc", Concurrent: 1}}
 	a = &limit.Limiter{Store: newStore(t, srv), Limits: conc}
 	b = &limit.Limiter{Store: newStore(t, srv), Limits: conc}
-	_, hold, err := a.Wait(context.Background(), nil, "openai", "m", 0, 0, time.Second)
+	_, hold, err := a.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +53,11 @@ func TestPriorityAcrossHosts(t *testing.T) {
 	var order []string
 	for i, c := range []struct {
 		l    *limit.Limiter
-		ctx  context.Context
+		who  hook.Caller
 		name string
-	}{{a, batch, "batch-1"}, {a, batch, "batch-2"}, {b, context.Background(), "interactive"}} {
+	}{{a, batch, "batch-1"}, {a, batch, "batch-2"}, {b, hook.Caller{}, "interactive"}} {
 		wg.Go(func() {
-			_, done, err := c.l.Wait(c.ctx, nil, "openai", "m", 0, 0, 10*time.Second)
+			_, done, err := c.l.Wait(context.Background(), hook.Ask{Caller: c.who, Provider: "openai", Model: "m", MaxWait: 10 * time.Second})
 			if err != nil {
 				t.Error(c.name, err)
 				return

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/internal/redistest"
 	"github.com/sluice-llm/sluice/limit"
@@ -227,7 +228,7 @@ func TestLimiterOnRedis(t *testing.T) {
 	l := &limit.Limiter{Store: st, Limits: []limit.Limit{{Name: "rps", Requests: limit.Rate{Limit: 2, Per: time.Second}}}}
 	var slots []time.Time
 	for i := range 3 {
-		w, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 5*time.Second)
+		w, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m", MaxWait: 5 * time.Second})
 		back := time.Now()
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +250,7 @@ func TestLimiterOnRedis(t *testing.T) {
 		slots = append(slots, slot)
 	}
 	free, _ := st.FreeAt(key)
-	_, _, err := l.Wait(context.Background(), nil, "openai", "m", 0, 0, 0)
+	_, _, err := l.Wait(context.Background(), hook.Ask{Provider: "openai", Model: "m"})
 	var e *limit.Error
 	switch {
 	case err == nil && time.Now().Before(free.Add(-5*time.Millisecond)):
