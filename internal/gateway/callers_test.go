@@ -200,14 +200,16 @@ func TestAmbiguousBodyRefused(t *testing.T) {
 // without the echo is kept.
 func TestAnswerHoldingCredentialNotKept(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		echo func(r *http.Request) string
-		kept bool
+		name   string
+		echo   func(r *http.Request) string
+		kept   bool
+		inject bool // the gateway injects the provider's key: the echo is of it
 	}{
-		{"bearer echoed", func(r *http.Request) string { return r.Header.Get("Authorization") }, false},
-		{"token alone", func(r *http.Request) string { return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") }, false},
-		{"cookie echoed", func(r *http.Request) string { return r.Header.Get("Cookie") }, false},
-		{"no echo", func(r *http.Request) string { return "nothing of yours" }, true},
+		{"bearer echoed", func(r *http.Request) string { return r.Header.Get("Authorization") }, false, false},
+		{"token alone", func(r *http.Request) string { return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") }, false, false},
+		{"cookie echoed", func(r *http.Request) string { return r.Header.Get("Cookie") }, false, false},
+		{"no echo", func(r *http.Request) string { return "nothing of yours" }, true, false},
+		{"injected key echoed", func(r *http.Request) string { return r.Header.Get("Authorization") }, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int32
@@ -221,6 +223,9 @@ func TestAnswerHoldingCredentialNotKept(t *testing.T) {
 			e := newEnv(t, "200", func(c *config.Config) {
 				p := c.Providers["openai"]
 				p.BaseURL = up.URL
+				if tc.inject {
+					p.APIKeyEnv = "UPSTREAM_KEY"
+				}
 				c.Providers["openai"] = p
 			})
 			h := http.Header{"Authorization": {"Bearer sk-client-secret-77"}, "Cookie": {"session=cookie-secret-88"}}
