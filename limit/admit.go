@@ -102,14 +102,15 @@ func sameBuckets(a, b Learned) bool {
 	return a.Rate == b.Rate && a.Pace.Interval == b.Pace.Interval && a.Pace.At == b.Pace.At && a.Pace.Steady == b.Pace.Steady
 }
 
-// admitOnce is the admission in one round trip (see Admitter) of a call
-// under bs and gs on st. It reports whether the call holds its slots in
+// admitOnce is the admission in one round trip (see Admitter) of the call
+// t under its buckets and gs on its store. It reports whether the call holds its slots in
 // time (all: bs and the learned bucket, slots set) and, gated, its
 // in-flight slots too; when not fast, it holds nothing and takes the
 // usual way. An error is the store's failure: nothing is held.
-func (l *Limiter) admitOnce(st Store, bs []bucket, gs []gate, pause string, start, rank time.Time) (all []bucket, fast, gated bool, err error) {
+func (l *Limiter) admitOnce(t *turn, gs []gate) (all []bucket, fast, gated bool, err error) {
+	st, bs, pause := t.st, t.bs, t.pause
 	adm, ok := st.(Admitter)
-	if !ok || st != l.Store || start.Before(rank) {
+	if !ok || st != l.Store || t.start.Before(t.rank) {
 		return nil, false, false, nil // Batch calls wait their turn in their queues
 	}
 	for _, g := range gs {

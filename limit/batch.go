@@ -45,25 +45,26 @@ func (e *later) Error() string {
 // waits as an Interactive call, out of bs alone; one whose deadline
 // passes is refused, as is the head when the first free slot is beyond
 // its deadline.
-func (l *Limiter) waitBatch(ctx context.Context, st Store, bs, both []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
-	qkey := pause
-	if len(bs) > 0 {
-		qkey = bs[0].key
+func (l *Limiter) waitBatch(t *turn) (time.Duration, func(int64), []bucket, error) {
+	qkey := t.pause
+	if len(t.bs) > 0 {
+		qkey = t.bs[0].key
 	}
 	if l.batch.empty(qkey) {
 		// No Batch call of this process waits before it: its slot, if it
 		// is near, at once (the fast path: no place in the queue).
 		now := time.Now()
-		waited, done, all, err := l.waitIn(ctx, st, both, pause, start, deadline, minTime(deadline, now.Add(batchHorizon)), giveBack, nil)
+		waited, done, all, err := l.waitIn(t, t.both, minTime(t.deadline, now.Add(batchHorizon)), nil)
 		if _, later := err.(*later); !later {
 			return waited, done, all, err
 		}
 	}
-	return l.queueBatch(ctx, st, bs, both, pause, qkey, start, rank, deadline, giveBack)
+	return l.queueBatch(t, qkey)
 }
 
 // queueBatch is waitBatch once the call queues: see there.
-func (l *Limiter) queueBatch(ctx context.Context, st Store, bs, both []bucket, pause, qkey string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
+func (l *Limiter) queueBatch(t *turn, qkey string) (time.Duration, func(int64), []bucket, error) {
+	bs, both, start, rank, deadline := t.bs, t.both, t.start, t.rank, t.deadline
 	w := l.batch.join(qkey, rank.UnixNano())
 	leave := func() {
 		if w != nil {
@@ -78,11 +79,11 @@ func (l *Limiter) queueBatch(ctx context.Context, st Store, bs, both []bucket, p
 		now := time.Now()
 		if !now.Before(rank) { // promoted: from now on it is Interactive
 			leave()
-			return l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
+			return l.waitIn(t, bs, deadline, nil)
 		}
 		wake := minTime(rank, deadline)
 		if w == nil || l.batch.head(qkey, w) {
-			waited, done, all, err := l.waitIn(ctx, st, both, pause, start, deadline, minTime(deadline, now.Add(batchHorizon)), giveBack, leave)
+			waited, done, all, err := l.waitIn(t, both, minTime(deadline, now.Add(batchHorizon)), leave)
 			var lt *later
 			if !errors.As(err, &lt) {
 				return waited, done, all, err
@@ -99,7 +100,7 @@ func (l *Limiter) queueBatch(ctx context.Context, st Store, bs, both []bucket, p
 		} else if !now.Before(deadline) {
 			// Its time is up behind other Batch calls: refused, with the
 			// wait a call in flight's end gives as a hint.
-			key, name := pause, "pause"
+			key, name := t.pause, "pause"
 			if len(bs) > 0 {
 				key, name = bs[0].key, bs[0].limit
 			}
@@ -110,8 +111,8 @@ func (l *Limiter) queueBatch(ctx context.Context, st Store, bs, both []bucket, p
 		select {
 		case <-w.turn:
 		case <-timer.C:
-		case <-ctx.Done():
-			return time.Since(start), nop, both, context.Cause(ctx)
+		case <-t.ctx.Done():
+			return time.Since(start), nop, both, context.Cause(t.ctx)
 		}
 	}
 }

@@ -205,7 +205,8 @@ func (l *Limiter) Wait(ctx context.Context, ask hook.Ask) (waited time.Duration,
 	l.stats.enter(bs, gs, pause, start, prio)
 	defer l.stats.leave(bs, gs, pause, prio)
 	st := l.active()
-	all, fast, gated, err := l.admitOnce(st, bs, gs, pause, start, rank) // bs, and the learned bucket of the pause key if there is one
+	tn := turn{ctx: ctx, st: st, bs: bs, both: both, pause: pause, start: start, rank: rank, deadline: deadline, giveBack: giveBack}
+	all, fast, gated, err := l.admitOnce(&tn, gs) // bs, and the learned bucket of the pause key if there is one
 	if err != nil {
 		if !l.failed(ctx, st, err) {
 			l.stats.waited(prio, time.Since(start), err)
@@ -217,7 +218,8 @@ func (l *Limiter) Wait(ctx context.Context, ask hook.Ask) (waited time.Duration,
 		if fast {
 			fast, waited, done = false, 0, settler(st, bs, giveBack)
 		} else {
-			waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
+			tn.st = st
+			waited, done, all, err = l.waitAt(&tn)
 			if l.failed(ctx, st, err) {
 				// The shared store failed: the limits hold in this process
 				// alone until it answers again, rather than failing every call.
@@ -225,7 +227,8 @@ func (l *Limiter) Wait(ctx context.Context, ask hook.Ask) (waited time.Duration,
 					both[i].slot = time.Time{}
 				}
 				st = l.local()
-				waited, done, all, err = l.waitAt(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
+				tn.st = st
+				waited, done, all, err = l.waitAt(&tn)
 			}
 		}
 		if held {
@@ -261,23 +264,37 @@ func (l *Limiter) Wait(ctx context.Context, ask hook.Ask) (waited time.Duration,
 	}
 }
 
-// waitAt is the wait for a slot in time on the store st: waitIn for a
-// call that counts as Interactive (its rank has passed), waitBatch for a
-// Batch one.
-func (l *Limiter) waitAt(ctx context.Context, st Store, bs, both []bucket, pause string, start, rank, deadline time.Time, giveBack bool) (time.Duration, func(int64), []bucket, error) {
-	if start.Before(rank) {
-		return l.waitBatch(ctx, st, bs, both, pause, start, rank, deadline, giveBack)
+// turn is one call's wait for its slots in time, as the steps of Wait
+// share it.
+type turn struct {
+	ctx      context.Context
+	st       Store    // where it waits: the Store, or this process's own memory once that failed
+	bs       []bucket // the buckets of its limits
+	both     []bucket // a Batch call's: bs and the buckets of the shares left to Batch calls
+	pause    string   // its pause key
+	start    time.Time
+	rank     time.Time // from when it counts as Interactive (see rank)
+	deadline time.Time
+	giveBack bool // its unused tokens go back to its buckets (SettlesUnused)
+}
+
+// waitAt is the wait for a slot in time on t's store: waitIn for a call
+// that counts as Interactive (its rank has passed), waitBatch for a Batch
+// one.
+func (l *Limiter) waitAt(t *turn) (time.Duration, func(int64), []bucket, error) {
+	if t.start.Before(t.rank) {
+		return l.waitBatch(t)
 	}
 	for {
-		waited, done, all, err := l.waitIn(ctx, st, bs, pause, start, deadline, deadline, giveBack, nil)
+		waited, done, all, err := l.waitIn(t, t.bs, t.deadline, nil)
 		var lt *later
 		if !errors.As(err, &lt) {
 			return waited, done, all, err
 		}
 		// A learned pace's slot beyond paceHorizon: looked at again when
 		// it is that near, at the pace then.
-		if err := sleep(ctx, lt.at.Add(-paceHorizon)); err != nil {
-			return time.Since(start), nop, all, err
+		if err := sleep(t.ctx, lt.at.Add(-paceHorizon)); err != nil {
+			return time.Since(t.start), nop, all, err
 		}
 	}
 }
@@ -289,14 +306,16 @@ func (l *Limiter) waitAt(ctx context.Context, st Store, bs, both []bucket, pause
 // for as long as the queue is long.
 const paceHorizon = time.Second
 
-// waitIn is Wait on the store st. It returns the buckets it took slots
-// in: bs, and the pause key's learned bucket when there is one. It takes
+// waitIn is Wait on t's store, for slots in bs (t's, or a Batch call's
+// both). It returns the buckets it took slots in: bs, and the pause key's
+// learned buckets when there are some. It takes
 // no slot later than latest: a slot after it and not after the deadline
 // is a *later error, and nothing is taken (Batch calls take no slot more
 // than batchHorizon ahead; for others latest is the deadline). Once its
 // slots are taken, before it waits for them, it calls reserved (if not
 // nil).
-func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause string, start, deadline, latest time.Time, giveBack bool, reserved func()) (time.Duration, func(int64), []bucket, error) {
+func (l *Limiter) waitIn(t *turn, bs []bucket, latest time.Time, reserved func()) (time.Duration, func(int64), []bucket, error) {
+	st, pause, start, deadline := t.st, t.pause, t.start, t.deadline
 	for pass := 0; ; pass++ {
 		now := time.Now()
 		learned, err := st.Learned(pause)
@@ -336,11 +355,11 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 			// Nothing to wait for: the pause read above still holds.
 			l.stats.admitted(all)
 			if pass == 0 {
-				return 0, settler(st, bs, giveBack), all, nil // its slot was due when it asked: it did not wait
+				return 0, settler(st, bs, t.giveBack), all, nil // its slot was due when it asked: it did not wait
 			}
-			return time.Since(start), settler(st, bs, giveBack), all, nil
+			return time.Since(start), settler(st, bs, t.giveBack), all, nil
 		}
-		if err := sleep(ctx, at); err != nil {
+		if err := sleep(t.ctx, at); err != nil {
 			cancelAll(st, all)
 			return time.Since(start), nop, all, err
 		}
@@ -352,9 +371,9 @@ func (l *Limiter) waitIn(ctx context.Context, st Store, bs []bucket, pause strin
 		if !until.After(time.Now()) {
 			l.stats.admitted(all)
 			if !at.After(start) {
-				return 0, settler(st, bs, giveBack), all, nil // its slot was free: no wait
+				return 0, settler(st, bs, t.giveBack), all, nil // its slot was free: no wait
 			}
-			return time.Since(start), settler(st, bs, giveBack), all, nil
+			return time.Since(start), settler(st, bs, t.giveBack), all, nil
 		}
 		cancelAll(st, all) // paused meanwhile: queue again
 	}
