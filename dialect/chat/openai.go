@@ -1,0 +1,932 @@
+package chat
+
+import (
+	"cmp"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// OpenAI is OpenAI's Chat Completions API (/v1/chat/completions), as
+// OpenAI and the servers that speak its API take it.
+//
+// How it maps:
+//   - leading system and developer messages are the System prompt; a
+//     later one is a RoleSystem message;
+//   - a tool message is a user message holding one tool result; a user
+//     message holding tool results is written as tool messages first,
+//     then a user message of the rest;
+//   - the tool arguments are the string OpenAI carries, as written;
+//   - a tool result's IsError is not carried: OpenAI has no such flag,
+//     and its content says what failed;
+//   - a Cache breakpoint is left out (OpenAI caches on its own);
+//   - MaxTokens is written as max_completion_tokens, and read from it or
+//     from max_tokens;
+//   - an answer's refusal is read as text with StopContentFilter;
+//   - usage: prompt_tokens holds the cached tokens, so Input is
+//     prompt_tokens less prompt_tokens_details.cached_tokens, and
+//     prompt_tokens is written as the whole prompt (cache writes
+//     included: OpenAI counts no writes apart).
+var OpenAI Codec = openAICodec{}
+
+type openAICodec struct{}
+
+const openAIDisplay = "OpenAI"
+
+func (openAICodec) Name() string { return openAIName }
+
+// openAIAdvisory are the members of a request that do not change its
+// answer.
+var openAIAdvisory = map[string]bool{
+	"metadata": true, "store": true, "service_tier": true, "prompt_cache_key": true,
+	"prompt_cache_retention": true, "safety_identifier": true,
+}
+
+// openAIFeatures are the members of a request the model has no field
+// for, by what they ask.
+var openAIFeatures = map[string]Feature{
+	"logprobs": FeatureLogprobs, "top_logprobs": FeatureLogprobs,
+	"audio": FeatureAudio, "modalities": FeatureAudio,
+	"reasoning_effort": FeatureThinking, "verbosity": FeatureOther,
+	"web_search_options": FeatureBuiltinTool,
+}
+
+func (openAICodec) DecodeRequest(body []byte) (*Request, error) {
+	ms, err := members(body)
+	if err != nil {
+		return nil, malformed(openAIDisplay, "request", err)
+	}
+	r := &Request{}
+	var maxTokens, maxCompletion int64
+	for _, m := range ms {
+		if isNull(m.Value) {
+			continue
+		}
+		var err error
+		switch m.Key {
+		case "model":
+			err = unmarshal(m.Value, &r.Model, m.Key)
+		case "messages":
+			err = openAIMessages(r, m.Value)
+		case "tools":
+			err = openAITools(r, m.Value)
+		case "tool_choice":
+			r.ToolChoice, err = openAIToolChoice(m.Value)
+		case "parallel_tool_calls":
+			err = unmarshal(m.Value, &r.ParallelToolCalls, m.Key)
+		case "response_format":
+			r.Format, err = openAIFormat(m.Value)
+		case "stop":
+			err = openAIStop(r, m.Value)
+		case "temperature":
+			err = unmarshal(m.Value, &r.Temperature, m.Key)
+		case "top_p":
+			err = unmarshal(m.Value, &r.TopP, m.Key)
+		case "max_tokens":
+			err = unmarshal(m.Value, &maxTokens, m.Key)
+		case "max_completion_tokens":
+			err = unmarshal(m.Value, &maxCompletion, m.Key)
+		case "seed":
+			err = unmarshal(m.Value, &r.Seed, m.Key)
+		case "presence_penalty":
+			err = unmarshal(m.Value, &r.PresencePenalty, m.Key)
+		case "frequency_penalty":
+			err = unmarshal(m.Value, &r.FrequencyPenalty, m.Key)
+		case "user":
+			err = unmarshal(m.Value, &r.User, m.Key)
+		case "stream":
+			err = unmarshal(m.Value, &r.Stream, m.Key)
+		case "stream_options":
+			err = openAIStreamOptions(r, m.Value)
+		case "n":
+			err = unmarshal(m.Value, &r.N, m.Key)
+		case "modalities":
+			var mods []string
+			if err = unmarshal(m.Value, &mods, m.Key); err == nil && !(len(mods) == 1 && mods[0] == "text") {
+				r.Extras = append(r.Extras, Extra{Feature: FeatureAudio, Dialect: openAIName, Name: m.Key, Value: m.Value})
+			} // ["text"] alone is the default
+		default:
+			f, ok := openAIFeatures[m.Key]
+			if !ok {
+				f = FeatureOther
+			}
+			r.Extras = append(r.Extras, Extra{Feature: f, Dialect: openAIName, Name: m.Key, Value: m.Value,
+				Advisory: openAIAdvisory[m.Key]})
+		}
+		if err != nil {
+			return nil, malformed(openAIDisplay, "request", err)
+		}
+	}
+	if maxTokens != 0 && maxCompletion != 0 && maxTokens != maxCompletion {
+		return nil, malformedf(openAIDisplay, "request", "max_tokens %d and max_completion_tokens %d differ", maxTokens, maxCompletion)
+	}
+	r.MaxTokens = max(maxTokens, maxCompletion)
+	if r.N < 0 || r.MaxTokens < 0 {
+		return nil, malformedf(openAIDisplay, "request", "a negative n or max_tokens")
+	}
+	return r, nil
+}
+
+func openAIStreamOptions(r *Request, v json.RawMessage) error {
+	ms, err := members(v)
+	if err != nil {
+		return malformed(openAIDisplay, "stream_options", err)
+	}
+	for _, m := range ms {
+		if m.Key == "include_usage" {
+			if err := unmarshal(m.Value, &r.IncludeUsage, "stream_options.include_usage"); err != nil {
+				return err
+			}
+			continue
+		}
+		r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: openAIName, Name: "stream_options." + m.Key,
+			Value: m.Value, Advisory: true})
+	}
+	return nil
+}
+
+func openAIStop(r *Request, v json.RawMessage) error {
+	if isString(v) {
+		var s string
+		if err := unmarshal(v, &s, "stop"); err != nil {
+			return err
+		}
+		r.Stop = []string{s}
+		return nil
+	}
+	return unmarshal(v, &r.Stop, "stop")
+}
+
+// openAIMessage is a chat message as OpenAI writes it.
+type openAIMessage struct {
+	Role       string           `json:"role"`
+	Content    json.RawMessage  `json:"content"`
+	Name       string           `json:"name"`
+	ToolCalls  []openAIToolCall `json:"tool_calls"`
+	ToolCallID string           `json:"tool_call_id"`
+	Refusal    *string          `json:"refusal"`
+}
+
+type openAIToolCall struct {
+	Index    *int   `json:"index,omitempty"` // in a stream's delta
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string  `json:"name,omitempty"`
+		Arguments *string `json:"arguments,omitempty"`
+	} `json:"function"`
+}
+
+// openAIMessageKeys are the members of a message the model carries.
+var openAIMessageKeys = map[string]bool{
+	"role": true, "content": true, "name": true, "tool_calls": true, "tool_call_id": true, "refusal": true,
+}
+
+func openAIMessages(r *Request, v json.RawMessage) error {
+	var raws []json.RawMessage
+	if err := unmarshal(v, &raws, "messages"); err != nil {
+		return err
+	}
+	in := openAIRequest{Request: r}
+	for i, raw := range raws {
+		ms, err := members(raw)
+		if err != nil {
+			return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
+		}
+		for _, m := range ms {
+			if !openAIMessageKeys[m.Key] && !isNull(m.Value) {
+				return notInModel(openAIDisplay, "message member %q", m.Key)
+			}
+		}
+		var om openAIMessage
+		if err := json.Unmarshal(raw, &om); err != nil {
+			return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
+		}
+		if err := openAIMessageIn(&in, &om); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openAIRequest is a request being read: whether the last message read
+// was a tool message.
+type openAIRequest struct {
+	*Request
+	toolTurn bool
+}
+
+func openAIMessageIn(r *openAIRequest, om *openAIMessage) error {
+	if om.Role != "tool" {
+		r.toolTurn = false
+	}
+	switch om.Role {
+	case "system", "developer":
+		parts, err := openAIContent(om.Content, false)
+		if err != nil {
+			return err
+		}
+		if len(r.Messages) == 0 && om.Name == "" {
+			r.System = append(r.System, parts...)
+			return nil
+		}
+		r.Messages = append(r.Messages, Message{Role: RoleSystem, Parts: parts, Name: om.Name})
+	case "user":
+		parts, err := openAIContent(om.Content, true)
+		if err != nil {
+			return err
+		}
+		r.Messages = append(r.Messages, Message{Role: RoleUser, Parts: parts, Name: om.Name})
+	case "assistant":
+		parts, err := openAIContent(om.Content, false)
+		if err != nil {
+			return err
+		}
+		if om.Refusal != nil {
+			raw, _ := json.Marshal(map[string]string{"refusal": *om.Refusal})
+			parts = append(parts, Part{Type: PartOther, Other: &Other{Dialect: openAIName, Type: "refusal", Raw: raw}})
+		}
+		for _, c := range om.ToolCalls {
+			if c.Type != "function" {
+				return notInModel(openAIDisplay, "tool call of type %q", c.Type)
+			}
+			args := ""
+			if c.Function.Arguments != nil {
+				args = *c.Function.Arguments
+			}
+			parts = append(parts, Part{Type: PartToolCall,
+				ToolCall: &ToolCall{ID: c.ID, Name: c.Function.Name, Args: json.RawMessage(args)}})
+		}
+		r.Messages = append(r.Messages, Message{Role: RoleAssistant, Parts: parts, Name: om.Name})
+	case "tool":
+		parts, err := openAIContent(om.Content, false)
+		if err != nil {
+			return err
+		}
+		if om.ToolCallID == "" {
+			return malformedf(openAIDisplay, "request", "a tool message without tool_call_id")
+		}
+		tr := Part{Type: PartToolResult, ToolResult: &ToolResult{CallID: om.ToolCallID, Content: parts}}
+		if n := len(r.Messages); n > 0 && r.toolTurn {
+			r.Messages[n-1].Parts = append(r.Messages[n-1].Parts, tr) // tool messages in a row are one turn
+			return nil
+		}
+		r.Messages = append(r.Messages, Message{Role: RoleUser, Parts: []Part{tr}})
+		r.toolTurn = true
+		return nil
+	default:
+		return notInModel(openAIDisplay, "message role %q", om.Role)
+	}
+	return nil
+}
+
+// openAIContent reads a message's content: a string, or an array of
+// parts (images where images may be).
+func openAIContent(v json.RawMessage, images bool) ([]Part, error) {
+	if isNull(v) {
+		return nil, nil
+	}
+	if isString(v) {
+		var s string
+		if err := unmarshal(v, &s, "content"); err != nil {
+			return nil, malformed(openAIDisplay, "message", err)
+		}
+		if s == "" {
+			return nil, nil
+		}
+		return []Part{Text(s)}, nil
+	}
+	var raws []json.RawMessage
+	if err := unmarshal(v, &raws, "content"); err != nil {
+		return nil, malformed(openAIDisplay, "message", err)
+	}
+	parts := make([]Part, 0, len(raws))
+	for _, raw := range raws {
+		var p struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			ImageURL struct {
+				URL    string `json:"url"`
+				Detail string `json:"detail"`
+			} `json:"image_url"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, malformed(openAIDisplay, "content part", err)
+		}
+		switch {
+		case p.Type == "text":
+			parts = append(parts, Text(p.Text))
+		case p.Type == "image_url" && images:
+			img, err := dataURL(p.ImageURL.URL)
+			if err != nil {
+				return nil, err
+			}
+			img.Detail = p.ImageURL.Detail
+			parts = append(parts, Part{Type: PartImage, Image: img})
+		case p.Type == "input_audio" || p.Type == "file" || p.Type == "refusal":
+			var f Feature
+			if p.Type == "input_audio" {
+				f = FeatureAudio
+			}
+			parts = append(parts, Part{Type: PartOther, Other: &Other{Dialect: openAIName, Feature: f, Type: p.Type, Raw: raw}})
+		default:
+			return nil, notInModel(openAIDisplay, "content part of type %q", p.Type)
+		}
+	}
+	return parts, nil
+}
+
+// dataURL reads an image URL: a data: URL is the image's bytes.
+func dataURL(u string) (*Image, error) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return &Image{URL: u}, nil
+	}
+	mt, data, ok := strings.Cut(rest, ";base64,")
+	if !ok || mt == "" {
+		return nil, malformedf(openAIDisplay, "image", "a data: URL that is not base64 with a media type")
+	}
+	return &Image{MediaType: mt, Data: data}, nil
+}
+
+func openAITools(r *Request, v json.RawMessage) error {
+	var raws []json.RawMessage
+	if err := unmarshal(v, &raws, "tools"); err != nil {
+		return err
+	}
+	for _, raw := range raws {
+		var t struct {
+			Type     string `json:"type"`
+			Function *struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+				Strict      *bool           `json:"strict"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return malformed(openAIDisplay, "tool", err)
+		}
+		if t.Type != "function" || t.Function == nil {
+			r.Extras = append(r.Extras, Extra{Feature: FeatureBuiltinTool, Dialect: openAIName, Name: t.Type, Value: raw})
+			continue
+		}
+		f := t.Function
+		if isNull(f.Parameters) {
+			f.Parameters = nil
+		}
+		r.Tools = append(r.Tools, Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters, Strict: f.Strict})
+	}
+	return nil
+}
+
+func openAIToolChoice(v json.RawMessage) (ToolChoice, error) {
+	if isString(v) {
+		var s string
+		if err := unmarshal(v, &s, "tool_choice"); err != nil {
+			return ToolChoice{}, err
+		}
+		switch s {
+		case "auto":
+			return ToolChoice{Mode: ToolAuto}, nil
+		case "none":
+			return ToolChoice{Mode: ToolNone}, nil
+		case "required":
+			return ToolChoice{Mode: ToolRequired}, nil
+		}
+		return ToolChoice{}, notInModel(openAIDisplay, "tool_choice %q", s)
+	}
+	var c struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := unmarshal(v, &c, "tool_choice"); err != nil {
+		return ToolChoice{}, err
+	}
+	if c.Type != "function" || c.Function.Name == "" {
+		return ToolChoice{}, notInModel(openAIDisplay, "tool_choice of type %q", c.Type)
+	}
+	return ToolChoice{Mode: ToolNamed, Name: c.Function.Name}, nil
+}
+
+func openAIFormat(v json.RawMessage) (*Format, error) {
+	var f struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Strict      *bool           `json:"strict"`
+		} `json:"json_schema"`
+	}
+	if err := unmarshal(v, &f, "response_format"); err != nil {
+		return nil, err
+	}
+	switch f.Type {
+	case "text":
+		return &Format{Type: FormatText}, nil
+	case "json_object":
+		return &Format{Type: FormatJSONObject}, nil
+	case "json_schema":
+		if f.JSONSchema == nil {
+			return nil, malformedf(openAIDisplay, "request", "response_format json_schema without json_schema")
+		}
+		s := f.JSONSchema
+		return &Format{Type: FormatJSONSchema, Name: s.Name, Description: s.Description, Schema: s.Schema, Strict: s.Strict}, nil
+	}
+	return nil, notInModel(openAIDisplay, "response_format of type %q", f.Type)
+}
+
+// Encoding a request.
+
+// openAIDefaultSchemaName names a JSON schema that came without a name,
+// which OpenAI requires.
+const openAIDefaultSchemaName = "response"
+
+func (openAICodec) EncodeRequest(r *Request) ([]byte, error) {
+	o := &object{}
+	if r.Model != "" {
+		o.set("model", r.Model)
+	}
+	msgs, err := openAIMessagesOut(r)
+	if err != nil {
+		return nil, err
+	}
+	o.set("messages", msgs)
+	var tools []any
+	for _, t := range r.Tools {
+		f := &object{}
+		f.set("name", t.Name)
+		if t.Description != "" {
+			f.set("description", t.Description)
+		}
+		if t.Parameters != nil {
+			f.set("parameters", t.Parameters)
+		}
+		if t.Strict != nil {
+			f.set("strict", *t.Strict)
+		}
+		tools = append(tools, map[string]any{"type": "function", "function": f})
+	}
+	extras := &object{}
+	if err := writeExtras(openAIName, r, extras, &tools); err != nil {
+		return nil, err
+	}
+	if len(tools) > 0 {
+		o.set("tools", tools)
+	}
+	switch r.ToolChoice.Mode {
+	case "":
+	case ToolAuto, ToolNone, ToolRequired:
+		o.set("tool_choice", string(r.ToolChoice.Mode))
+	case ToolNamed:
+		o.set("tool_choice", map[string]any{"type": "function", "function": map[string]string{"name": r.ToolChoice.Name}})
+	}
+	if r.ParallelToolCalls != nil {
+		o.set("parallel_tool_calls", *r.ParallelToolCalls)
+	}
+	if f := r.Format; f != nil {
+		switch f.Type {
+		case FormatText, FormatJSONObject:
+			o.set("response_format", map[string]string{"type": string(f.Type)})
+		case FormatJSONSchema:
+			s := &object{}
+			s.set("name", cmp.Or(f.Name, openAIDefaultSchemaName))
+			if f.Description != "" {
+				s.set("description", f.Description)
+			}
+			s.set("schema", f.Schema)
+			if f.Strict != nil {
+				s.set("strict", *f.Strict)
+			}
+			o.set("response_format", map[string]any{"type": "json_schema", "json_schema": s})
+		}
+	}
+	if len(r.Stop) > 0 {
+		o.set("stop", r.Stop)
+	}
+	if r.Temperature != nil {
+		o.set("temperature", *r.Temperature)
+	}
+	if r.TopP != nil {
+		o.set("top_p", *r.TopP)
+	}
+	if r.TopK != nil {
+		return nil, cannot(openAIDisplay, "top_k")
+	}
+	if r.MaxTokens > 0 {
+		o.set("max_completion_tokens", r.MaxTokens)
+	}
+	if r.Seed != nil {
+		o.set("seed", *r.Seed)
+	}
+	if r.PresencePenalty != nil {
+		o.set("presence_penalty", *r.PresencePenalty)
+	}
+	if r.FrequencyPenalty != nil {
+		o.set("frequency_penalty", *r.FrequencyPenalty)
+	}
+	if r.User != "" {
+		o.set("user", r.User)
+	}
+	if r.N != 0 {
+		o.set("n", r.N)
+	}
+	if r.Stream {
+		o.set("stream", true)
+		if r.IncludeUsage {
+			o.obj("stream_options").set("include_usage", true)
+		}
+	}
+	mergeExtras(o, extras)
+	return o.bytes()
+}
+
+func openAIMessagesOut(r *Request) ([]any, error) {
+	var out []any
+	if len(r.System) > 0 {
+		c, err := openAIContentOut(r.System, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, map[string]any{"role": "system", "content": c})
+	}
+	for _, m := range r.Messages {
+		switch m.Role {
+		case RoleSystem:
+			c, err := openAIContentOut(m.Parts, false)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, openAINamed(m, map[string]any{"role": "system", "content": c}))
+		case RoleUser:
+			var rest []Part
+			for _, p := range m.Parts {
+				if p.Type != PartToolResult {
+					rest = append(rest, p)
+					continue
+				}
+				tr := p.ToolResult
+				c, err := openAIContentOut(tr.Content, false)
+				if err != nil {
+					return nil, err
+				}
+				if tr.IsError && c == "" {
+					c = "error"
+				}
+				out = append(out, map[string]any{"role": "tool", "tool_call_id": tr.CallID, "content": c})
+			}
+			if len(rest) == 0 && len(m.Parts) > 0 {
+				continue
+			}
+			c, err := openAIContentOut(rest, true)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, openAINamed(m, map[string]any{"role": "user", "content": c}))
+		case RoleAssistant:
+			msg, err := openAIAssistantOut(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, msg)
+		default:
+			return nil, cannot(openAIDisplay, "a message of role %q", m.Role)
+		}
+	}
+	return out, nil
+}
+
+func openAINamed(m Message, msg map[string]any) map[string]any {
+	if m.Name != "" {
+		msg["name"] = m.Name
+	}
+	return msg
+}
+
+func openAIAssistantOut(m Message) (any, error) {
+	o := &object{}
+	o.set("role", "assistant")
+	var text []Part
+	var calls []any
+	for _, p := range m.Parts {
+		switch p.Type {
+		case PartText:
+			text = append(text, p)
+		case PartToolCall:
+			c := p.ToolCall
+			calls = append(calls, map[string]any{"id": c.ID, "type": "function",
+				"function": map[string]string{"name": c.Name, "arguments": string(c.Args)}})
+		case PartOther:
+			if p.Other.Dialect != openAIName || p.Other.Type != "refusal" {
+				return nil, cannot(openAIDisplay, "%s in an assistant message", otherName(p.Other))
+			}
+			var v struct {
+				Refusal string `json:"refusal"`
+			}
+			json.Unmarshal(p.Other.Raw, &v)
+			o.set("refusal", v.Refusal)
+		default:
+			return nil, cannot(openAIDisplay, "a %s part in an assistant message", p.Type)
+		}
+	}
+	switch {
+	case len(text) > 0:
+		c, err := openAIContentOut(text, false)
+		if err != nil {
+			return nil, err
+		}
+		o.set("content", c)
+	case len(calls) == 0 && !o.has("refusal"):
+		o.set("content", "")
+	}
+	if m.Name != "" {
+		o.set("name", m.Name)
+	}
+	if len(calls) > 0 {
+		o.set("tool_calls", calls)
+	}
+	return o, nil
+}
+
+// openAIContentOut writes a message's content: a string when it is one
+// text part, else an array of parts.
+func openAIContentOut(parts []Part, images bool) (any, error) {
+	if len(parts) == 0 {
+		return "", nil
+	}
+	if len(parts) == 1 && parts[0].Type == PartText {
+		return parts[0].Text, nil
+	}
+	out := make([]any, 0, len(parts))
+	for _, p := range parts {
+		switch {
+		case p.Type == PartText:
+			out = append(out, map[string]string{"type": "text", "text": p.Text})
+		case p.Type == PartImage && images:
+			u, err := imageURL(openAIDisplay, p.Image)
+			if err != nil {
+				return nil, err
+			}
+			iu := map[string]string{"url": u}
+			if p.Image.Detail != "" {
+				iu["detail"] = p.Image.Detail
+			}
+			out = append(out, map[string]any{"type": "image_url", "image_url": iu})
+		case p.Type == PartOther && p.Other.Dialect == openAIName:
+			out = append(out, p.Other.Raw)
+		case p.Type == PartOther:
+			return nil, cannot(openAIDisplay, "%s", otherName(p.Other))
+		default:
+			return nil, cannot(openAIDisplay, "a %s part here", p.Type)
+		}
+	}
+	return out, nil
+}
+
+// imageURL returns an image's URL, a data: URL for its bytes.
+func imageURL(dialect string, img *Image) (string, error) {
+	if img.URL != "" {
+		return img.URL, nil
+	}
+	if img.MediaType == "" {
+		return "", cannot(dialect, "an image without a media type")
+	}
+	return "data:" + img.MediaType + ";base64," + img.Data, nil
+}
+
+// Answers.
+
+// openAIFinish maps OpenAI's finish_reason to a StopReason.
+func openAIFinish(s string) (StopReason, bool) {
+	switch s {
+	case "stop":
+		return StopEndTurn, true
+	case "length":
+		return StopMaxTokens, true
+	case "tool_calls", "function_call":
+		return StopToolUse, true
+	case "content_filter":
+		return StopContentFilter, true
+	}
+	return "", false
+}
+
+// openAIFinishOut maps a StopReason to OpenAI's finish_reason.
+func openAIFinishOut(s StopReason) (string, error) {
+	switch s {
+	case StopEndTurn, StopSequence, "":
+		return "stop", nil
+	case StopMaxTokens:
+		return "length", nil
+	case StopToolUse:
+		return "tool_calls", nil
+	case StopContentFilter:
+		return "content_filter", nil
+	}
+	return "", cannot(openAIDisplay, "stop reason %s", s)
+}
+
+// openAIUsage is OpenAI's usage object.
+type openAIUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	PromptDetails    *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
+}
+
+func (w *openAIUsage) usage() Usage {
+	var cached int64
+	if w.PromptDetails != nil {
+		cached = max(w.PromptDetails.CachedTokens, 0)
+	}
+	cached = min(cached, max(w.PromptTokens, 0))
+	return Usage{Input: max(w.PromptTokens, 0) - cached, Output: max(w.CompletionTokens, 0), CacheRead: cached}
+}
+
+func openAIUsageOut(u Usage) *openAIUsage {
+	w := &openAIUsage{PromptTokens: u.Prompt(), CompletionTokens: u.Output, TotalTokens: u.Total()}
+	w.PromptDetails = &struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	}{u.CacheRead}
+	return w
+}
+
+func (openAICodec) DecodeAnswer(body []byte) (*Answer, error) {
+	var w struct {
+		ID      string `json:"id"`
+		Created int64  `json:"created"`
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content     *string          `json:"content"`
+				Refusal     *string          `json:"refusal"`
+				ToolCalls   []openAIToolCall `json:"tool_calls"`
+				Annotations []any            `json:"annotations"`
+				Audio       json.RawMessage  `json:"audio"`
+			} `json:"message"`
+			Logprobs     json.RawMessage `json:"logprobs"`
+			FinishReason string          `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *openAIUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, malformed(openAIDisplay, "answer", err)
+	}
+	if len(w.Choices) != 1 {
+		return nil, notInModel(openAIDisplay, "answer with %d choices", len(w.Choices))
+	}
+	c := w.Choices[0]
+	a := &Answer{ID: w.ID, Model: w.Model, Created: w.Created}
+	switch {
+	case len(c.Message.Annotations) > 0:
+		return nil, notInModel(openAIDisplay, "answer's annotations")
+	case !isNull(c.Message.Audio):
+		return nil, notInModel(openAIDisplay, "answer's audio")
+	case !isNull(c.Logprobs):
+		return nil, notInModel(openAIDisplay, "answer's logprobs")
+	}
+	if c.Message.Content != nil && *c.Message.Content != "" {
+		a.Content = append(a.Content, Text(*c.Message.Content))
+	}
+	for _, tc := range c.Message.ToolCalls {
+		if tc.Type != "function" {
+			return nil, notInModel(openAIDisplay, "tool call of type %q", tc.Type)
+		}
+		args := ""
+		if tc.Function.Arguments != nil {
+			args = *tc.Function.Arguments
+		}
+		a.Content = append(a.Content, Part{Type: PartToolCall,
+			ToolCall: &ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: json.RawMessage(args)}})
+	}
+	stop, ok := openAIFinish(c.FinishReason)
+	if !ok {
+		return nil, notInModel(openAIDisplay, "finish_reason %q", c.FinishReason)
+	}
+	a.Stop = stop
+	if c.Message.Refusal != nil && *c.Message.Refusal != "" {
+		a.Content = append(a.Content, Text(*c.Message.Refusal))
+		a.Stop = StopContentFilter
+	}
+	if w.Usage != nil {
+		a.Usage = w.Usage.usage()
+	}
+	return a, nil
+}
+
+func (openAICodec) EncodeAnswer(a *Answer) ([]byte, error) {
+	finish, err := openAIFinishOut(a.Stop)
+	if err != nil {
+		return nil, err
+	}
+	msg := &object{}
+	msg.set("role", "assistant")
+	var text strings.Builder
+	hasText := false
+	var calls []any
+	for _, p := range a.Content {
+		switch p.Type {
+		case PartText:
+			text.WriteString(p.Text)
+			hasText = true
+		case PartToolCall:
+			calls = append(calls, openAICallOut(p.ToolCall))
+		default:
+			return nil, cannot(openAIDisplay, "a %s block in an answer", p.Type)
+		}
+	}
+	if hasText {
+		msg.set("content", text.String())
+	} else {
+		msg.set("content", nil)
+	}
+	if len(calls) > 0 {
+		msg.set("tool_calls", calls)
+	}
+	msg.set("refusal", nil)
+	o := &object{}
+	o.set("id", a.ID)
+	o.set("object", "chat.completion")
+	o.set("created", a.Created)
+	o.set("model", a.Model)
+	o.set("choices", []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}})
+	o.set("usage", openAIUsageOut(a.Usage))
+	return o.bytes()
+}
+
+func openAICallOut(c *ToolCall) map[string]any {
+	return map[string]any{"id": c.ID, "type": "function",
+		"function": map[string]string{"name": c.Name, "arguments": string(c.Args)}}
+}
+
+// Errors.
+
+// openAIErrorWire is OpenAI's error object.
+type openAIErrorWire struct {
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+func (openAICodec) DecodeError(status int, body []byte) *Error {
+	var w openAIErrorWire
+	if json.Unmarshal(body, &w) != nil || w.Error == nil {
+		return &Error{Status: statusOr(status, 500), Message: strings.TrimSpace(string(body))}
+	}
+	code, _ := w.Error.Code.(string)
+	typ := cmp.Or(code, w.Error.Type)
+	if status == 0 {
+		status = openAIEventStatus(w.Error.Type, code)
+	}
+	return &Error{Status: statusOr(status, 500), Type: typ, Message: w.Error.Message}
+}
+
+// openAIEventStatus is the status of an error event by its type and
+// code, as OpenAI's streams carry no status.
+func openAIEventStatus(typ, code string) int {
+	for _, s := range []string{code, typ} {
+		switch s {
+		case "overloaded", "overloaded_error":
+			return 529
+		case "rate_limit_exceeded", "insufficient_quota", "requests", "tokens", "rate_limit_error":
+			return 429
+		case "invalid_request_error", "context_length_exceeded":
+			return 400
+		case "server_error", "api_error":
+			return 500
+		}
+	}
+	return 500
+}
+
+// openAITypes are the type and code OpenAI gives each kind of error.
+var openAITypes = map[statusKind][2]string{
+	kindInvalid:     {"invalid_request_error", ""},
+	kindAuth:        {"invalid_request_error", "invalid_api_key"},
+	kindPermission:  {"invalid_request_error", ""},
+	kindNotFound:    {"invalid_request_error", "model_not_found"},
+	kindTooLarge:    {"invalid_request_error", ""},
+	kindRateLimit:   {"requests", "rate_limit_exceeded"},
+	kindServer:      {"server_error", ""},
+	kindUnavailable: {"server_error", ""},
+	kindOverloaded:  {"server_error", "overloaded"},
+	kindTimeout:     {"server_error", "timeout"},
+}
+
+func (openAICodec) EncodeError(e *Error) []byte {
+	t := openAITypes[kindOf(e.Status)]
+	var code any
+	if t[1] != "" {
+		code = t[1]
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": e.Message, "type": t[0], "param": nil, "code": code}})
+	return b
+}
