@@ -97,6 +97,7 @@ func (anthropicCodec) DecodeRequest(body []byte) (*Request, error) {
 	if r.MaxTokens < 0 {
 		return nil, malformedf(anthropicDisplay, "request", "a negative max_tokens")
 	}
+	dropEmptyText(r)
 	return r, nil
 }
 
@@ -112,7 +113,7 @@ func anthropicMetadata(r *Request, v json.RawMessage) error {
 			}
 			continue
 		}
-		r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: anthropicName, Name: "metadata." + m.Key,
+		r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: anthropicName, In: "metadata", Name: m.Key,
 			Value: m.Value, Advisory: true})
 	}
 	return nil
@@ -129,7 +130,7 @@ func anthropicOutputConfig(r *Request, v json.RawMessage) error {
 			if m.Key == "effort" {
 				f = FeatureThinking
 			}
-			r.Extras = append(r.Extras, Extra{Feature: f, Dialect: anthropicName, Name: "output_config." + m.Key, Value: m.Value})
+			r.Extras = append(r.Extras, Extra{Feature: f, Dialect: anthropicName, In: "output_config", Name: m.Key, Value: m.Value})
 			continue
 		}
 		if isNull(m.Value) {

@@ -83,6 +83,7 @@ func (bedrockCodec) DecodeRequest(body []byte) (*Request, error) {
 			return nil, malformed(bedrockDisplay, "request", err)
 		}
 	}
+	dropEmptyText(r)
 	return r, nil
 }
 

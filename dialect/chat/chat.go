@@ -297,9 +297,11 @@ type Extra struct {
 	Feature Feature
 	// Dialect is the API whose it is.
 	Dialect string
-	// Name is the member's name (logprobs), a nested one's path
-	// (output_config.effort), or a built-in tool's type
-	// (web_search_preview).
+	// In is the member a nested one is in (output_config for
+	// output_config.effort); "" for a member of the request itself.
+	In string
+	// Name is the member's name (logprobs, effort), or a built-in tool's
+	// type (web_search_preview).
 	Name string
 	// Value is the member's value, or the whole tool object.
 	Value json.RawMessage

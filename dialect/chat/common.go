@@ -37,6 +37,9 @@ func extraName(e Extra) string {
 	if e.Feature == FeatureBuiltinTool {
 		return display(e.Dialect) + "'s built-in tool " + e.Name
 	}
+	if e.In != "" {
+		return display(e.Dialect) + "'s " + e.In + "." + e.Name
+	}
 	return display(e.Dialect) + "'s " + e.Name
 }
 
@@ -49,7 +52,7 @@ func otherName(o *Other) string {
 }
 
 // writeExtras writes the extras of r that are dialect's into o (nested
-// ones by their dotted path), the built-in tools into tools, and refuses
+// ones in the member they are in), the built-in tools into tools, and refuses
 // any other API's.
 func writeExtras(dialect string, r *Request, o *object, tools *[]any) error {
 	for _, e := range r.Extras {
@@ -60,7 +63,11 @@ func writeExtras(dialect string, r *Request, o *object, tools *[]any) error {
 			*tools = append(*tools, e.Value)
 			continue
 		}
-		o.setPath(e.Name, e.Value)
+		if e.In != "" {
+			o.obj(e.In).set(e.Name, e.Value)
+			continue
+		}
+		o.set(e.Name, e.Value)
 	}
 	return nil
 }
@@ -218,7 +225,7 @@ func mergeTurns(dialect string, msgs []Message) ([]turn, error) {
 			switch {
 			case p.Type == PartToolResult && m.Role != RoleUser, p.Type == PartToolCall && m.Role != RoleAssistant:
 				return nil, cannot(display(dialect), "a %s in a %s message", p.Type, m.Role)
-			case p.Type == PartText && p.Text == "":
+			case p.Type == PartText && p.Text == "" && p.Signature == "":
 			case p.Type == PartToolResult:
 				n := 0
 				for n < len(t.Parts) && t.Parts[n].Type == PartToolResult {
@@ -272,4 +279,45 @@ func mergeExtras(o, extras *object) {
 		}
 		o.set(k, extras.vals[i])
 	}
+}
+
+// dropEmptyText takes out of r the empty text parts, which say nothing
+// and which the APIs write in ways that do not all read back (a part, an
+// empty string, nothing): a decoder's last step. A part with a Signature
+// is kept.
+func dropEmptyText(r *Request) {
+	keep := func(parts []Part) []Part {
+		out := parts[:0]
+		for _, p := range parts {
+			if p.Type == PartText && p.Text == "" && p.Signature == "" {
+				continue
+			}
+			if p.Type == PartToolResult && p.ToolResult != nil {
+				c := *p.ToolResult
+				c.Content = keepNil(c.Content)
+				p.ToolResult = &c
+			}
+			out = append(out, p)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	r.System = keep(r.System)
+	for i := range r.Messages {
+		r.Messages[i].Parts = keep(r.Messages[i].Parts)
+	}
+}
+
+// keepNil returns parts without its empty text parts, nil when none is
+// left.
+func keepNil(parts []Part) []Part {
+	var out []Part
+	for _, p := range parts {
+		if p.Type != PartText || p.Text != "" || p.Signature != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -28,9 +28,9 @@ import (
 //     functionResponse.id, which Vertex AI may send) is kept. The
 //     encoders write no id: a tool result's name is its call's;
 //   - a tool result is functionResponse.response: a result whose text is
-//     a JSON object is that object, else {"result": text}, or
-//     {"error": text} when IsError; a response is read back as the text
-//     of its JSON;
+//     a JSON object is that object, an empty one {}, else
+//     {"result": text}, or {"error": text} when IsError; a response is
+//     read back as the text of its JSON ({} as no content);
 //   - schemas are written as parametersJsonSchema and responseJsonSchema;
 //     the OpenAPI schemas of parameters and responseSchema are read as
 //     JSON schemas, their type names in lower case;
@@ -100,6 +100,7 @@ func (geminiCodec) DecodeRequest(body []byte) (*Request, error) {
 			return nil, malformed(geminiDisplay, "request", err)
 		}
 	}
+	dropEmptyText(r)
 	return r, nil
 }
 
@@ -278,8 +279,8 @@ func geminiPartIn(raw json.RawMessage, calls *geminiCalls) (Part, error) {
 			return Part{}, err
 		}
 		tr := &ToolResult{CallID: id}
-		if !isNull(fr.Response) {
-			tr.Content = []Part{Text(string(compact(fr.Response)))}
+		if resp := compact(fr.Response); !isNull(resp) && string(resp) != "{}" {
+			tr.Content = []Part{Text(string(resp))}
 		}
 		p.Type, p.ToolResult = PartToolResult, tr
 	default:
@@ -378,7 +379,7 @@ func geminiToolConfig(r *Request, v json.RawMessage) error {
 	}
 	for _, m := range ms {
 		if m.Key != "functionCallingConfig" {
-			r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: geminiName, Name: "toolConfig." + m.Key, Value: m.Value})
+			r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: geminiName, In: "toolConfig", Name: m.Key, Value: m.Value})
 			continue
 		}
 		var c struct {
@@ -454,14 +455,14 @@ func geminiGenerationConfig(r *Request, v json.RawMessage) error {
 		case "responseModalities":
 			var mods []string
 			if err = unmarshal(m.Value, &mods, m.Key); err == nil && !(len(mods) == 1 && strings.EqualFold(mods[0], "TEXT")) {
-				r.Extras = append(r.Extras, Extra{Feature: FeatureAudio, Dialect: geminiName, Name: "generationConfig." + m.Key, Value: m.Value})
+				r.Extras = append(r.Extras, Extra{Feature: FeatureAudio, Dialect: geminiName, In: "generationConfig", Name: m.Key, Value: m.Value})
 			}
 		default:
 			f, ok := geminiGeneration[m.Key]
 			if !ok {
 				f = FeatureOther
 			}
-			r.Extras = append(r.Extras, Extra{Feature: f, Dialect: geminiName, Name: "generationConfig." + m.Key, Value: m.Value})
+			r.Extras = append(r.Extras, Extra{Feature: f, Dialect: geminiName, In: "generationConfig", Name: m.Key, Value: m.Value})
 		}
 		if err != nil {
 			return err
@@ -662,6 +663,8 @@ func geminiPartOut(p Part, names map[string]string) (any, error) {
 		}
 		var resp any = json.RawMessage(s)
 		switch {
+		case s == "" && !tr.IsError:
+			resp = struct{}{}
 		case tr.IsError:
 			resp = map[string]string{"error": s}
 		case !isObject(json.RawMessage(s)):

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 )
 
 // What the converters share to read and write JSON: an object's members
@@ -135,19 +134,6 @@ func (o *object) has(k string) bool {
 		}
 	}
 	return false
-}
-
-// setPath sets a member by its dotted path (output_config.effort),
-// making the objects on the way.
-func (o *object) setPath(path string, v any) {
-	for {
-		i := strings.IndexByte(path, '.')
-		if i < 0 {
-			o.set(path, v)
-			return
-		}
-		o, path = o.obj(path[:i]), path[i+1:]
-	}
 }
 
 // MarshalJSON writes the object, members in the order set.

@@ -124,6 +124,7 @@ func (openAICodec) DecodeRequest(body []byte) (*Request, error) {
 	if r.N < 0 || r.MaxTokens < 0 {
 		return nil, malformedf(openAIDisplay, "request", "a negative n or max_tokens")
 	}
+	dropEmptyText(r)
 	return r, nil
 }
 
@@ -139,7 +140,7 @@ func openAIStreamOptions(r *Request, v json.RawMessage) error {
 			}
 			continue
 		}
-		r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: openAIName, Name: "stream_options." + m.Key,
+		r.Extras = append(r.Extras, Extra{Feature: FeatureOther, Dialect: openAIName, In: "stream_options", Name: m.Key,
 			Value: m.Value, Advisory: true})
 	}
 	return nil
