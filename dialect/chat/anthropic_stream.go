@@ -205,7 +205,7 @@ func (e *anthropicEncoder) closeBlock(dst []Frame) ([]Frame, error) {
 	i := e.blocks[e.cur]
 	e.closed = append(e.closed, e.cur)
 	e.cur = -1
-	return anthropicFrame(dst, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	return anthropicFrame(dst, "content_block_stop", kv("type", "content_block_stop", "index", i))
 }
 
 // begin stops the open block and begins one for chat block i.
@@ -220,8 +220,7 @@ func (e *anthropicEncoder) begin(dst []Frame, i int, block any, tool bool) ([]Fr
 		e.closed = slices.Delete(e.closed, k, k+1)
 	}
 	e.next++
-	return anthropicFrame(dst, "content_block_start", map[string]any{"type": "content_block_start",
-		"index": e.blocks[i], "content_block": block})
+	return anthropicFrame(dst, "content_block_start", kv("type", "content_block_start", "index", e.blocks[i], "content_block", block))
 }
 
 func (e *anthropicEncoder) start(dst []Frame, id, model string, u *Usage) ([]Frame, error) {
@@ -239,7 +238,7 @@ func (e *anthropicEncoder) start(dst []Frame, id, model string, u *Usage) ([]Fra
 	msg.set("stop_reason", nil)
 	msg.set("stop_sequence", nil)
 	msg.set("usage", anthropicUsageOut(usage))
-	return anthropicFrame(dst, "message_start", map[string]any{"type": "message_start", "message": msg})
+	return anthropicFrame(dst, "message_start", kv("type", "message_start", "message", msg))
 }
 
 func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
@@ -263,12 +262,12 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 			return dst, nil
 		}
 		if e.cur != ev.Index || e.tool {
-			if dst, err = e.begin(dst, ev.Index, map[string]string{"type": "text", "text": ""}, false); err != nil {
+			if dst, err = e.begin(dst, ev.Index, kv("type", "text", "text", ""), false); err != nil {
 				return dst, err
 			}
 		}
-		return anthropicFrame(dst, "content_block_delta", map[string]any{"type": "content_block_delta",
-			"index": e.blocks[ev.Index], "delta": map[string]string{"type": "text_delta", "text": ev.Text}})
+		return anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
+			"delta", kv("type", "text_delta", "text", ev.Text)))
 	case EventToolStart:
 		if _, ok := e.blocks[ev.Index]; ok {
 			return dst, cannot(anthropicDisplay, "block %d begun twice", ev.Index)
@@ -276,13 +275,14 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		return e.begin(dst, ev.Index, anthropicToolUse(ev.ID, ev.Name, json.RawMessage("{}")), true)
 	case EventToolArgs:
 		if e.cur != ev.Index || !e.tool {
-			return dst, cannot(anthropicDisplay, "arguments of tool call %d while another block streams (it streams one block at a time)", ev.Index)
+			return dst, cannot(anthropicDisplay,
+				"arguments of tool call %d while another block streams (it streams one block at a time)", ev.Index)
 		}
 		if ev.Args == "" {
 			return dst, nil
 		}
-		return anthropicFrame(dst, "content_block_delta", map[string]any{"type": "content_block_delta",
-			"index": e.blocks[ev.Index], "delta": map[string]string{"type": "input_json_delta", "partial_json": ev.Args}})
+		return anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
+			"delta", kv("type", "input_json_delta", "partial_json", ev.Args)))
 	case EventBlockStop:
 		if e.cur == ev.Index {
 			return e.closeBlock(dst)
@@ -303,14 +303,14 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		} else {
 			delta.set("stop_sequence", nil)
 		}
-		var usage any = map[string]int64{"output_tokens": 0}
+		var usage any = kv("output_tokens", 0)
 		if ev.Usage != nil {
 			usage = anthropicUsageOut(*ev.Usage)
 		}
-		return anthropicFrame(dst, "message_delta", map[string]any{"type": "message_delta", "delta": delta, "usage": usage})
+		return anthropicFrame(dst, "message_delta", kv("type", "message_delta", "delta", delta, "usage", usage))
 	case EventStop:
 		e.done = true
-		return anthropicFrame(dst, "message_stop", map[string]string{"type": "message_stop"})
+		return anthropicFrame(dst, "message_stop", kv("type", "message_stop"))
 	case EventError:
 		e.done = true
 		return append(dst, Frame{Event: "error", Data: Anthropic.EncodeError(errOf(ev))}), nil

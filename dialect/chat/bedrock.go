@@ -2,7 +2,6 @@ package chat
 
 import (
 	"encoding/json"
-	"strings"
 )
 
 // Bedrock is Amazon Bedrock's Converse API (POST /model/{modelId}/converse
@@ -433,7 +432,7 @@ func (bedrockCodec) EncodeRequest(r *Request) ([]byte, error) {
 				return nil, err
 			}
 		}
-		msgs = append(msgs, map[string]any{"role": string(t.Role), "content": blocks})
+		msgs = append(msgs, kv("role", string(t.Role), "content", blocks))
 	}
 	o.set("messages", msgs)
 	if len(r.System) > 0 {
@@ -475,11 +474,11 @@ func (bedrockCodec) EncodeRequest(r *Request) ([]byte, error) {
 		if schema == nil {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		spec.set("inputSchema", map[string]any{"json": schema})
+		spec.set("inputSchema", kv("json", schema))
 		if t.Strict != nil {
 			spec.set("strict", *t.Strict)
 		}
-		tools = append(tools, map[string]any{"toolSpec": spec})
+		tools = append(tools, kv("toolSpec", spec))
 		if t.Cache != nil {
 			cp, err := bedrockCachePoint(t.Cache)
 			if err != nil {
@@ -503,11 +502,11 @@ func (bedrockCodec) EncodeRequest(r *Request) ([]byte, error) {
 		tc.set("tools", tools)
 		switch r.ToolChoice.Mode {
 		case ToolAuto:
-			tc.set("toolChoice", map[string]any{"auto": struct{}{}})
+			tc.set("toolChoice", kv("auto", struct{}{}))
 		case ToolRequired:
-			tc.set("toolChoice", map[string]any{"any": struct{}{}})
+			tc.set("toolChoice", kv("any", struct{}{}))
 		case ToolNamed:
-			tc.set("toolChoice", map[string]any{"tool": map[string]string{"name": r.ToolChoice.Name}})
+			tc.set("toolChoice", kv("tool", kv("name", r.ToolChoice.Name)))
 		}
 	} else if calls {
 		return nil, cannot(bedrockDisplay, "tool calls in the conversation without tools")
@@ -525,8 +524,7 @@ func (bedrockCodec) EncodeRequest(r *Request) ([]byte, error) {
 			if f.Description != "" {
 				js.set("description", f.Description)
 			}
-			o.obj("outputConfig").set("textFormat", map[string]any{"type": "json_schema",
-				"structure": map[string]any{"jsonSchema": js}})
+			o.obj("outputConfig").set("textFormat", kv("type", "json_schema", "structure", kv("jsonSchema", js)))
 		}
 	}
 	mergeExtras(o, extras)
@@ -538,7 +536,7 @@ func bedrockCachePoint(c *Cache) (any, error) {
 	if c.TTL != "" && c.TTL != "5m" {
 		return nil, cannot(bedrockDisplay, "a cache breakpoint of ttl %s", c.TTL)
 	}
-	return map[string]any{"cachePoint": map[string]string{"type": "default"}}, nil
+	return kv("cachePoint", kv("type", "default")), nil
 }
 
 // bedrockBlockOut appends p to blocks as a content block, and its cache
@@ -547,7 +545,7 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 	var b any
 	switch p.Type {
 	case PartText:
-		b = map[string]string{"text": p.Text}
+		b = kv("text", p.Text)
 	case PartImage:
 		img, err := bedrockImage(p.Image)
 		if err != nil {
@@ -563,7 +561,7 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		b = map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Name, "input": args}}
+		b = kv("toolUse", kv("toolUseId", c.ID, "name", c.Name, "input", args))
 	case PartToolResult:
 		tr := p.ToolResult
 		if err := checkToolID(bedrockName, tr.CallID); err != nil {
@@ -573,7 +571,7 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 		for _, c := range tr.Content {
 			switch c.Type {
 			case PartText:
-				content = append(content, map[string]string{"text": c.Text})
+				content = append(content, kv("text", c.Text))
 			case PartImage:
 				img, err := bedrockImage(c.Image)
 				if err != nil {
@@ -590,7 +588,7 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 		if tr.IsError {
 			res.set("status", "error")
 		}
-		b = map[string]any{"toolResult": res}
+		b = kv("toolResult", res)
 	case PartOther:
 		if p.Other.Dialect != bedrockName {
 			return nil, cannot(bedrockDisplay, "%s", otherName(p.Other))
@@ -620,167 +618,5 @@ func bedrockImage(img *Image) (any, error) {
 	case !ok:
 		return nil, cannot(bedrockDisplay, "an image of type %q", img.MediaType)
 	}
-	return map[string]any{"image": map[string]any{"format": format, "source": map[string]string{"bytes": img.Data}}}, nil
-}
-
-// Answers.
-
-// bedrockStop maps a stopReason to a StopReason.
-func bedrockStop(s string) (StopReason, bool) {
-	switch s {
-	case "end_turn":
-		return StopEndTurn, true
-	case "tool_use":
-		return StopToolUse, true
-	case "max_tokens", "model_context_window_exceeded":
-		return StopMaxTokens, true
-	case "stop_sequence":
-		return StopSequence, true
-	case "guardrail_intervened", "content_filtered":
-		return StopContentFilter, true
-	}
-	return "", false
-}
-
-// bedrockStopOut maps a StopReason to a stopReason.
-func bedrockStopOut(s StopReason) (string, error) {
-	switch s {
-	case StopEndTurn, "":
-		return "end_turn", nil
-	case StopToolUse:
-		return "tool_use", nil
-	case StopMaxTokens:
-		return "max_tokens", nil
-	case StopSequence:
-		return "stop_sequence", nil
-	case StopContentFilter:
-		return "content_filtered", nil
-	}
-	return "", cannot(bedrockDisplay, "stop reason %s", s)
-}
-
-// bedrockUsage is Converse's usage.
-type bedrockUsage struct {
-	InputTokens           int64 `json:"inputTokens"`
-	OutputTokens          int64 `json:"outputTokens"`
-	TotalTokens           int64 `json:"totalTokens"`
-	CacheReadInputTokens  int64 `json:"cacheReadInputTokens,omitempty"`
-	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens,omitempty"`
-}
-
-func (w *bedrockUsage) usage() Usage {
-	return Usage{Input: max(w.InputTokens, 0), Output: max(w.OutputTokens, 0),
-		CacheRead: max(w.CacheReadInputTokens, 0), CacheWrite: max(w.CacheWriteInputTokens, 0)}
-}
-
-func bedrockUsageOut(u Usage) *bedrockUsage {
-	return &bedrockUsage{InputTokens: u.Input, OutputTokens: u.Output, TotalTokens: u.Total(),
-		CacheReadInputTokens: u.CacheRead, CacheWriteInputTokens: u.CacheWrite}
-}
-
-func (bedrockCodec) DecodeAnswer(body []byte) (*Answer, error) {
-	var w struct {
-		Output struct {
-			Message *struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		} `json:"output"`
-		StopReason string        `json:"stopReason"`
-		Usage      *bedrockUsage `json:"usage"`
-	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, malformed(bedrockDisplay, "answer", err)
-	}
-	if w.Output.Message == nil {
-		return nil, malformedf(bedrockDisplay, "answer", "no output.message")
-	}
-	a := &Answer{}
-	parts, err := bedrockBlocks(w.Output.Message.Content, "content")
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range parts {
-		if p.Type != PartText && p.Type != PartToolCall {
-			return nil, notInModel(bedrockDisplay, "answer's %s block", bedrockPartType(p))
-		}
-		p.Cache = nil
-		a.Content = append(a.Content, p)
-	}
-	stop, ok := bedrockStop(w.StopReason)
-	if !ok {
-		return nil, notInModel(bedrockDisplay, "stopReason %q", w.StopReason)
-	}
-	a.Stop = stop
-	if w.Usage != nil {
-		a.Usage = w.Usage.usage()
-	}
-	return a, nil
-}
-
-func (bedrockCodec) EncodeAnswer(a *Answer) ([]byte, error) {
-	stop, err := bedrockStopOut(a.Stop)
-	if err != nil {
-		return nil, err
-	}
-	content := []any{}
-	for _, p := range a.Content {
-		switch p.Type {
-		case PartText:
-			content = append(content, map[string]string{"text": p.Text})
-		case PartToolCall:
-			args, err := argsObject(bedrockName, p.ToolCall)
-			if err != nil {
-				return nil, err
-			}
-			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": p.ToolCall.ID,
-				"name": p.ToolCall.Name, "input": args}})
-		default:
-			return nil, cannot(bedrockDisplay, "a %s block in an answer", p.Type)
-		}
-	}
-	o := &object{}
-	o.set("output", map[string]any{"message": map[string]any{"role": "assistant", "content": content}})
-	o.set("stopReason", stop)
-	o.set("usage", bedrockUsageOut(a.Usage))
-	o.set("metrics", map[string]int{"latencyMs": 0})
-	return o.bytes()
-}
-
-// Errors.
-
-// bedrockErrorTypes are the error type of each kind of error, as
-// x-amzn-ErrorType names it; a stream's exception frame names it with a
-// lower-case first letter.
-var bedrockErrorTypes = map[statusKind]string{
-	kindInvalid: "ValidationException", kindAuth: "AccessDeniedException", kindPermission: "AccessDeniedException",
-	kindNotFound: "ResourceNotFoundException", kindTooLarge: "ValidationException", kindRateLimit: "ThrottlingException",
-	kindServer: "InternalServerException", kindUnavailable: "ServiceUnavailableException",
-	kindOverloaded: "ServiceUnavailableException", kindTimeout: "ModelTimeoutException",
-}
-
-// bedrockStatuses are the status of each of Bedrock's error types.
-var bedrockStatuses = map[string]int{
-	"validationexception": 400, "accessdeniedexception": 403, "resourcenotfoundexception": 404,
-	"throttlingexception": 429, "servicequotaexceededexception": 429, "modelnotreadyexception": 429,
-	"internalserverexception": 500, "modelstreamerrorexception": 500, "modelerrorexception": 424,
-	"serviceunavailableexception": 503, "modeltimeoutexception": 408,
-}
-
-// BedrockErrorType returns the error type Bedrock gives an error of
-// status, as its x-amzn-ErrorType header names it (ThrottlingException).
-func BedrockErrorType(status int) string { return bedrockErrorTypes[kindOf(status)] }
-
-func (bedrockCodec) DecodeError(status int, body []byte) *Error {
-	var w struct {
-		Message *string `json:"message"` // also "Message", as some of Bedrock's errors write it
-	}
-	if json.Unmarshal(body, &w) != nil || w.Message == nil {
-		return &Error{Status: statusOr(status, 500), Message: strings.TrimSpace(string(body))}
-	}
-	return &Error{Status: statusOr(status, 500), Message: *w.Message}
-}
-
-func (bedrockCodec) EncodeError(e *Error) []byte {
-	b, _ := json.Marshal(map[string]string{"message": e.Message})
-	return b
+	return kv("image", kv("format", format, "source", kv("bytes", img.Data))), nil
 }

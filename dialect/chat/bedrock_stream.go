@@ -199,7 +199,7 @@ func (e *bedrockEncoder) stopBlock(dst []Frame, i int) ([]Frame, error) {
 		return dst, nil
 	}
 	e.open = slices.Delete(e.open, k, k+1)
-	return bedrockFrame(dst, "contentBlockStop", map[string]int{"contentBlockIndex": e.blocks[i]})
+	return bedrockFrame(dst, "contentBlockStop", kv("contentBlockIndex", e.blocks[i]))
 }
 
 // begin numbers a new Bedrock block for chat block i.
@@ -239,7 +239,7 @@ func (e *bedrockEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 	var err error
 	if !e.started && ev.Type != EventError {
 		e.started = true
-		if dst, err = bedrockFrame(dst, "messageStart", map[string]string{"role": "assistant"}); err != nil {
+		if dst, err = bedrockFrame(dst, "messageStart", kv("role", "assistant")); err != nil {
 			return dst, err
 		}
 	}
@@ -256,15 +256,14 @@ func (e *bedrockEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if !slices.Contains(e.open, ev.Index) {
 			e.begin(ev.Index)
 		}
-		return bedrockFrame(dst, "contentBlockDelta", map[string]any{"contentBlockIndex": e.blocks[ev.Index],
-			"delta": map[string]string{"text": ev.Text}})
+		return bedrockFrame(dst, "contentBlockDelta", kv("contentBlockIndex", e.blocks[ev.Index], "delta", kv("text", ev.Text)))
 	case EventToolStart:
 		if _, ok := e.blocks[ev.Index]; ok {
 			return dst, cannot(bedrockDisplay, "block %d begun twice", ev.Index)
 		}
 		e.tools = append(e.tools, ev.Index)
-		return bedrockFrame(dst, "contentBlockStart", map[string]any{"contentBlockIndex": e.begin(ev.Index),
-			"start": map[string]any{"toolUse": map[string]string{"toolUseId": ev.ID, "name": ev.Name}}})
+		return bedrockFrame(dst, "contentBlockStart", kv("contentBlockIndex", e.begin(ev.Index),
+			"start", kv("toolUse", kv("toolUseId", ev.ID, "name", ev.Name))))
 	case EventToolArgs:
 		if !slices.Contains(e.tools, ev.Index) || !slices.Contains(e.open, ev.Index) {
 			return dst, cannot(bedrockDisplay, "arguments of block %d, which is no open tool call", ev.Index)
@@ -272,8 +271,8 @@ func (e *bedrockEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Args == "" {
 			return dst, nil
 		}
-		return bedrockFrame(dst, "contentBlockDelta", map[string]any{"contentBlockIndex": e.blocks[ev.Index],
-			"delta": map[string]any{"toolUse": map[string]string{"input": ev.Args}}})
+		return bedrockFrame(dst, "contentBlockDelta", kv("contentBlockIndex", e.blocks[ev.Index],
+			"delta", kv("toolUse", kv("input", ev.Args))))
 	case EventBlockStop:
 		return e.stopBlock(dst, ev.Index)
 	case EventDelta:
@@ -286,14 +285,14 @@ func (e *bedrockEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if err != nil {
 			return dst, err
 		}
-		if dst, err = bedrockFrame(dst, "messageStop", map[string]string{"stopReason": stop}); err != nil {
+		if dst, err = bedrockFrame(dst, "messageStop", kv("stopReason", stop)); err != nil {
 			return dst, err
 		}
 		var u Usage
 		if ev.Usage != nil {
 			u = *ev.Usage
 		}
-		return bedrockFrame(dst, "metadata", map[string]any{"usage": bedrockUsageOut(u), "metrics": map[string]int{"latencyMs": 0}})
+		return bedrockFrame(dst, "metadata", kv("usage", bedrockUsageOut(u), "metrics", kv("latencyMs", 0)))
 	case EventStop:
 		e.done = true
 		return dst, nil

@@ -136,7 +136,7 @@ type geminiPending struct {
 // it ends the answer.
 func (e *geminiEncoder) chunk(dst []Frame, parts []any, finish string, u *Usage) ([]Frame, error) {
 	cand := &object{}
-	cand.set("content", map[string]any{"parts": parts, "role": "model"})
+	cand.set("content", kv("parts", parts, "role", "model"))
 	if finish != "" {
 		cand.set("finishReason", finish)
 	}
@@ -169,7 +169,7 @@ func (e *geminiEncoder) flush(dst []Frame, i int) ([]Frame, error) {
 	if err != nil {
 		return dst, err
 	}
-	return e.chunk(dst, []any{map[string]any{"functionCall": map[string]any{"name": c.name, "args": args}}}, "", nil)
+	return e.chunk(dst, []any{kv("functionCall", kv("name", c.name, "args", args))}, "", nil)
 }
 
 func (e *geminiEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
@@ -184,7 +184,7 @@ func (e *geminiEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Text == "" {
 			return dst, nil
 		}
-		return e.chunk(dst, []any{map[string]string{"text": ev.Text}}, "", nil)
+		return e.chunk(dst, []any{kv("text", ev.Text)}, "", nil)
 	case EventToolStart:
 		if _, ok := e.calls[ev.Index]; ok {
 			return dst, cannot(geminiDisplay, "block %d begun twice", ev.Index)
@@ -211,7 +211,7 @@ func (e *geminiEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 				return dst, err
 			}
 		}
-		return e.chunk(dst, []any{map[string]string{"text": ""}}, geminiFinishOut(ev.Stop), ev.Usage)
+		return e.chunk(dst, []any{kv("text", "")}, geminiFinishOut(ev.Stop), ev.Usage)
 	case EventStop:
 		e.done = true
 		return dst, nil

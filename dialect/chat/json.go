@@ -160,7 +160,11 @@ func (o *object) MarshalJSON() ([]byte, error) {
 // bytes returns the object's JSON.
 func (o *object) bytes() ([]byte, error) { return o.MarshalJSON() }
 
-// marshal encodes v, which the package builds of strings, numbers, maps,
-// slices, raw JSON that was validated and objects, so that it does not
-// fail but for raw JSON a caller set invalid.
-func marshal(v any) ([]byte, error) { return json.Marshal(v) }
+// kv returns an object of the key and value pairs given, in order.
+func kv(pairs ...any) *object {
+	o := &object{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		o.set(pairs[i].(string), pairs[i+1])
+	}
+	return o
+}

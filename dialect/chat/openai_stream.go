@@ -243,7 +243,7 @@ func (e *openAIEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 			e.id, e.model, e.created = ev.ID, ev.Model, ev.Created
 		}
 		var err error
-		if dst, err = e.chunk(dst, map[string]any{"role": "assistant", "content": ""}, nil); err != nil {
+		if dst, err = e.chunk(dst, kv("role", "assistant", "content", ""), nil); err != nil {
 			return dst, err
 		}
 	}
@@ -254,12 +254,12 @@ func (e *openAIEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Text == "" {
 			return dst, nil
 		}
-		return e.chunk(dst, map[string]string{"content": ev.Text}, nil)
+		return e.chunk(dst, kv("content", ev.Text), nil)
 	case EventToolStart:
 		k := len(e.tools)
 		e.tools[ev.Index] = k
-		return e.chunk(dst, map[string]any{"tool_calls": []any{map[string]any{"index": k, "id": ev.ID, "type": "function",
-			"function": map[string]string{"name": ev.Name, "arguments": ""}}}}, nil)
+		call := kv("index", k, "id", ev.ID, "type", "function", "function", kv("name", ev.Name, "arguments", ""))
+		return e.chunk(dst, kv("tool_calls", []any{call}), nil)
 	case EventToolArgs:
 		k, ok := e.tools[ev.Index]
 		if !ok {
@@ -268,8 +268,7 @@ func (e *openAIEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Args == "" {
 			return dst, nil
 		}
-		return e.chunk(dst, map[string]any{"tool_calls": []any{map[string]any{"index": k,
-			"function": map[string]string{"arguments": ev.Args}}}}, nil)
+		return e.chunk(dst, kv("tool_calls", []any{kv("index", k, "function", kv("arguments", ev.Args))}), nil)
 	case EventDelta:
 		finish, err := openAIFinishOut(ev.Stop)
 		if err != nil {
