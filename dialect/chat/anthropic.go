@@ -570,7 +570,7 @@ func anthropicSystemOut(parts []Part) (any, error) {
 	var out []any
 	for _, p := range parts {
 		if p.Type != PartText {
-			return nil, cannot(anthropicDisplay, "a %s part in the system prompt", p.Type)
+			return nil, cannot(anthropicDisplay, "%s part in the system prompt", p.Type.a())
 		}
 		b, err := anthropicBlockOut(p)
 		if err != nil {
@@ -659,7 +659,7 @@ func anthropicBlockOut(p Part) (any, error) {
 			var content []any
 			for _, c := range tr.Content {
 				if c.Type != PartText && c.Type != PartImage {
-					return nil, cannot(anthropicDisplay, "a %s part in a tool result", c.Type)
+					return nil, cannot(anthropicDisplay, "%s part in a tool result", c.Type.a())
 				}
 				b, err := anthropicBlockOut(c)
 				if err != nil {

@@ -140,7 +140,7 @@ func (anthropicCodec) EncodeAnswer(a *Answer) ([]byte, error) {
 			}
 			content = append(content, anthropicToolUse(p.ToolCall.ID, p.ToolCall.Name, args))
 		default:
-			return nil, cannot(anthropicDisplay, "a %s block in an answer", p.Type)
+			return nil, cannot(anthropicDisplay, "%s block in an answer", p.Type.a())
 		}
 	}
 	o := &object{}

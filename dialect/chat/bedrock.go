@@ -439,7 +439,7 @@ func (bedrockCodec) EncodeRequest(r *Request) ([]byte, error) {
 		var sys []any
 		for _, p := range r.System {
 			if p.Type != PartText {
-				return nil, cannot(bedrockDisplay, "a %s part in the system prompt", p.Type)
+				return nil, cannot(bedrockDisplay, "%s part in the system prompt", p.Type.a())
 			}
 			if sys, err = bedrockBlockOut(sys, p); err != nil {
 				return nil, err
@@ -579,7 +579,7 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 				}
 				content = append(content, img)
 			default:
-				return nil, cannot(bedrockDisplay, "a %s part in a tool result", c.Type)
+				return nil, cannot(bedrockDisplay, "%s part in a tool result", c.Type.a())
 			}
 		}
 		res := &object{}

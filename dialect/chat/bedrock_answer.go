@@ -116,7 +116,7 @@ func (bedrockCodec) EncodeAnswer(a *Answer) ([]byte, error) {
 			}
 			content = append(content, kv("toolUse", kv("toolUseId", p.ToolCall.ID, "name", p.ToolCall.Name, "input", args)))
 		default:
-			return nil, cannot(bedrockDisplay, "a %s block in an answer", p.Type)
+			return nil, cannot(bedrockDisplay, "%s block in an answer", p.Type.a())
 		}
 	}
 	o := &object{}

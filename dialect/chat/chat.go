@@ -89,6 +89,14 @@ const (
 	RoleSystem    Role = "system"
 )
 
+// a returns the role with its article, as errors write it.
+func (r Role) a() string {
+	if r == RoleAssistant {
+		return "an assistant"
+	}
+	return "a " + string(r)
+}
+
 // PartType is what a Part holds.
 type PartType uint8
 
@@ -124,6 +132,17 @@ func (t PartType) String() string {
 		return "other"
 	}
 	return "unknown"
+}
+
+// a returns the part type's name with its article, as errors write it.
+func (t PartType) a() string {
+	switch t {
+	case PartImage:
+		return "an image"
+	case PartOther:
+		return "another API's"
+	}
+	return "a " + t.String()
 }
 
 // Part is one piece of a message or of an answer.

@@ -212,7 +212,7 @@ func mergeTurns(dialect string, msgs []Message) ([]turn, error) {
 	var turns []turn
 	for _, m := range msgs {
 		if m.Role != RoleUser && m.Role != RoleAssistant {
-			return nil, cannot(display(dialect), "a %s message after the conversation began", m.Role)
+			return nil, cannot(display(dialect), "%s message after the conversation began", m.Role.a())
 		}
 		if m.Name != "" {
 			return nil, cannot(display(dialect), "a message's name")
@@ -224,7 +224,7 @@ func mergeTurns(dialect string, msgs []Message) ([]turn, error) {
 		for _, p := range m.Parts {
 			switch {
 			case p.Type == PartToolResult && m.Role != RoleUser, p.Type == PartToolCall && m.Role != RoleAssistant:
-				return nil, cannot(display(dialect), "a %s in a %s message", p.Type, m.Role)
+				return nil, cannot(display(dialect), "%s in %s message", p.Type.a(), m.Role.a())
 			case p.Type == PartText && p.Text == "" && p.Signature == "":
 			case p.Type == PartToolResult:
 				n := 0

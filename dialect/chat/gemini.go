@@ -500,7 +500,7 @@ func (geminiCodec) EncodeRequest(r *Request) ([]byte, error) {
 		var parts []any
 		for _, p := range r.System {
 			if p.Type != PartText {
-				return nil, cannot(geminiDisplay, "a %s part in the system prompt", p.Type)
+				return nil, cannot(geminiDisplay, "%s part in the system prompt", p.Type.a())
 			}
 			parts = append(parts, geminiTextOut(p))
 		}

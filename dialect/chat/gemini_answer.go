@@ -173,7 +173,7 @@ func (geminiCodec) EncodeAnswer(a *Answer) ([]byte, error) {
 			}
 			parts = append(parts, gp)
 		default:
-			return nil, cannot(geminiDisplay, "a %s block in an answer", p.Type)
+			return nil, cannot(geminiDisplay, "%s block in an answer", p.Type.a())
 		}
 	}
 	o := &object{}

@@ -548,7 +548,7 @@ func (openAICodec) EncodeRequest(r *Request) ([]byte, error) {
 func openAIMessagesOut(r *Request) ([]any, error) {
 	var out []any
 	if len(r.System) > 0 {
-		c, err := openAIContentOut(r.System, false)
+		c, err := openAIContentOut(r.System, false, "in the system prompt")
 		if err != nil {
 			return nil, err
 		}
@@ -557,7 +557,7 @@ func openAIMessagesOut(r *Request) ([]any, error) {
 	for _, m := range r.Messages {
 		switch m.Role {
 		case RoleSystem:
-			c, err := openAIContentOut(m.Parts, false)
+			c, err := openAIContentOut(m.Parts, false, "in a system message")
 			if err != nil {
 				return nil, err
 			}
@@ -570,7 +570,7 @@ func openAIMessagesOut(r *Request) ([]any, error) {
 					continue
 				}
 				tr := p.ToolResult
-				c, err := openAIContentOut(tr.Content, false)
+				c, err := openAIContentOut(tr.Content, false, "in a tool result")
 				if err != nil {
 					return nil, err
 				}
@@ -582,7 +582,7 @@ func openAIMessagesOut(r *Request) ([]any, error) {
 			if len(rest) == 0 && len(m.Parts) > 0 {
 				continue
 			}
-			c, err := openAIContentOut(rest, true)
+			c, err := openAIContentOut(rest, true, "in a user message")
 			if err != nil {
 				return nil, err
 			}
@@ -629,12 +629,12 @@ func openAIAssistantOut(m Message) (any, error) {
 			json.Unmarshal(p.Other.Raw, &v)
 			o.set("refusal", v.Refusal)
 		default:
-			return nil, cannot(openAIDisplay, "a %s part in an assistant message", p.Type)
+			return nil, cannot(openAIDisplay, "%s part in an assistant message", p.Type.a())
 		}
 	}
 	switch {
 	case len(text) > 0:
-		c, err := openAIContentOut(text, false)
+		c, err := openAIContentOut(text, false, "in an assistant message")
 		if err != nil {
 			return nil, err
 		}
@@ -652,8 +652,8 @@ func openAIAssistantOut(m Message) (any, error) {
 }
 
 // openAIContentOut writes a message's content: a string when it is one
-// text part, else an array of parts.
-func openAIContentOut(parts []Part, images bool) (any, error) {
+// text part, else an array of parts; where says where, for errors.
+func openAIContentOut(parts []Part, images bool, where string) (any, error) {
 	if len(parts) == 0 {
 		return "", nil
 	}
@@ -680,7 +680,7 @@ func openAIContentOut(parts []Part, images bool) (any, error) {
 		case p.Type == PartOther:
 			return nil, cannot(openAIDisplay, "%s", otherName(p.Other))
 		default:
-			return nil, cannot(openAIDisplay, "a %s part here", p.Type)
+			return nil, cannot(openAIDisplay, "%s part %s", p.Type.a(), where)
 		}
 	}
 	return out, nil

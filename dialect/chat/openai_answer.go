@@ -146,7 +146,7 @@ func (openAICodec) EncodeAnswer(a *Answer) ([]byte, error) {
 		case PartToolCall:
 			calls = append(calls, openAICallOut(p.ToolCall))
 		default:
-			return nil, cannot(openAIDisplay, "a %s block in an answer", p.Type)
+			return nil, cannot(openAIDisplay, "%s block in an answer", p.Type.a())
 		}
 	}
 	if hasText {

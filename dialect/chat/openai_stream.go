@@ -70,6 +70,9 @@ func (d *openAIDecoder) Decode(dst []Event, f Frame) ([]Event, error) {
 		return append(dst, Event{Type: EventError, Err: OpenAI.DecodeError(0, data)}), nil
 	}
 	if !d.started {
+		if len(c.Choices) == 0 && c.Usage == nil && c.ID == "" {
+			return dst, nil // Azure's prompt_filter_results, before the answer's first chunk
+		}
 		d.started = true
 		dst = append(dst, Event{Type: EventStart, ID: c.ID, Model: c.Model, Created: c.Created})
 	}

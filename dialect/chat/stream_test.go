@@ -632,3 +632,18 @@ func errorStatusVia(dst string, status int) int {
 	}
 	return c.DecodeError(0, c.EncodeError(&Error{Status: status})).Status
 }
+
+// TestStreamAzureFilterChunk: Azure OpenAI sends the prompt's filter
+// results first, in a chunk of no choices and no id; the answer starts
+// with the chunk after it.
+func TestStreamAzureFilterChunk(t *testing.T) {
+	in := []Frame{sse("", `{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,
+		"content_filter_results":{"hate":{"filtered":false,"severity":"safe"}}}]}`),
+		oaRole, oaText("Hi"), oaChunk(`{}`, `"stop"`), oaDone}
+	evs, err := decodeAll("openai", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, "azure", evs, []Event{startAs("openai", evStart(nil)), evText(0, "Hi"), evBlockStop(0),
+		{Type: EventDelta, Stop: StopEndTurn}, evStop})
+}

@@ -38,7 +38,7 @@ func TestTurns(t *testing.T) {
 			"error: an empty assistant message"},
 		{"a result in the assistant's turn",
 			[]Message{ask, assistant(result("c1", false, "x"))},
-			"error: a tool result in a assistant message"},
+			"error: a tool result in an assistant message"},
 		{"a call id Anthropic refuses",
 			[]Message{ask, assistant(call("call 1", "f", `{}`)), user(result("call 1", false, "x"))},
 			"error: tool call id \"call 1\" (only letters, digits, _ and -)"},
