@@ -87,3 +87,42 @@ func TestBedrockToolResultContent(t *testing.T) {
 	_, err = Anthropic.EncodeRequest(&Request{MaxTokens: 1, Messages: r.Messages})
 	checkErr(t, "a document to anthropic", err, "Anthropic cannot take Bedrock's document block")
 }
+
+// TestNestedExtras: a member the model does not carry, inside one it
+// partly does, is written back beside what the model carries there, and
+// refused by another API.
+func TestNestedExtras(t *testing.T) {
+	tests := []struct {
+		codec Codec
+		body  string
+	}{
+		{OpenAI, `{"model":"m","messages":[{"role":"user","content":"Hi"}],"stream":true,
+			"stream_options":{"include_usage":true,"include_obfuscation":false}}`},
+		{Anthropic, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],
+			"metadata":{"user_id":"u","tier":"gold"},"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}},"effort":"low"}}`},
+		{Gemini, `{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],
+			"generationConfig":{"maxOutputTokens":5,"thinkingConfig":{"thinkingBudget":0}}}`},
+	}
+	for _, tt := range tests {
+		r, err := tt.codec.DecodeRequest([]byte(tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.codec.Name(), err)
+		}
+		b, err := tt.codec.EncodeRequest(r)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.codec.Name(), err)
+		}
+		checkJSON(t, tt.codec.Name(), b, tt.body)
+		other := Bedrock
+		if tt.codec == Bedrock {
+			other = OpenAI
+		}
+		_, err = other.EncodeRequest(r)
+		if err == nil {
+			t.Errorf("%s: %s took the nested extra", tt.codec.Name(), other.Name())
+		}
+	}
+	r, _ := Anthropic.DecodeRequest([]byte(tests[1].body))
+	_, err := Bedrock.EncodeRequest(&Request{Messages: r.Messages, Extras: r.Extras[1:]})
+	checkErr(t, "effort", err, "Bedrock cannot take Anthropic's output_config.effort")
+}
