@@ -1,0 +1,215 @@
+package chat
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Answers.
+
+// anthropicStop maps Anthropic's stop_reason to a StopReason.
+func anthropicStop(s string) (StopReason, bool) {
+	switch s {
+	case "end_turn":
+		return StopEndTurn, true
+	case "max_tokens", "model_context_window_exceeded":
+		return StopMaxTokens, true
+	case "stop_sequence":
+		return StopSequence, true
+	case "tool_use":
+		return StopToolUse, true
+	case "refusal":
+		return StopContentFilter, true
+	}
+	return "", false
+}
+
+// anthropicStopOut maps a StopReason to Anthropic's stop_reason.
+func anthropicStopOut(s StopReason) (string, error) {
+	switch s {
+	case StopEndTurn, "":
+		return "end_turn", nil
+	case StopMaxTokens:
+		return "max_tokens", nil
+	case StopSequence:
+		return "stop_sequence", nil
+	case StopToolUse:
+		return "tool_use", nil
+	case StopContentFilter:
+		return "refusal", nil
+	}
+	return "", cannot(anthropicDisplay, "stop reason %s", s)
+}
+
+// anthropicUsage is Anthropic's usage object.
+type anthropicUsage struct {
+	InputTokens              *int64 `json:"input_tokens,omitempty"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens,omitempty"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens,omitempty"`
+	OutputTokens             *int64 `json:"output_tokens,omitempty"`
+}
+
+// merge sets in u what w holds.
+func (w *anthropicUsage) merge(u *Usage) {
+	set := func(p *int64, v *int64) {
+		if v != nil {
+			*p = max(*v, 0)
+		}
+	}
+	set(&u.Input, w.InputTokens)
+	set(&u.CacheWrite, w.CacheCreationInputTokens)
+	set(&u.CacheRead, w.CacheReadInputTokens)
+	set(&u.Output, w.OutputTokens)
+}
+
+func anthropicUsageOut(u Usage) *anthropicUsage {
+	return &anthropicUsage{InputTokens: &u.Input, CacheCreationInputTokens: &u.CacheWrite,
+		CacheReadInputTokens: &u.CacheRead, OutputTokens: &u.Output}
+}
+
+// anthropicMessage is a message, whole (an answer, or a stream's
+// message_start).
+type anthropicMessage struct {
+	ID           string            `json:"id"`
+	Type         string            `json:"type"`
+	Model        string            `json:"model"`
+	Content      []json.RawMessage `json:"content"`
+	StopReason   *string           `json:"stop_reason"`
+	StopSequence *string           `json:"stop_sequence"`
+	Usage        *anthropicUsage   `json:"usage"`
+}
+
+func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
+	var w anthropicMessage
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, malformed(anthropicDisplay, "answer", err)
+	}
+	if w.Type != "message" {
+		return nil, malformedf(anthropicDisplay, "answer", "type %q, not message", w.Type)
+	}
+	a := &Answer{ID: w.ID, Model: w.Model}
+	for _, raw := range w.Content {
+		p, err := anthropicBlock(raw)
+		if err != nil {
+			return nil, err
+		}
+		if p.Type != PartText && p.Type != PartToolCall {
+			return nil, notInModel(anthropicDisplay, "answer's %s block", anthropicBlockType(p))
+		}
+		p.Cache = nil
+		a.Content = append(a.Content, p)
+	}
+	if w.StopReason != nil {
+		stop, ok := anthropicStop(*w.StopReason)
+		if !ok {
+			return nil, notInModel(anthropicDisplay, "stop_reason %q", *w.StopReason)
+		}
+		a.Stop = stop
+	}
+	if w.StopSequence != nil {
+		a.StopSequence = *w.StopSequence
+	}
+	if w.Usage != nil {
+		w.Usage.merge(&a.Usage)
+	}
+	return a, nil
+}
+
+// anthropicBlockType names a part as Anthropic's block types do.
+func anthropicBlockType(p Part) string {
+	if p.Type == PartOther {
+		return p.Other.Type
+	}
+	return p.Type.String()
+}
+
+func (anthropicCodec) EncodeAnswer(a *Answer) ([]byte, error) {
+	stop, err := anthropicStopOut(a.Stop)
+	if err != nil {
+		return nil, err
+	}
+	content := []any{}
+	for _, p := range a.Content {
+		switch p.Type {
+		case PartText:
+			content = append(content, kv("type", "text", "text", p.Text))
+		case PartToolCall:
+			args, err := argsObject(anthropicName, p.ToolCall)
+			if err != nil {
+				return nil, err
+			}
+			content = append(content, anthropicToolUse(p.ToolCall.ID, p.ToolCall.Name, args))
+		default:
+			return nil, cannot(anthropicDisplay, "%s block in an answer", p.Type.a())
+		}
+	}
+	o := &object{}
+	o.set("id", a.ID)
+	o.set("type", "message")
+	o.set("role", "assistant")
+	o.set("model", a.Model)
+	o.set("content", content)
+	o.set("stop_reason", stop)
+	if a.StopSequence != "" {
+		o.set("stop_sequence", a.StopSequence)
+	} else {
+		o.set("stop_sequence", nil)
+	}
+	o.set("usage", anthropicUsageOut(a.Usage))
+	return o.bytes()
+}
+
+func anthropicToolUse(id, name string, input json.RawMessage) *object {
+	o := &object{}
+	o.set("type", "tool_use")
+	o.set("id", id)
+	o.set("name", name)
+	o.set("input", input)
+	return o
+}
+
+// Errors.
+
+// anthropicStatuses are the status of each of Anthropic's error types.
+var anthropicStatuses = map[string]int{
+	"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402, "permission_error": 403,
+	"not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429, "api_error": 500,
+	"timeout_error": 504, "overloaded_error": 529,
+}
+
+// anthropicTypes are the error type of each kind of error.
+var anthropicTypes = map[statusKind]string{
+	kindInvalid: "invalid_request_error", kindAuth: "authentication_error", kindPermission: "permission_error",
+	kindNotFound: "not_found_error", kindTooLarge: "request_too_large", kindRateLimit: "rate_limit_error",
+	kindServer: "api_error", kindUnavailable: "overloaded_error", kindOverloaded: "overloaded_error",
+	kindTimeout: "timeout_error",
+}
+
+func (anthropicCodec) DecodeError(status int, body []byte) *Error {
+	var w struct {
+		Error *struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &w) != nil || w.Error == nil {
+		return &Error{Status: statusOr(status, 500), Message: strings.TrimSpace(string(body))}
+	}
+	if status == 0 {
+		status = anthropicStatuses[w.Error.Type]
+	}
+	return &Error{Status: statusOr(status, 500), Type: w.Error.Type, Message: w.Error.Message}
+}
+
+func (anthropicCodec) EncodeError(e *Error) []byte {
+	b, _ := json.Marshal(kv("type", "error", "error", kv("type", anthropicTypes[kindOf(e.Status)], "message", e.Message)))
+	return b
+}
+
+// anthropicIndex reads a stream event's index.
+func anthropicIndex(v *int) (int, error) {
+	if v == nil || *v < 0 {
+		return 0, malformedf(anthropicDisplay, "stream event", "no index")
+	}
+	return *v, nil
+}

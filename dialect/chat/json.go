@@ -1,0 +1,170 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// What the converters share to read and write JSON: an object's members
+// in order (keys matched exactly, a key twice refused, unlike
+// encoding/json's case-folded last-one-wins), and an object written in
+// the order its members are set, nested objects built in place.
+
+// member is one member of a JSON object.
+type member struct {
+	Key   string
+	Value json.RawMessage
+}
+
+var (
+	errNotObject = errors.New("not a JSON object")
+	errTrailing  = errors.New("data after the JSON value")
+)
+
+// members reads the members of the JSON object data, in order. A key
+// given twice is an error: APIs and JSON parsers disagree on which wins.
+func members(data []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errNotObject
+	}
+	var ms []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, errNotObject
+		}
+		for _, m := range ms {
+			if m.Key == key {
+				return nil, errors.New("member " + strconv.Quote(key) + " given twice")
+			}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		ms = append(ms, member{key, v})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errTrailing
+	}
+	return ms, nil
+}
+
+// isNull reports whether v is JSON null (or absent).
+func isNull(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) == 0 || string(v) == "null"
+}
+
+// isObject reports whether v is a JSON object.
+func isObject(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{' && json.Valid(v)
+}
+
+// isString reports whether v is a JSON string.
+func isString(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '"'
+}
+
+// unmarshal decodes v into p, an error naming key when it does not.
+func unmarshal(v json.RawMessage, p any, key string) error {
+	if err := json.Unmarshal(v, p); err != nil {
+		return errors.New(key + ": " + err.Error())
+	}
+	return nil
+}
+
+// object is a JSON object written in the order its members are set.
+// Setting a member that does not marshal keeps the first error, which
+// MarshalJSON returns.
+type object struct {
+	keys []string
+	vals []any // json.RawMessage, *object, or any value to marshal
+	err  error
+}
+
+// set sets member k to v, replacing a member set before.
+func (o *object) set(k string, v any) {
+	for i, key := range o.keys {
+		if key == k {
+			o.vals[i] = v
+			return
+		}
+	}
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+}
+
+// obj returns member k, an object, set empty if it was not set.
+func (o *object) obj(k string) *object {
+	for i, key := range o.keys {
+		if key == k {
+			if c, ok := o.vals[i].(*object); ok {
+				return c
+			}
+		}
+	}
+	c := &object{}
+	o.set(k, c)
+	return c
+}
+
+// has reports whether member k is set.
+func (o *object) has(k string) bool {
+	for _, key := range o.keys {
+		if key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalJSON writes the object, members in the order set.
+func (o *object) MarshalJSON() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	b := []byte{'{'}
+	for i, k := range o.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, rawString(k)...)
+		b = append(b, ':')
+		v, err := json.Marshal(o.vals[i])
+		if err != nil {
+			return nil, errors.New(k + ": " + err.Error())
+		}
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
+}
+
+// bytes returns the object's JSON.
+func (o *object) bytes() ([]byte, error) { return o.MarshalJSON() }
+
+// kv returns an object of the key and value pairs given, in order.
+func kv(pairs ...any) *object {
+	o := &object{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		o.set(pairs[i].(string), pairs[i+1])
+	}
+	return o
+}

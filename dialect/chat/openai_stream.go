@@ -1,0 +1,300 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// OpenAI's stream: chat.completion.chunk data events, the answer's
+// finish_reason in the last chunk with choices, then (when the request
+// set stream_options.include_usage) a chunk with no choices and the
+// usage, then data: [DONE]. An error is a data event holding
+// {"error": …}. Tool calls stream as tool_calls deltas, each naming its
+// index among the answer's tool calls: its id and name in the first, its
+// arguments in pieces.
+
+func (openAICodec) NewStreamDecoder() StreamDecoder { return &openAIDecoder{text: -1} }
+
+type openAIDecoder struct {
+	started  bool
+	next     int         // the next block's index
+	text     int         // the open text block's index, -1 when none
+	last     int         // the block last begun
+	tools    map[int]int // tool_calls index → block index
+	open     []int       // the blocks begun and not stopped, in order
+	finished bool        // a finish_reason came
+	stop     StopReason
+	usage    *Usage
+	delta    bool // EventDelta was sent
+	done     bool // [DONE] or an error came
+}
+
+// openAIChunkIn is a chunk as the decoder reads it.
+type openAIChunkIn struct {
+	ID      string `json:"id"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string          `json:"content"`
+			Refusal   *string          `json:"refusal"`
+			ToolCalls []openAIToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		Logprobs     json.RawMessage `json:"logprobs"`
+		FinishReason *string         `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openAIUsage    `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+func (d *openAIDecoder) Decode(dst []Event, f Frame) ([]Event, error) {
+	if d.done {
+		return dst, nil
+	}
+	data := bytes.TrimSpace(f.Data)
+	if string(data) == "[DONE]" {
+		d.done = true
+		if !d.finished {
+			return append(dst, Event{Type: EventError, Err: cutError(openAIName)}), nil
+		}
+		return append(d.sendDelta(dst), Event{Type: EventStop}), nil
+	}
+	var c openAIChunkIn
+	if err := json.Unmarshal(data, &c); err != nil {
+		return dst, malformed(openAIDisplay, "stream event", err)
+	}
+	if !isNull(c.Error) {
+		d.done = true
+		return append(dst, Event{Type: EventError, Err: OpenAI.DecodeError(0, data)}), nil
+	}
+	if !d.started {
+		if len(c.Choices) == 0 && c.Usage == nil && c.ID == "" {
+			return dst, nil // Azure's prompt_filter_results, before the answer's first chunk
+		}
+		d.started = true
+		dst = append(dst, Event{Type: EventStart, ID: c.ID, Model: c.Model, Created: c.Created})
+	}
+	if len(c.Choices) > 1 {
+		return dst, notInModel(openAIDisplay, "stream of %d choices", len(c.Choices))
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			return dst, notInModel(openAIDisplay, "stream of several choices")
+		}
+		if !isNull(ch.Logprobs) {
+			return dst, notInModel(openAIDisplay, "stream's logprobs")
+		}
+		if d.finished {
+			return dst, malformedf(openAIDisplay, "stream event", "a choice after finish_reason")
+		}
+		if s := ch.Delta.Content; s != nil && *s != "" {
+			dst = d.textEvent(dst, *s)
+		}
+		if s := ch.Delta.Refusal; s != nil && *s != "" {
+			dst = d.textEvent(dst, *s)
+			d.stop = StopContentFilter
+		}
+		for i, tc := range ch.Delta.ToolCalls {
+			var err error
+			if dst, err = d.toolEvent(dst, i, tc); err != nil {
+				return dst, err
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			stop, ok := openAIFinish(*ch.FinishReason)
+			if !ok {
+				return dst, notInModel(openAIDisplay, "finish_reason %q", *ch.FinishReason)
+			}
+			if d.stop == "" {
+				d.stop = stop
+			}
+			d.finished = true
+			for _, i := range d.open {
+				dst = append(dst, Event{Type: EventBlockStop, Index: i})
+			}
+			d.open = d.open[:0]
+		}
+	}
+	if c.Usage != nil {
+		u := c.Usage.usage()
+		d.usage = &u
+		if d.finished && len(c.Choices) == 0 {
+			dst = d.sendDelta(dst)
+		}
+	}
+	return dst, nil
+}
+
+// sendDelta appends EventDelta, once.
+func (d *openAIDecoder) sendDelta(dst []Event) []Event {
+	if d.delta {
+		return dst
+	}
+	d.delta = true
+	return append(dst, Event{Type: EventDelta, Stop: d.stop, Usage: d.usage})
+}
+
+// begin numbers a new block.
+func (d *openAIDecoder) begin() int {
+	i := d.next
+	d.next++
+	d.last = i
+	d.open = append(d.open, i)
+	return i
+}
+
+// textEvent appends a piece of text: to the open text block when it is
+// the block last begun, else to a new one.
+func (d *openAIDecoder) textEvent(dst []Event, s string) []Event {
+	if d.text < 0 || d.text != d.last {
+		d.text = d.begin()
+	}
+	return append(dst, Event{Type: EventText, Index: d.text, Text: s})
+}
+
+// toolEvent appends what a tool_calls delta says: a tool call begun (its
+// id and name), and a piece of its arguments.
+func (d *openAIDecoder) toolEvent(dst []Event, pos int, tc openAIToolCall) ([]Event, error) {
+	k := pos
+	if tc.Index != nil {
+		k = *tc.Index
+	}
+	if d.tools == nil {
+		d.tools = make(map[int]int)
+	}
+	i, ok := d.tools[k]
+	if !ok {
+		if tc.ID == "" || tc.Function.Name == "" {
+			return dst, malformedf(openAIDisplay, "stream event", "tool call %d begins without an id and a name", k)
+		}
+		i = d.begin()
+		d.tools[k] = i
+		dst = append(dst, Event{Type: EventToolStart, Index: i, ID: tc.ID, Name: tc.Function.Name})
+	} else if !slices.Contains(d.open, i) {
+		return dst, malformedf(openAIDisplay, "stream event", "tool call %d goes on after its end", k)
+	}
+	if a := tc.Function.Arguments; a != nil && *a != "" {
+		dst = append(dst, Event{Type: EventToolArgs, Index: i, Args: *a})
+	}
+	return dst, nil
+}
+
+func (d *openAIDecoder) End(dst []Event) []Event {
+	if d.done {
+		return dst
+	}
+	d.done = true
+	return append(dst, Event{Type: EventError, Err: cutError(openAIName)})
+}
+
+// Encoding a stream.
+
+func (openAICodec) NewStreamEncoder(r *Request) StreamEncoder {
+	e := &openAIEncoder{tools: make(map[int]int)}
+	if r != nil {
+		e.usage = r.IncludeUsage
+	}
+	return e
+}
+
+type openAIEncoder struct {
+	usage   bool // the client asked for the usage chunk
+	started bool
+	done    bool
+	id      string
+	model   string
+	created int64
+	tools   map[int]int // block index → tool_calls index
+}
+
+// openAIChunkOut is a chunk as OpenAI writes it.
+type openAIChunkOut struct {
+	ID      string              `json:"id"`
+	Object  string              `json:"object"`
+	Created int64               `json:"created"`
+	Model   string              `json:"model"`
+	Choices []openAIChoiceDelta `json:"choices"`
+	Usage   *openAIUsage        `json:"usage,omitempty"`
+}
+
+type openAIChoiceDelta struct {
+	Index        int       `json:"index"`
+	Delta        any       `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+func (e *openAIEncoder) chunk(dst []Frame, delta any, finish *string) ([]Frame, error) {
+	c := openAIChunkOut{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
+		Choices: []openAIChoiceDelta{{Delta: delta, FinishReason: finish}}}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, Frame{Data: b}), nil
+}
+
+func (e *openAIEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
+	if e.done {
+		return dst, nil
+	}
+	if !e.started && ev.Type != EventError {
+		e.started = true
+		if ev.Type == EventStart {
+			e.id, e.model, e.created = ev.ID, ev.Model, ev.Created
+		}
+		var err error
+		if dst, err = e.chunk(dst, kv("role", "assistant", "content", ""), nil); err != nil {
+			return dst, err
+		}
+	}
+	switch ev.Type {
+	case EventStart, EventBlockStop:
+		return dst, nil
+	case EventText:
+		if ev.Text == "" {
+			return dst, nil
+		}
+		return e.chunk(dst, kv("content", ev.Text), nil)
+	case EventToolStart:
+		k := len(e.tools)
+		e.tools[ev.Index] = k
+		call := kv("index", k, "id", ev.ID, "type", "function", "function", kv("name", ev.Name, "arguments", ""))
+		return e.chunk(dst, kv("tool_calls", []any{call}), nil)
+	case EventToolArgs:
+		k, ok := e.tools[ev.Index]
+		if !ok {
+			return dst, cannot(openAIDisplay, "arguments of block %d, which is no tool call", ev.Index)
+		}
+		if ev.Args == "" {
+			return dst, nil
+		}
+		return e.chunk(dst, kv("tool_calls", []any{kv("index", k, "function", kv("arguments", ev.Args))}), nil)
+	case EventDelta:
+		finish, err := openAIFinishOut(ev.Stop)
+		if err != nil {
+			return dst, err
+		}
+		if dst, err = e.chunk(dst, struct{}{}, &finish); err != nil {
+			return dst, err
+		}
+		if e.usage && ev.Usage != nil {
+			b, err := json.Marshal(openAIChunkOut{ID: e.id, Object: "chat.completion.chunk", Created: e.created,
+				Model: e.model, Choices: []openAIChoiceDelta{}, Usage: openAIUsageOut(*ev.Usage)})
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, Frame{Data: b})
+		}
+		return dst, nil
+	case EventStop:
+		e.done = true
+		return append(dst, Frame{Data: []byte("[DONE]")}), nil
+	case EventError:
+		e.done = true
+		return append(dst, Frame{Data: OpenAI.EncodeError(errOf(ev))}), nil
+	}
+	return dst, cannot(openAIDisplay, "a stream event of type %s", ev.Type)
+}
