@@ -256,6 +256,11 @@ type Limits struct {
 // DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
 const DefaultMaxHeaderBytes = 64 << 10
 
+// DefaultPromoteAfter is the default limits.promote_after: how long a
+// batch call waits for a rate-limit slot before it is admitted as an
+// interactive one.
+const DefaultPromoteAfter = 30 * time.Second
+
 // Default returns the built-in configuration: the one `sluice serve` runs
 // with when given no config file.
 func Default() *Config {
