@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"time"
@@ -69,10 +70,8 @@ func (d *decoder) finish(v reflect.Value, name, path string) error {
 	case *Provider:
 		return finishProvider(p, path)
 	case *Route:
-		if t := strings.TrimRight(p.Prefix, "/"); t != "" {
-			p.Prefix = t
-		} else if p.Prefix != "" {
-			p.Prefix = "/"
+		if p.Prefix != "" {
+			p.Prefix = cmp.Or(strings.TrimRight(p.Prefix, "/"), "/")
 		}
 	case *sluice.Policy:
 		p.Name = name
@@ -103,8 +102,6 @@ func finishProvider(pr *Provider, path string) (err error) {
 			return errf(key(path, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
 		}
 	}
-	if pr.BaseURL == "" {
-		pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
-	}
+	pr.BaseURL = cmp.Or(pr.BaseURL, regionalBaseURL(pr.Kind, pr.Region))
 	return nil
 }

@@ -118,26 +118,18 @@ func hostPorts(path string, addrs []string) error {
 // checkRedisURL checks the URL without ever showing it: it may hold a
 // password.
 func checkRedisURL(s string) error {
-	if s == "" {
-		return errf("state.url", "the redis backend needs a URL; add state.url, e.g. redis://127.0.0.1:6379/0")
-	}
 	u, err := url.Parse(s)
-	if err != nil {
+	switch {
+	case s == "":
+		return errf("state.url", "the redis backend needs a URL; add state.url, e.g. redis://127.0.0.1:6379/0")
+	case err != nil:
 		return errf("state.url", "is not a URL; write e.g. redis://127.0.0.1:6379/0")
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "redis", "rediss":
-		if u.Host == "" {
-			return errf("state.url", "has no host; write e.g. redis://127.0.0.1:6379/0")
-		}
-	case "unix":
-		if u.Path == "" {
-			return errf("state.url", "has no socket path; write e.g. unix:///run/redis.sock")
-		}
-	default:
+	case strings.EqualFold(u.Scheme, "unix"):
+		return refuse(u.Path == "", "state.url", "has no socket path; write e.g. unix:///run/redis.sock")
+	case !strings.EqualFold(u.Scheme, "redis") && !strings.EqualFold(u.Scheme, "rediss"):
 		return errf("state.url", "must be a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
 	}
-	return nil
+	return refuse(u.Host == "", "state.url", "has no host; write e.g. redis://127.0.0.1:6379/0")
 }
 
 // pathErr is err without the path it repeats.
