@@ -31,15 +31,6 @@ func presetProviders() map[string]Provider {
 	return p
 }
 
-// builtinPolicy returns the built-in policy a policy named name starts
-// from: nightly for nightly, interactive for any other name.
-func builtinPolicy(name string) sluice.Policy {
-	if name == "nightly" {
-		return sluice.Nightly()
-	}
-	return sluice.Interactive()
-}
-
 // fresh returns what an entry of a list or of a mapping of names (name) is
 // before the file fills it in: the preset an entry's missing keys keep.
 func fresh(t reflect.Type, name string) reflect.Value {
@@ -53,8 +44,10 @@ func fresh(t reflect.Type, name string) reflect.Value {
 		p.Weight = 1
 	case *Route:
 		*p = Route{Policy: "interactive", RetrySafe: true}
-	case *sluice.Policy:
-		*p = builtinPolicy(name)
+	case *sluice.Policy: // nightly for nightly, interactive for any other name
+		if *p = sluice.Interactive(); name == "nightly" {
+			*p = sluice.Nightly()
+		}
 	case *spend.Budget:
 		p.Scope = "all"
 	case *limit.Limit:
