@@ -70,7 +70,8 @@ func (c *Config) checkRedis() error {
 	case "", RedisSingle:
 		err = cmp.Or(refuse(len(r.Addrs) > 0, "state.redis.addrs",
 			"mode single reaches one server at state.url; set state.redis.mode: sentinel or cluster, or remove state.redis.addrs"),
-			refuse(r.Master != "", "state.redis.master", "only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master"),
+			refuse(r.Master != "", "state.redis.master",
+				"only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master"),
 			checkRedisURL(c.State.URL))
 	case RedisSentinel, RedisCluster:
 		what := "the sentinels"

@@ -98,7 +98,8 @@ func loopback(addr string) bool {
 func (c *Config) checkState() error {
 	s := c.State
 	return cmp.Or(oneOf("state.backend", "backend", s.Backend, BackendMemory, BackendFile, BackendRedis),
-		refuse(s.Backend != BackendRedis && s.URL != "", "state.url", "only the redis backend uses a URL; set state.backend: redis or remove state.url"),
+		refuse(s.Backend != BackendRedis && s.URL != "", "state.url",
+			"only the redis backend uses a URL; set state.backend: redis or remove state.url"),
 		c.checkRedis())
 }
 
