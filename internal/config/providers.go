@@ -189,8 +189,9 @@ func checkSigning(path string, d dialect.Dialect, pr Provider) error {
 		return nil
 	}
 	err := readable(pr.CredentialsFile)
-	return cmp.Or(refuse(err != nil, cp, "cannot read %s: %v; give the path of a readable credentials file, "+
-		"or remove credentials_file for the standard credential chain", quote(pr.CredentialsFile), err),
+	return cmp.Or(refuse(err != nil, cp,
+		"cannot read %s: %v; give the path of a readable credentials file, or remove credentials_file for the standard credential chain",
+		quote(pr.CredentialsFile), err),
 		refuse(!signs, cp, "kind %s sends a key and signs nothing, so it takes no credentials file; remove credentials_file", pr.Kind))
 }
 
