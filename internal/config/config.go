@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -256,6 +257,11 @@ type Limits struct {
 // DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
 const DefaultMaxHeaderBytes = 64 << 10
 
+// DefaultPromoteAfter is the default limits.promote_after: how long a
+// batch call waits for a rate-limit slot before it is admitted as an
+// interactive one.
+const DefaultPromoteAfter = 30 * time.Second
+
 // Default returns the built-in configuration: the one `sluice serve` runs
 // with when given no config file.
 func Default() *Config {
@@ -288,8 +294,7 @@ func Default() *Config {
 // those that tie; "" when c has no policy): the longest a call or stream
 // may run, and so the default drain.
 func (c *Config) LongestTotal() (time.Duration, string) {
-	var longest time.Duration
-	name := ""
+	longest, name := time.Duration(0), ""
 	for _, n := range slices.Sorted(maps.Keys(c.Policies)) {
 		if t := c.Policies[n].WithDefaults().Timeout.Total; t > longest {
 			longest, name = t, n
@@ -300,10 +305,8 @@ func (c *Config) LongestTotal() (time.Duration, string) {
 
 func defaultProviders() map[string]Provider {
 	return map[string]Provider{
-		"openai": {Kind: KindOpenAI, BaseURL: "https://api.openai.com",
-			MaxConcurrent: DefaultMaxConcurrent},
-		"anthropic": {Kind: KindAnthropic, BaseURL: "https://api.anthropic.com",
-			MaxConcurrent: DefaultMaxConcurrent},
+		"openai":    {Kind: KindOpenAI, BaseURL: "https://api.openai.com", MaxConcurrent: DefaultMaxConcurrent},
+		"anthropic": {Kind: KindAnthropic, BaseURL: "https://api.anthropic.com", MaxConcurrent: DefaultMaxConcurrent},
 	}
 }
 
@@ -313,12 +316,7 @@ const EnvConfig = "SLUICE_CONFIG"
 
 // Locate returns the config file to load: flagValue when set, else the
 // value of $SLUICE_CONFIG, else "" (the built-in defaults).
-func Locate(flagValue string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	return os.Getenv(EnvConfig)
-}
+func Locate(flagValue string) string { return cmp.Or(flagValue, os.Getenv(EnvConfig)) }
 
 // maxFileSize caps a config file; real ones are a few kilobytes.
 const maxFileSize = 4 << 20

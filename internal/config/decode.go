@@ -1,7 +1,9 @@
 package config
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -14,16 +16,9 @@ import (
 )
 
 // Parse parses a YAML config over the built-in defaults and validates it.
-//
-// A key present in the file replaces its default; a key left out keeps it.
-// The providers, routes, policies, budgets and prices sections are
-// replaced as a whole when the file has them, with two exceptions that
-// fill in what a partial entry leaves out: a policy takes its missing
-// fields from the built-in policy of the same name (nightly), or from
-// interactive for any other name; and a provider named openai, anthropic or
-// gemini takes its missing fields from the preset provider of that name.
-// A key with no value (null) is the same as a key left out. A drain left
-// out is the longest total of the policies the file ends with.
+// A key the file gives replaces its default; the package doc says how
+// sections, presets and null values combine with the defaults. A drain
+// left out is the longest total of the policies the file ends with.
 func Parse(data []byte) (*Config, error) {
 	if len(data) > maxFileSize {
 		return nil, errf("", "the file is larger than 4 MiB; a config is a few kilobytes, is this the right file?")
@@ -144,18 +139,12 @@ func (d *decoder) fields(v reflect.Value, n *yaml.Node, path string, inner map[s
 		return err
 	}
 	ks := keys(v)
-	for k, s := range inner {
-		ks[k] = s
-	}
+	maps.Copy(ks, inner)
 	for _, e := range es {
 		p := key(path, e.key)
 		s, ok := ks[e.key]
 		if !ok {
-			names := make([]string, 0, len(ks))
-			for k := range ks {
-				names = append(names, k)
-			}
-			return errAt(e.line, p, "unknown key%s", suggest(e.key, names))
+			return errAt(e.line, p, "unknown key%s", suggest(e.key, slices.Collect(maps.Keys(ks))))
 		}
 		d.lines[p] = e.line
 		val, err := d.deref(e.value)
@@ -265,11 +254,4 @@ func (d *decoder) named(v reflect.Value, n *yaml.Node, path string) error {
 }
 
 // has reports whether the comma-separated opts hold opt.
-func has(opts, opt string) bool {
-	for o := range strings.SplitSeq(opts, ",") {
-		if o == opt {
-			return true
-		}
-	}
-	return false
-}
+func has(opts, opt string) bool { return slices.Contains(strings.Split(opts, ","), opt) }

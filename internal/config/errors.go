@@ -87,23 +87,20 @@ func suggest(got string, candidates []string) string {
 	if len(candidates) == 0 {
 		return ""
 	}
-	if m := closest(got, candidates); m != "" {
+	sorted := slices.Sorted(slices.Values(candidates))
+	if m := closest(fold(got), sorted); m != "" {
 		return " (did you mean " + m + "?)"
 	}
-	sorted := slices.Sorted(slices.Values(candidates))
 	return " (one of: " + strings.Join(sorted, ", ") + ")"
 }
 
-// closest returns the candidate within two edits of got, ignoring case,
-// '_' and '-'; failing that, one that starts with got or that got starts
-// with (limit for limit_usd); or "" when there is none.
-func closest(got string, candidates []string) string {
+// closest returns the first of the sorted candidates nearest g (folded):
+// within two edits, ignoring case, '_' and '-'; failing that, one that
+// starts with g or that g starts with (limit for limit_usd); or "".
+func closest(g string, sorted []string) string {
 	best, bestD := "", 3
-	g := fold(got)
-	sorted := slices.Sorted(slices.Values(candidates))
 	for _, c := range sorted {
-		d := distance(g, fold(c))
-		if d < bestD && d < len([]rune(fold(c))) {
+		if d := distance(g, fold(c)); d < bestD && d < len([]rune(fold(c))) {
 			best, bestD = c, d
 		}
 	}
@@ -112,8 +109,7 @@ func closest(got string, candidates []string) string {
 	}
 	for _, c := range sorted {
 		f := fold(c)
-		short := min(len([]rune(f)), len([]rune(g)))
-		if short >= 4 && (strings.HasPrefix(f, g) || strings.HasPrefix(g, f)) {
+		if min(len([]rune(f)), len([]rune(g))) >= 4 && (strings.HasPrefix(f, g) || strings.HasPrefix(g, f)) {
 			return c
 		}
 	}
@@ -121,22 +117,15 @@ func closest(got string, candidates []string) string {
 }
 
 func fold(s string) string {
-	s = strings.ToLower(s)
-	return strings.NewReplacer("_", "", "-", "").Replace(s)
+	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
 }
 
 // distance is the Levenshtein distance between a and b, in runes. Long
 // inputs are cut short: only near matches matter.
 func distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 {
-		ra = ra[:64]
-	}
-	if len(rb) > 64 {
-		rb = rb[:64]
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
+	ra, rb = ra[:min(len(ra), 64)], rb[:min(len(rb), 64)]
+	prev, cur := make([]int, len(rb)+1), make([]int, len(rb)+1)
 	for j := range prev {
 		prev[j] = j
 	}

@@ -25,7 +25,7 @@ func TestPoolKeysRefused(t *testing.T) {
 		{"empty", "providers: {openai: {api_keys_env: []}}\n", "providers.openai.api_keys_env: is empty"},
 		{"bad name", "providers: {openai: {api_keys_env: [A, \"$B\"]}}\n", `providers.openai.api_keys_env[1]: "$B" is not an environment variable name`},
 		{"twice", "providers: {openai: {api_keys_env: [A, {env: A, weight: 2}]}}\n", "providers.openai.api_keys_env[1]: $A is listed twice"},
-		{"zero weight", "providers: {openai: {api_keys_env: [{env: A, weight: 0}]}}\n", "providers.openai.api_keys_env[0].weight: 0: must be at least 1"},
+		{"zero weight", "providers: {openai: {api_keys_env: [{env: A, weight: 0}]}}\n", "providers.openai.api_keys_env[0].weight: 0: must be at least 1 (default 1) at line 1"},
 		{"unknown item key", "providers: {openai: {api_keys_env: [{name: A}]}}\n", "providers.openai.api_keys_env[0].name: unknown key"},
 		{"not a list", "providers: {openai: {api_keys_env: A}}\n", "providers.openai.api_keys_env: must be a list"},
 		{"non-loopback", "listen: 0.0.0.0:8080\nproviders: {openai: {api_keys_env: [A, B]}}\nroutes: [{prefix: /openai, provider: openai}]\n",

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"time"
@@ -30,15 +31,6 @@ func presetProviders() map[string]Provider {
 	return p
 }
 
-// builtinPolicy returns the built-in policy a policy named name starts
-// from: nightly for nightly, interactive for any other name.
-func builtinPolicy(name string) sluice.Policy {
-	if name == "nightly" {
-		return sluice.Nightly()
-	}
-	return sluice.Interactive()
-}
-
 // fresh returns what an entry of a list or of a mapping of names (name) is
 // before the file fills it in: the preset an entry's missing keys keep.
 func fresh(t reflect.Type, name string) reflect.Value {
@@ -52,8 +44,10 @@ func fresh(t reflect.Type, name string) reflect.Value {
 		p.Weight = 1
 	case *Route:
 		*p = Route{Policy: "interactive", RetrySafe: true}
-	case *sluice.Policy:
-		*p = builtinPolicy(name)
+	case *sluice.Policy: // nightly for nightly, interactive for any other name
+		if *p = sluice.Interactive(); name == "nightly" {
+			*p = sluice.Nightly()
+		}
 	case *spend.Budget:
 		p.Scope = "all"
 	case *limit.Limit:
@@ -69,10 +63,8 @@ func (d *decoder) finish(v reflect.Value, name, path string) error {
 	case *Provider:
 		return finishProvider(p, path)
 	case *Route:
-		if t := strings.TrimRight(p.Prefix, "/"); t != "" {
-			p.Prefix = t
-		} else if p.Prefix != "" {
-			p.Prefix = "/"
+		if p.Prefix != "" {
+			p.Prefix = cmp.Or(strings.TrimRight(p.Prefix, "/"), "/")
 		}
 	case *sluice.Policy:
 		p.Name = name
@@ -103,8 +95,6 @@ func finishProvider(pr *Provider, path string) (err error) {
 			return errf(key(path, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
 		}
 	}
-	if pr.BaseURL == "" {
-		pr.BaseURL = regionalBaseURL(pr.Kind, pr.Region)
-	}
+	pr.BaseURL = cmp.Or(pr.BaseURL, regionalBaseURL(pr.Kind, pr.Region))
 	return nil
 }

@@ -1,12 +1,14 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"maps"
 	"net/url"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-llm/sluice/dialect"
@@ -29,48 +31,33 @@ func (c *Config) checkProviders() error {
 }
 
 func checkProvider(path, name string, pr Provider) error {
-	if !nameRE.MatchString(name) {
-		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
-	}
 	d, ok := dialect.Lookup(pr.Kind)
 	switch {
+	case !nameRE.MatchString(name):
+		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
 	case pr.Kind == "":
 		return errf(key(path, "kind"), "missing; set %s", kindList())
 	case !ok:
 		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind), suggest(pr.Kind, dialect.Kinds()))
 	}
-	if err := checkSigning(path, d, pr); err != nil {
-		return err
-	}
-	if pr.Kind == KindAzure && pr.BaseURL == "" {
-		return errf(key(path, "base_url"), "missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com")
-	}
-	if err := checkBaseURL(key(path, "base_url"), pr.BaseURL); err != nil {
-		return err
-	}
-	if e := pr.APIKeyEnv; e != "" && !envNameRE.MatchString(e) {
-		return errf(key(path, "api_key_env"), "%s is not an environment variable name (write e.g. OPENAI_API_KEY)", quote(e))
-	}
-	if err := checkPool(path, pr); err != nil {
-		return err
-	}
-	if pr.MaxConcurrent < 1 {
-		return errf(key(path, "max_concurrent"), "%d: must be at least 1 (default %d)", pr.MaxConcurrent, DefaultMaxConcurrent)
-	}
-	return nil
+	return cmp.Or(checkSigning(path, d, pr),
+		refuse(pr.Kind == KindAzure && pr.BaseURL == "", key(path, "base_url"),
+			"missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com"),
+		checkBaseURL(key(path, "base_url"), pr.BaseURL),
+		envName(key(path, "api_key_env"), pr.APIKeyEnv, "OPENAI_API_KEY"),
+		checkPool(key(path, "api_keys_env"), pr),
+		atLeast1(key(path, "max_concurrent"), pr.MaxConcurrent, "default "+strconv.Itoa(DefaultMaxConcurrent)))
 }
 
-// checkPool checks a provider's pool of keys: not beside api_key_env,
+// checkPool checks a provider's pool of keys at p: not beside api_key_env,
 // names of environment variables, each once, positive weights.
-func checkPool(path string, pr Provider) error {
-	p := key(path, "api_keys_env")
-	if pr.APIKeys == nil {
+func checkPool(p string, pr Provider) error {
+	switch {
+	case pr.APIKeys == nil:
 		return nil
-	}
-	if pr.APIKeyEnv != "" {
+	case pr.APIKeyEnv != "":
 		return errf(p, "given with api_key_env; keep one: api_keys_env: [%s, …] for a pool, or api_key_env alone for one key", pr.APIKeyEnv)
-	}
-	if len(pr.APIKeys) == 0 {
+	case len(pr.APIKeys) == 0:
 		return errf(p, "is empty; list the variables that hold the keys, e.g. [OPENAI_KEY_A, OPENAI_KEY_B], or remove it")
 	}
 	seen := map[string]bool{}
@@ -82,7 +69,7 @@ func checkPool(path string, pr Provider) error {
 		case seen[k.Env]:
 			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
 		case k.Weight < 1:
-			return errf(key(ip, "weight"), "%d: must be at least 1 (default 1)", k.Weight)
+			return atLeast1(key(ip, "weight"), k.Weight, "default 1")
 		}
 		seen[k.Env] = true
 	}
@@ -137,7 +124,7 @@ func kindList() string {
 // whether the region is needed even when base_url is given, because
 // each request's signature names it, and the region of the standard
 // chain of the kind's cloud, taken when the file names none (nil: none),
-// with where that chain reads it.
+// with where that chain reads it, as the fix of a missing region says.
 var regional = map[string]struct {
 	address   func(region string) string
 	alwaysOne bool
@@ -145,7 +132,7 @@ var regional = map[string]struct {
 	chainHint string
 }{
 	"bedrock": {func(r string) string { return "https://bedrock-runtime." + r + ".amazonaws.com" }, true,
-		awssign.Region, "set AWS_REGION (or the AWS profile's region)"},
+		awssign.Region, ", or set AWS_REGION (or the AWS profile's region)"},
 	"vertex": {func(r string) string {
 		if r == "global" {
 			return "https://aiplatform.googleapis.com"
@@ -193,23 +180,19 @@ func checkSigning(path string, d dialect.Dialect, pr Provider) error {
 		return errf(rp, "%s is not a region: lower-case letters, digits and dashes, e.g. us-east-1 or us-central1", quote(pr.Region))
 	case pr.Region != "" && !signs:
 		return errf(rp, "kind %s sends a key and signs nothing, so it takes no region; remove region", pr.Kind)
-	case pr.Region == "" && isRegional && r.alwaysOne && r.chainHint != "":
-		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1, or %s", pr.Kind, r.chainHint)
 	case pr.Region == "" && isRegional && r.alwaysOne:
-		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1", pr.Kind)
+		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1%s", pr.Kind, r.chainHint)
 	case pr.Region == "" && isRegional && pr.BaseURL == "":
 		return errf(rp, "missing; kind %s needs its region (location) for its address, e.g. region: us-central1, or a base_url", pr.Kind)
 	}
 	if pr.CredentialsFile == "" {
 		return nil
 	}
-	if err := readable(pr.CredentialsFile); err != nil {
-		return errf(cp, "cannot read %s: %v; give the path of a readable credentials file, or remove credentials_file for the standard credential chain", quote(pr.CredentialsFile), err)
-	}
-	if !signs {
-		return errf(cp, "kind %s sends a key and signs nothing, so it takes no credentials file; remove credentials_file", pr.Kind)
-	}
-	return nil
+	err := readable(pr.CredentialsFile)
+	return cmp.Or(refuse(err != nil, cp,
+		"cannot read %s: %v; give the path of a readable credentials file, or remove credentials_file for the standard credential chain",
+		quote(pr.CredentialsFile), err),
+		refuse(!signs, cp, "kind %s sends a key and signs nothing, so it takes no credentials file; remove credentials_file", pr.Kind))
 }
 
 // readable returns why the file at p cannot be read, nil if it can. Only

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"net"
 	"net/url"
 	"os"
@@ -61,47 +62,33 @@ const (
 func (c *Config) checkRedis() error {
 	r := c.State.Redis
 	if c.State.Backend != BackendRedis {
-		if r.Mode != "" || len(r.Addrs) > 0 || r.Master != "" || r.Username != "" || r.PasswordEnv != "" || r.TLS != nil {
-			return errf("state.redis", "only the redis backend uses it; set state.backend: redis or remove state.redis")
-		}
-		return nil
+		return refuse(r.Mode != "" || len(r.Addrs) > 0 || r.Master != "" || r.Username != "" || r.PasswordEnv != "" || r.TLS != nil,
+			"state.redis", "only the redis backend uses it; set state.backend: redis or remove state.redis")
 	}
+	var err error
 	switch r.Mode {
 	case "", RedisSingle:
-		if len(r.Addrs) > 0 {
-			return errf("state.redis.addrs", "mode single reaches one server at state.url; set state.redis.mode: sentinel or cluster, or remove state.redis.addrs")
-		}
-		if r.Master != "" {
-			return errf("state.redis.master", "only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master")
-		}
-		if err := checkRedisURL(c.State.URL); err != nil {
-			return err
-		}
+		err = cmp.Or(refuse(len(r.Addrs) > 0, "state.redis.addrs",
+			"mode single reaches one server at state.url; set state.redis.mode: sentinel or cluster, or remove state.redis.addrs"),
+			refuse(r.Master != "", "state.redis.master",
+				"only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master"),
+			checkRedisURL(c.State.URL))
 	case RedisSentinel, RedisCluster:
-		if c.State.URL != "" {
-			return errf("state.url", "mode %s reaches Redis through state.redis.addrs; remove state.url", r.Mode)
+		what := "the sentinels"
+		if r.Mode == RedisCluster {
+			what = "the seed nodes"
 		}
-		if len(r.Addrs) == 0 {
-			what := "the sentinels"
-			if r.Mode == RedisCluster {
-				what = "the seed nodes"
-			}
-			return errf("state.redis.addrs", "mode %s needs %s, e.g. addrs: [10.0.0.1:26379, 10.0.0.2:26379]", r.Mode, what)
-		}
-		for i, a := range r.Addrs {
-			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-				return errf(index("state.redis.addrs", i), "%s is not host:port, e.g. 10.0.0.1:6379", quote(a))
-			}
-		}
-		if r.Mode == RedisSentinel && r.Master == "" {
-			return errf("state.redis.master", "mode sentinel needs the master's name as the sentinels know it, e.g. master: mymaster")
-		}
-		if r.Mode == RedisCluster && r.Master != "" {
-			return errf("state.redis.master", "only mode sentinel names a master; remove state.redis.master")
-		}
+		err = cmp.Or(refuse(c.State.URL != "", "state.url", "mode %s reaches Redis through state.redis.addrs; remove state.url", r.Mode),
+			refuse(len(r.Addrs) == 0, "state.redis.addrs", "mode %s needs %s, e.g. addrs: [10.0.0.1:26379, 10.0.0.2:26379]", r.Mode, what),
+			hostPorts("state.redis.addrs", r.Addrs),
+			refuse(r.Mode == RedisSentinel && r.Master == "", "state.redis.master",
+				"mode sentinel needs the master's name as the sentinels know it, e.g. master: mymaster"),
+			refuse(r.Mode == RedisCluster && r.Master != "", "state.redis.master", "only mode sentinel names a master; remove state.redis.master"))
 	default:
-		return errf("state.redis.mode", "unknown mode %s%s", quote(r.Mode),
-			suggest(r.Mode, []string{RedisSingle, RedisSentinel, RedisCluster}))
+		err = oneOf("state.redis.mode", "mode", r.Mode, RedisSingle, RedisSentinel, RedisCluster)
+	}
+	if err != nil {
+		return err
 	}
 	if r.PasswordEnv != "" && !envNameRE.MatchString(r.PasswordEnv) {
 		return errf("state.redis.password_env", "%s is not an environment variable's name; name the variable holding the password, e.g. SLUICE_REDIS_PASSWORD", quote(r.PasswordEnv))
@@ -111,12 +98,19 @@ func (c *Config) checkRedis() error {
 			return errf("state.redis.tls", "give both cert_file and key_file (the client certificate and its key), or neither")
 		}
 		for _, f := range []struct{ name, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
-			if f.path == "" {
-				continue
-			}
-			if _, err := os.Stat(f.path); err != nil {
+			if _, err := os.Stat(f.path); f.path != "" && err != nil {
 				return errf("state.redis.tls."+f.name, "cannot read %s: %v", f.path, pathErr(err))
 			}
+		}
+	}
+	return nil
+}
+
+// hostPorts refuses the first of addrs that is not host:port.
+func hostPorts(path string, addrs []string) error {
+	for i, a := range addrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return errf(index(path, i), "%s is not host:port, e.g. 10.0.0.1:6379", quote(a))
 		}
 	}
 	return nil
@@ -125,26 +119,18 @@ func (c *Config) checkRedis() error {
 // checkRedisURL checks the URL without ever showing it: it may hold a
 // password.
 func checkRedisURL(s string) error {
-	if s == "" {
-		return errf("state.url", "the redis backend needs a URL; add state.url, e.g. redis://127.0.0.1:6379/0")
-	}
 	u, err := url.Parse(s)
-	if err != nil {
+	switch {
+	case s == "":
+		return errf("state.url", "the redis backend needs a URL; add state.url, e.g. redis://127.0.0.1:6379/0")
+	case err != nil:
 		return errf("state.url", "is not a URL; write e.g. redis://127.0.0.1:6379/0")
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "redis", "rediss":
-		if u.Host == "" {
-			return errf("state.url", "has no host; write e.g. redis://127.0.0.1:6379/0")
-		}
-	case "unix":
-		if u.Path == "" {
-			return errf("state.url", "has no socket path; write e.g. unix:///run/redis.sock")
-		}
-	default:
+	case strings.EqualFold(u.Scheme, "unix"):
+		return refuse(u.Path == "", "state.url", "has no socket path; write e.g. unix:///run/redis.sock")
+	case !strings.EqualFold(u.Scheme, "redis") && !strings.EqualFold(u.Scheme, "rediss"):
 		return errf("state.url", "must be a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
 	}
-	return nil
+	return refuse(u.Host == "", "state.url", "has no host; write e.g. redis://127.0.0.1:6379/0")
 }
 
 // pathErr is err without the path it repeats.

@@ -48,7 +48,7 @@ func TestRedisRefuses(t *testing.T) {
 		{"cluster with url", "state: {backend: redis, url: \"redis://h:1\", redis: {mode: cluster, addrs: [\"h:7000\"]}}\n",
 			"state.url: mode cluster reaches Redis through state.redis.addrs"},
 		{"addr without port", "state: {backend: redis, redis: {mode: cluster, addrs: [h]}}\n",
-			`state.redis.addrs[0]: "h" is not host:port`},
+			`state.redis.addrs[0]: "h" is not host:port, e.g. 10.0.0.1:6379`},
 		{"unknown mode", "state: {backend: redis, redis: {mode: clustr, addrs: [\"h:7000\"]}}\n",
 			`state.redis.mode: unknown mode "clustr" (did you mean cluster?)`},
 		{"single with addrs", "state: {backend: redis, url: \"redis://h:1\", redis: {addrs: [\"h:2\"]}}\n",

@@ -11,26 +11,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// scalar returns the text of the single value n.
-func scalar(n *yaml.Node, path string) (string, error) {
-	if n == nil {
-		return "", errf(path, "must be a single value, found nothing")
-	}
-	if n.Kind != yaml.ScalarNode {
-		return "", errAt(n.Line, path, "must be a single value, found %s", describe(n))
-	}
-	return n.Value, nil
-}
-
 // setScalar decodes the single value n at path into v, by v's type and
 // the options of its tag (see keys).
 func setScalar(v reflect.Value, n *yaml.Node, path, opts string) error {
-	s, err := scalar(n, path)
-	if err != nil {
-		return err
+	if n.Kind != yaml.ScalarNode {
+		return errAt(n.Line, path, "must be a single value, found %s", describe(n))
 	}
+	s, tag := n.Value, n.ShortTag()
 	bad := func(format string) error { return errAt(n.Line, path, format, quote(s)) }
-	tag := n.ShortTag()
 	switch {
 	case v.Type() == reflect.TypeFor[time.Duration]():
 		d, err := time.ParseDuration(strings.TrimSpace(s))

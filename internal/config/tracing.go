@@ -1,9 +1,6 @@
 package config
 
-import (
-	"math"
-	"net/url"
-)
+import "net/url"
 
 // Tracing says whether and where the gateway sends OpenTelemetry traces:
 // a span for each call it forwards, a child span for each upstream
@@ -32,16 +29,13 @@ type Tracing struct {
 
 func (c *Config) checkTracing() error {
 	t := c.Tracing
-	if t.Endpoint != "" {
-		u, err := url.Parse(t.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errf("tracing.endpoint", "%s is not an http or https URL (write e.g. http://127.0.0.1:4318/v1/traces)", quote(t.Endpoint))
-		}
-		if u.User != nil {
-			return errf("tracing.endpoint", "a URL with user:password keeps a credential in the config; send it in OTEL_EXPORTER_OTLP_HEADERS instead")
-		}
-	}
-	if math.IsNaN(t.SampleRatio) || t.SampleRatio < 0 || t.SampleRatio > 1 {
+	u, err := url.Parse(t.Endpoint)
+	switch {
+	case t.Endpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == ""):
+		return errf("tracing.endpoint", "%s is not an http or https URL (write e.g. http://127.0.0.1:4318/v1/traces)", quote(t.Endpoint))
+	case t.Endpoint != "" && u.User != nil:
+		return errf("tracing.endpoint", "a URL with user:password keeps a credential in the config; send it in OTEL_EXPORTER_OTLP_HEADERS instead")
+	case !(t.SampleRatio >= 0 && t.SampleRatio <= 1):
 		return errf("tracing.sample_ratio", "%v is not between 0 and 1 (write e.g. 1 to trace every call, 0.1 for one in ten)", t.SampleRatio)
 	}
 	return nil

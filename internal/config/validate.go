@@ -1,7 +1,7 @@
 package config
 
 import (
-	"encoding/hex"
+	"cmp"
 	"maps"
 	"math"
 	"net"
@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/sluice-llm/sluice/spend"
 )
 
 // Validate checks c and returns the first problem it finds, as an *Error
@@ -35,16 +33,49 @@ var (
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	nameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	prefixRE  = regexp.MustCompile(`^[A-Za-z0-9_.~/-]*$`)
+	sha256RE  = regexp.MustCompile(`^sha256:[0-9A-Fa-f]{64}$`)
 )
 
-func (c *Config) checkListen() error {
-	if _, ok := splitListen(c.Listen); !ok {
-		return errf("listen", "%s is not host:port (write e.g. 127.0.0.1:8080, or :8080 for every interface)", quote(c.Listen))
-	}
-	if c.Drain < 0 {
-		return errf("drain", "%v is negative; write how long calls may finish after SIGTERM, e.g. 30s", c.Drain)
+// The checks below are mostly lists of rules, each a refuse or a helper
+// that returns nil when its value is good; cmp.Or returns the first
+// refusal. Every rule is evaluated, so a rule that needs an earlier one to
+// hold (a value that exists, an index in range) goes in a switch instead.
+
+// refuse returns the *Error errf makes when bad, else nil.
+func refuse(bad bool, path, format string, args ...any) error {
+	if bad {
+		return errf(path, format, args...)
 	}
 	return nil
+}
+
+// positive checks a duration that must be more than zero.
+func positive(path string, d time.Duration, example string) error {
+	return cmp.Or(refuse(d < 0, path, "%v is negative; write e.g. %s", d, example),
+		refuse(d == 0, path, "must be more than 0; write e.g. %s", example))
+}
+
+// atLeast1 checks a count that must be at least 1; hint says more.
+func atLeast1(path string, n int, hint string) error {
+	return refuse(n < 1, path, "%d: must be at least 1 (%s)", n, hint)
+}
+
+// oneOf checks that got is one of the values a what may have, suggesting
+// the nearest when it is not.
+func oneOf(path, what, got string, values ...string) error {
+	return refuse(!slices.Contains(values, got), path, "unknown %s %s%s", what, quote(got), suggest(got, values))
+}
+
+// envName checks the name of an environment variable, when one is given.
+func envName(path, name, example string) error {
+	return refuse(name != "" && !envNameRE.MatchString(name), path,
+		"%s is not an environment variable name (write e.g. %s)", quote(name), example)
+}
+
+func (c *Config) checkListen() error {
+	_, ok := splitListen(c.Listen)
+	return cmp.Or(refuse(!ok, "listen", "%s is not host:port (write e.g. 127.0.0.1:8080, or :8080 for every interface)", quote(c.Listen)),
+		refuse(c.Drain < 0, "drain", "%v is negative; write how long calls may finish after SIGTERM, e.g. 30s", c.Drain))
 }
 
 // splitListen returns the host of a host:port address with a numeric port.
@@ -60,51 +91,32 @@ func splitListen(addr string) (string, bool) {
 // loopback reports whether addr only accepts connections from this machine.
 func loopback(addr string) bool {
 	host, ok := splitListen(addr)
-	if !ok {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ok && (host == "localhost" || ip != nil && ip.IsLoopback())
 }
 
 func (c *Config) checkState() error {
 	s := c.State
-	switch s.Backend {
-	case BackendMemory, BackendFile:
-		if s.URL != "" {
-			return errf("state.url", "only the redis backend uses a URL; set state.backend: redis or remove state.url")
-		}
-		return c.checkRedis()
-	case BackendRedis:
-		return c.checkRedis()
-	}
-	return errf("state.backend", "unknown backend %s%s", quote(s.Backend),
-		suggest(s.Backend, []string{BackendMemory, BackendFile, BackendRedis}))
+	return cmp.Or(oneOf("state.backend", "backend", s.Backend, BackendMemory, BackendFile, BackendRedis),
+		refuse(s.Backend != BackendRedis && s.URL != "", "state.url",
+			"only the redis backend uses a URL; set state.backend: redis or remove state.url"),
+		c.checkRedis())
 }
 
 // checkAuth checks the client tokens without ever showing one.
 func (c *Config) checkAuth() error {
 	for i, k := range c.Auth.Keys {
 		p := index("auth.keys", i)
-		if k == "" {
+		switch {
+		case k == "":
 			return errf(p, "empty token; remove it or write a token")
-		}
-		if strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		case strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
 			return errf(p, "a token must not hold spaces or control characters")
-		}
-		if h, ok := strings.CutPrefix(k, "sha256:"); ok {
-			if b, err := hex.DecodeString(h); err != nil || len(b) != 32 {
-				return errf(p, "sha256: must be followed by the 64 hex digits of the token's SHA-256")
-			}
+		case strings.HasPrefix(k, "sha256:") && !sha256RE.MatchString(k):
+			return errf(p, "sha256: must be followed by the 64 hex digits of the token's SHA-256")
 		}
 	}
-	if e := c.Admin.TokenEnv; e != "" && !envNameRE.MatchString(e) {
-		return errf("admin.token_env", "%s is not an environment variable name (write e.g. SLUICE_ADMIN_TOKEN)", quote(e))
-	}
-	return nil
+	return envName("admin.token_env", c.Admin.TokenEnv, "SLUICE_ADMIN_TOKEN")
 }
 
 func (c *Config) checkRoutes() error {
@@ -113,23 +125,21 @@ func (c *Config) checkRoutes() error {
 	}
 	seen := map[string]int{}
 	for i, r := range c.Routes {
-		p := index("routes", i)
-		if err := checkPrefix(key(p, "prefix"), r.Prefix); err != nil {
+		p, norm := index("routes", i), strings.TrimRight(r.Prefix, "/")
+		j, dup := seen[norm]
+		err := cmp.Or(checkPrefix(key(p, "prefix"), r.Prefix),
+			refuse(dup, key(p, "prefix"), "%s is also the prefix of routes[%d]; give each route its own prefix", quote(r.Prefix), j),
+			c.checkRoute(p, r))
+		if err != nil {
 			return err
-		}
-		norm := strings.TrimRight(r.Prefix, "/")
-		if j, dup := seen[norm]; dup {
-			return errf(key(p, "prefix"), "%s is also the prefix of routes[%d]; give each route its own prefix", quote(r.Prefix), j)
 		}
 		seen[norm] = i
-		if err := c.checkRoute(p, r); err != nil {
-			return err
-		}
 	}
 	return nil
 }
 
 func checkPrefix(path, s string) error {
+	n, segs := strings.TrimRight(s, "/"), strings.Split(s, "/")
 	switch {
 	case s == "":
 		return errf(path, "missing; write the path prefix, e.g. /openai")
@@ -137,12 +147,9 @@ func checkPrefix(path, s string) error {
 		return errf(path, "%s must start with '/' (write %s)", quote(s), quote("/"+s))
 	case !prefixRE.MatchString(s):
 		return errf(path, "%s may hold only letters, digits and - _ . ~ / (no ?, #, %%, spaces)", quote(s))
-	case strings.Contains(s, "//") || slices.Contains(strings.Split(s, "/"), "..") ||
-		slices.Contains(strings.Split(s, "/"), "."):
+	case strings.Contains(s, "//") || slices.Contains(segs, "..") || slices.Contains(segs, "."):
 		return errf(path, "%s must be a clean path: no //, . or .. segments", quote(s))
-	}
-	n := strings.TrimRight(s, "/")
-	if n == "/healthz" || n == "/metrics" || n == "/sluice" || strings.HasPrefix(n, "/sluice/") {
+	case n == "/healthz" || n == "/metrics" || n == "/sluice" || strings.HasPrefix(n, "/sluice/"):
 		return errf(path, "%s is one of the gateway's own endpoints; choose another prefix", quote(s))
 	}
 	return nil
@@ -151,28 +158,26 @@ func checkPrefix(path, s string) error {
 func (c *Config) checkRoute(p string, r Route) error {
 	providers := slices.Sorted(maps.Keys(c.Providers))
 	pr, ok := c.Providers[r.Provider]
-	if r.Provider == "" {
+	_, hasPolicy := c.Policies[r.Policy]
+	switch {
+	case r.Provider == "":
 		return errf(key(p, "provider"), "missing; name one of the providers: %s", strings.Join(providers, ", "))
-	}
-	if !ok {
-		return errf(key(p, "provider"), "provider %s is not defined under providers%s",
-			quote(r.Provider), suggest(r.Provider, providers))
-	}
-	if _, ok := c.Policies[r.Policy]; !ok {
+	case !ok:
+		return errf(key(p, "provider"), "provider %s is not defined under providers%s", quote(r.Provider), suggest(r.Provider, providers))
+	case !hasPolicy:
 		hint := ""
 		if r.Policy == "interactive" || r.Policy == "nightly" {
 			hint = "; add " + r.Policy + ": {} under policies to keep the built-in one"
 		}
 		return errf(key(p, "policy"), "policy %s is not defined under policies%s%s", quote(r.Policy),
-			suggest(r.Policy, slices.Sorted(maps.Keys(c.Policies))), hint)
+			suggest(r.Policy, slices.Collect(maps.Keys(c.Policies))), hint)
 	}
 	for j, t := range r.Fallbacks {
 		fp := index(key(p, "fallbacks"), j)
 		fb, ok := c.Providers[t.Provider]
 		switch {
 		case !ok:
-			return errf(key(fp, "provider"), "provider %s is not defined under providers%s",
-				quote(t.Provider), suggest(t.Provider, providers))
+			return errf(key(fp, "provider"), "provider %s is not defined under providers%s", quote(t.Provider), suggest(t.Provider, providers))
 		case fb.Kind != pr.Kind:
 			return errf(key(fp, "provider"), "%s speaks the %s API but the route's provider %s speaks %s; a fallback must speak the same API",
 				quote(t.Provider), fb.Kind, quote(r.Provider), pr.Kind)
@@ -187,10 +192,12 @@ func (c *Config) checkBudgets() error {
 	names := map[string]int{}
 	for i, b := range c.Budgets {
 		p := index("budgets", i)
-		if err := checkListName("budgets", "budget", i, b.Name, names); err != nil {
-			return err
-		}
-		if err := checkBudget(p, b); err != nil {
+		err := cmp.Or(checkListName("budgets", "budget", i, b.Name, names),
+			refuse(!(b.LimitUSD > 0) || math.IsInf(b.LimitUSD, 0), key(p, "limit_usd"),
+				"must be more than 0 (US dollars per period, e.g. 20)"),
+			checkPeriod(key(p, "period"), b.Period),
+			oneOf(key(p, "scope"), "scope", b.Scope, "all", "key", "model", "provider"))
+		if err != nil {
 			return err
 		}
 	}
@@ -201,28 +208,22 @@ func (c *Config) checkRates() error {
 	names := map[string]int{}
 	for i, l := range c.Rates {
 		p := index("limits.rates", i)
-		if err := checkListName("limits.rates", "limit", i, l.Name, names); err != nil {
+		_, known := c.Providers[l.Provider]
+		check := l.Check()
+		err := cmp.Or(checkListName("limits.rates", "limit", i, l.Name, names),
+			refuse(l.Name == MaxConcurrentLimit, key(p, "name"),
+				"%s names the limit each provider's max_concurrent makes; choose another name", quote(l.Name)),
+			refuse(l.Provider != "" && !known, key(p, "provider"),
+				"%s is not a configured provider; name one of providers, or leave it out for every provider", quote(l.Provider)),
+			refuse(!slices.Contains([]string{"provider", "model", "key", "all"}, l.Scope), key(p, "scope"),
+				"%s: use provider, model, key or all", quote(l.Scope)),
+			refuse(l.Concurrent < 0, key(p, "concurrent"),
+				"%d: give the calls that may be in flight at once, at least 1, or leave it out", l.Concurrent),
+			refuse(l.Requests.Limit == 0 && l.Tokens.Limit == 0 && l.Concurrent == 0, p,
+				"limits nothing; give requests_per_minute, tokens_per_minute, concurrent, or several"),
+			refuse(check != nil, p, "%v", check))
+		if err != nil {
 			return err
-		}
-		if l.Name == MaxConcurrentLimit {
-			return errf(key(p, "name"), "%s names the limit each provider's max_concurrent makes; choose another name", quote(l.Name))
-		}
-		if _, ok := c.Providers[l.Provider]; l.Provider != "" && !ok {
-			return errf(key(p, "provider"), "%s is not a configured provider; name one of providers, or leave it out for every provider", quote(l.Provider))
-		}
-		switch l.Scope {
-		case "provider", "model", "key", "all":
-		default:
-			return errf(key(p, "scope"), "%s: use provider, model, key or all", quote(l.Scope))
-		}
-		if l.Concurrent < 0 {
-			return errf(key(p, "concurrent"), "%d: give the calls that may be in flight at once, at least 1, or leave it out", l.Concurrent)
-		}
-		if l.Requests.Limit == 0 && l.Tokens.Limit == 0 && l.Concurrent == 0 {
-			return errf(p, "limits nothing; give requests_per_minute, tokens_per_minute, concurrent, or several")
-		}
-		if err := l.Check(); err != nil {
-			return errf(p, "%v", err)
 		}
 	}
 	return nil
@@ -245,29 +246,14 @@ func checkListName(section, what string, i int, name string, names map[string]in
 	return nil
 }
 
-func checkBudget(p string, b spend.Budget) error {
-	if !(b.LimitUSD > 0) || math.IsInf(b.LimitUSD, 0) {
-		return errf(key(p, "limit_usd"), "must be more than 0 (US dollars per period, e.g. 20)")
-	}
-	if err := checkPeriod(key(p, "period"), b.Period); err != nil {
-		return err
-	}
-	scopes := []string{"all", "key", "model", "provider"}
-	if !slices.Contains(scopes, b.Scope) {
-		return errf(key(p, "scope"), "unknown scope %s%s", quote(b.Scope), suggest(b.Scope, scopes))
-	}
-	return nil
-}
-
 func checkPeriod(path, s string) error {
-	if s == "day" || s == "month" {
-		return nil
-	}
-	if s == "" {
-		return errf(path, "missing; write day, month or a duration such as 6h")
-	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
+	switch {
+	case s == "day" || s == "month":
+		return nil
+	case s == "":
+		return errf(path, "missing; write day, month or a duration such as 6h")
+	case err != nil || d <= 0:
 		return errf(path, "%s is not day, month or a positive duration such as 6h", quote(s))
 	}
 	return nil
@@ -284,26 +270,22 @@ func (c *Config) checkPrices() error {
 			return errf(p, "'*' may only end a name, as in gpt-4o*")
 		}
 		pr := c.Prices[model]
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"input", pr.Input}, {"output", pr.Output}, {"cache_read", pr.CacheRead}, {"cache_write", pr.CacheWrite}} {
-			if !(f.v >= 0) || math.IsInf(f.v, 0) {
-				return errf(key(p, f.name), "%v: must be 0 or more (USD per million tokens, e.g. 0.15)", f.v)
-			}
+		price := func(k string, v float64) error {
+			return refuse(!(v >= 0) || math.IsInf(v, 0), key(p, k), "%v: must be 0 or more (USD per million tokens, e.g. 0.15)", v)
+		}
+		if err := cmp.Or(price("input", pr.Input), price("output", pr.Output),
+			price("cache_read", pr.CacheRead), price("cache_write", pr.CacheWrite)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 func (c *Config) checkLimits() error {
-	if c.Limits.MaxBodyBytes < 1 {
-		return errf("limits.max_body", "must be more than 0 (write e.g. 20MiB)")
-	}
-	if h := c.Limits.MaxHeaderBytes; h < 1<<10 || h > 16<<20 {
-		return errf("limits.max_header_bytes", "%d bytes: must be from 1KiB to 16MiB (write e.g. 64KiB)", h)
-	}
-	return positive("limits.read_header_timeout", c.Limits.ReadHeaderTimeout, "10s")
+	h := c.Limits.MaxHeaderBytes
+	return cmp.Or(refuse(c.Limits.MaxBodyBytes < 1, "limits.max_body", "must be more than 0 (write e.g. 20MiB)"),
+		refuse(h < 1<<10 || h > 16<<20, "limits.max_header_bytes", "%d bytes: must be from 1KiB to 16MiB (write e.g. 64KiB)", h),
+		positive("limits.read_header_timeout", c.Limits.ReadHeaderTimeout, "10s"))
 }
 
 // checkInjectedKeys refuses to hand out a provider key to anyone who can
@@ -321,17 +303,6 @@ func (c *Config) checkInjectedKeys() error {
 			return errf(key(key("providers", name), k),
 				"the gateway would hand this provider's key to anyone who reaches %s; add auth.keys or listen on 127.0.0.1", c.Listen)
 		}
-	}
-	return nil
-}
-
-// positive checks a duration that must be more than zero.
-func positive(path string, d time.Duration, example string) error {
-	switch {
-	case d < 0:
-		return errf(path, "%v is negative; write e.g. %s", d, example)
-	case d == 0:
-		return errf(path, "must be more than 0; write e.g. %s", example)
 	}
 	return nil
 }

@@ -1,10 +1,11 @@
 package config
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
-	"time"
+	"strconv"
 
 	"github.com/sluice-llm/sluice"
 )
@@ -14,36 +15,10 @@ func (c *Config) checkPolicies() error {
 		return errf("policies", "none defined; add one, e.g. interactive: {} for the built-in values")
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Policies)) {
-		path := key("policies", name)
-		if !nameRE.MatchString(name) {
-			return errf(path, "a policy name may hold only letters, digits, '_', '-' and '.'")
-		}
-		if err := checkPolicy(path, c.Policies[name]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkPolicy(path string, p sluice.Policy) error {
-	for _, check := range []func(string, sluice.Policy) error{checkTimeouts, checkRetry, checkBreaker} {
-		if err := check(path, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// durationKey is one duration of a policy, for checks over several.
-type durationKey struct {
-	name    string
-	v       time.Duration
-	example string
-}
-
-func checkPositive(section string, ds []durationKey) error {
-	for _, d := range ds {
-		if err := positive(key(section, d.name), d.v, d.example); err != nil {
+		path, p := key("policies", name), c.Policies[name]
+		err := cmp.Or(refuse(!nameRE.MatchString(name), path, "a policy name may hold only letters, digits, '_', '-' and '.'"),
+			checkTimeouts(path, p), checkRetry(path, p), checkBreaker(path, p))
+		if err != nil {
 			return err
 		}
 	}
@@ -52,79 +27,78 @@ func checkPositive(section string, ds []durationKey) error {
 
 func checkTimeouts(path string, p sluice.Policy) error {
 	t, sec := p.Timeout, key(path, "timeout")
-	err := checkPositive(sec, []durationKey{
-		{"connect", t.Connect, "5s"}, {"first_byte", t.FirstByte, "20s"},
-		{"idle", t.Idle, "15s"}, {"total", t.Total, "30s"},
-	})
-	if err != nil {
-		return err
-	}
-	if need := addSat(t.Connect, t.FirstByte); t.Total < need {
-		return errf(key(sec, "total"), "%v is shorter than connect + first_byte (%v + %v = %v); raise total to at least %v or lower first_byte",
-			t.Total, t.Connect, t.FirstByte, need, need)
-	}
-	if p.MaxQueue < 0 {
-		return errf(key(path, "max_queue"), "%v is negative; write a duration such as 10s, or leave it out for what total leaves after first_byte", p.MaxQueue)
-	}
-	return nil
+	need := addSat(t.Connect, t.FirstByte)
+	return cmp.Or(positive(key(sec, "connect"), t.Connect, "5s"),
+		positive(key(sec, "first_byte"), t.FirstByte, "20s"),
+		positive(key(sec, "idle"), t.Idle, "15s"),
+		positive(key(sec, "total"), t.Total, "30s"),
+		refuse(t.Total < need, key(sec, "total"),
+			"%v is shorter than connect + first_byte (%v + %v = %v); raise total to at least %v or lower first_byte",
+			t.Total, t.Connect, t.FirstByte, need, need),
+		refuse(p.MaxQueue < 0, key(path, "max_queue"),
+			"%v is negative; write a duration such as 10s, or leave it out for what total leaves after first_byte", p.MaxQueue))
 }
 
 func checkRetry(path string, p sluice.Policy) error {
 	r, sec := p.Retry, key(path, "retry")
-	if r.MaxAttempts < 1 {
-		return errf(key(sec, "max_attempts"), "%d: must be at least 1 (1 = never retry)", r.MaxAttempts)
-	}
-	err := checkPositive(sec, []durationKey{
-		{"base", r.Base, "400ms"}, {"cap", r.Cap, "16s"}, {"max_retry_after", r.MaxRetryAfter, "20s"},
-	})
-	if err != nil {
-		return err
-	}
-	if r.Cap < r.Base {
-		return errf(key(sec, "cap"), "%v is below base %v; raise cap or lower base", r.Cap, r.Base)
-	}
-	for i, s := range r.Statuses {
+	return cmp.Or(atLeast1(key(sec, "max_attempts"), r.MaxAttempts, "1 = never retry"),
+		positive(key(sec, "base"), r.Base, "400ms"),
+		positive(key(sec, "cap"), r.Cap, "16s"),
+		positive(key(sec, "max_retry_after"), r.MaxRetryAfter, "20s"),
+		refuse(r.Cap < r.Base, key(sec, "cap"), "%v is below base %v; raise cap or lower base", r.Cap, r.Base),
+		checkStatuses(key(sec, "statuses"), r.Statuses),
+		noEmptyMarker(key(sec, "quota_markers"), r.QuotaMarkers, "429"),
+		noEmptyMarker(key(sec, "fallback_markers"), r.FallbackMarkers, "error"),
+		refuse(r.Budget == 0 || r.Budget > 1 || math.IsNaN(r.Budget), key(sec, "budget"),
+			"%v: must be a fraction above 0 and at most 1 (e.g. 0.2 or 20%%), or off", r.Budget))
+}
+
+// checkStatuses refuses the first status that is not an HTTP status.
+func checkStatuses(path string, statuses []int) error {
+	for i, s := range statuses {
 		if s < 100 || s > 599 {
-			return errf(index(key(sec, "statuses"), i), "%d is not an HTTP status; write statuses from 100 to 599, e.g. 503", s)
+			return errf(index(path, i), "%d is not an HTTP status; write statuses from 100 to 599, e.g. 503", s)
 		}
-	}
-	for i, m := range r.QuotaMarkers {
-		if m == "" {
-			return errf(index(key(sec, "quota_markers"), i), "an empty marker would match every 429; remove it")
-		}
-	}
-	for i, m := range r.FallbackMarkers {
-		if m == "" {
-			return errf(index(key(sec, "fallback_markers"), i), "an empty marker would match every error; remove it")
-		}
-	}
-	if b := r.Budget; b == 0 || b > 1 || math.IsNaN(b) {
-		return errf(key(sec, "budget"), "%v: must be a fraction above 0 and at most 1 (e.g. 0.2 or 20%%), or off", b)
 	}
 	return nil
 }
 
+// noEmptyMarker refuses an empty marker, which would match every error of
+// the kind what.
+func noEmptyMarker(path string, markers []string, what string) error {
+	i := slices.Index(markers, "")
+	return refuse(i >= 0, index(path, i), "an empty marker would match every %s; remove it", what)
+}
+
 func checkBreaker(path string, p sluice.Policy) error {
 	b, sec := p.Breaker, key(path, "breaker")
-	if b.Failures < 1 {
-		return errf(key(sec, "failures"), "%d: must be at least 1 (e.g. 5)", b.Failures)
+	slow := key(sec, "slow")
+	return cmp.Or(atLeast1(key(sec, "failures"), b.Failures, "e.g. 5"),
+		positive(key(sec, "cool"), b.Cool, "30s"),
+		oneOf(key(sec, "scope"), "scope", string(p.BreakerScope), string(sluice.ScopeProvider), string(sluice.ScopeModel)),
+		refuse(b.Slow.Threshold < 0, key(slow, "threshold"), "%v is negative; write e.g. 15s, or 0s to not track slow calls", b.Slow.Threshold),
+		atLeast1(key(slow, "count"), b.Slow.Count, "e.g. 3"),
+		positive(key(slow, "window"), b.Slow.Window, "60s"))
+}
+
+// checkPriorities checks each policy's priority, limits.promote_after and
+// each limit's reserve.
+func (c *Config) checkPriorities() error {
+	for _, name := range slices.Sorted(maps.Keys(c.Policies)) {
+		switch p := c.Policies[name].Priority; p {
+		case "", sluice.PriorityInteractive, sluice.PriorityBatch:
+		default:
+			return errf(key(key("policies", name), "priority"), "%s: use interactive or batch", quote(string(p)))
+		}
 	}
-	if err := positive(key(sec, "cool"), b.Cool, "30s"); err != nil {
+	if err := positive("limits.promote_after", c.Limits.PromoteAfter, "30s"); err != nil {
 		return err
 	}
-	switch p.BreakerScope {
-	case sluice.ScopeProvider, sluice.ScopeModel:
-	default:
-		s := string(p.BreakerScope)
-		return errf(key(sec, "scope"), "unknown scope %s%s", quote(s),
-			suggest(s, []string{string(sluice.ScopeProvider), string(sluice.ScopeModel)}))
+	for i, l := range c.Rates {
+		if r := l.Reserve; !(r >= 0 && r < 1) {
+			return errf(key(index("limits.rates", i), "reserve"), "%s%%: give the share batch calls may never take, from 0%% to below 100%% (write e.g. 20%%)",
+				strconv.FormatFloat(r*100, 'f', -1, 64))
+		}
 	}
-	slow := key(sec, "slow")
-	if b.Slow.Threshold < 0 {
-		return errf(key(slow, "threshold"), "%v is negative; write e.g. 15s, or 0s to not track slow calls", b.Slow.Threshold)
-	}
-	if b.Slow.Count < 1 {
-		return errf(key(slow, "count"), "%d: must be at least 1 (e.g. 3)", b.Slow.Count)
-	}
-	return positive(key(slow, "window"), b.Slow.Window, "60s")
+	return nil
 }

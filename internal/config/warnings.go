@@ -28,34 +28,28 @@ func (c *Config) Warnings() []string {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		u, err := url.Parse(c.Providers[name].BaseURL)
-		if err == nil && u.Scheme == "http" && !loopback(net.JoinHostPort(u.Hostname(), "0")) {
-			out = append(out, fmt.Sprintf(
-				"config: %s: plain http to another machine sends prompts unencrypted; use https",
-				key(key("providers", name), "base_url")))
+		// A provider on loopback is a test double: it earns no warning.
+		pr, path := c.Providers[name], key(key("providers", name), "base_url")
+		u, err := url.Parse(pr.BaseURL)
+		if err != nil || loopback(net.JoinHostPort(u.Hostname(), "0")) {
+			continue
 		}
-		if w := azureHostWarning(name, c.Providers[name]); w != "" {
-			out = append(out, w)
+		if u.Scheme == "http" {
+			out = append(out, "config: "+path+": plain http to another machine sends prompts unencrypted; use https")
+		}
+		if pr.Kind == KindAzure && !azureHost(u.Hostname()) {
+			out = append(out, fmt.Sprintf("config: %s: %s is not an Azure OpenAI resource's address; kind azure expects https://{resource}.openai.azure.com",
+				path, quote(u.Redacted())))
 		}
 	}
 	return out
 }
 
-// azureHostWarning warns of a kind azure provider whose address is not an
-// Azure OpenAI resource's (https://{resource}.openai.azure.com, or the
-// cognitiveservices.azure.com and services.ai.azure.com forms) nor on
-// loopback, where a test double would be.
-func azureHostWarning(name string, p Provider) string {
-	u, err := url.Parse(p.BaseURL)
-	if p.Kind != KindAzure || err != nil || loopback(net.JoinHostPort(u.Hostname(), "0")) {
-		return ""
-	}
-	h := strings.ToLower(u.Hostname())
-	for _, s := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
-		if strings.HasSuffix(h, s) {
-			return ""
-		}
-	}
-	return fmt.Sprintf("config: %s: %s is not an Azure OpenAI resource's address; kind azure expects https://{resource}.openai.azure.com",
-		key(key("providers", name), "base_url"), quote(u.Redacted()))
+// azureHost reports whether host is an Azure OpenAI resource's:
+// {resource}.openai.azure.com, or the cognitiveservices.azure.com and
+// services.ai.azure.com forms.
+func azureHost(host string) bool {
+	h := strings.ToLower(host)
+	return strings.HasSuffix(h, ".openai.azure.com") || strings.HasSuffix(h, ".cognitiveservices.azure.com") ||
+		strings.HasSuffix(h, ".services.ai.azure.com")
 }

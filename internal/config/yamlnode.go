@@ -11,9 +11,13 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// maxNodes caps the nodes one file may expand to through aliases and merge
-// keys, so that a small file cannot make Parse walk billions of them.
-const maxNodes = 100_000
+const (
+	// maxNodes caps the nodes one file may expand to through aliases and
+	// merge keys, so that a small file cannot make Parse walk billions.
+	maxNodes = 100_000
+	// maxMergeDepth caps merge keys (<<) nested through aliases.
+	maxMergeDepth = 64
+)
 
 // decoder walks a YAML node tree into a Config, checking every key and
 // value on the way and recording the line of every key path.
@@ -23,9 +27,6 @@ type decoder struct {
 	merging map[*yaml.Node]bool // mappings whose merge keys are being resolved
 	given   map[string]bool     // the key paths the file gives a value (not null)
 }
-
-// maxMergeDepth caps merge keys (<<) nested through aliases.
-const maxMergeDepth = 64
 
 func newDecoder() *decoder {
 	return &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
@@ -47,30 +48,19 @@ func parseYAML(data []byte) (root *yaml.Node, err error) {
 		}
 	}()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, syntaxError(err)
-	}
-	for {
-		var next yaml.Node
-		err := dec.Decode(&next)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+	for first := true; ; first = false {
+		var doc yaml.Node
+		switch err := dec.Decode(&doc); {
+		case errors.Is(err, io.EOF):
+			return root, nil
+		case err != nil:
 			return nil, syntaxError(err)
-		}
-		if len(next.Content) > 0 && !isNull(next.Content[0]) {
-			return nil, errAt(next.Line, "", "the file holds more than one YAML document (---); keep one")
+		case first && doc.Kind == yaml.DocumentNode && len(doc.Content) > 0:
+			root = doc.Content[0]
+		case !first && len(doc.Content) > 0 && !isNull(doc.Content[0]):
+			return nil, errAt(doc.Line, "", "the file holds more than one YAML document (---); keep one")
 		}
 	}
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
-		return doc.Content[0], nil
-	}
-	return nil, nil
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -161,13 +151,12 @@ func (d *decoder) entries(n *yaml.Node, path string) ([]entry, error) {
 		seen[k.Value] = k.Line
 		out = append(out, entry{key: k.Value, line: k.Line, value: n.Content[i+1]})
 	}
-	if len(merges) == 0 {
+	switch {
+	case len(merges) == 0:
 		return out, nil
-	}
-	if d.merging[n] {
+	case d.merging[n]:
 		return nil, errAt(n.Line, path, "a merge key (<<) includes the mapping it is part of; remove it")
-	}
-	if len(d.merging) >= maxMergeDepth {
+	case len(d.merging) >= maxMergeDepth:
 		return nil, errAt(n.Line, path, "merge keys (<<) nest more than %d deep; write it out plainly", maxMergeDepth)
 	}
 	d.merging[n] = true
@@ -221,9 +210,6 @@ func (d *decoder) locate(err error) error {
 
 // within reports whether path p is at or under path parent.
 func within(p, parent string) bool {
-	if !strings.HasPrefix(p, parent) {
-		return false
-	}
-	rest := p[len(parent):]
-	return rest == "" || rest[0] == '.' || rest[0] == '['
+	rest, ok := strings.CutPrefix(p, parent)
+	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
 }
