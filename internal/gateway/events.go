@@ -267,12 +267,12 @@ type watchedStore struct {
 }
 
 // Apply implements breaker.Store.
-func (s watchedStore) Apply(name string, st breaker.Settings, e breaker.Event) (breaker.Record, error) {
-	r, err := s.Store.Apply(name, st, e)
+func (s watchedStore) Apply(name string, st breaker.Settings, e breaker.Event) (breaker.State, breaker.Record, error) {
+	from, r, err := s.Store.Apply(name, st, e)
 	if err == nil {
 		s.w.saw(name, r)
 	}
-	return r, err
+	return from, r, err
 }
 
 // watcher polls the breaker records until stopped.
