@@ -193,7 +193,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
-	sh.events = newEvents(sh.logger, sh.store)
+	sh.events = newEvents(sh.logger)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = newHistory()
 	answerStore := opt.Answers
@@ -320,11 +320,12 @@ func (sh *shared) currentSpend() *spend.Meter { return sh.current.Load().spend }
 // provider's breaker and budget are one whatever the route, the policy
 // and the reload.
 func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
+	pol.Breaker.OnStateChange = g.events.breakerChanged // transitions logged (events.go)
 	t := &sluice.Transport{
 		Base:        g.upstream(pol),
 		Policy:      pol,
 		Provider:    rt.provider.name,
-		Store:       g.events.store, // its transitions logged (events.go)
+		Store:       g.store,
 		RetryBudget: rt.provider.budget,
 		Dialect:     rt.provider.d,
 		Signer:      rt.provider.signer,
