@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
 	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
@@ -118,8 +119,8 @@ type shared struct {
 	events  *operatorEvents // operator events on logger (events.go)
 	metrics *metrics
 	answers *answers // kept per Idempotency-Key (remember.go)
-	// history is the status page's last hour (history.go).
-	history *history
+	// history is the status page's last hour (package history).
+	history statusHistory
 	// limitMetrics count the rate limiter's waits and refusals.
 	limitMetrics *limitMetrics
 	// limitErrors counts the failures of the limits store.
@@ -195,7 +196,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
 	sh.events = newEvents(sh.logger)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
-	sh.history = newHistory()
+	sh.history = statusHistory{history.New()}
 	answerStore := opt.Answers
 	if answerStore == nil {
 		answerStore = &idempotency.Memory{}

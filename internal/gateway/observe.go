@@ -11,7 +11,7 @@ func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) 
 	return func(a *sluice.Attempt) {
 		g.metrics.observe(a)
 		g.limitMetrics.observe(a)
-		g.history.observe(a)
+		g.history.Observe(a)
 		if answeredByFallback(a) {
 			g.metrics.fallback(rt.prefix, a.Provider)
 		}
