@@ -242,6 +242,11 @@ func (w *breakerWatch) saw(name, from string, r breaker.Record) {
 // refresh reads the records of the store's breakers (and of the names
 // known, closed while they keep none) and notes each; and notes whether
 // the store is degraded (it has fallen back to breakers in this process).
+// It is there for what the breakers' hook cannot hear: the transitions
+// another process or host sharing the store makes (a file or Redis store;
+// another gateway on the same Memory in tests), and the store's health.
+// The status page, /sluice/breakers and the metrics read the store
+// themselves when asked.
 func (w *breakerWatch) refresh(store breaker.Store, known []string) {
 	if d, ok := store.(degradable); ok {
 		now := d.Degraded()
@@ -268,7 +273,8 @@ func (w *breakerWatch) refresh(store breaker.Store, known []string) {
 }
 
 // start refreshes the records of store's breakers, and of those known
-// returns, at once and every breakerPollEvery until stop.
+// returns, at once and every breakerPollEvery until stop: the other
+// processes' transitions and the store's health (see refresh).
 func (ev *operatorEvents) start(store breaker.Store, known func() []string) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	ev.stopRefresh = sync.OnceFunc(func() {
