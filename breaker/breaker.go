@@ -124,7 +124,8 @@ func (b *Breaker) Allow() (Permit, error) {
 		return Permit{}, b.refusal(rec)
 	}
 	token := rand.Uint64() | 1
-	rec, err = b.store.Apply(b.name, b.settings, Event{Kind: Acquire, Token: token})
+	from, rec, err := b.store.Apply(b.name, b.settings, Event{Kind: Acquire, Token: token})
+	b.changed(from, rec)
 	switch {
 	case err != nil:
 		return Permit{b: b, state: Closed}, nil
@@ -168,13 +169,25 @@ func (p Permit) Done(o Outcome, latency time.Duration) {
 	case Ignored:
 		kind = EventIgnored
 	}
-	b.store.Apply(b.name, b.settings, Event{Kind: kind, Token: p.token, Slow: slow, Gen: p.gen})
+	from, rec, _ := b.store.Apply(b.name, b.settings, Event{Kind: kind, Token: p.token, Slow: slow, Gen: p.gen})
+	b.changed(from, rec)
 }
 
 // Reset closes the breaker and clears its counts.
 func (b *Breaker) Reset() error {
-	_, err := b.store.Apply(b.name, b.settings, Event{Kind: EventReset})
+	from, rec, err := b.store.Apply(b.name, b.settings, Event{Kind: EventReset})
+	b.changed(from, rec)
 	return err
+}
+
+// changed calls Settings.OnStateChange when an Apply of this breaker took
+// its record from state from to another. A store that failed made no
+// change, or one in this process alone (filestore, while its directory
+// cannot be written): that one is reported too.
+func (b *Breaker) changed(from State, to Record) {
+	if from != to.State && b.settings.OnStateChange != nil {
+		b.settings.OnStateChange(b.name, from, to)
+	}
 }
 
 // Record returns the breaker's current record.

@@ -20,7 +20,8 @@
 //	p.Done(breaker.Failure, time.Since(start))
 //
 // The transition rules are the pure function Settings.Next; a Store applies
-// them atomically to a Record. Memory keeps records in one process. Package
+// them atomically to a Record, and says which state it left, so that
+// Settings.OnStateChange hears of each change this process makes once. Memory keeps records in one process. Package
 // filestore keeps them in a state directory shared by every process of a
 // host (one small memory-mapped file per breaker that has something to
 // share, none for an idle closed one, changes under flock, a closed

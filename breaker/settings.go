@@ -21,6 +21,17 @@ type Settings struct {
 	// ends, so the breaker never stays stuck half-open. Callers set it to
 	// the policy's total timeout. If zero, 30s is used.
 	Lease time.Duration
+
+	// OnStateChange, if set, is called once for every change of state a
+	// Breaker with these settings makes: Allow's open → half_open (it took
+	// the probe), Permit.Done's closed → open, half_open → closed and
+	// half_open → open, and Reset's → closed. It is called after the
+	// change is stored, with no lock held (it may call the breaker back),
+	// on the goroutine that made the change; to is the record the change
+	// left (why it opened, until when, how many changes so far). A change
+	// another process sharing the Store made is not reported: read the
+	// Store for those. If nil, nothing is called.
+	OnStateChange func(name string, from State, to Record)
 }
 
 // Slow says when successful but slow attempts open the breaker: Count

@@ -15,8 +15,10 @@ type Store interface {
 	// cheap: no lock held against writers, no write.
 	Load(name string) (Record, error)
 	// Apply atomically replaces name's record r by s.Next(r, e, now), now
-	// being the store's clock, and returns the new record.
-	Apply(name string, s Settings, e Event) (Record, error)
+	// being the store's clock, and returns r's state and the new record:
+	// e changed the breaker's state exactly when the two states differ.
+	// With an error, they still say what changed, if anything.
+	Apply(name string, s Settings, e Event) (from State, to Record, err error)
 	// List returns every breaker's record, by name.
 	List() (map[string]Record, error)
 }
@@ -53,7 +55,7 @@ func (m *Memory) Load(name string) (Record, error) {
 
 // Apply applies e to name's record under the entry's lock. A record that
 // becomes idle is dropped.
-func (m *Memory) Apply(name string, s Settings, e Event) (Record, error) {
+func (m *Memory) Apply(name string, s Settings, e Event) (State, Record, error) {
 	for {
 		v, ok := m.m.Load(name)
 		if !ok {
@@ -78,7 +80,7 @@ func (m *Memory) Apply(name string, s Settings, e Event) (Record, error) {
 			ent.rec.Store(&next)
 		}
 		ent.mu.Unlock()
-		return next, nil
+		return cur.State, next, nil
 	}
 }
 

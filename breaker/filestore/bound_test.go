@@ -199,7 +199,7 @@ func TestFileMaxOpenCapsDescriptors(t *testing.T) {
 	s := breaker.Settings{Failures: 1000}
 	for round := range 3 {
 		for i := range 50 {
-			if _, err := f.Apply(fmt.Sprint("p", i), s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+			if _, _, err := f.Apply(fmt.Sprint("p", i), s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 				t.Fatal(err)
 			}
 			if n := openFDs(t) - start; n > 4 {
@@ -231,7 +231,7 @@ func TestFileReplacedFilesReleased(t *testing.T) {
 		if err := os.Rename(tmp, path); err != nil { // a new file in its place
 			t.Fatal(err)
 		}
-		rec, err := f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
+		_, rec, err := f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
 		if err != nil || rec.Failures != i+2 {
 			t.Fatalf("replacement %d: Apply = %+v, %v; want %d failures", i, rec, err, i+2)
 		}

@@ -57,7 +57,7 @@ func runFullChild() int {
 	fmt.Println("listed", list["p"].State)
 	fmt.Println("degraded", f.Degraded(), f.FallbacksTotal())
 	f.Apply("q", s, breaker.Event{Kind: breaker.EventTrip})
-	_, err = f.Apply("q", s, breaker.Event{Kind: breaker.EventReset}) // closed after two transitions: a record to write
+	_, _, err = f.Apply("q", s, breaker.Event{Kind: breaker.EventReset}) // closed after two transitions: a record to write
 	fmt.Println("reset error", err != nil)
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 		fmt.Println("setrlimit:", err)

@@ -89,7 +89,7 @@ func (c *childState) do(cmd []string) string {
 		return fmt.Sprintf("ok %d", c.fail(n))
 	case "trip":
 		t := time.Now().UnixNano()
-		r, err := c.store.Apply(c.b.Name(), c.s, breaker.Event{Kind: breaker.EventTrip})
+		_, r, err := c.store.Apply(c.b.Name(), c.s, breaker.Event{Kind: breaker.EventTrip})
 		if err != nil {
 			return "error " + err.Error()
 		}

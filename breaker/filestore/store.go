@@ -122,17 +122,18 @@ func (s *Store) Load(name string) (breaker.Record, error) {
 // Apply applies e to name's record under the file's lock. Slow.Count is
 // capped at breaker.MaxStoredSlow. A breaker whose record becomes idle has
 // its file removed.
-func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (breaker.Record, error) {
+func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (breaker.State, breaker.Record, error) {
 	if set.Slow.Count > breaker.MaxStoredSlow {
 		set.Slow.Count = breaker.MaxStoredSlow
 	}
+	var from breaker.State
 	var next breaker.Record
 	err := s.breakers.Update(name, func(old any) (any, error) {
 		cur, _ := old.(breaker.Record)
 		if rec, ok := s.localRecord(name); ok {
 			cur = rec // what this process counted while the file could not be written
 		}
-		next = set.Next(cur, e, time.Now())
+		from, next = cur.State, set.Next(cur, e, time.Now())
 		if next.Idle() {
 			return nil, nil
 		}
@@ -140,12 +141,12 @@ func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (break
 	})
 	switch {
 	case errors.Is(err, state.ErrClosed):
-		return breaker.Record{}, err
+		return breaker.Closed, breaker.Record{}, err
 	case err != nil:
 		return s.applyLocal(name, set, e, err)
 	}
 	s.written(name)
-	return next, nil
+	return from, next, nil
 }
 
 // localRecord returns the record this process keeps for name while its
@@ -166,7 +167,7 @@ func (s *Store) localRecord(name string) (breaker.Record, bool) {
 // this process alone, rather than counting nothing. The first breaker to
 // go local logs a warning. A reset still returns cause: an operator must
 // know that other processes did not see it.
-func (s *Store) applyLocal(name string, set breaker.Settings, e breaker.Event, cause error) (breaker.Record, error) {
+func (s *Store) applyLocal(name string, set breaker.Settings, e breaker.Event, cause error) (breaker.State, breaker.Record, error) {
 	s.localMu.Lock()
 	cur, ok := s.localRecord(name)
 	if !ok {
@@ -180,9 +181,9 @@ func (s *Store) applyLocal(name string, set breaker.Settings, e breaker.Event, c
 	}
 	s.localMu.Unlock()
 	if e.Kind == breaker.EventReset {
-		return next, cause
+		return cur.State, next, cause
 	}
-	return next, nil
+	return cur.State, next, nil
 }
 
 // written notes that name's file was written: a record kept in this

@@ -70,7 +70,7 @@ func TestFileSharesRecordsBetweenStores(t *testing.T) {
 	s := breaker.Settings{Failures: 2, Cool: time.Hour}
 	name := "openai/gpt-4o"
 	for i := range 2 {
-		rec, err := a.Apply(name, s, breaker.Event{Kind: breaker.EventFailure})
+		_, rec, err := a.Apply(name, s, breaker.Event{Kind: breaker.EventFailure})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +88,45 @@ func TestFileSharesRecordsBetweenStores(t *testing.T) {
 	}
 }
 
+// Two stores on one directory act as two processes: each breaker's
+// OnStateChange reports the changes its own process makes, exactly once
+// however many callers race, and never one the other process made.
+func TestFileOnStateChangeOwnChangesOnly(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	seen := map[string][]string{}
+	settings := func(proc string) breaker.Settings {
+		return breaker.Settings{Failures: 3, Cool: time.Hour, OnStateChange: func(name string, from breaker.State, to breaker.Record) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[proc] = append(seen[proc], from.String()+"→"+to.State.String())
+		}}
+	}
+	fa, _ := openTestFile(t, dir)
+	fb, _ := openTestFile(t, dir)
+	a, b := breaker.New("p", settings("a"), fa), breaker.New("p", settings("b"), fb)
+	var permits []breaker.Permit
+	for range 8 {
+		p, _ := a.Allow()
+		permits = append(permits, p)
+	}
+	var wg sync.WaitGroup
+	for _, p := range permits {
+		wg.Go(func() { p.Done(breaker.Failure, 0) })
+	}
+	wg.Wait()
+	if r, _ := b.Record(); r.State != breaker.Open {
+		t.Fatalf("the other process reads %+v, want open", r)
+	}
+	if err := b.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"a": {"closed→open"}, "b": {"open→closed"}}
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("changes reported %q, want %q", seen, want)
+	}
+}
+
 func TestFileAgreesWithMemory(t *testing.T) {
 	s := breaker.Settings{Failures: 3, Cool: time.Hour, Lease: time.Hour,
 		Slow: breaker.Slow{Threshold: time.Second, Count: 2, Window: time.Hour}}
@@ -99,9 +138,10 @@ func TestFileAgreesWithMemory(t *testing.T) {
 	}
 	f, _ := openTestFile(t, t.TempDir())
 	m := breaker.NewMemory()
+	var last breaker.State
 	for i, e := range events {
-		want, _ := m.Apply("p", s, e)
-		got, err := f.Apply("p", s, e)
+		_, want, _ := m.Apply("p", s, e)
+		from, got, err := f.Apply("p", s, e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,6 +149,10 @@ func TestFileAgreesWithMemory(t *testing.T) {
 			got.Reason != want.Reason || got.Transitions != want.Transitions {
 			t.Fatalf("event %d %+v: file %+v, memory %+v", i, e, got, want)
 		}
+		if from != last {
+			t.Fatalf("event %d %+v: the file says it was %s, want %s", i, e, from, last)
+		}
+		last = got.State
 	}
 }
 
@@ -131,7 +175,7 @@ func TestFileCapsSlowCount(t *testing.T) {
 func TestFilePermissions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	f, _ := openTestFile(t, dir)
-	if _, err := f.Apply("openai/x", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := f.Apply("openai/x", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(dir)
@@ -159,7 +203,7 @@ func TestFileList(t *testing.T) {
 	f, _ := openTestFile(t, dir)
 	names := []string{"openai", "openai/gpt-4o", "Anthropic", ".dot"}
 	for _, n := range names {
-		if _, err := f.Apply(n, breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		if _, _, err := f.Apply(n, breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +268,7 @@ func TestFileDamagedReadsClosedAndIsRewritten(t *testing.T) {
 			if n := strings.Count(lb.String(), "damaged state file"); n != 1 {
 				t.Fatalf("%d warnings, want 1; log:\n%s", n, lb)
 			}
-			rec, err := f.Apply("p", breaker.Settings{Failures: 9}, breaker.Event{Kind: breaker.EventFailure})
+			_, rec, err := f.Apply("p", breaker.Settings{Failures: 9}, breaker.Event{Kind: breaker.EventFailure})
 			if err != nil || rec.Failures != 1 {
 				t.Fatalf("Apply = %+v, %v; want 1 failure", rec, err)
 			}
@@ -243,7 +287,7 @@ func TestFileTruncatedWhileMapped(t *testing.T) {
 	dir := t.TempDir()
 	f, lb := openTestFile(t, dir)
 	s := breaker.Settings{Failures: 1, Cool: time.Hour}
-	if _, err := f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Truncate(filepath.Join(dir, "p.breaker"), 0); err != nil {
@@ -256,7 +300,7 @@ func TestFileTruncatedWhileMapped(t *testing.T) {
 	if !strings.Contains(lb.String(), "cut short") {
 		t.Fatalf("no warning about the cut file; log:\n%s", lb)
 	}
-	if rec, err = f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure}); err != nil || rec.State != breaker.Open {
+	if _, rec, err = f.Apply("p", s, breaker.Event{Kind: breaker.EventFailure}); err != nil || rec.State != breaker.Open {
 		t.Fatalf("Apply after truncation = %+v, %v; want open", rec, err)
 	}
 }
@@ -267,7 +311,7 @@ func TestFileRemovedIsRecreated(t *testing.T) {
 	s := breaker.Settings{Failures: 1, Cool: time.Hour}
 	a.Apply("p", s, breaker.Event{Kind: breaker.EventFailure})
 	os.Remove(filepath.Join(dir, "p.breaker"))
-	if _, err := a.Apply("p", s, breaker.Event{Kind: breaker.EventReset}); err != nil {
+	if _, _, err := a.Apply("p", s, breaker.Event{Kind: breaker.EventReset}); err != nil {
 		t.Fatal(err)
 	}
 	a.Apply("p", s, breaker.Event{Kind: breaker.EventTrip})
@@ -351,7 +395,7 @@ func TestFileClosedStore(t *testing.T) {
 	if _, err := f.Load("p"); err == nil {
 		t.Error("Load after Close: no error")
 	}
-	if _, err := f.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err == nil {
+	if _, _, err := f.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err == nil {
 		t.Error("Apply after Close: no error")
 	}
 	if err := f.Close(); err != nil {
@@ -404,7 +448,7 @@ func BenchmarkFileFailure(b *testing.B) {
 	s := breaker.Settings{Failures: 1 << 30}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := f.Apply("openai", s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		if _, _, err := f.Apply("openai", s, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,10 +23,10 @@
 // Every change is one Lua script, run atomically by Redis: it reads the
 // record, takes the time from Redis TIME, applies the same rules as
 // breaker.Settings.Next (a test runs a table of cases through both), writes
-// the record and returns it. The half-open probe is a lease with an
-// expiry: the record holds the probe's token and the Redis time its lease
-// ends, so a probe holder that dies is replaced once that time passes, on
-// whichever host asks first.
+// the record and returns it with the state it was in. The half-open probe
+// is a lease with an expiry: the record holds the probe's token and the
+// Redis time its lease ends, so a probe holder that dies is replaced once
+// that time passes, on whichever host asks first.
 //
 // Clock skew between hosts does not matter: cool periods and leases are
 // measured on the Redis clock, and the store converts the times it returns

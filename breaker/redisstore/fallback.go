@@ -27,7 +27,9 @@ func (f *fallback) load(name string) breaker.Record {
 	return f.seed(name)
 }
 
-func (f *fallback) apply(name string, s breaker.Settings, e breaker.Event, now time.Time) breaker.Record {
+// apply applies e to name's local breaker, and returns the state it was
+// in and its new record.
+func (f *fallback) apply(name string, s breaker.Settings, e breaker.Event, now time.Time) (breaker.State, breaker.Record) {
 	v, ok := f.m.Load(name)
 	if !ok {
 		le := &localEntry{}
@@ -38,9 +40,10 @@ func (f *fallback) apply(name string, s breaker.Settings, e breaker.Event, now t
 	le := v.(*localEntry)
 	le.mu.Lock()
 	defer le.mu.Unlock()
-	next := s.Next(*le.rec.Load(), e, now)
+	cur := *le.rec.Load()
+	next := s.Next(cur, e, now)
 	le.rec.Store(&next)
-	return next
+	return cur.State, next
 }
 
 // list returns the records of the names given and of every local breaker.

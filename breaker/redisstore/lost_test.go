@@ -19,7 +19,7 @@ func TestRecordLostIsLogged(t *testing.T) {
 	srv := redistest.Start(t)
 	st, lb := newStore(t, srv, Options{Refresh: 20 * time.Millisecond})
 	st.Load("quiet")
-	if r, err := st.Apply("p", breaker.Settings{Cool: time.Hour}, breaker.Event{Kind: breaker.EventTrip}); err != nil || r.State != breaker.Open {
+	if _, r, err := st.Apply("p", breaker.Settings{Cool: time.Hour}, breaker.Event{Kind: breaker.EventTrip}); err != nil || r.State != breaker.Open {
 		t.Fatalf("trip: %v, %v", r.State, err)
 	}
 	time.Sleep(100 * time.Millisecond) // a few refreshes: nothing went back yet

@@ -104,7 +104,7 @@ func (c *redisChild) do(cmd []string) string {
 		return fmt.Sprintf("ok %d", c.fail(n))
 	case "trip":
 		t := time.Now().UnixNano()
-		r, _ := c.st.Apply(name, c.s, breaker.Event{Kind: breaker.EventTrip})
+		_, r, _ := c.st.Apply(name, c.s, breaker.Event{Kind: breaker.EventTrip})
 		return fmt.Sprintf("ok %d %d", t, r.Until)
 	case "reset":
 		c.st.Apply(name, c.s, breaker.Event{Kind: breaker.EventReset})
@@ -121,7 +121,7 @@ func (c *redisChild) do(cmd []string) string {
 		r, _ := c.st.Load(name)
 		return fmt.Sprintf("ok %d", r.Until-c.st.clock.now().UnixNano())
 	case "acquire":
-		if r, _ := c.st.Apply(name, c.s, breaker.Event{Kind: breaker.Acquire, Token: 11}); r.State == breaker.HalfOpen && r.Probe == 11 {
+		if _, r, _ := c.st.Apply(name, c.s, breaker.Event{Kind: breaker.Acquire, Token: 11}); r.State == breaker.HalfOpen && r.Probe == 11 {
 			return "probe"
 		}
 		return "open"

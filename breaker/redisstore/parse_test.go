@@ -34,6 +34,21 @@ func TestParseRecord(t *testing.T) {
 	}
 }
 
+// The script's answer is a record, the time it used and the state before:
+// a state out of range, a missing or extra field is refused.
+func TestParseResult(t *testing.T) {
+	rec := []string{"1", "3", "17", "0", "failures", "5", "2", "", "9", "4"}
+	rr, at, from, err := parseResult(append(rec[:len(rec):len(rec)], "1700", "0"))
+	if err != nil || rr.rec.State != breaker.Open || at != 1700 || from != breaker.Closed {
+		t.Fatalf("parseResult = %+v, %d, %s, %v; want open at 1700, from closed", rr.rec, at, from, err)
+	}
+	for _, tail := range [][]string{{"1700"}, {"1700", "3"}, {"1700", "x"}, {"x", "0"}, {"1700", "0", "0"}} {
+		if _, _, _, err := parseResult(append(rec[:len(rec):len(rec)], tail...)); err == nil {
+			t.Errorf("tail %q accepted", tail)
+		}
+	}
+}
+
 func FuzzParseRecord(f *testing.F) {
 	f.Add("1", "3", "17", "7", "slow", "1,2")
 	f.Fuzz(func(t *testing.T, s, fail, until, probe, reason, slow string) {

@@ -54,7 +54,7 @@ func TestListReadsRegistryNotKeyspace(t *testing.T) {
 	a, _ := newStore(t, srv, Options{})
 	set := breaker.Settings{Failures: 1, Cool: time.Hour}
 	for _, n := range []string{"openai", "anthropic", "bedrock/claude"} {
-		if _, err := a.Apply(n, set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		if _, _, err := a.Apply(n, set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestRegistryForgetsGoneBreakers(t *testing.T) {
 	b, _ := newStore(t, srv, Options{Refresh: time.Hour})
 	set := breaker.Settings{Failures: 5}
 	for _, n := range []string{"expires", "evicted"} {
-		if _, err := a.Apply(n, set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		if _, _, err := a.Apply(n, set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func TestRegistryForgetsGoneBreakers(t *testing.T) {
 	}
 	// Written again, the breaker is in the registry again: a new record
 	// (a new epoch) is added whatever this store added before.
-	if _, err := a.Apply("expires", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := a.Apply("expires", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := b.List(); list["expires"].Failures != 1 {
@@ -131,7 +131,7 @@ func TestRegistryWrittenOncePerPeriod(t *testing.T) {
 	set := breaker.Settings{Failures: 1000}
 	fail := func() {
 		t.Helper()
-		if _, err := a.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		if _, _, err := a.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestRegistryAddedAgainAfterOutage(t *testing.T) {
 	ctx := context.Background()
 	st, _ := newStore(t, srv, Options{Timeout: 100 * time.Millisecond, Refresh: 10 * time.Millisecond})
 	set := breaker.Settings{Failures: 1000}
-	if _, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Client().Del(ctx, st.registry()) // the promoted replica never had it
@@ -186,7 +186,7 @@ func TestRegistryAddedAgainAfterOutage(t *testing.T) {
 	waitFor(t, 5*time.Second, "the store falls back to local breakers", st.Degraded)
 	srv.Thaw()
 	waitFor(t, 5*time.Second, "the store is back on Redis", func() bool { return !st.Degraded() })
-	if _, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Client().ZRange(ctx, st.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "openai" {
@@ -214,7 +214,7 @@ func TestRegistryOnCluster(t *testing.T) {
 	for i := range 12 {
 		n := fmt.Sprintf("provider-%d/model", i)
 		names = append(names, n)
-		if _, err := a.Apply(n, breaker.Settings{Failures: 1, Cool: time.Hour}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+		if _, _, err := a.Apply(n, breaker.Settings{Failures: 1, Cool: time.Hour}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 			t.Fatal(err)
 		}
 		m, err := cc.MasterForKey(ctx, a.key(n))
@@ -246,7 +246,7 @@ func TestRegistryFailureIsNotAnOutage(t *testing.T) {
 	srv.Client().Set(ctx, st.registry(), "not a sorted set", 0) // every ZSCORE answers WRONGTYPE
 	set := breaker.Settings{Failures: 1000}
 	for i := range 20 {
-		rec, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure})
+		_, rec, err := st.Apply("openai", set, breaker.Event{Kind: breaker.EventFailure})
 		if err != nil || rec.Failures != i+1 {
 			t.Fatalf("failure %d: %+v, %v; want it counted", i+1, rec, err)
 		}
@@ -274,7 +274,7 @@ func TestRegistryBoundedWithoutList(t *testing.T) {
 	for i := range 100 { // breakers whose keys expired long ago
 		srv.Client().ZAdd(ctx, st.registry(), redis.Z{Score: float64(1000 + i), Member: fmt.Sprintf("old-%d", i)})
 	}
-	if _, err := st.Apply("openai", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := st.Apply("openai", breaker.Settings{}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Client().ZRange(ctx, st.registry(), 0, -1).Val(); len(got) != 1 || got[0] != "openai" {

@@ -19,7 +19,8 @@ import (
 // cool µs, lease µs, slow count, slow window µs, idle TTL ms, and the time
 // in µs ("" for Redis TIME: only tests pass a time), and the outcome's
 // generation (Event.Gen, "0" when unchecked). It returns s, f, u, p,
-// r, c, n, w, v, e and the time it used. The epoch e is the Redis time the
+// r, c, n, w, v, e, the time it used and the state before the event (the
+// event changed the state when it differs from s). The epoch e is the Redis time the
 // key was created: with the version v it orders the records a store sees,
 // even across a key that expired or a Redis that restarted empty.
 var transition = redis.NewScript(`
@@ -111,7 +112,7 @@ redis.call('HSET', key, 's', d(x.s), 'f', d(x.f), 'u', d(x.u), 'p', x.p, 'r', x.
 local left = 0
 if x.u > t then left = math.ceil((x.u - t) / 1000) end
 redis.call('PEXPIRE', key, d(ttl + left))
-return {d(x.s), d(x.f), d(x.u), x.p, x.r, d(x.c), d(n), w, d(v), d(e), d(t)}
+return {d(x.s), d(x.f), d(x.u), x.p, x.r, d(x.c), d(n), w, d(v), d(e), d(t), d(prev)}
 `)
 
 // fields are the hash fields of a record, in the order the script returns
@@ -150,6 +151,21 @@ func parseRecord(f []string) (redisRecord, error) {
 	}
 	r.rec.State = breaker.State(state)
 	return r, nil
+}
+
+// parseResult reads what the transition script returns: the record, the
+// time it used (Redis µs) and the state the record was in before.
+func parseResult(res []string) (redisRecord, int64, breaker.State, error) {
+	rr, err := parseRecord(res)
+	if err != nil || len(res) != len(fields)+2 {
+		return redisRecord{}, 0, 0, fmt.Errorf("redisstore: the transition script answered %q", res)
+	}
+	var n numbers
+	t, from := n.int(res[len(fields)]), n.uint(res[len(fields)+1])
+	if n.err != nil || from > uint64(breaker.HalfOpen) {
+		return redisRecord{}, 0, 0, fmt.Errorf("redisstore: the transition script answered %q", res)
+	}
+	return rr, t, breaker.State(from), nil
 }
 
 // numbers parses decimal fields, "" as 0, keeping the first error.

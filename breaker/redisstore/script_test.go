@@ -40,7 +40,8 @@ func writeRecord(t *testing.T, srv *redistest.Server, key string, r breaker.Reco
 	}
 }
 
-// viaScript applies e to r with the Lua script at time now (µs).
+// viaScript applies e to r with the Lua script at time now (µs). It fails
+// the test unless the script reports r's state as the state before.
 func viaScript(t *testing.T, st *Store, srv *redistest.Server, r breaker.Record, s breaker.Settings, e breaker.Event, now int64) breaker.Record {
 	t.Helper()
 	writeRecord(t, srv, st.key("parity"), r)
@@ -49,9 +50,12 @@ func viaScript(t *testing.T, st *Store, srv *redistest.Server, r breaker.Record,
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := parseRecord(res)
+	rr, at, from, err := parseResult(res)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if from != r.State || at != now {
+		t.Fatalf("record %+v, event %+v: the script says it was %s at %d, want %s at %d", r, e, from, at, r.State, now)
 	}
 	got := rr.rec
 	got.Until, got.Changed = got.Until*1000, got.Changed*1000

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,19 +190,20 @@ func (s *Store) Load(name string) (breaker.Record, error) {
 // Apply applies e to name's record in Redis with one script, or to the
 // local breaker while Redis is unreachable. Slow.Count is capped at
 // breaker.MaxStoredSlow.
-func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (breaker.Record, error) {
+func (s *Store) Apply(name string, set breaker.Settings, e breaker.Event) (breaker.State, breaker.Record, error) {
 	set.Slow.Count = min(max(set.Slow.Count, 0), breaker.MaxStoredSlow)
 	if !s.degraded.Load() {
-		c, expiry, err := s.eval(name, set, e, "")
+		c, from, expiry, err := s.eval(name, set, e, "")
 		if err == nil {
 			en := s.entry(name)
 			en.offer(c, 0)
 			s.register(name, en, c.epoch, expiry)
-			return c.rec, nil
+			return from, c.rec, nil
 		}
 		s.degrade(err)
 	}
-	return s.local.Load().apply(name, set, e, s.clock.now()), nil
+	from, rec := s.local.Load().apply(name, set, e, s.clock.now())
+	return from, rec, nil
 }
 
 // List returns every breaker's record in Redis, by name: the breakers of
@@ -289,28 +289,27 @@ func (s *Store) names() []string {
 }
 
 // eval runs the transition script for e on name's key, and returns the
-// record and when the key now expires (Redis-clock ms). now is "" outside
-// tests.
-func (s *Store) eval(name string, set breaker.Settings, e breaker.Event, now string) (*cached, int64, error) {
+// record, the state it was in before, and when the key now expires
+// (Redis-clock ms). now is "" outside tests.
+func (s *Store) eval(name string, set breaker.Settings, e breaker.Event, now string) (*cached, breaker.State, int64, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	sent := s.clock.now()
 	res, err := transition.Run(ctx, s.client, []string{s.key(name)}, scriptArgs(set, e, s.opts.IdleTTL, now)...).StringSlice()
 	recv := s.clock.now()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	rr, err := parseRecord(res)
-	if err != nil || len(res) != len(fields)+1 {
-		return nil, 0, fmt.Errorf("redisstore: the transition script answered %q", res)
+	rr, t, from, err := parseResult(res)
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	t, _ := strconv.ParseInt(res[len(fields)], 10, 64)
 	s.clock.observe(sent, recv, t)
 	expiry := t/1000 + s.opts.IdleTTL.Milliseconds() // as the script's PEXPIRE: the idle TTL plus the time left
 	if rr.rec.Until > t {
 		expiry += (rr.rec.Until - t + 999) / 1000
 	}
-	return &cached{epoch: rr.epoch, ver: rr.ver, stamp: s.tick.Add(1), rec: s.clock.toLocal(rr.rec)}, expiry, nil
+	return &cached{epoch: rr.epoch, ver: rr.ver, stamp: s.tick.Add(1), rec: s.clock.toLocal(rr.rec)}, from, expiry, nil
 }
 
 // fetch reads name's record from Redis the first time it is asked for.

@@ -44,7 +44,7 @@ func TestSharedBetweenStores(t *testing.T) {
 		t.Fatalf("new breaker: %+v, %v; want closed", rec, err)
 	}
 	a.Apply(name, s, breaker.Event{Kind: breaker.EventFailure})
-	rec, _ := a.Apply(name, s, breaker.Event{Kind: breaker.EventFailure})
+	_, rec, _ := a.Apply(name, s, breaker.Event{Kind: breaker.EventFailure})
 	if rec.State != breaker.Open || rec.Reason != "failures" || rec.Transitions != 1 {
 		t.Fatalf("after 2 failures: %+v, want open", rec)
 	}
@@ -75,7 +75,7 @@ func TestPrefixNamespacesKeys(t *testing.T) {
 	a, _ := newStore(t, srv, Options{Prefix: "team-a:"})
 	b, _ := newStore(t, srv, Options{Prefix: "team-b:"})
 	a.Apply("p", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure})
-	if rec, _ := b.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventIgnored}); rec.State != breaker.Closed {
+	if _, rec, _ := b.Apply("p", breaker.Settings{}, breaker.Event{Kind: breaker.EventIgnored}); rec.State != breaker.Closed {
 		t.Fatalf("another prefix sees %v, want closed", rec.State)
 	}
 	keys := srv.Client().Keys(context.Background(), "*").Val()
@@ -147,7 +147,7 @@ func TestUnreachableAtStart(t *testing.T) {
 	if !st.Degraded() || st.FallbacksTotal() != 1 || !strings.Contains(lb.String(), "redis unreachable") {
 		t.Fatalf("Degraded %v, fallbacks %d, log %q; want degraded and said so", st.Degraded(), st.FallbacksTotal(), lb)
 	}
-	rec, err := st.Apply("p", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure})
+	_, rec, err := st.Apply("p", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure})
 	if err != nil || rec.State != breaker.Open {
 		t.Fatalf("local breaker: %+v, %v; want open", rec, err)
 	}
@@ -248,7 +248,7 @@ func TestRedisKilledMidLoad(t *testing.T) {
 		}
 	}
 	// Local breakers still open during the outage.
-	if rec, _ := a.Apply("local", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure}); rec.State != breaker.Open {
+	if _, rec, _ := a.Apply("local", breaker.Settings{Failures: 1}, breaker.Event{Kind: breaker.EventFailure}); rec.State != breaker.Open {
 		t.Errorf("a local breaker did not open during the outage: %+v", rec)
 	}
 	srv.Start()
@@ -291,7 +291,7 @@ func checkShared(t *testing.T, a, b *Store) {
 	t.Helper()
 	name := fmt.Sprintf("after-%d", time.Now().UnixNano())
 	b.Load(name)
-	if rec, _ := a.Apply(name, breaker.Settings{Cool: time.Hour}, breaker.Event{Kind: breaker.EventTrip}); rec.State != breaker.Open {
+	if _, rec, _ := a.Apply(name, breaker.Settings{Cool: time.Hour}, breaker.Event{Kind: breaker.EventTrip}); rec.State != breaker.Open {
 		t.Fatalf("trip: %+v", rec)
 	}
 	waitFor(t, time.Second, "a trip through one store seen by the other", func() bool {
@@ -312,7 +312,7 @@ func TestClockSkewDoesNotMatter(t *testing.T) {
 	const cool = 3 * time.Second
 	s := breaker.Settings{Cool: cool, Lease: time.Minute}
 	b.Load("p")
-	opened, _ := a.Apply("p", s, breaker.Event{Kind: breaker.EventTrip})
+	_, opened, _ := a.Apply("p", s, breaker.Event{Kind: breaker.EventTrip})
 	leftA := time.Duration(opened.Until - time.Now().UnixNano())
 	waitFor(t, time.Second, "b sees the trip", func() bool { r, _ := b.Load("p"); return r.State == breaker.Open })
 	seen, _ := b.Load("p")
@@ -326,11 +326,11 @@ func TestClockSkewDoesNotMatter(t *testing.T) {
 	}
 	// Before the cool ends by b's clock, b cannot take the probe; after, it
 	// can. A 30s skew would let b take it at once.
-	if r, _ := b.Apply("p", s, breaker.Event{Kind: breaker.Acquire, Token: 3}); r.State != breaker.Open {
+	if _, r, _ := b.Apply("p", s, breaker.Event{Kind: breaker.Acquire, Token: 3}); r.State != breaker.Open {
 		t.Fatalf("probe taken %v before the cool ended: %+v", time.Until(time.Unix(0, seen.Until)), r)
 	}
 	time.Sleep(time.Until(time.Unix(0, seen.Until).Add(-skew + 5*time.Millisecond)))
-	if r, _ := b.Apply("p", s, breaker.Event{Kind: breaker.Acquire, Token: 3}); r.State != breaker.HalfOpen || r.Probe != 3 {
+	if _, r, _ := b.Apply("p", s, breaker.Event{Kind: breaker.Acquire, Token: 3}); r.State != breaker.HalfOpen || r.Probe != 3 {
 		t.Fatalf("probe refused 5ms after the cool ended by b's clock: %+v", r)
 	}
 }
@@ -395,7 +395,7 @@ func TestCacheForgetsUnusedNames(t *testing.T) {
 	srv := redistest.Start(t)
 	st, _ := newStore(t, srv, Options{Refresh: 5 * time.Millisecond, idle: 250 * time.Millisecond})
 	set := breaker.Settings{Cool: time.Hour}
-	if _, err := st.Apply("tripped", set, breaker.Event{Kind: breaker.EventTrip}); err != nil {
+	if _, _, err := st.Apply("tripped", set, breaker.Event{Kind: breaker.EventTrip}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2000 {

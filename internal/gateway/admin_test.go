@@ -17,8 +17,8 @@ type brokenStore struct{}
 var errBroken = errors.New("state store unreachable")
 
 func (brokenStore) Load(string) (breaker.Record, error) { return breaker.Record{}, errBroken }
-func (brokenStore) Apply(string, breaker.Settings, breaker.Event) (breaker.Record, error) {
-	return breaker.Record{}, errBroken
+func (brokenStore) Apply(string, breaker.Settings, breaker.Event) (breaker.State, breaker.Record, error) {
+	return breaker.Closed, breaker.Record{}, errBroken
 }
 func (brokenStore) List() (map[string]breaker.Record, error) { return nil, errBroken }
 

@@ -30,9 +30,10 @@
 // bytes of printable UTF-8, and no control character anywhere in the
 // path), else 400 invalid_request before any upstream call.
 //
-// Operator events — a breaker's transitions (those of other processes
-// sharing the state too), the first refusals after a quiet period, a
-// budget exhausted, a state store failing, a pool key paused — are one
-// structured line each on Options.Logger, which `sluice serve` sends to
-// stderr, at most one per kind and subject every 10 s (events.go).
+// Operator events — a breaker's transitions (told by the breakers' hook;
+// those of other processes sharing the state read by a refresh), the
+// first refusals after a quiet period, a budget exhausted, a state store
+// failing, a pool key paused — are one structured line each on
+// Options.Logger, which `sluice serve` sends to stderr, at most one per
+// kind and subject every 10 s (events.go).
 package gateway

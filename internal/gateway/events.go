@@ -23,24 +23,24 @@ import (
 // is held back for eventEvery; the next line written says how many were
 // held back meanwhile (suppressed=N).
 //
-// Breaker transitions are noticed two ways. The breaker store the
-// Transports use is wrapped (watchedStore): every record an Apply of this
-// process returns is compared with the last one seen, so a transition this
-// process makes (closed→open, open→half_open for its probe, →closed) is
-// logged at once. And every breakerPollEvery the records of the store are
-// read (the breakers /sluice/breakers lists), so a transition another
-// process sharing the state made (its probe closing the breaker, an
-// operator's reset) is logged too, within that period. A record's
-// Transitions count tells a change from a record already seen, so no
-// transition is logged twice; a breaker that changed more than once
-// between two looks is logged once with transitions=N.
+// Breaker transitions are noticed two ways. Every breaker the gateway
+// makes (its Transports', the admin reset's) tells of each change of state
+// it makes, once, through breaker.Settings.OnStateChange (breakerChanged):
+// logged at once, from the state it left. And a refresh reads the store's
+// records every breakerPollEvery, for what no hook of this process hears:
+// a change another process or host sharing the state made (its probe
+// closing the breaker, `sluice breakers reset`), and the store falling
+// back to local breakers and back. A record's Transitions count tells a
+// change from one already logged, whichever of the two saw it first, so
+// none is logged twice; a breaker another process changed more than once
+// between two reads is logged once with transitions=N.
 
 // eventEvery is how long a line of one kind and subject holds back the
 // next ones of the same kind and subject.
 const eventEvery = 10 * time.Second
 
-// breakerPollEvery is how often the breaker records are read to notice
-// the transitions other processes make.
+// breakerPollEvery is how often the refresh reads the breaker records, to
+// notice the transitions other processes make.
 var breakerPollEvery = time.Second
 
 // maxEventSubjects bounds the subjects whose last line is remembered;
@@ -65,11 +65,10 @@ type operatorEvents struct {
 	mu    sync.Mutex
 	marks map[eventKey]*eventMark
 
-	// store is the breaker store the Transports use, watched by
-	// breakers; poller reads the records, from start until stop.
-	store    breaker.Store
-	breakers breakerWatch
-	poller   *watcher
+	// breakers are the transitions seen; stopRefresh ends the refresh
+	// start began (nil before).
+	breakers    breakerWatch
+	stopRefresh func()
 }
 
 type eventKey struct{ kind, subject string }
@@ -81,12 +80,10 @@ type eventMark struct {
 	held int
 }
 
-// newEvents returns the operator events of a gateway logging on logger,
-// whose breakers are kept in store.
-func newEvents(logger *slog.Logger, store breaker.Store) *operatorEvents {
+// newEvents returns the operator events of a gateway logging on logger.
+func newEvents(logger *slog.Logger) *operatorEvents {
 	ev := &operatorEvents{logger: logger, every: eventEvery, marks: make(map[eventKey]*eventMark)}
 	ev.breakers = breakerWatch{ev: ev, last: make(map[string]breaker.Record)}
-	ev.store = watchedStore{Store: store, w: &ev.breakers}
 	return ev
 }
 
@@ -181,9 +178,14 @@ func (ev *operatorEvents) keyPaused(provider, hash string, until time.Time, out 
 		"provider", provider, "key", hash, "reason", reason, "until", until.UTC().Format(time.RFC3339))
 }
 
-// breakerWatch logs breaker transitions, from the records this process
-// applies and those it reads from the store. It is safe for concurrent
-// use.
+// breakerChanged is the OnStateChange of every breaker the gateway makes:
+// a change of state this process made.
+func (ev *operatorEvents) breakerChanged(name string, from breaker.State, to breaker.Record) {
+	ev.breakers.saw(name, from.String(), to)
+}
+
+// breakerWatch logs breaker transitions, from the breakers' hook and from
+// the records the refresh reads. It is safe for concurrent use.
 type breakerWatch struct {
 	ev *operatorEvents
 
@@ -194,10 +196,11 @@ type breakerWatch struct {
 }
 
 // saw notes r as the record of breaker name now, and logs the transition
-// from the record last seen when r's Transitions count is higher. A
-// record older than the one seen (an Apply that returned late) is
-// ignored.
-func (w *breakerWatch) saw(name string, r breaker.Record) {
+// to it when r's Transitions count is higher than the last record seen's:
+// a record older than that (a hook that ran late) is ignored. from is the
+// state the transition left, as the hook tells it; "" for a record the
+// refresh read, whose transition leaves the last record seen.
+func (w *breakerWatch) saw(name, from string, r breaker.Record) {
 	w.mu.Lock()
 	last, known := w.last[name]
 	if known && r.Transitions <= last.Transitions {
@@ -208,17 +211,23 @@ func (w *breakerWatch) saw(name string, r breaker.Record) {
 		w.last[name] = r
 	}
 	w.mu.Unlock()
-	if !known && (r.State == breaker.Closed || r.Transitions == 0) {
-		return // first seen, closed: nothing to tell
-	}
-	from := "closed" // a breaker's first state
-	if known {
+	n := r.Transitions - last.Transitions
+	switch {
+	case from != "": // the hook's, which knows the state left
+		if !known {
+			n = 1
+		}
+	case known:
 		from = last.State.String()
-	} else if r.Transitions > 1 {
+	case r.State == breaker.Closed || r.Transitions == 0:
+		return // first read, closed: nothing to tell
+	case r.Transitions > 1:
 		from = "unknown"
+	default:
+		from = "closed" // a breaker's first state
 	}
 	level, msg := slog.LevelWarn, "breaker opened: calls fail fast until a probe succeeds"
-	args := []any{"breaker", name, "from", from, "to", r.State.String(), "transitions", r.Transitions - last.Transitions}
+	args := []any{"breaker", name, "from", from, "to", r.State.String(), "transitions", n}
 	switch r.State {
 	case breaker.Open:
 		args = append(args, "reason", r.Reason, "until", time.Unix(0, r.Until).UTC().Format(time.RFC3339))
@@ -230,10 +239,15 @@ func (w *breakerWatch) saw(name string, r breaker.Record) {
 	w.ev.log(level, evBreaker, name+":"+r.State.String(), msg, args...)
 }
 
-// poll reads the records of the store's breakers (and of the names known,
-// closed while they keep none) and notes each; and notes whether the
-// store is degraded (it has fallen back to breakers in this process).
-func (w *breakerWatch) poll(store breaker.Store, known []string) {
+// refresh reads the records of the store's breakers (and of the names
+// known, closed while they keep none) and notes each; and notes whether
+// the store is degraded (it has fallen back to breakers in this process).
+// It is there for what the breakers' hook cannot hear: the transitions
+// another process or host sharing the store makes (a file or Redis store;
+// another gateway on the same Memory in tests), and the store's health.
+// The status page, /sluice/breakers and the metrics read the store
+// themselves when asked.
+func (w *breakerWatch) refresh(store breaker.Store, known []string) {
 	if d, ok := store.(degradable); ok {
 		now := d.Degraded()
 		w.mu.Lock()
@@ -254,62 +268,39 @@ func (w *breakerWatch) poll(store breaker.Store, known []string) {
 		return
 	}
 	for name, r := range list {
-		w.saw(name, r)
+		w.saw(name, "", r)
 	}
 }
 
-// watchedStore is the breaker store the Transports use: it notes the
-// record every Apply returns in a breakerWatch. Load, on every attempt,
-// goes straight to the store.
-type watchedStore struct {
-	breaker.Store
-	w *breakerWatch
-}
-
-// Apply implements breaker.Store.
-func (s watchedStore) Apply(name string, st breaker.Settings, e breaker.Event) (breaker.Record, error) {
-	r, err := s.Store.Apply(name, st, e)
-	if err == nil {
-		s.w.saw(name, r)
-	}
-	return r, err
-}
-
-// watcher polls the breaker records until stopped.
-type watcher struct {
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-}
-
-// start polls the records of store's breakers, and of those known
-// returns, every breakerPollEvery until stop.
+// start refreshes the records of store's breakers, and of those known
+// returns, at once and every breakerPollEvery until stop: the other
+// processes' transitions and the store's health (see refresh).
 func (ev *operatorEvents) start(store breaker.Store, known func() []string) {
-	wt := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
-	ev.poller = wt
+	quit, done := make(chan struct{}), make(chan struct{})
+	ev.stopRefresh = sync.OnceFunc(func() {
+		close(quit)
+		<-done
+	})
 	every := breakerPollEvery
 	go func() {
-		defer close(wt.done)
+		defer close(done)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			ev.breakers.poll(store, known())
+			ev.breakers.refresh(store, known())
 			select {
 			case <-t.C:
-			case <-wt.stop:
+			case <-quit:
 				return
 			}
 		}
 	}()
 }
 
-// stop ends the polling start began and waits for it to end. It may be
+// stop ends the refresh start began and waits for it to end. It may be
 // called more than once, and without start.
 func (ev *operatorEvents) stop() {
-	wt := ev.poller
-	if wt == nil {
-		return
+	if ev.stopRefresh != nil {
+		ev.stopRefresh()
 	}
-	wt.once.Do(func() { close(wt.stop) })
-	<-wt.done
 }

@@ -94,6 +94,77 @@ func TestOperatorEventsOutage(t *testing.T) {
 	}
 }
 
+// unthrottled lets every operator line of gw through: a test that makes a
+// breaker open twice sees both lines.
+func unthrottled(gw *Gateway) {
+	gw.events.mu.Lock()
+	defer gw.events.mu.Unlock()
+	gw.events.every = 0
+}
+
+// Every transition this process makes is logged by the breakers' hook, at
+// once, with no refresh to read the store after the first: an outage and
+// its recovery, then an operator's reset through the admin endpoint.
+func TestOperatorEventsFromTheHook(t *testing.T) {
+	defer func(d time.Duration) { breakerPollEvery = d }(breakerPollEvery)
+	breakerPollEvery = time.Hour
+	logs := &syncBuffer{}
+	e := newEnvWith(t, "200", withBreaker(3, 300*time.Millisecond),
+		Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	unthrottled(e.gw)
+	body(t, e.do("POST", "/openai/v1/chat/completions", chatBody, fake.ScriptHeader, "503"))
+	if got := transitions(t, logs, "openai"); strings.Join(got, " ") != "closed→open" {
+		t.Fatalf("after the outage: breaker lines %q, want closed→open", got)
+	}
+	waitFor(t, "the probe to close the breaker", func() bool {
+		resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+		body(t, resp)
+		return resp.StatusCode == 200
+	})
+	body(t, e.do("POST", "/openai/v1/chat/completions", chatBody, fake.ScriptHeader, "503"))
+	if resp := e.do("POST", "/sluice/breakers/openai/reset", ""); resp.StatusCode != 200 {
+		t.Fatalf("reset: %d", resp.StatusCode)
+	} else {
+		body(t, resp)
+	}
+	want := "closed→open open→half_open half_open→closed closed→open open→closed"
+	if got := transitions(t, logs, "openai"); strings.Join(got, " ") != want {
+		t.Errorf("breaker lines %q, want %q; log:\n%s", got, want, logs)
+	}
+	for _, l := range opLines(t, logs, evBreaker) {
+		if l["transitions"] != 1.0 {
+			t.Errorf("line %v counts %v transitions, want 1", l, l["transitions"])
+		}
+	}
+}
+
+// The hook and a refresh that reads the store every millisecond see the
+// same transitions: each is logged once, whichever saw it first.
+func TestOperatorEventsOncePerTransition(t *testing.T) {
+	defer func(d time.Duration) { breakerPollEvery = d }(breakerPollEvery)
+	breakerPollEvery = time.Millisecond
+	logs := &syncBuffer{}
+	e := newEnvWith(t, "200", withBreaker(3, 200*time.Millisecond),
+		Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	unthrottled(e.gw)
+	for range 3 {
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() { body(t, e.do("POST", "/openai/v1/chat/completions", chatBody, fake.ScriptHeader, "503")) })
+		}
+		wg.Wait()
+		waitFor(t, "the probe to close the breaker", func() bool {
+			resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
+			body(t, resp)
+			return resp.StatusCode == 200
+		})
+	}
+	one := "closed→open open→half_open half_open→closed"
+	if got, want := strings.Join(transitions(t, logs, "openai"), " "), one+" "+one+" "+one; got != want {
+		t.Errorf("breaker lines %q, want %q", got, want)
+	}
+}
+
 // A storm of 1,000 refusals writes a bounded number of lines: the first,
 // then at most one per eventEvery, the later ones counting those held
 // back (suppressed).

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
 	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
@@ -118,8 +119,8 @@ type shared struct {
 	events  *operatorEvents // operator events on logger (events.go)
 	metrics *metrics
 	answers *answers // kept per Idempotency-Key (remember.go)
-	// history is the status page's last hour (history.go).
-	history *history
+	// history is the status page's last hour (package history).
+	history *history.History
 	// limitMetrics count the rate limiter's waits and refusals.
 	limitMetrics *limitMetrics
 	// limitErrors counts the failures of the limits store.
@@ -193,9 +194,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
-	sh.events = newEvents(sh.logger, sh.store)
+	sh.events = newEvents(sh.logger)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
-	sh.history = newHistory()
+	sh.history = history.New()
 	answerStore := opt.Answers
 	if answerStore == nil {
 		answerStore = &idempotency.Memory{}
@@ -320,11 +321,12 @@ func (sh *shared) currentSpend() *spend.Meter { return sh.current.Load().spend }
 // provider's breaker and budget are one whatever the route, the policy
 // and the reload.
 func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
+	pol.Breaker.OnStateChange = g.events.breakerChanged // transitions logged (events.go)
 	t := &sluice.Transport{
 		Base:        g.upstream(pol),
 		Policy:      pol,
 		Provider:    rt.provider.name,
-		Store:       g.events.store, // its transitions logged (events.go)
+		Store:       g.store,
 		RetryBudget: rt.provider.budget,
 		Dialect:     rt.provider.d,
 		Signer:      rt.provider.signer,

@@ -12,13 +12,13 @@ func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) 
 	return func(a *sluice.Attempt) {
 		if a.Outcome == sluice.OutcomeReplayed {
 			g.answers.replayed(rt.prefix, a)
-			g.history.observeReplay(a, a.SavedUSD)
+			g.history.Observe(a)
 			return
 		}
 		g.answers.observe(a, g.events)
 		g.metrics.observe(a)
 		g.limitMetrics.observe(a)
-		g.history.observe(a)
+		g.history.Observe(a)
 		if answeredByFallback(a) {
 			g.metrics.fallback(rt.prefix, a.Provider)
 		}

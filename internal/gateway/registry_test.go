@@ -22,7 +22,7 @@ func TestViewsReadKnownBreakersMissingFromRegistry(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}
-	if _, err := open().Apply("openai", breaker.Settings{Failures: 1, Cool: time.Hour}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
+	if _, _, err := open().Apply("openai", breaker.Settings{Failures: 1, Cool: time.Hour}, breaker.Event{Kind: breaker.EventFailure}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Client().Del(context.Background(), "sluice:breakers") // as an older release left it

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -25,14 +26,14 @@ type statusView struct {
 	Breakers []BreakerView `json:"breakers"`
 	// BreakersError says why the breakers are missing: the state store
 	// failed.
-	BreakersError string         `json:"breakers_error,omitempty"`
-	Series        []seriesView   `json:"series"`
-	Limits        *limitsView    `json:"limits,omitempty"`
-	LimitsError   string         `json:"limits_error,omitempty"`
-	Keys          []keypool.View `json:"keys"`
-	Budgets       []budgetView   `json:"budgets"`
-	Replays       replaysView    `json:"replays"`
-	Failures      []failureView  `json:"failures"`
+	BreakersError string            `json:"breakers_error,omitempty"`
+	Series        []history.Series  `json:"series"`
+	Limits        *limitsView       `json:"limits,omitempty"`
+	LimitsError   string            `json:"limits_error,omitempty"`
+	Keys          []keypool.View    `json:"keys"`
+	Budgets       []budgetView      `json:"budgets"`
+	Replays       replaysView       `json:"replays"`
+	Failures      []history.Failure `json:"failures"`
 }
 
 // stateView is the state store: which one, and whether the breakers are
@@ -122,10 +123,10 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 	} else {
 		v.Limits = &l
 	}
-	v.Series, v.Failures = g.history.snapshot(now)
+	v.Series, v.Failures = g.history.Snapshot(now)
 	v.Budgets = g.budgetViews(now, v.Series)
 	for _, s := range v.Series {
-		v.Replays.Calls += s.Hour.Classes[classNames[clsReplayed]]
+		v.Replays.Calls += s.Hour.Classes[history.ClassReplayed]
 		v.Replays.SavedUSD += s.Hour.SavedUSD
 	}
 	h := w.Header()
@@ -138,7 +139,7 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 // once, one scoped per provider for each configured provider, one scoped
 // per model for each model of the hour's series. Budgets scoped per
 // client key are left out: one line per client is not a status.
-func (g *Gateway) budgetViews(now time.Time, series []seriesView) []budgetView {
+func (g *Gateway) budgetViews(now time.Time, series []history.Series) []budgetView {
 	out := []budgetView{}
 	if g.spend == nil {
 		return out
@@ -154,7 +155,7 @@ func (g *Gateway) budgetViews(now time.Time, series []seriesView) []budgetView {
 		case "model":
 			seen := map[string]bool{}
 			for _, s := range series {
-				if s.Model != "" && s.Model != otherName && !seen[s.Model] {
+				if s.Model != "" && s.Model != history.Other && !seen[s.Model] {
 					seen[s.Model] = true
 					of = append(of, s.Model)
 				}

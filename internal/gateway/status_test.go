@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -92,7 +93,7 @@ func TestStatusJSONAfterIncident(t *testing.T) {
 	if anth == nil || anth.State != "open" || time.Until(anth.Until) < 50*time.Second || time.Until(anth.Until) > 61*time.Second {
 		t.Errorf("breaker anthropic %+v, want open for about a minute", anth)
 	}
-	series := map[string]seriesView{}
+	series := map[string]history.Series{}
 	for _, s := range v.Series {
 		series[s.Provider+"/"+s.Model] = s
 	}
@@ -100,7 +101,7 @@ func TestStatusJSONAfterIncident(t *testing.T) {
 	if h.Classes["5xx"] != 3 || h.Classes["breaker_open"] != 1 || h.Attempts != 4 {
 		t.Errorf("anthropic/claude-haiku-4-5 this hour: %+v; want 3 5xx and 1 breaker_open", h)
 	}
-	if now := series["anthropic/claude-haiku-4-5"].Minutes[historyMinutes-1]; now.Attempts+series["anthropic/claude-haiku-4-5"].Minutes[historyMinutes-2].Attempts != 4 {
+	if now := series["anthropic/claude-haiku-4-5"].Minutes[history.Minutes-1]; now.Attempts+series["anthropic/claude-haiku-4-5"].Minutes[history.Minutes-2].Attempts != 4 {
 		t.Errorf("the last two minutes hold %d attempts, want 4", now.Attempts)
 	}
 	o := series["openai/gpt-4o-mini"].Hour

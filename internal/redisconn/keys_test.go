@@ -41,7 +41,7 @@ func TestKeysTaggedAndSpreadOverCluster(t *testing.T) {
 	answers := idemredis.New(c, idemredis.Options{})
 	for i := range 12 {
 		n := fmt.Sprint("n", i)
-		if _, err := br.Apply(n, breaker.Settings{Failures: 9}, breaker.Event{Kind: breaker.EventFailure}); err != nil || br.Degraded() {
+		if _, _, err := br.Apply(n, breaker.Settings{Failures: 9}, breaker.Event{Kind: breaker.EventFailure}); err != nil || br.Degraded() {
 			t.Fatalf("breaker %s: %v", n, err)
 		}
 		if _, _, _, err := ledger.Reserve("budget:"+n, 0.1, 1, time.Minute); err != nil {

@@ -36,7 +36,7 @@ func TestStoresSurviveNoScript(t *testing.T) {
 	rate := limit.Rate{Limit: 1000, Per: time.Minute, Burst: 1000}
 	run := func(round int) {
 		t.Helper()
-		if rec, err := br.Apply("p", breaker.Settings{Failures: 100}, breaker.Event{Kind: breaker.EventFailure}); err != nil || rec.Failures != round || br.Degraded() {
+		if _, rec, err := br.Apply("p", breaker.Settings{Failures: 100}, breaker.Event{Kind: breaker.EventFailure}); err != nil || rec.Failures != round || br.Degraded() {
 			t.Fatalf("round %d: breaker %+v, %v, degraded %v; want %d failures in Redis", round, rec, err, br.Degraded(), round)
 		}
 		if _, _, ok, err := ledger.Reserve("b", 0.10, 1.00, time.Minute); !ok || err != nil {

@@ -1,4 +1,4 @@
-package gateway
+package history
 
 import (
 	"fmt"
@@ -21,19 +21,19 @@ func okAttempt(provider, model string, latency, ttfb float64) *sluice.Attempt {
 // new minute without carrying the old counts.
 func TestHistoryMinuteRollover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHistory()
+		h := New()
 		time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute))) // at a minute's start
 		for range 3 {
-			h.observe(okAttempt("openai", "gpt", 100, 40))
+			h.Observe(okAttempt("openai", "gpt", 100, 40))
 		}
-		h.observe(&sluice.Attempt{Provider: "openai", Model: "gpt", Outcome: sluice.OutcomeRetry, Status: 503,
+		h.Observe(&sluice.Attempt{Provider: "openai", Model: "gpt", Outcome: sluice.OutcomeRetry, Status: 503,
 			Error: "status_503", LatencyMS: 20, TTFBMS: 20, RequestID: "req-503"})
 		s := one(t, h)
 		if m := s.Minutes[59]; m.Attempts != 4 || m.Classes["ok"] != 3 || m.Classes["5xx"] != 1 {
 			t.Fatalf("current minute %+v, want 3 ok and 1 5xx", m)
 		}
 		time.Sleep(59 * time.Second) // still the same minute
-		h.observe(okAttempt("openai", "gpt", 100, 40))
+		h.Observe(okAttempt("openai", "gpt", 100, 40))
 		if m := one(t, h).Minutes[59]; m.Attempts != 5 {
 			t.Fatalf("59 s on: current minute has %d attempts, want 5", m.Attempts)
 		}
@@ -51,21 +51,21 @@ func TestHistoryMinuteRollover(t *testing.T) {
 			t.Fatalf("59 min on: oldest %d, hour %d; want 5, 5", s.Minutes[0].Attempts, s.Hour.Attempts)
 		}
 		time.Sleep(time.Minute) // an hour on: its slot is the current minute's
-		h.observe(okAttempt("openai", "gpt", 100, 40))
+		h.Observe(okAttempt("openai", "gpt", 100, 40))
 		s = one(t, h)
 		if s.Hour.Attempts != 1 || s.Minutes[59].Attempts != 1 || s.Hour.Classes["5xx"] != 0 {
 			t.Fatalf("an hour on: hour %+v, want the one new attempt only", s.Hour)
 		}
-		_, fails := h.snapshot(time.Now())
+		_, fails := h.Snapshot(time.Now())
 		if len(fails) != 1 || fails[0].RequestID != "req-503" || fails[0].Class != "5xx" || fails[0].Status != 503 {
 			t.Errorf("failures %+v, want the one 503", fails)
 		}
 	})
 }
 
-func one(t *testing.T, h *history) seriesView {
+func one(t *testing.T, h *History) Series {
 	t.Helper()
-	s, _ := h.snapshot(time.Now())
+	s, _ := h.Snapshot(time.Now())
 	if len(s) != 1 {
 		t.Fatalf("%d series, want 1", len(s))
 	}
@@ -104,34 +104,34 @@ func TestHistoryClasses(t *testing.T) {
 // never above the largest sample, over the minute and over the hour.
 func TestHistoryQuantiles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHistory()
+		h := New()
 		time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)))
 		for range 90 { // 90 fast ones: 80 ms (bucket ≤100), ttfb 20 (≤25)
-			h.observe(okAttempt("anthropic", "haiku", 80, 20))
+			h.Observe(okAttempt("anthropic", "haiku", 80, 20))
 		}
 		for range 10 { // 10 slow ones: 3 s (bucket ≤5000), ttfb 700 (≤1000)
-			h.observe(okAttempt("anthropic", "haiku", 3000, 700))
+			h.Observe(okAttempt("anthropic", "haiku", 3000, 700))
 		}
 		m := one(t, h).Minutes[59]
-		if m.LatencyMS != (quantiles{100, 3000}) || m.TTFBMS != (quantiles{25, 700}) {
+		if m.LatencyMS != (Quantiles{100, 3000}) || m.TTFBMS != (Quantiles{25, 700}) {
 			t.Errorf("latency %+v ttfb %+v; want p50 100 p95 3000 (the max), ttfb p50 25 p95 700", m.LatencyMS, m.TTFBMS)
 		}
 		time.Sleep(time.Minute)
 		for range 100 { // the next minute: 100 at 400 ms (≤500)
-			h.observe(okAttempt("anthropic", "haiku", 400, 0))
+			h.Observe(okAttempt("anthropic", "haiku", 400, 0))
 		}
 		s := one(t, h)
-		if s.Minutes[59].LatencyMS != (quantiles{400, 400}) || s.Minutes[59].TTFBMS != (quantiles{}) {
+		if s.Minutes[59].LatencyMS != (Quantiles{400, 400}) || s.Minutes[59].TTFBMS != (Quantiles{}) {
 			t.Errorf("second minute latency %+v ttfb %+v; want 400/400 (the max) and no ttfb", s.Minutes[59].LatencyMS, s.Minutes[59].TTFBMS)
 		}
 		// The hour: 200 samples; ranks 100 and 190 are among the 400 ms
 		// ones (bucket ≤500), whose bound is below the hour's max.
-		if s.Hour.LatencyMS != (quantiles{500, 500}) || s.Hour.TTFBMS != (quantiles{25, 700}) {
+		if s.Hour.LatencyMS != (Quantiles{500, 500}) || s.Hour.TTFBMS != (Quantiles{25, 700}) {
 			t.Errorf("hour latency %+v ttfb %+v, want 500/500, 25/700", s.Hour.LatencyMS, s.Hour.TTFBMS)
 		}
 		// A refused call has no latency: it is counted, not timed.
-		h.observe(&sluice.Attempt{Provider: "anthropic", Model: "haiku", Outcome: sluice.OutcomeCircuitOpen, Error: "circuit_open"})
-		if s := one(t, h); s.Minutes[59].Attempts != 101 || s.Minutes[59].LatencyMS != (quantiles{400, 400}) {
+		h.Observe(&sluice.Attempt{Provider: "anthropic", Model: "haiku", Outcome: sluice.OutcomeCircuitOpen, Error: "circuit_open"})
+		if s := one(t, h); s.Minutes[59].Attempts != 101 || s.Minutes[59].LatencyMS != (Quantiles{400, 400}) {
 			t.Errorf("after a refusal: %d attempts, latency %+v; want 101, 400/400", s.Minutes[59].Attempts, s.Minutes[59].LatencyMS)
 		}
 	})
@@ -140,16 +140,16 @@ func TestHistoryQuantiles(t *testing.T) {
 // Model names come from clients: past maxSeries, new models fold into one
 // "(other)" series per provider, and past maxOtherSeries providers into
 // one "(other)"/"(other)". Long names fold too. The failures kept are the
-// last historyFailures, newest first.
+// last maxFailures, newest first.
 func TestHistoryBounded(t *testing.T) {
-	h := newHistory()
+	h := New()
 	for i := range 1000 {
-		h.observe(&sluice.Attempt{Provider: fmt.Sprintf("p%d", i%40), Model: fmt.Sprintf("m%d", i),
+		h.Observe(&sluice.Attempt{Provider: fmt.Sprintf("p%d", i%40), Model: fmt.Sprintf("m%d", i),
 			Outcome: sluice.OutcomeFail, Status: 500, Error: "status_500", RequestID: fmt.Sprintf("req-%d", i)})
 	}
 	long := string(make([]byte, 10_000))
-	h.observe(&sluice.Attempt{Provider: "p0", Model: long, Outcome: sluice.OutcomeOK, Status: 200})
-	series, fails := h.snapshot(time.Now())
+	h.Observe(&sluice.Attempt{Provider: "p0", Model: long, Outcome: sluice.OutcomeOK, Status: 200})
+	series, fails := h.Snapshot(time.Now())
 	if n := len(series); n != maxSeries+maxOtherSeries+1 {
 		t.Fatalf("%d series, want %d", n, maxSeries+maxOtherSeries+1)
 	}
@@ -163,11 +163,11 @@ func TestHistoryBounded(t *testing.T) {
 	if total != 1001 {
 		t.Errorf("the series count %d attempts, want all 1001", total)
 	}
-	if series[0].Provider != otherName || series[0].Model != otherName {
+	if series[0].Provider != Other || series[0].Model != Other {
 		t.Errorf("busiest series %s/%s, want the fold of the rest", series[0].Provider, series[0].Model)
 	}
-	if len(fails) != historyFailures || fails[0].RequestID != "req-999" || fails[historyFailures-1].RequestID != "req-950" {
-		t.Errorf("%d failures from %s to %s; want %d, req-999 to req-950", len(fails), fails[0].RequestID, fails[len(fails)-1].RequestID, historyFailures)
+	if len(fails) != maxFailures || fails[0].RequestID != "req-999" || fails[maxFailures-1].RequestID != "req-950" {
+		t.Errorf("%d failures from %s to %s; want %d, req-999 to req-950", len(fails), fails[0].RequestID, fails[len(fails)-1].RequestID, maxFailures)
 	}
 }
 
@@ -175,15 +175,15 @@ func TestHistoryBounded(t *testing.T) {
 // observing allocates nothing once its series exist, and a series is a
 // fixed array.
 func TestHistoryMemoryFlat(t *testing.T) {
-	h := newHistory()
+	h := New()
 	attempts := []*sluice.Attempt{okAttempt("openai", "gpt", 120, 30),
 		{Provider: "openai", Model: "gpt", Outcome: sluice.OutcomeRetry, Status: 429, Error: "status_429", LatencyMS: 5, RequestID: "r"}}
 	for _, a := range attempts {
-		h.observe(a)
+		h.Observe(a)
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
-		h.observe(attempts[0])
-		h.observe(attempts[1])
+		h.Observe(attempts[0])
+		h.Observe(attempts[1])
 	})
 	if allocs != 0 {
 		t.Errorf("observe allocates %.1f times per pair of attempts in the steady state, want 0", allocs)
@@ -198,7 +198,7 @@ func TestHistoryMemoryFlat(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for range 60_000 { // a minute at 1,000 a second
-		h.observe(attempts[0])
+		h.Observe(attempts[0])
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -209,16 +209,39 @@ func TestHistoryMemoryFlat(t *testing.T) {
 
 // BenchmarkHistoryObserve is what the status page adds to each attempt.
 func BenchmarkHistoryObserve(b *testing.B) {
-	h := newHistory()
+	h := New()
 	ok := okAttempt("openai", "gpt-4o-mini", 120, 30)
 	fail := &sluice.Attempt{Provider: "openai", Model: "gpt-4o-mini", Outcome: sluice.OutcomeRetry, Status: 503,
 		Error: "status_503", LatencyMS: 20, TTFBMS: 20, RequestID: "req-1"}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if i%10 == 0 {
-			h.observe(fail)
+			h.Observe(fail)
 		} else {
-			h.observe(ok)
+			h.Observe(ok)
 		}
 	}
+}
+
+// A replay counts under ClassReplayed, with what its first call cost as
+// the dollars saved, in its minute and in the hour.
+func TestHistoryReplaySaved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New()
+		time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)))
+		replay := func(saved float64) *sluice.Attempt {
+			return &sluice.Attempt{Provider: "openai", Model: "gpt", Outcome: sluice.OutcomeReplayed, Status: 200, SavedUSD: saved}
+		}
+		h.Observe(replay(0.25))
+		time.Sleep(time.Minute)
+		h.Observe(replay(0.5))
+		h.Observe(okAttempt("openai", "gpt", 100, 40))
+		s := one(t, h)
+		if m := s.Minutes[Minutes-1]; m.Classes[ClassReplayed] != 1 || m.SavedUSD != 0.5 || m.Attempts != 2 {
+			t.Errorf("current minute %+v, want 1 replay saving $0.50 and 1 ok", m)
+		}
+		if s.Hour.Classes[ClassReplayed] != 2 || s.Hour.SavedUSD != 0.75 {
+			t.Errorf("hour %+v, want 2 replays saving $0.75", s.Hour)
+		}
+	})
 }

@@ -1,4 +1,9 @@
-package gateway
+// Package history keeps the last hour the gateway's status page shows: per
+// provider and model, one bucket a minute of attempts by class, latency
+// and time-to-first-byte histograms and the dollars replays saved; and the
+// last failed attempts. What it costs is bounded whatever the request
+// rate: fixed arrays, a capped number of series.
+package history
 
 import (
 	"cmp"
@@ -14,13 +19,23 @@ import (
 // not grow with the request rate, only with the number of series, and that
 // is capped because model names come from clients.
 const (
-	historyMinutes  = 60 // one bucket a minute, for the last hour
-	maxSeries       = 64 // provider/model series kept by name
-	maxOtherSeries  = 16 // then one "(other)" model series per provider
-	historyFailures = 50 // the last failed attempts kept
-	maxNameLen      = 128
-	otherName       = "(other)"
+	maxSeries      = 64 // provider/model series kept by name
+	maxOtherSeries = 16 // then one "(other)" model series per provider
+	maxFailures    = 50 // the last failed attempts kept
+	maxNameLen     = 128
 )
+
+// Minutes is how many minutes a series keeps: one bucket a minute, for
+// the last hour.
+const Minutes = 60
+
+// Other names the series that the models (and past that, the providers)
+// beyond the bounds fold into, and a name too long to keep.
+const Other = "(other)"
+
+// ClassReplayed is the class of the calls answered from a kept answer
+// (Idempotency-Key): Minute.Classes[ClassReplayed].
+const ClassReplayed = "replayed"
 
 // The classes an attempt is counted under, from its Outcome and its error
 // class (the attempt log's outcome and error fields).
@@ -45,7 +60,7 @@ const (
 
 // classNames names the classes in status.json, in the order above.
 var classNames = [numClasses]string{"ok", "timeout", "rate_limited", "quota", "5xx", "4xx", "cut_stream",
-	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", "replayed", "other"}
+	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", ClassReplayed, "other"}
 
 // classOf is the class of an attempt.
 func classOf(a *sluice.Attempt) int {
@@ -154,10 +169,10 @@ type minute struct {
 }
 
 // series is the last hour of a provider and model: minute t is at
-// mins[t%historyMinutes] while its at is t.
+// mins[t%Minutes] while its at is t.
 type series struct {
 	provider, model string
-	mins            [historyMinutes]minute
+	mins            [Minutes]minute
 }
 
 type seriesKey struct{ provider, model string }
@@ -170,38 +185,37 @@ type failure struct {
 	status                   int
 }
 
-// history is the status page's memory: per provider and model, one minute
+// History is the status page's memory: per provider and model, one minute
 // a bucket for the last hour, and the last failed attempts. It costs about
-// sizeofSeries a series (some 12 KiB), at most maxSeries+maxOtherSeries+1
-// series, whatever the rate: observe fills fixed arrays under one short
-// lock and allocates only for a new series.
-type history struct {
+// 12 KiB a series, at most maxSeries+maxOtherSeries+1 (81) series,
+// whatever the rate: Observe fills fixed arrays under one short lock and
+// allocates only for a new series. It is safe for concurrent use.
+type History struct {
 	mu       sync.Mutex
 	series   map[seriesKey]*series
 	others   int // "(other)" series made
-	failures [historyFailures]failure
-	nfail    uint64 // failures seen; the latest is at (nfail-1)%historyFailures
+	failures [maxFailures]failure
+	nfail    uint64 // failures seen; the latest is at (nfail-1)%maxFailures
 }
 
-func newHistory() *history {
-	return &history{series: make(map[seriesKey]*series)}
+// New returns an empty History.
+func New() *History {
+	return &History{series: make(map[seriesKey]*series)}
 }
 
-// observe counts one attempt in the minute it ended.
-func (h *history) observe(a *sluice.Attempt) { h.count(a, 0) }
-
-// observeReplay counts a replay, and saved, what its first call cost: the
-// dollars the replay did not spend.
-func (h *history) observeReplay(a *sluice.Attempt, saved float64) { h.count(a, saved) }
-
-func (h *history) count(a *sluice.Attempt, saved float64) {
+// Observe counts one attempt (its attempt log line) in the minute it
+// ended; a failed one is kept among the last failures too. A replay's
+// line (outcome replayed) counts the dollars it did not spend, its
+// SavedUSD.
+func (h *History) Observe(a *sluice.Attempt) {
+	saved := a.SavedUSD
 	now := time.Now()
 	cls := classOf(a)
 	at := now.Unix() / 60
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.seriesOf(a.Provider, a.Model)
-	m := &s.mins[at%historyMinutes]
+	m := &s.mins[at%Minutes]
 	if m.at != at {
 		*m = minute{at: at}
 	}
@@ -216,12 +230,12 @@ func (h *history) count(a *sluice.Attempt, saved float64) {
 	if cls == clsOK {
 		return
 	}
-	f := &h.failures[h.nfail%historyFailures]
+	f := &h.failures[h.nfail%maxFailures]
 	h.nfail++
 	*f = failure{at: now, provider: s.provider, model: s.model, class: classNames[cls],
 		errClass: a.Error, outcome: string(a.Outcome), reqID: a.RequestID, status: a.Status}
 	if len(f.errClass) > maxNameLen { // the class of a provider's error: short, but not ours
-		f.errClass = otherName
+		f.errClass = Other
 	}
 	if len(f.reqID) > maxNameLen {
 		f.reqID = strings.Clone(f.reqID[:maxNameLen])
@@ -230,27 +244,27 @@ func (h *history) count(a *sluice.Attempt, saved float64) {
 
 // seriesOf finds or makes the series of provider and model, folding the
 // model into "(other)" past maxSeries, and both past that.
-func (h *history) seriesOf(provider, model string) *series {
+func (h *History) seriesOf(provider, model string) *series {
 	if s, ok := h.series[seriesKey{provider, model}]; ok {
 		return s
 	}
 	if len(provider) > maxNameLen {
-		provider = otherName
+		provider = Other
 	}
 	if len(model) > maxNameLen {
-		model = otherName
+		model = Other
 	}
 	if len(h.series) >= maxSeries {
-		model = otherName
+		model = Other
 		if _, ok := h.series[seriesKey{provider, model}]; !ok && h.others >= maxOtherSeries {
-			provider = otherName
+			provider = Other
 		}
 	}
 	k := seriesKey{provider, model}
 	if s, ok := h.series[k]; ok {
 		return s
 	}
-	if model == otherName {
+	if model == Other {
 		h.others++
 	}
 	s := &series{provider: strings.Clone(provider), model: strings.Clone(model)}
@@ -258,38 +272,50 @@ func (h *history) seriesOf(provider, model string) *series {
 	return s
 }
 
-// seriesView is one provider/model series in status.json.
-type seriesView struct {
+// Series is the last hour of one provider and model, as status.json shows
+// it.
+type Series struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
-	// Minutes are the last hour's, oldest first; Minutes[59] is the
-	// current minute, so far.
-	Minutes []minuteView `json:"minutes"`
+	// Minutes are the last hour's, oldest first; Minutes[Minutes-1] is
+	// the current minute, so far.
+	Minutes []Minute `json:"minutes"`
 	// Hour sums the hour.
-	Hour minuteView `json:"hour"`
+	Hour Minute `json:"hour"`
 }
 
-// minuteView is a minute (or the hour) of a series: attempts by class,
-// and latency and time-to-first-byte quantiles in milliseconds.
-type minuteView struct {
-	Start     time.Time         `json:"start,omitzero"`
-	Attempts  uint64            `json:"attempts"`
-	Classes   map[string]uint32 `json:"classes,omitempty"`
-	LatencyMS quantiles         `json:"latency_ms"`
-	TTFBMS    quantiles         `json:"ttfb_ms"`
+// Minute is a minute (or the hour) of a series: attempts by class, and
+// latency and time-to-first-byte quantiles in milliseconds.
+type Minute struct {
+	// Start is when the minute began; zero for the hour.
+	Start time.Time `json:"start,omitzero"`
+	// Attempts counts the attempts of every class.
+	Attempts uint64 `json:"attempts"`
+	// Classes counts the attempts by class: ok, timeout, rate_limited,
+	// quota, 5xx, 4xx, cut_stream, stream_error, connection,
+	// breaker_open, budget_refused, limit_refused, client_cancel,
+	// replayed, other. A class with none is left out.
+	Classes map[string]uint32 `json:"classes,omitempty"`
+	// LatencyMS is over the attempts that went upstream, TTFBMS over
+	// those of them with a first byte.
+	LatencyMS Quantiles `json:"latency_ms"`
+	TTFBMS    Quantiles `json:"ttfb_ms"`
 	// SavedUSD is what the replays (class replayed) did not spend: what
 	// their first calls cost.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
 }
 
-type quantiles struct {
+// Quantiles are the median and the 95th percentile of a histogram, in
+// milliseconds: the upper bound of the bucket holding the rank, never
+// above the largest sample; 0 with no samples.
+type Quantiles struct {
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
 }
 
-func viewOf(m *minute) minuteView {
-	v := minuteView{LatencyMS: quantiles{m.latency.quantile(.5), m.latency.quantile(.95)},
-		TTFBMS: quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}, SavedUSD: m.saved}
+func viewOf(m *minute) Minute {
+	v := Minute{LatencyMS: Quantiles{m.latency.quantile(.5), m.latency.quantile(.95)},
+		TTFBMS: Quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}, SavedUSD: m.saved}
 	for c, n := range m.classes {
 		if n > 0 {
 			if v.Classes == nil {
@@ -302,8 +328,9 @@ func viewOf(m *minute) minuteView {
 	return v
 }
 
-// failureView is one failed attempt in status.json.
-type failureView struct {
+// Failure is one failed attempt, as status.json shows it: its class, and
+// the attempt log's error, outcome, status and request id.
+type Failure struct {
 	TS        time.Time `json:"ts"`
 	Provider  string    `json:"provider"`
 	Model     string    `json:"model"`
@@ -314,9 +341,9 @@ type failureView struct {
 	RequestID string    `json:"request_id"`
 }
 
-// snapshot returns the series, busiest first, as of now, and the last
+// Snapshot returns the series, busiest first, as of now, and the last
 // failed attempts, newest first.
-func (h *history) snapshot(now time.Time) ([]seriesView, []failureView) {
+func (h *History) Snapshot(now time.Time) ([]Series, []Failure) {
 	cur := now.Unix() / 60
 	h.mu.Lock()
 	all := make([]*series, 0, len(h.series))
@@ -324,20 +351,20 @@ func (h *history) snapshot(now time.Time) ([]seriesView, []failureView) {
 		c := *s // copied under the lock, viewed after it
 		all = append(all, &c)
 	}
-	fails := make([]failureView, 0, historyFailures)
-	for i := uint64(0); i < min(h.nfail, historyFailures); i++ {
-		f := &h.failures[(h.nfail-1-i)%historyFailures]
-		fails = append(fails, failureView{TS: f.at.UTC(), Provider: f.provider, Model: f.model, Class: f.class,
+	fails := make([]Failure, 0, maxFailures)
+	for i := uint64(0); i < min(h.nfail, maxFailures); i++ {
+		f := &h.failures[(h.nfail-1-i)%maxFailures]
+		fails = append(fails, Failure{TS: f.at.UTC(), Provider: f.provider, Model: f.model, Class: f.class,
 			Error: f.errClass, Outcome: f.outcome, Status: f.status, RequestID: f.reqID})
 	}
 	h.mu.Unlock()
-	out := make([]seriesView, 0, len(all))
+	out := make([]Series, 0, len(all))
 	for _, s := range all {
-		v := seriesView{Provider: s.provider, Model: s.model, Minutes: make([]minuteView, historyMinutes)}
+		v := Series{Provider: s.provider, Model: s.model, Minutes: make([]Minute, Minutes)}
 		var hour minute
-		for i := range historyMinutes {
-			at := cur - historyMinutes + 1 + int64(i)
-			m := &s.mins[at%historyMinutes]
+		for i := range Minutes {
+			at := cur - Minutes + 1 + int64(i)
+			m := &s.mins[at%Minutes]
 			if m.at != at {
 				m = &minute{at: at}
 			}
@@ -353,7 +380,7 @@ func (h *history) snapshot(now time.Time) ([]seriesView, []failureView) {
 		v.Hour = viewOf(&hour)
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b seriesView) int {
+	slices.SortFunc(out, func(a, b Series) int {
 		return cmp.Or(cmp.Compare(b.Hour.Attempts, a.Hour.Attempts),
 			cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
 	})
