@@ -38,9 +38,10 @@ type FileOptions struct {
 // and changes the table under the lock file's flock (lock, read, change,
 // unlock, as lockedfile.Transform does), which is held for a few system
 // calls and never across a call. The lock file is mapped shared, so the
-// table is read and changed in memory: a step's only system calls are
-// the flock's two, and Keep's one write of its answer; a change is whole
-// or absent even when its process is killed in the middle of it. Keep
+// table is read and changed in memory: a step's system calls are the
+// flock's two and those of the log (Keep's one write of its answer, a
+// replay's one read); a change is whole or absent even when its process
+// is killed in the middle of it. Keep
 // appends the answer to the log as one record and commits it by the
 // table's change, so a reader sees the whole answer or none, and no
 // answer costs a file of its own: creating one cost more than the rest
