@@ -63,8 +63,11 @@ var errBadAnswer = errors.New("idempotency: damaged answer record")
 // MarshalBinary encodes a with its content headers only
 // (ContentHeaders): the form the stores keep. It never fails.
 func (a *Answer) MarshalBinary() ([]byte, error) {
-	h := ContentHeaders(a.Header)
-	b := make([]byte, 0, 64+len(a.RequestID)+len(a.Body))
+	return a.appendBinary(make([]byte, 0, 64+len(a.RequestID)+len(a.Body))), nil
+}
+
+// appendBinary appends MarshalBinary's encoding of a to b.
+func (a *Answer) appendBinary(b []byte) []byte {
 	b = append(b, answerVersion)
 	b = binary.AppendUvarint(b, uint64(a.Status))
 	stream := byte(0)
@@ -74,23 +77,33 @@ func (a *Answer) MarshalBinary() ([]byte, error) {
 	b = append(b, stream)
 	b = binary.AppendVarint(b, a.Kept.UnixNano())
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.CostUSD))
-	b = appendBytes(b, []byte(a.RequestID))
-	b = binary.AppendUvarint(b, uint64(len(h)))
+	b = appendString(b, a.RequestID)
+	n := 0
 	for _, name := range contentHeaders {
-		vs, ok := h[name]
-		if !ok {
-			continue
-		}
-		b = appendBytes(b, []byte(name))
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = appendBytes(b, []byte(v))
+		if len(a.Header.Values(name)) > 0 {
+			n++
 		}
 	}
-	return appendBytes(b, a.Body), nil
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, name := range contentHeaders {
+		vs := a.Header.Values(name)
+		if len(vs) == 0 {
+			continue
+		}
+		b = appendString(b, name)
+		b = binary.AppendUvarint(b, uint64(len(vs)))
+		for _, v := range vs {
+			b = appendString(b, v)
+		}
+	}
+	return appendBytes(b, a.Body)
 }
 
 func appendBytes(b, s []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 

@@ -23,7 +23,7 @@ import (
 // record's length, the ID (32 bytes), the fingerprint (32), the expiry
 // (Unix nanoseconds) and the encoded answer. The shard's table says how
 // many bytes of the log are committed; a record is appended past them and
-// committed by the table's next write, so a record cut short by a crash
+// committed by the table's next change, so a record cut short by a crash
 // or a full disk is never read, and the next append writes over it. A
 // later record of an ID replaces an earlier one; Sweep copies the live
 // records into the next generation's log and removes the old one.
@@ -50,14 +50,16 @@ func binID(id string) (b [32]byte) {
 func appendRecord(dst []byte, b, fp [32]byte, a *Answer, now, expires time.Time) []byte {
 	k := *a
 	k.Kept = now
-	enc, _ := k.MarshalBinary()
+	start := len(dst)
 	dst = append(dst, recordMagic[:]...)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // the checksum, below
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(recordHead+len(enc)))
+	dst = binary.LittleEndian.AppendUint32(dst, 0) // the length, below
 	dst = append(append(dst, b[:]...), fp[:]...)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(expires.UnixNano()))
-	dst = append(dst, enc...)
-	binary.LittleEndian.PutUint32(dst[4:8], crc32.ChecksumIEEE(dst[8:]))
+	dst = k.appendBinary(dst)
+	r := dst[start:]
+	binary.LittleEndian.PutUint32(r[8:12], uint32(len(r)))
+	binary.LittleEndian.PutUint32(r[4:8], crc32.ChecksumIEEE(r[8:]))
 	return dst
 }
 
@@ -103,8 +105,8 @@ func (f *File) logPath(i int, gen uint64) string {
 // length, reading the heads of the records appended since (by any
 // process), or the whole log when its generation changed. A committed
 // record whose head is not one ends the log there (the table is set back
-// to it; changed reports that).
-func (f *File) syncLog(i int, s *shard, t *table) (changed bool, err error) {
+// to it).
+func (f *File) syncLog(i int, s *shard, t *table) error {
 	if s.log != nil && (s.head.gen != t.log.gen || t.log.end < s.head.end) {
 		s.log.Close()
 		s.log = nil
@@ -113,16 +115,17 @@ func (f *File) syncLog(i int, s *shard, t *table) (changed bool, err error) {
 		clear(s.index)
 		s.head = logHead{gen: t.log.gen}
 		if t.log.gen == 0 {
-			return false, nil
+			return nil
 		}
 		lf, err := os.OpenFile(f.logPath(i, t.log.gen), os.O_RDWR, 0)
 		if errors.Is(err, fs.ErrNotExist) { // none yet (Sweep left none), or lost
-			changed = t.log.end != 0
-			t.log.end = 0
-			return changed, nil
+			if t.log.end != 0 {
+				return t.setLog(logHead{gen: t.log.gen})
+			}
+			return nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("idempotency: open answer log: %w", err)
+			return fmt.Errorf("idempotency: open answer log: %w", err)
 		}
 		s.log = lf
 	}
@@ -130,7 +133,7 @@ func (f *File) syncLog(i int, s *shard, t *table) (changed bool, err error) {
 		s.index = make(map[[32]byte]entry)
 	}
 	if s.head.end == t.log.end {
-		return false, nil
+		return nil
 	}
 	// The heads are read in order through a buffer, so a log read whole
 	// (another process's records, a new generation) costs a few large
@@ -142,14 +145,13 @@ func (f *File) syncLog(i int, s *shard, t *table) (changed bool, err error) {
 		h, _ := r.Peek(recordHead)
 		id, e, ok := parseHead(h, s.head.end, t.log.end)
 		if !ok {
-			t.log.end = s.head.end
-			return true, nil
+			return t.setLog(s.head)
 		}
 		s.index[id] = e
 		s.head.end += e.size
 		r.Discard(int(e.size))
 	}
-	return false, nil
+	return nil
 }
 
 // headReaders are the buffers syncLog reads records' heads through.
@@ -192,31 +194,35 @@ func (f *File) recoverLog(i int) (logHead, error) {
 }
 
 // appendAnswer appends a's record for m to shard i's log at its
-// committed end, creating the log if it has none, and indexes it. The
-// caller commits it by writing t.
-func (f *File) appendAnswer(i int, s *shard, t *table, m Mark, a *Answer, now, expires time.Time) (int64, error) {
+// committed end, creating the log if it has none, and commits it, clearing
+// mark j, m's, in the same change; it returns the record's size.
+func (f *File) appendAnswer(i int, s *shard, t *table, j int, m Mark, a *Answer, now, expires time.Time) (int64, error) {
+	h := t.log
 	if s.log == nil {
-		t.log.gen = max(t.log.gen, 1)
-		lf, err := os.OpenFile(f.logPath(i, t.log.gen), os.O_RDWR|os.O_CREATE, 0o600)
+		h.gen = max(h.gen, 1)
+		lf, err := os.OpenFile(f.logPath(i, h.gen), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return 0, fmt.Errorf("idempotency: keep answer: %w", err)
 		}
-		s.log, s.head = lf, logHead{gen: t.log.gen, end: t.log.end}
+		s.log, s.head = lf, h
 		if s.index == nil {
 			s.index = make(map[[32]byte]entry)
 		}
 	}
 	id := binID(m.ID)
 	s.rec = appendRecord(s.rec[:0], id, m.fp, a, now, expires)
-	if _, err := s.log.WriteAt(s.rec, t.log.end); err != nil {
+	if _, err := s.log.WriteAt(s.rec, h.end); err != nil {
 		return 0, fmt.Errorf("idempotency: keep answer: %w", err)
 	}
-	size := int64(len(s.rec))
+	e := entry{off: h.end, size: int64(len(s.rec)), expires: expires.UnixNano()}
 	if cap(s.rec) > 64<<10 {
 		s.rec = nil // a large answer's buffer is not held
 	}
-	s.index[id] = entry{off: t.log.end, size: size, expires: expires.UnixNano()}
-	t.log.end += size
-	s.head.end = t.log.end
-	return size, nil
+	h.end += e.size
+	if err := t.remove(j, &h); err != nil {
+		return 0, err
+	}
+	s.index[id] = e
+	s.head = h
+	return e.size, nil
 }

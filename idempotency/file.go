@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,17 +35,23 @@ type FileOptions struct {
 // and its answer log, "00-<gen>.log". The lock file holds the shard's
 // table: its live in-flight marks (ID, token, fingerprint, lease end) and
 // how far the log is committed. Every step — Begin, Keep, Release — reads
-// and rewrites the table under the lock file's flock (lock, read, change,
-// write, unlock, as lockedfile.Transform does), which is held for a few
-// system calls and never across a call. Keep appends the answer to the
-// log as one record and commits it by the table's write, so a reader sees
-// the whole answer or none, and no answer costs a file of its own:
-// creating one cost more than the rest of a call. Each process indexes
-// the logs it reads (ID to offset, reading only the records' heads, and
-// only those appended since it last looked), so Begin finds a kept
-// answer with a map lookup and one read. A table that fails its checksum
-// (a power cut mid-write) reads as holding no marks, and its log is found
-// again by reading it.
+// and changes the table under the lock file's flock (lock, read, change,
+// unlock, as lockedfile.Transform does), which is held for a few system
+// calls and never across a call. The lock file is mapped shared, so the
+// table is read and changed in memory: a step's system calls are the
+// flock's two and those of the log (Keep's one write of its answer, a
+// replay's one read); a change is whole or absent even when its process
+// is killed in the middle of it. Keep
+// appends the answer to the log as one record and commits it by the
+// table's change, so a reader sees the whole answer or none, and no
+// answer costs a file of its own: creating one cost more than the rest
+// of a call. Each process indexes the logs it reads (ID to offset,
+// reading only the records' heads, and only those appended since it last
+// looked), so Begin finds a kept answer with a map lookup and one read. A
+// table that fails its checksum (a power cut mid-write) reads as holding
+// no marks, and its log is found again by reading it. A lock file takes
+// a page at least (4 KiB), more while its shard holds more than 28 marks;
+// it never shrinks.
 //
 // Sweep removes expired marks, and rewrites a log without its expired and
 // replaced answers once they are a quarter of it, and, while the logs
@@ -74,9 +81,7 @@ type File struct {
 // shard is one lock file and its log, opened at their first use.
 type shard struct {
 	mu    sync.Mutex
-	f     *os.File
-	buf   []byte // what the table is read into and written from
-	t     table  // the table as last read
+	t     table // the lock file and the table it holds
 	log   *os.File
 	head  logHead // the log open and how far index has read it
 	index map[[32]byte]entry
@@ -111,14 +116,15 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 	return &File{dir: dir, opts: opts}, nil
 }
 
-// Close waits for a sweep Keep started, and closes the lock files. The
-// File must not be used after.
+// Close waits for a sweep Keep started, and closes the lock files and
+// logs. The File must not be used after.
 func (f *File) Close() error {
 	f.bg.Wait()
 	for i := range f.locks {
 		s := &f.locks[i]
 		s.mu.Lock()
-		for _, lf := range []**os.File{&s.f, &s.log} {
+		s.t.unmap()
+		for _, lf := range []**os.File{&s.t.f, &s.log} {
 			if *lf != nil {
 				(*lf).Close()
 				*lf = nil
@@ -138,50 +144,67 @@ func checkID(id string) error {
 	return nil
 }
 
-// transform runs change on id's shard under its flock, and writes the
-// table back if change reports it changed.
-func (f *File) transform(id string, change func(s *shard, t *table) (bool, error)) error {
+// transform runs change on id's shard under its flock.
+func (f *File) transform(id string, change func(s *shard, t *table) error) error {
 	return f.transformShard(hexByte(id), change)
 }
 
-// transformShard is transform on shard i: it reads the table, finds the
+// transformShard is transform on shard i: it loads the table, finds the
 // log again if the table was lost, brings the log's index up to date,
-// then runs change.
-func (f *File) transformShard(i int, change func(s *shard, t *table) (bool, error)) error {
+// then runs change, which changes the table through its methods.
+func (f *File) transformShard(i int, change func(s *shard, t *table) error) (err error) {
 	s := &f.locks[i]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	if s.t.f == nil {
 		lf, err := os.OpenFile(filepath.Join(f.dir, ".locks", fmt.Sprintf("%02x", i)), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return fmt.Errorf("idempotency: open lock file: %w", err)
 		}
-		s.f = lf
+		s.t.f = lf
 	}
-	if err := flock(s.f, true); err != nil {
+	if err := flock(s.t.f, true); err != nil {
 		return fmt.Errorf("idempotency: lock: %w", err)
 	}
-	defer flock(s.f, false)
-	size, whole, err := readTable(s.f, &s.t, &s.buf)
+	defer flock(s.t.f, false)
+	defer func() {
+		if errors.Is(err, errCut) { // map it again, and read the log again, next time
+			s.t.unmap()
+			s.head = logHead{gen: ^uint64(0)}
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer cutShort(&err)
+	whole, err := s.t.load()
 	if err != nil {
 		return err
 	}
-	dirty := false
 	if !whole {
-		if s.t.log, err = f.recoverLog(i); err != nil {
+		h, err := f.recoverLog(i)
+		if err != nil {
 			return err
 		}
-		dirty = s.t.log.gen != 0
+		if err := s.t.reset(h); err != nil {
+			return err
+		}
 	}
-	fixed, err := f.syncLog(i, s, &s.t)
-	if err != nil {
+	if err := f.syncLog(i, s, &s.t); err != nil {
 		return err
 	}
-	changed, err := change(s, &s.t)
-	if err == nil && (changed || dirty || fixed) {
-		err = s.t.write(s.f, &s.buf, size)
+	return change(s, &s.t)
+}
+
+// cutShort turns a fault in a mapping (its file cut short by someone else
+// while a step ran) into errCut; any other panic goes on.
+func cutShort(err *error) {
+	r := recover()
+	if r == nil {
+		return
 	}
-	return err
+	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+		panic(r)
+	}
+	*err = errCut
 }
 
 func hexByte(id string) int {
@@ -200,29 +223,33 @@ func (f *File) Begin(id string, fp [32]byte, lease time.Duration, now time.Time)
 		return Result{}, err
 	}
 	var r Result
-	err := f.transform(id, func(s *shard, t *table) (bool, error) {
-		pruned := t.marks.prune(now)
+	err := f.transform(id, func(s *shard, t *table) error {
+		if _, err := t.prune(now); err != nil {
+			return err
+		}
 		if e, ok := s.index[binID(id)]; ok && e.liveAt(now) {
 			if kfp, a, ok := readRecord(s.log, e); ok {
 				r = Result{Verdict: Replay, Answer: a}
 				if kfp != fp {
 					r = Result{Verdict: Conflict}
 				}
-				return pruned, nil
+				return nil
 			}
 			// A damaged answer counts as absent: this mark's Keep replaces it.
 		}
-		if mk := t.marks.find(id); mk != nil {
-			r = Result{Verdict: InFlight, Until: mk.until}
-			if mk.fp != fp {
+		if i := t.find(id); i >= 0 {
+			r = Result{Verdict: InFlight, Until: time.Unix(0, t.until(i))}
+			if t.fp(i) != fp {
 				r.Verdict = Conflict
 			}
-			return pruned, nil
+			return nil
 		}
 		m := Mark{ID: id, Token: NewToken(), Until: now.Add(lease), fp: fp}
-		t.marks.add(mark{id: id, token: m.Token, fp: fp, until: m.Until})
+		if err := t.add(id, mark{token: m.Token, fp: fp, until: m.Until}); err != nil {
+			return err
+		}
 		r = Result{Verdict: Run, Mark: m}
-		return true, nil
+		return nil
 	})
 	return r, err
 }
@@ -239,17 +266,14 @@ func (f *File) Keep(m Mark, a *Answer, ttl time.Duration, now time.Time) error {
 		return ErrTooLarge
 	}
 	var n int64
-	err := f.transform(m.ID, func(s *shard, t *table) (bool, error) {
-		mk := t.marks.find(m.ID)
-		if mk == nil || mk.token != m.Token || mk.fp != m.fp {
-			return false, ErrMarkLost
+	err := f.transform(m.ID, func(s *shard, t *table) error {
+		i := t.find(m.ID)
+		if i < 0 || !t.holds(i, m.Token, m.fp) {
+			return ErrMarkLost
 		}
 		var err error
-		if n, err = f.appendAnswer(hexByte(m.ID), s, t, m, a, now, now.Add(ttl)); err != nil {
-			return false, err
-		}
-		t.marks.remove(m.ID)
-		return true, nil
+		n, err = f.appendAnswer(hexByte(m.ID), s, t, i, m, a, now, now.Add(ttl))
+		return err
 	})
 	if err != nil {
 		return err
@@ -288,12 +312,11 @@ func (f *File) Release(m Mark) error {
 	if err := checkID(m.ID); err != nil {
 		return err
 	}
-	return f.transform(m.ID, func(_ *shard, t *table) (bool, error) {
-		if mk := t.marks.find(m.ID); mk != nil && mk.token == m.Token {
-			t.marks.remove(m.ID)
-			return true, nil
+	return f.transform(m.ID, func(_ *shard, t *table) error {
+		if i := t.find(m.ID); i >= 0 && string(t.slot(i)[64:96]) == m.Token {
+			return t.remove(i, nil)
 		}
-		return false, nil
+		return nil
 	})
 }
 

@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -129,7 +130,7 @@ func TestFileDamagedCountsAsAbsent(t *testing.T) {
 	}
 	locks := filepath.Join(dir, ".locks", id[:2])
 	b, _ = os.ReadFile(locks)
-	b[len(b)-1] ^= 1 // the table fails its checksum
+	b[tableHead+70] ^= 1 // a byte of the mark's token: the table fails its checksum
 	os.WriteFile(locks, b, 0o600)
 	r, err = f.Begin(id, fp, time.Minute, c.Now())
 	if err != nil || r.Verdict != idempotency.Run {
@@ -143,12 +144,16 @@ func TestFileDamagedCountsAsAbsent(t *testing.T) {
 	}
 	settle()
 	b, _ = os.ReadFile(locks)
-	os.WriteFile(locks, b[:len(b)-1], 0o600) // cut: the log is found again
+	os.WriteFile(locks, b[:16], 0o600) // cut before the log head: the log is found again
 	other := openFile(t, dir, idempotency.FileOptions{})
 	if r, _ := other.Begin(id, fp, time.Minute, c.Now()); r.Verdict != idempotency.Replay || string(r.Answer.Body) != "again" {
 		t.Fatalf("with the table lost: %v, want the answer found in the log", r.Verdict)
 	}
 }
+
+// tableHead is the length of a lock file's table with no marks: the
+// first mark starts there.
+const tableHead = 32
 
 // keepN keeps one answer of size bytes for each of ids, the i-th
 // expiring i minutes after the first.
@@ -400,5 +405,106 @@ func TestFileLogSharedAndRewritten(t *testing.T) {
 	}
 	if r, _ := two.Begin(id("1"), storetest.FP("x"), time.Minute, c.Now()); r.Verdict != idempotency.Run {
 		t.Fatalf("the expired answer: %v, want run", r.Verdict)
+	}
+}
+
+// TestFileLockFileCutUnderUse: a lock file cut short while an opener has
+// it mapped (by hand, or by an earlier version that shrank its tables)
+// costs the shard's marks, as a damaged table does, never a crash or an
+// error; the next steps work on it again.
+func TestFileLockFileCutUnderUse(t *testing.T) {
+	for _, size := range []int64{0, 100} {
+		dir := t.TempDir()
+		f := openFile(t, dir, idempotency.FileOptions{})
+		c := storetest.NewFakeClock()
+		a, b := "ef"+strings.Repeat("a", 62), "ef"+strings.Repeat("b", 62)
+		if r, err := f.Begin(a, storetest.FP("x"), time.Minute, c.Now()); err != nil || r.Verdict != idempotency.Run {
+			t.Fatal(r.Verdict, err)
+		}
+		if err := os.Truncate(filepath.Join(dir, ".locks", "ef"), size); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []idempotency.Verdict{idempotency.Run, idempotency.InFlight} {
+			if r, err := f.Begin(b, storetest.FP("x"), time.Minute, c.Now()); err != nil || r.Verdict != want {
+				t.Errorf("cut to %d bytes: %v %v, want %v", size, r.Verdict, err, want)
+			}
+		}
+	}
+}
+
+// TestFileTableOverOnePage: one shard holding more marks than a page of
+// its lock file takes, taken by one opener, is read whole by another that
+// mapped it when it was small, and marks cleared by either are cleared
+// for both.
+func TestFileTableOverOnePage(t *testing.T) {
+	dir := t.TempDir()
+	one, two := openFile(t, dir, idempotency.FileOptions{}), openFile(t, dir, idempotency.FileOptions{})
+	c := storetest.NewFakeClock()
+	id := func(i int) string { return fmt.Sprintf("ab%062d", i) }
+	begin := func(s idempotency.Store, i int) idempotency.Result {
+		t.Helper()
+		r, err := s.Begin(id(i), storetest.FP("x"), time.Minute, c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if begin(two, 999).Verdict != idempotency.Run { // two maps the lock file at one page
+		t.Fatal("first mark not taken")
+	}
+	const n = 100 // 100 marks take over three pages
+	marks := make([]idempotency.Mark, n)
+	for i := range n {
+		r := begin(one, i)
+		if r.Verdict != idempotency.Run {
+			t.Fatalf("mark %d: %v", i, r.Verdict)
+		}
+		marks[i] = r.Mark
+	}
+	for i := range n {
+		if v := begin(two, i).Verdict; v != idempotency.InFlight {
+			t.Fatalf("the other opener, mark %d: %v, want in_flight", i, v)
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		if err := one.Keep(marks[i], storetest.SampleAnswer(fmt.Sprint("answer ", i)), time.Hour, c.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		r := begin(two, i)
+		switch {
+		case i%2 == 0 && (r.Verdict != idempotency.Replay || string(r.Answer.Body) != fmt.Sprint("answer ", i)):
+			t.Errorf("kept mark %d: %v, want its answer replayed", i, r.Verdict)
+		case i%2 == 1 && r.Verdict != idempotency.InFlight:
+			t.Errorf("mark %d: %v, want in_flight", i, r.Verdict)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, ".locks", "ab")); err != nil || fi.Size()%4096 != 0 || fi.Size() < 4*4096 {
+		t.Errorf("lock file: %v, want whole pages, at least 4", err)
+	}
+}
+
+// TestFileReadsEarlierLockFiles: a lock file holding its table alone, as
+// the earlier version of the store left it, is read: its marks hold.
+func TestFileReadsEarlierLockFiles(t *testing.T) {
+	dir := t.TempDir()
+	f := openFile(t, dir, idempotency.FileOptions{})
+	c := storetest.NewFakeClock()
+	id := storetest.ID("earlier")
+	if r, err := f.Begin(id, storetest.FP("x"), time.Minute, c.Now()); err != nil || r.Verdict != idempotency.Run {
+		t.Fatal(r.Verdict, err)
+	}
+	f.Close()
+	locks := filepath.Join(dir, ".locks", id[:2])
+	b, err := os.ReadFile(locks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(locks, b[:tableHead+136], 0o600); err != nil { // the table and its one mark
+		t.Fatal(err)
+	}
+	if r, err := openFile(t, dir, idempotency.FileOptions{}).Begin(id, storetest.FP("x"), time.Minute, c.Now()); err != nil || r.Verdict != idempotency.InFlight {
+		t.Fatalf("%v %v, want the earlier mark in flight", r.Verdict, err)
 	}
 }

@@ -38,10 +38,10 @@ type keptRecord struct {
 // it; when the logs together take more than MaxBytes it also drops the
 // answers expiring first until they take at most nine tenths of it (so
 // that a full store sweeps once per tenth of MaxBytes kept, not at every
-// Keep). It never removes a live mark. It costs a read and a write of each
-// shard's table (256 small files) and the heads of the records appended
-// since this process last read them, plus the copy of the logs it
-// rewrites. It also removes files of the answer store's earlier layout
+// Keep). It never removes a live mark. It costs three flocks of each
+// shard's lock file (256 small files, their tables read in memory) and
+// the heads of the records appended since this process last read them,
+// plus the copy of the logs it rewrites. It also removes files of the answer store's earlier layout
 // and temporary files a killed writer left over an hour ago. One sweep
 // runs at a time in a process; sweeps of several processes do no harm
 // (each works under the shard's lock).
@@ -59,10 +59,9 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 	dead, ends := map[int]int64{}, map[int]int64{}
 	var total int64
 	for _, i := range shards {
-		errs = append(errs, f.transformShard(i, func(s *shard, t *table) (bool, error) {
-			n := len(t.marks)
-			pruned := t.marks.prune(now)
-			st.Expired += n - len(t.marks)
+		errs = append(errs, f.transformShard(i, func(s *shard, t *table) error {
+			pruned, err := t.prune(now)
+			st.Expired += pruned
 			used := int64(0)
 			for _, e := range s.index {
 				if e.liveAt(now) {
@@ -72,7 +71,7 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			}
 			total += t.log.end
 			ends[i], dead[i] = t.log.end, t.log.end-used
-			return pruned, nil
+			return err
 		}))
 	}
 	drop := map[int][]int64{} // per shard, the offsets of answers to evict
@@ -95,10 +94,10 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 			continue
 		}
 		var stale []string
-		err := f.transformShard(i, func(s *shard, t *table) (bool, error) {
+		err := f.transformShard(i, func(s *shard, t *table) error {
 			var err error
 			stale, err = f.rewrite(i, s, t, now, drop[i], &st)
-			return err == nil, err
+			return err
 		})
 		if err == nil { // the new log is committed: the old ones can go
 			for _, name := range stale {
@@ -108,15 +107,15 @@ func (f *File) Sweep(now time.Time) (SweepStats, error) {
 		errs = append(errs, err)
 	}
 	for _, i := range shards {
-		errs = append(errs, f.transformShard(i, func(s *shard, t *table) (bool, error) {
-			st.Marks += len(t.marks)
+		errs = append(errs, f.transformShard(i, func(s *shard, t *table) error {
+			st.Marks += t.n
 			st.Bytes += t.log.end
 			for _, e := range s.index {
 				if e.liveAt(now) {
 					st.Answers++
 				}
 			}
-			return false, nil
+			return nil
 		}))
 	}
 	f.kept.Store(st.Bytes + f.added.Load() - added) // what was kept meanwhile may be counted twice: never too low
@@ -140,8 +139,8 @@ func (f *File) shards() ([]int, error) {
 
 // rewrite copies shard i's live answers, but those at the offsets in
 // drop, into the log's next generation and points t at it, returning the
-// shard's other logs, to remove once t is written: the old one, and any a
-// killed rewrite left. With no answer left it writes no file.
+// shard's other logs, to remove now that t points past them: the old one,
+// and any a killed rewrite left. With no answer left it writes no file.
 func (f *File) rewrite(i int, s *shard, t *table, now time.Time, drop []int64, st *SweepStats) ([]string, error) {
 	var keep []entry
 	ids := map[int64][32]byte{}
@@ -182,12 +181,19 @@ func (f *File) rewrite(i int, s *shard, t *table, now time.Time, drop []int64, s
 			return nil, fmt.Errorf("idempotency: sweep: %w", err)
 		}
 	}
+	if err := t.setLog(next); err != nil {
+		if lf != nil {
+			lf.Close()
+			os.Remove(lf.Name())
+		}
+		return nil, err
+	}
 	all, _ := filepath.Glob(filepath.Join(f.dir, fmt.Sprintf("%02x-*.log", i)))
 	stale := slices.DeleteFunc(all, func(name string) bool { return name == f.logPath(i, next.gen) })
 	if s.log != nil {
 		s.log.Close()
 	}
-	t.log, s.log, s.head, s.index = next, lf, next, index
+	s.log, s.head, s.index = lf, next, index
 	return stale, nil
 }
 

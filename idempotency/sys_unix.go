@@ -21,3 +21,10 @@ func flock(f *os.File, on bool) error {
 		}
 	}
 }
+
+// mmap maps the first n bytes of f, shared, for reading and writing.
+func mmap(f *os.File, n int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+}
+
+func munmap(b []byte) error { return syscall.Munmap(b) }
