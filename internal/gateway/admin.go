@@ -179,7 +179,7 @@ func (g *Gateway) resetBreaker(name string) error {
 	if _, ok := list[name]; !ok {
 		return &unknownBreakerError{name}
 	}
-	return breaker.New(name, breaker.Settings{OnStateChange: g.events.breakerChanged}, g.store).Reset()
+	return breaker.New(name, breaker.Settings{OnStateChange: g.events.BreakerChanged}, g.store).Reset()
 }
 
 type unknownBreakerError struct{ name string }

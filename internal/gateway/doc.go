@@ -35,5 +35,5 @@
 // first refusals after a quiet period, a budget exhausted, a state store
 // failing, a pool key paused — are one structured line each on
 // Options.Logger, which `sluice serve` sends to stderr, at most one per
-// kind and subject every 10 s (events.go).
+// kind and subject every 10 s (package events).
 package gateway

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
+	opevents "github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -36,7 +37,7 @@ func opLines(t *testing.T, buf *syncBuffer, kind string) []map[string]any {
 // transitions returns the from→to of the breaker lines of name.
 func transitions(t *testing.T, buf *syncBuffer, name string) []string {
 	var out []string
-	for _, l := range opLines(t, buf, evBreaker) {
+	for _, l := range opLines(t, buf, opevents.KindBreaker) {
 		if l["breaker"] == name {
 			out = append(out, l["from"].(string)+"→"+l["to"].(string))
 		}
@@ -71,7 +72,7 @@ func TestOperatorEventsOutage(t *testing.T) {
 	if got := transitions(t, logs, "openai"); len(got) != 1 || got[0] != "closed→open" {
 		t.Fatalf("breaker lines %q, want closed→open; log:\n%s", got, logs)
 	}
-	open := opLines(t, logs, evBreaker)[0]
+	open := opLines(t, logs, opevents.KindBreaker)[0]
 	if open["level"] != "WARN" || open["reason"] != "failures" || open["until"] == nil {
 		t.Errorf("the open line %v, want a warning with its reason and until", open)
 	}
@@ -79,7 +80,7 @@ func TestOperatorEventsOutage(t *testing.T) {
 	if body(t, resp); resp.StatusCode != 503 || e.up.Calls() != 3 {
 		t.Fatalf("the refused call: %d, %d upstream calls; want 503, 3", resp.StatusCode, e.up.Calls())
 	}
-	ref := opLines(t, logs, evRefused)
+	ref := opLines(t, logs, opevents.KindRefused)
 	if len(ref) != 1 || ref[0]["breaker"] != "openai" || ref[0]["request_id"] != "refused-call-1" {
 		t.Errorf("refused lines %v, want one naming breaker openai and the call's id", ref)
 	}
@@ -97,9 +98,7 @@ func TestOperatorEventsOutage(t *testing.T) {
 // unthrottled lets every operator line of gw through: a test that makes a
 // breaker open twice sees both lines.
 func unthrottled(gw *Gateway) {
-	gw.events.mu.Lock()
-	defer gw.events.mu.Unlock()
-	gw.events.every = 0
+	gw.events.SetEvery(0)
 }
 
 // Every transition this process makes is logged by the breakers' hook, at
@@ -131,7 +130,7 @@ func TestOperatorEventsFromTheHook(t *testing.T) {
 	if got := transitions(t, logs, "openai"); strings.Join(got, " ") != want {
 		t.Errorf("breaker lines %q, want %q; log:\n%s", got, want, logs)
 	}
-	for _, l := range opLines(t, logs, evBreaker) {
+	for _, l := range opLines(t, logs, opevents.KindBreaker) {
 		if l["transitions"] != 1.0 {
 			t.Errorf("line %v counts %v transitions, want 1", l, l["transitions"])
 		}
@@ -166,7 +165,7 @@ func TestOperatorEventsOncePerTransition(t *testing.T) {
 }
 
 // A storm of 1,000 refusals writes a bounded number of lines: the first,
-// then at most one per eventEvery, the later ones counting those held
+// then at most one per opevents.Every, the later ones counting those held
 // back (suppressed).
 func TestOperatorEventsStormBounded(t *testing.T) {
 	logs := &syncBuffer{}
@@ -196,12 +195,12 @@ func TestOperatorEventsStormBounded(t *testing.T) {
 		t.Fatalf("%d refused, %d upstream calls; want 1000, 1", refused, e.up.Calls())
 	}
 	lines := opLines(t, logs, "")
-	bound := 2 + int(elapsed/eventEvery) // the open line, and the refused lines
+	bound := 2 + int(elapsed/opevents.Every) // the open line, and the refused lines
 	if len(lines) < 2 || len(lines) > bound {
 		t.Errorf("%d operator lines for 1,000 refusals in %v, want 2 to %d:\n%s", len(lines), elapsed, bound, logs)
 	}
 	suppressed := 0
-	for _, l := range opLines(t, logs, evRefused) {
+	for _, l := range opLines(t, logs, opevents.KindRefused) {
 		if n, ok := l["suppressed"].(float64); ok {
 			suppressed += int(n)
 		}
@@ -258,11 +257,11 @@ func TestOperatorEventsBudgetAndKeys(t *testing.T) {
 	if statuses[0] != 200 || statuses[1] != 200 || statuses[7] != 429 {
 		t.Fatalf("statuses %v, want two answers, then refusals", statuses)
 	}
-	keys := opLines(t, logs, evKeyPause)
+	keys := opLines(t, logs, opevents.KindKeyPaused)
 	if len(keys) != 1 || keys[0]["key"] != keypool.Hash(poolKeyA) || keys[0]["reason"] != "rate_limit" || keys[0]["provider"] != "openai" {
 		t.Errorf("key lines %v, want one for key %s (rate_limit)", keys, keypool.Hash(poolKeyA))
 	}
-	budget := opLines(t, logs, evBudget)
+	budget := opLines(t, logs, opevents.KindBudget)
 	if len(budget) != 1 || budget[0]["budget"] != "daily" || budget[0]["level"] != "WARN" {
 		t.Errorf("budget lines %v, want one warning for budget daily", budget)
 	}
@@ -271,40 +270,17 @@ func TestOperatorEventsBudgetAndKeys(t *testing.T) {
 	}
 }
 
-// A state store that fails is an operator event: the breaker store
-// degraded (its breakers local) once, and a store that cannot be read at
-// once and then at most once per eventEvery, however often it is polled.
-func TestOperatorEventsStoreErrors(t *testing.T) {
+// A breaker store that has fallen back to local breakers is an operator
+// event: an error line for the breakers' store, from the gateway's
+// refresh.
+func TestOperatorEventsStoreDegraded(t *testing.T) {
 	defer func(d time.Duration) { breakerPollEvery = d }(breakerPollEvery)
 	breakerPollEvery = 2 * time.Millisecond
 	logs := &syncBuffer{}
-	e := newEnvWith(t, "200", nil, Options{Store: degradedStore{breaker.NewMemory()},
+	newEnvWith(t, "200", nil, Options{Store: degradedStore{breaker.NewMemory()},
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	waitFor(t, "the degraded line", func() bool { return len(opLines(t, logs, evStore)) == 1 })
-	if l := opLines(t, logs, evStore)[0]; l["level"] != "ERROR" || l["store"] != "breakers" {
+	waitFor(t, "the degraded line", func() bool { return len(opLines(t, logs, opevents.KindStore)) == 1 })
+	if l := opLines(t, logs, opevents.KindStore)[0]; l["level"] != "ERROR" || l["store"] != "breakers" {
 		t.Errorf("store line %v, want an error for the breakers' store", l)
 	}
-
-	logs2 := &syncBuffer{}
-	cfg := config.Default()
-	cfg.State.Backend = config.BackendMemory
-	gw, err := New(cfg, Options{Store: brokenStore{}, Logger: slog.New(slog.NewJSONHandler(logs2, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	held := func() int {
-		ev := gw.events
-		ev.mu.Lock()
-		defer ev.mu.Unlock()
-		if m := ev.marks[eventKey{evStore, "breakers"}]; m != nil {
-			return m.held
-		}
-		return 0
-	}
-	waitFor(t, "20 failed polls", func() bool { return held() >= 20 })
-	if lines := opLines(t, logs2, evStore); len(lines) != 1 || lines[0]["err"] == nil {
-		t.Errorf("%d store lines after 21 failed polls, want 1 with the error: %s", len(lines), logs2)
-	}
-	_ = e
 }

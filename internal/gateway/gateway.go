@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
+	opevents "github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
 	"github.com/sluice-llm/sluice/internal/tracing"
@@ -103,6 +104,10 @@ type Gateway struct {
 	adminToken   string
 }
 
+// breakerPollEvery is how often the operator events' refresh reads the
+// breaker records, to notice the transitions other processes make.
+var breakerPollEvery = time.Second
+
 // shared is what a reload keeps: the breaker store, the ledger and the
 // limits' store (so breaker state, spend, rate-limit buckets and calls in
 // flight carry over), the attempt log, the metrics, the upstream
@@ -116,7 +121,7 @@ type shared struct {
 	limits  limit.Store
 	log     *sluice.AttemptLog
 	logger  *slog.Logger
-	events  *operatorEvents // operator events on logger (events.go)
+	events  *opevents.Log // operator events on logger (package events)
 	metrics *metrics
 	answers *answers // kept per Idempotency-Key (remember.go)
 	// history is the status page's last hour (package history).
@@ -194,7 +199,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
-	sh.events = newEvents(sh.logger)
+	sh.events = opevents.New(sh.logger)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = history.New()
 	answerStore := opt.Answers
@@ -214,7 +219,13 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, err
 	}
 	sh.current.Store(g)
-	sh.events.start(sh.store, sh.knownBreakers)
+	var degraded func() bool
+	if d, ok := sh.store.(degradable); ok {
+		degraded = d.Degraded
+	}
+	sh.events.Start(breakerPollEvery, func() (map[string]breaker.Record, error) {
+		return records(sh.store, sh.knownBreakers())
+	}, degraded)
 	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, events: sh.events},
 		&keysCollector{pools: func() keypool.Pools { return sh.current.Load().pools }},
 		learnedCollector(func() []*limit.Limiter { return sh.current.Load().pacers() }))
@@ -321,7 +332,7 @@ func (sh *shared) currentSpend() *spend.Meter { return sh.current.Load().spend }
 // provider's breaker and budget are one whatever the route, the policy
 // and the reload.
 func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
-	pol.Breaker.OnStateChange = g.events.breakerChanged // transitions logged (events.go)
+	pol.Breaker.OnStateChange = g.events.BreakerChanged // transitions logged (package events)
 	t := &sluice.Transport{
 		Base:        g.upstream(pol),
 		Policy:      pol,
@@ -366,7 +377,7 @@ func (g *Gateway) InFlight() int64 { return g.inflight.Load() }
 // Close releases the gateway's idle upstream connections.
 func (g *Gateway) Close() error {
 	g.abortFunc()
-	g.events.stop()
+	g.events.Stop()
 	for _, rt := range g.current.Load().routes {
 		for _, t := range rt.transports {
 			t.CloseIdleConnections()

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-llm/sluice/dialect"
+	opevents "github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -21,9 +22,9 @@ import (
 const codeQuota = "insufficient_quota"
 
 // keyEvents are the pools' events, logged as ev's operator events.
-func keyEvents(ev *operatorEvents) keypool.Events {
-	return keypool.Events{OnPaused: ev.keyPaused, OnStoreError: func(provider, msg string, err error) {
-		ev.storeError("keys", msg, err, "provider", provider)
+func keyEvents(ev *opevents.Log) keypool.Events {
+	return keypool.Events{OnPaused: ev.KeyPaused, OnStoreError: func(provider, msg string, err error) {
+		ev.StoreError("keys", msg, err, "provider", provider)
 	}}
 }
 

@@ -278,7 +278,7 @@ func (m *limitMetrics) observe(a *sluice.Attempt) {
 // log).
 func (sh *shared) limitStoreError(err error) {
 	n := sh.limitErrors.Add(1)
-	sh.events.storeError("limits", "rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", err, "errors", n)
+	sh.events.StoreError("limits", "rate limits: the state store failed; limits and pauses hold in this process alone meanwhile", err, "errors", n)
 }
 
 var learnedDesc = prometheus.NewDesc("sluice_ratelimit_learned_per_second",

@@ -23,7 +23,7 @@ func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) 
 			g.metrics.fallback(rt.prefix, a.Provider)
 		}
 		if a.Outcome == sluice.OutcomeCircuitOpen || a.Outcome == sluice.OutcomeRateLimited {
-			g.events.refused(pol, a)
+			g.events.Refused(pol, a)
 		}
 	}
 }

@@ -351,13 +351,13 @@ func (g *Gateway) answerError(w http.ResponseWriter, r *http.Request, d dialect.
 	case errors.As(err, &out):
 		answerKeysOut(w, d, out)
 	case errors.As(err, &be) && be.Err != nil && !errors.Is(err, spend.ErrUnpriced):
-		g.events.budget(be)
+		g.events.Budget(be)
 		writeError(w, d, http.StatusServiceUnavailable, codeBudgetExhausted,
 			fmt.Sprintf("sluice: budget %s cannot be checked (the state store failed), so calls are refused", be.Budget))
 	case errors.As(err, &be) && be.Err != nil:
 		writeError(w, d, http.StatusBadRequest, codeUnpricedModel, "sluice: "+be.Err.Error())
 	case errors.As(err, &be):
-		g.events.budget(be)
+		g.events.Budget(be)
 		h.Set("Retry-After", retryAfterSeconds(be.Resets, time.Now()))
 		h.Set("Sluice-Budget-Remaining", strconv.FormatFloat(be.Remaining, 'f', 6, 64))
 		msg := fmt.Sprintf("sluice: budget %s is spent ($%.6g left, less than this call's worst case $%.6g); it resets at %s",

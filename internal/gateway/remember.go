@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
+	opevents "github.com/sluice-llm/sluice/internal/events"
 )
 
 // answers is the gateway's side of Idempotency-Key: the store of kept
@@ -55,12 +56,12 @@ func newAnswers(store idempotency.Store, reg *prometheus.Registry) *answers {
 // observe counts what the attempt line a tells of its call's
 // Idempotency-Key (sluice.Attempt.Idempotency): an answer not kept, or
 // the answer store's failure, which is an operator event too.
-func (a *answers) observe(line *sluice.Attempt, ev *operatorEvents) {
+func (a *answers) observe(line *sluice.Attempt, ev *opevents.Log) {
 	switch line.Idempotency {
 	case "", sluice.IdempotencyKept:
 	case sluice.IdempotencyStoreError:
 		a.errors.Inc()
-		ev.storeError("answers", "the answer store failed: the call ran un-deduplicated, or its answer was not kept (a duplicate may be billed again)",
+		ev.StoreError("answers", "the answer store failed: the call ran un-deduplicated, or its answer was not kept (a duplicate may be billed again)",
 			errAnswerStore, "request_id", line.RequestID)
 	default:
 		a.notKept.WithLabelValues(line.Idempotency).Inc()

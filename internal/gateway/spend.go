@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	opevents "github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
@@ -56,7 +57,7 @@ func (g *Gateway) clientID(token, caller string) string {
 type spendCollector struct {
 	spend  func() *spend.Meter // nil when there are no budgets
 	ledger spend.Ledger
-	events *operatorEvents
+	events *opevents.Log
 }
 
 var (
@@ -85,7 +86,7 @@ func (c *spendCollector) Collect(ch chan<- prometheus.Metric) {
 		key, _ := b.Key(now, "", "", "")
 		spent, held, err := c.ledger.Read(key)
 		if err != nil {
-			c.events.storeError("ledger", "reading a budget for metrics failed", err, "budget", b.Name)
+			c.events.StoreError("ledger", "reading a budget for metrics failed", err, "budget", b.Name)
 			continue
 		}
 		ch <- prometheus.MustNewConstMetric(budgetSpentDesc, prometheus.GaugeValue, spent, b.Name)
