@@ -188,7 +188,7 @@ func TestAzureHangAnswers504WithinTotal(t *testing.T) {
 func TestAzureStreams(t *testing.T) {
 	e := newAzureEnv(t, "stream:events=40", nil)
 	got := body(t, e.azDo(azPath, azStream))
-	if evs := events(got); len(evs) != 43 || evs[len(evs)-1] != "data: [DONE]" {
+	if evs := sseEvents(got); len(evs) != 43 || evs[len(evs)-1] != "data: [DONE]" {
 		t.Errorf("relayed %d events ending %q, want 43 ending [DONE]", len(evs), evs[len(evs)-1])
 	}
 	for _, tc := range []struct{ script, code string }{
@@ -197,7 +197,7 @@ func TestAzureStreams(t *testing.T) {
 	} {
 		e := newAzureEnv(t, tc.script, nil)
 		got := body(t, e.azDo(azPath, azStream))
-		evs := events(got)
+		evs := sseEvents(got)
 		var v struct{ Error struct{ Code string } }
 		if strings.Contains(got, "[DONE]") || len(evs) != 4 ||
 			json.Unmarshal([]byte(strings.TrimPrefix(evs[3], "data: ")), &v) != nil || v.Error.Code != tc.code {

@@ -66,7 +66,7 @@ func TestCompatErrorInsideStream(t *testing.T) {
 
 	e = newEnv(t, "stream:error-after=3", withCompat(nil))
 	got = body(t, e.do("POST", "/groq/chat/completions", compatStream))
-	evs := events(got)
+	evs := sseEvents(got)
 	var v struct{ Error struct{ Code string } }
 	if strings.Contains(got, "[DONE]") || len(evs) != 4 ||
 		json.Unmarshal([]byte(strings.TrimPrefix(evs[3], "data: ")), &v) != nil || v.Error.Code != "overloaded" {

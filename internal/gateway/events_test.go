@@ -12,7 +12,7 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
-	opevents "github.com/sluice-llm/sluice/internal/events"
+	"github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -37,7 +37,7 @@ func opLines(t *testing.T, buf *syncBuffer, kind string) []map[string]any {
 // transitions returns the from→to of the breaker lines of name.
 func transitions(t *testing.T, buf *syncBuffer, name string) []string {
 	var out []string
-	for _, l := range opLines(t, buf, opevents.KindBreaker) {
+	for _, l := range opLines(t, buf, events.KindBreaker) {
 		if l["breaker"] == name {
 			out = append(out, l["from"].(string)+"→"+l["to"].(string))
 		}
@@ -72,7 +72,7 @@ func TestOperatorEventsOutage(t *testing.T) {
 	if got := transitions(t, logs, "openai"); len(got) != 1 || got[0] != "closed→open" {
 		t.Fatalf("breaker lines %q, want closed→open; log:\n%s", got, logs)
 	}
-	open := opLines(t, logs, opevents.KindBreaker)[0]
+	open := opLines(t, logs, events.KindBreaker)[0]
 	if open["level"] != "WARN" || open["reason"] != "failures" || open["until"] == nil {
 		t.Errorf("the open line %v, want a warning with its reason and until", open)
 	}
@@ -80,7 +80,7 @@ func TestOperatorEventsOutage(t *testing.T) {
 	if body(t, resp); resp.StatusCode != 503 || e.up.Calls() != 3 {
 		t.Fatalf("the refused call: %d, %d upstream calls; want 503, 3", resp.StatusCode, e.up.Calls())
 	}
-	ref := opLines(t, logs, opevents.KindRefused)
+	ref := opLines(t, logs, events.KindRefused)
 	if len(ref) != 1 || ref[0]["breaker"] != "openai" || ref[0]["request_id"] != "refused-call-1" {
 		t.Errorf("refused lines %v, want one naming breaker openai and the call's id", ref)
 	}
@@ -130,7 +130,7 @@ func TestOperatorEventsFromTheHook(t *testing.T) {
 	if got := transitions(t, logs, "openai"); strings.Join(got, " ") != want {
 		t.Errorf("breaker lines %q, want %q; log:\n%s", got, want, logs)
 	}
-	for _, l := range opLines(t, logs, opevents.KindBreaker) {
+	for _, l := range opLines(t, logs, events.KindBreaker) {
 		if l["transitions"] != 1.0 {
 			t.Errorf("line %v counts %v transitions, want 1", l, l["transitions"])
 		}
@@ -165,7 +165,7 @@ func TestOperatorEventsOncePerTransition(t *testing.T) {
 }
 
 // A storm of 1,000 refusals writes a bounded number of lines: the first,
-// then at most one per opevents.Every, the later ones counting those held
+// then at most one per events.Every, the later ones counting those held
 // back (suppressed).
 func TestOperatorEventsStormBounded(t *testing.T) {
 	logs := &syncBuffer{}
@@ -195,12 +195,12 @@ func TestOperatorEventsStormBounded(t *testing.T) {
 		t.Fatalf("%d refused, %d upstream calls; want 1000, 1", refused, e.up.Calls())
 	}
 	lines := opLines(t, logs, "")
-	bound := 2 + int(elapsed/opevents.Every) // the open line, and the refused lines
+	bound := 2 + int(elapsed/events.Every) // the open line, and the refused lines
 	if len(lines) < 2 || len(lines) > bound {
 		t.Errorf("%d operator lines for 1,000 refusals in %v, want 2 to %d:\n%s", len(lines), elapsed, bound, logs)
 	}
 	suppressed := 0
-	for _, l := range opLines(t, logs, opevents.KindRefused) {
+	for _, l := range opLines(t, logs, events.KindRefused) {
 		if n, ok := l["suppressed"].(float64); ok {
 			suppressed += int(n)
 		}
@@ -257,11 +257,11 @@ func TestOperatorEventsBudgetAndKeys(t *testing.T) {
 	if statuses[0] != 200 || statuses[1] != 200 || statuses[7] != 429 {
 		t.Fatalf("statuses %v, want two answers, then refusals", statuses)
 	}
-	keys := opLines(t, logs, opevents.KindKeyPaused)
+	keys := opLines(t, logs, events.KindKeyPaused)
 	if len(keys) != 1 || keys[0]["key"] != keypool.Hash(poolKeyA) || keys[0]["reason"] != "rate_limit" || keys[0]["provider"] != "openai" {
 		t.Errorf("key lines %v, want one for key %s (rate_limit)", keys, keypool.Hash(poolKeyA))
 	}
-	budget := opLines(t, logs, opevents.KindBudget)
+	budget := opLines(t, logs, events.KindBudget)
 	if len(budget) != 1 || budget[0]["budget"] != "daily" || budget[0]["level"] != "WARN" {
 		t.Errorf("budget lines %v, want one warning for budget daily", budget)
 	}
@@ -279,8 +279,8 @@ func TestOperatorEventsStoreDegraded(t *testing.T) {
 	logs := &syncBuffer{}
 	newEnvWith(t, "200", nil, Options{Store: degradedStore{breaker.NewMemory()},
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	waitFor(t, "the degraded line", func() bool { return len(opLines(t, logs, opevents.KindStore)) == 1 })
-	if l := opLines(t, logs, opevents.KindStore)[0]; l["level"] != "ERROR" || l["store"] != "breakers" {
+	waitFor(t, "the degraded line", func() bool { return len(opLines(t, logs, events.KindStore)) == 1 })
+	if l := opLines(t, logs, events.KindStore)[0]; l["level"] != "ERROR" || l["store"] != "breakers" {
 		t.Errorf("store line %v, want an error for the breakers' store", l)
 	}
 }

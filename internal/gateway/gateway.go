@@ -19,7 +19,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/config"
-	opevents "github.com/sluice-llm/sluice/internal/events"
+	"github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
 	"github.com/sluice-llm/sluice/internal/tracing"
@@ -121,7 +121,7 @@ type shared struct {
 	limits  limit.Store
 	log     *sluice.AttemptLog
 	logger  *slog.Logger
-	events  *opevents.Log // operator events on logger (package events)
+	events  *events.Log // operator events on logger (package events)
 	metrics *metrics
 	answers *answers // kept per Idempotency-Key (remember.go)
 	// history is the status page's last hour (package history).
@@ -199,7 +199,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	sh.tracing = tr
 	sh.abort, sh.abortFunc = context.WithCancel(context.Background())
-	sh.events = opevents.New(sh.logger)
+	sh.events = events.New(sh.logger)
 	sh.metrics = newMetrics(sh.store, sh.knownBreakers, opt.AttemptLog)
 	sh.history = history.New()
 	answerStore := opt.Answers

@@ -348,8 +348,8 @@ func TestUnreachableMessageGrammar(t *testing.T) {
 	}
 }
 
-// events splits an SSE body into its events' raw text.
-func events(s string) []string {
+// sseEvents splits an SSE body into its events' raw text.
+func sseEvents(s string) []string {
 	var out []string
 	for ev := range strings.SplitSeq(s, "\n\n") {
 		if strings.TrimSpace(ev) != "" {
@@ -365,9 +365,9 @@ func TestStreamRelayedByteExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := events(body(t, direct))
+	want := sseEvents(body(t, direct))
 	resp := e.do("POST", "/openai/v1/chat/completions", chatStream)
-	got := events(body(t, resp))
+	got := sseEvents(body(t, resp))
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Errorf("content type %q", resp.Header.Get("Content-Type"))
 	}
@@ -436,7 +436,7 @@ func TestStreamStallAfterFirstByteEndsWithErrorEvent(t *testing.T) {
 			if strings.Contains(got, tt.noEnd) {
 				t.Fatalf("a stalled stream got an ending: %q", got)
 			}
-			evs := events(got)
+			evs := sseEvents(got)
 			last := evs[len(evs)-1]
 			if tt.kind == config.KindAnthropic {
 				if !strings.HasPrefix(last, "event: error\ndata: ") || !strings.Contains(last, `"type":"stream_stalled"`) {

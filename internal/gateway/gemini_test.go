@@ -174,7 +174,7 @@ func chunkText(t *testing.T, ev string) (text, finish string) {
 func TestGeminiStreamRelayedWhole(t *testing.T) {
 	e := newEnv(t, "stream:events=12", withGemini)
 	resp := e.do("POST", geminiStreamed, geminiBody)
-	evs := events(body(t, resp))
+	evs := sseEvents(body(t, resp))
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(evs) != 12 {
 		t.Fatalf("%d %q, %d events; want a 200 stream of 12", resp.StatusCode, resp.Header.Get("Content-Type"), len(evs))
 	}
@@ -200,7 +200,7 @@ func TestGeminiStreamStallOrCutEndsWithGoogleError(t *testing.T) {
 		t.Run(tt.script, func(t *testing.T) {
 			e := newEnv(t, tt.script, withGemini)
 			resp := e.do("POST", geminiStreamed, geminiBody)
-			evs := events(body(t, resp))
+			evs := sseEvents(body(t, resp))
 			if len(evs) != 3 {
 				t.Fatalf("%d events %q, want 2 chunks and an error", len(evs), evs)
 			}
@@ -242,7 +242,7 @@ func TestGeminiStreamEndingWithoutFinishReasonIsCut(t *testing.T) {
 		c.Providers["gemini"] = p
 	})
 	resp := e.do("POST", geminiStreamed, geminiBody)
-	evs := events(body(t, resp))
+	evs := sseEvents(body(t, resp))
 	if len(evs) != 3 {
 		t.Fatalf("events %q, want the 2 chunks and an error", evs)
 	}
@@ -259,7 +259,7 @@ func TestGeminiFailureBeforeFirstEventRetried(t *testing.T) {
 		t.Run(script, func(t *testing.T) {
 			e := newEnv(t, script, withGemini)
 			resp := e.do("POST", geminiStreamed, geminiBody)
-			evs := events(body(t, resp))
+			evs := sseEvents(body(t, resp))
 			if resp.StatusCode != 200 || len(evs) != 5 || strings.Contains(strings.Join(evs, ""), `"error"`) {
 				t.Fatalf("%d %q, want only the second, whole answer", resp.StatusCode, evs)
 			}
@@ -461,7 +461,7 @@ func TestGeminiGatewayErrorShapes(t *testing.T) {
 func TestGeminiStreamErrorEventIsTheEnd(t *testing.T) {
 	e := newEnv(t, "stream:error-after=2", withGemini)
 	resp := e.do("POST", geminiStreamed, geminiBody)
-	evs := events(body(t, resp))
+	evs := sseEvents(body(t, resp))
 	errs := 0
 	for _, ev := range evs {
 		if strings.Contains(ev, `"error"`) {

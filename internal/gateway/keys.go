@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-llm/sluice/dialect"
-	opevents "github.com/sluice-llm/sluice/internal/events"
+	"github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -22,7 +22,7 @@ import (
 const codeQuota = "insufficient_quota"
 
 // keyEvents are the pools' events, logged as ev's operator events.
-func keyEvents(ev *opevents.Log) keypool.Events {
+func keyEvents(ev *events.Log) keypool.Events {
 	return keypool.Events{OnPaused: ev.KeyPaused, OnStoreError: func(provider, msg string, err error) {
 		ev.StoreError("keys", msg, err, "provider", provider)
 	}}

@@ -11,7 +11,7 @@ import (
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/idempotency"
-	opevents "github.com/sluice-llm/sluice/internal/events"
+	"github.com/sluice-llm/sluice/internal/events"
 )
 
 // answers is the gateway's side of Idempotency-Key: the store of kept
@@ -56,7 +56,7 @@ func newAnswers(store idempotency.Store, reg *prometheus.Registry) *answers {
 // observe counts what the attempt line a tells of its call's
 // Idempotency-Key (sluice.Attempt.Idempotency): an answer not kept, or
 // the answer store's failure, which is an operator event too.
-func (a *answers) observe(line *sluice.Attempt, ev *opevents.Log) {
+func (a *answers) observe(line *sluice.Attempt, ev *events.Log) {
 	switch line.Idempotency {
 	case "", sluice.IdempotencyKept:
 	case sluice.IdempotencyStoreError:

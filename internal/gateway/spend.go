@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-llm/sluice/internal/config"
-	opevents "github.com/sluice-llm/sluice/internal/events"
+	"github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
@@ -57,7 +57,7 @@ func (g *Gateway) clientID(token, caller string) string {
 type spendCollector struct {
 	spend  func() *spend.Meter // nil when there are no budgets
 	ledger spend.Ledger
-	events *opevents.Log
+	events *events.Log
 }
 
 var (
