@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
@@ -102,7 +102,7 @@ func (c *call) replay(a *idempotency.Answer) *http.Response {
 	}
 	return &http.Response{Status: strconv.Itoa(a.Status) + " " + http.StatusText(a.Status), StatusCode: a.Status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Request: c.req,
-		Body: io.NopCloser(strings.NewReader(string(a.Body))), ContentLength: int64(len(a.Body))}
+		Body: io.NopCloser(bytes.NewReader(a.Body)), ContentLength: int64(len(a.Body))}
 }
 
 // forget clears the call's mark, keeping nothing: it ended without a whole
