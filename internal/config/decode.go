@@ -54,7 +54,7 @@ func Parse(data []byte) (*Config, error) {
 var foreign = map[reflect.Type]map[string]string{
 	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope"},
 	reflect.TypeFor[sluice.Retry]():     {"Budget": "budget,share,off"},
-	reflect.TypeFor[breaker.Settings](): {"Lease": "-"},
+	reflect.TypeFor[breaker.Settings](): {"Lease": "-", "OnStateChange": "-"},
 	reflect.TypeFor[spend.Budget]():     {"AllowUnpriced": "unpriced,allow", "AllowOnLedgerError": "on_store_error,allow"},
 	reflect.TypeFor[limit.Limit](): {"Requests": "requests_per_minute,per_minute",
 		"Tokens": "tokens_per_minute,per_minute", "Reserve": "reserve,share"},

@@ -49,6 +49,13 @@ type Line struct {
 	// ReplayOf is, on a call answered from a kept answer (outcome
 	// replayed), the request id of the call that answered first.
 	ReplayOf string `json:"replay_of,omitempty"`
+	// SavedUSD is, on a replay's line, what the call it replayed cost (0
+	// on lines written before the log said it).
+	SavedUSD float64 `json:"saved_usd,omitempty"`
+	// Idempotency is, on a line of a call with an Idempotency-Key, what
+	// became of its answer: kept, too_large, credential, mark_lost or
+	// store_error.
+	Idempotency string `json:"idempotency,omitempty"`
 
 	// Refused is, on a refusal line, how many refused calls the line
 	// stands for: the log folds the refusals of one breaker, budget or

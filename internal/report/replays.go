@@ -8,11 +8,12 @@ type Replays struct {
 	// Calls is how many calls were replayed.
 	Calls int `json:"calls"`
 	// SavedUSD is what the replayed answers cost when first made, as far
-	// as the log holds the first calls: the money the replays did not
-	// spend again.
+	// as the log holds the first calls or the replays' lines say it
+	// (saved_usd): the money the replays did not spend again.
 	SavedUSD float64 `json:"saved_usd"`
 	// Unpriced is how many replays name a first call the log does not
-	// hold (kept before the log's window, or by another gateway's log).
+	// hold (kept before the log's window, or by another gateway's log)
+	// and whose line does not say what it cost.
 	Unpriced int `json:"unpriced,omitempty"`
 }
 
@@ -33,11 +34,14 @@ func replays(lines []Line) Replays {
 			continue
 		}
 		r.Calls++
-		if !seen[l.ReplayOf] {
+		switch {
+		case seen[l.ReplayOf]:
+			r.SavedUSD = addFinite(r.SavedUSD, cost[l.ReplayOf])
+		case l.SavedUSD > 0: // the first call's lines are gone (rotated), its cost is on this one
+			r.SavedUSD = addFinite(r.SavedUSD, l.SavedUSD)
+		default:
 			r.Unpriced++
-			continue
 		}
-		r.SavedUSD = addFinite(r.SavedUSD, cost[l.ReplayOf])
 	}
 	return r
 }

@@ -17,21 +17,23 @@ func TestReplaysCounted(t *testing.T) {
 		{TS: t0.Add(time.Minute), RequestID: "again-1", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "first"},
 		{TS: t0.Add(2 * time.Minute), RequestID: "again-2", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "first"},
 		{TS: t0.Add(3 * time.Minute), RequestID: "again-3", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "older"},
+		// The first call's lines rotated away; the replay's own line says what it cost.
+		{TS: t0.Add(4 * time.Minute), RequestID: "again-4", Attempt: 1, Provider: "openai", Status: 200, Outcome: "replayed", ReplayOf: "rotated", SavedUSD: 0.25},
 	}
 	s := Summarize(lines)
-	if s.Calls != 4 || s.Replays.Calls != 3 || s.Replays.SavedUSD != 0.5 || s.Replays.Unpriced != 1 {
-		t.Errorf("calls %d, replays %+v; want 4 calls, 3 replays saving $0.50, 1 unpriced", s.Calls, s.Replays)
+	if s.Calls != 5 || s.Replays.Calls != 4 || s.Replays.SavedUSD != 0.75 || s.Replays.Unpriced != 1 {
+		t.Errorf("calls %d, replays %+v; want 5 calls, 4 replays saving $0.75, 1 unpriced", s.Calls, s.Replays)
 	}
 	if s.Incident.FailedCalls != 0 {
 		t.Errorf("%d failed calls, want 0: a replay is an answer", s.Incident.FailedCalls)
 	}
 	var b strings.Builder
 	WriteText(&b, &s)
-	if !strings.Contains(b.String(), "replayed from kept answers (Idempotency-Key): 3 calls, 0.50 USD not spent again (1 whose first call this log does not hold)") {
+	if !strings.Contains(b.String(), "replayed from kept answers (Idempotency-Key): 4 calls, 0.75 USD not spent again (1 whose first call this log does not hold)") {
 		t.Errorf("text report:\n%s", b.String())
 	}
 	page := htmlPage(t, lines)
-	if !strings.Contains(page, "Replayed from kept answers (Idempotency-Key): 3 calls, $0.50 not spent again (1 whose first call this log does not hold).") {
+	if !strings.Contains(page, "Replayed from kept answers (Idempotency-Key): 4 calls, $0.75 not spent again (1 whose first call this log does not hold).") {
 		t.Errorf("the HTML page does not count the replays:\n%s", page)
 	}
 	if page := htmlPage(t, lines[:2]); strings.Contains(page, `id="replays"`) {
