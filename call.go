@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/credential"
 	"github.com/sluice-llm/sluice/internal/request"
@@ -34,6 +35,16 @@ type call struct {
 
 	d dialect.Dialect // the API the call speaks
 
+	// Translation (translate.go), for a target of another dialect.
+	td      dialect.Dialect // the current target's dialect: d, or its Target.Dialect
+	xl      *translation    // how its requests and answers are translated; nil when td is d
+	chatReq *chat.Request   // the request as the chat model reads it, once a target needed it
+	chatErr error           // why it could not be read
+	skipErr error           // why the current target cannot take the request; nil when it can
+	skipped bool            // a target was skipped
+	lastAt  [2]string       // the provider and model of the last failure, for a call whose last targets were skipped
+	lastXl  string          // the last failure's translation (from->to), "" when none
+
 	// The current target.
 	signer   dialect.Signer // signs each attempt's request; nil when none
 	target   int            // 0: the primary; i: Fallbacks[i-1]
@@ -52,7 +63,7 @@ type call struct {
 	last       *http.Response // the last failed response, body buffered
 	lastErr    error          // else the last attempt's error
 	first      attempt        // the first attempt, in the call's allocation
-	stamped    [6]string      // the values of the headers stamp sets
+	stamped    [7]string      // the values of the headers stamp sets
 	ended      atomic.Bool
 
 	// Rate limits (limiter.go).
@@ -208,6 +219,7 @@ func (c *call) aim(i int) {
 	}
 	c.treq = c.req
 	c.signer = t.Signer
+	c.td, c.xl, c.skipErr = c.d, nil, nil
 	budget := t.budget
 	if i > 0 {
 		tg := t.Fallbacks[i-1]
@@ -218,17 +230,27 @@ func (c *call) aim(i int) {
 		r.Header = c.header.Clone()
 		u := *c.req.URL
 		r.URL = &u
+		if tg.Provider != "" {
+			c.provider = tg.Provider
+		}
+		translated := tg.Dialect != nil && tg.Dialect != c.d
+		if translated {
+			c.td = tg.Dialect
+			if err := c.translateFor(&tg, &r); err != nil {
+				c.skipErr = err
+				if tg.Model != "" {
+					c.model = tg.Model
+				}
+			}
+		}
 		if tg.Rewrite != nil {
 			tg.Rewrite(&r)
 		}
 		c.treq = &r
-		if tg.Provider != "" {
-			c.provider = tg.Provider
-		}
 		if tg.Signer != nil {
 			c.signer = tg.Signer
 		}
-		if tg.Model != "" {
+		if tg.Model != "" && !translated {
 			// The model goes where the dialect names it: the path (the
 			// body then goes as it came) or the body.
 			if p, b, ok := c.d.Retarget(r.URL.Path, c.in.Bytes, tg.Model); ok {
@@ -277,7 +299,10 @@ func (c *call) shouldFallBack(v verdict, errBody []byte, err error) bool {
 func (c *call) give() (*http.Response, error) {
 	c.end()
 	if c.last != nil {
-		c.stamp(c.last)
+		if c.skipped { // the call ended on a skipped target: the answer is the last failure's
+			c.provider, c.model = c.lastAt[0], c.lastAt[1]
+		}
+		c.stamp(c.last, c.lastXl)
 		return c.last, nil
 	}
 	if errors.Is(c.lastErr, context.Canceled) || errors.Is(c.lastErr, breaker.ErrOpen) {
@@ -309,6 +334,11 @@ func (c *call) keep(resp *http.Response, err error) {
 		c.last.Body.Close()
 	}
 	c.last, c.lastErr = resp, err
+	c.lastAt = [2]string{c.provider, c.model}
+	c.lastXl = ""
+	if c.xl != nil {
+		c.lastXl = c.xl.label
+	}
 }
 
 // step is what follows a failed attempt.
@@ -378,12 +408,12 @@ func (c *call) backOff(d time.Duration) bool {
 // and failure alike, since the call's retries are done: a success is not
 // retried anyway, and a failure must not be retried again by a client that
 // would multiply the attempts.
-func (c *call) stamp(resp *http.Response) {
+func (c *call) stamp(resp *http.Response, translated string) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
 	// The values live in the call, which the response's body holds anyway.
-	c.stamped = [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false"}
+	c.stamped = [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false", translated}
 	vals := c.stamped[:]
 	resp.Header["Sluice-Request-Id"] = vals[0:1:1]
 	resp.Header["Sluice-Attempts"] = vals[1:2:2]
@@ -393,6 +423,9 @@ func (c *call) stamp(resp *http.Response) {
 	}
 	if c.model != "" && request.CheckModel(c.model) == nil { // never a client's raw, invalid name
 		resp.Header["Sluice-Model"] = vals[3:4:4]
+	}
+	if translated != "" {
+		resp.Header["Sluice-Translated"] = vals[6:7:7]
 	}
 	if c.remaining >= 0 {
 		vals[4] = strconv.FormatFloat(c.remaining, 'f', 6, 64)
