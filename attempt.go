@@ -178,13 +178,13 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		return c.judgeError(a, resp)
 	}
 	c.learn(a, resp.StatusCode, resp.Header, verdict{}) // its rate-limit headers, at once
-	peeker := c.td.Stream(resp.Header)
+	peeker := c.targetDialect().Stream(resp.Header)
 	stream := peeker != nil
 	a.rec.Stream = stream
 	b := &a.out
 	b.a, b.rc, b.stream = a, resp.Body, stream
 	if c.t.Meter != nil {
-		b.count, b.meterEnd = c.t.Meter.Count(c.td, c.model, stream, len(c.body))
+		b.count, b.meterEnd = c.t.Meter.Count(c.targetDialect(), c.model, stream, len(c.body))
 	}
 	if stream {
 		head, errEvent, status, err := a.peek(resp.Body, peeker)
@@ -199,7 +199,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			// Limiter and the Keys, as the status it stands for, so that
 			// a rate limit or a quota sent this way pauses the model or
 			// the key as a 429 answer would.
-			v := c.policy.Retry.judgeStatus(c.td, status, resp.Header, errEvent)
+			v := c.policy.Retry.judgeStatus(c.targetDialect(), status, resp.Header, errEvent)
 			c.learn(a, status, resp.Header, v)
 			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
 			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
@@ -210,7 +210,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				// event, never a made-up "could not be reached".
 				resp.Body.Close()
 				if c.xl != nil { // the client gets its own dialect's error event
-					head = c.xl.newStream(bytes.NewReader(head), c.td.Stream(resp.Header), nil).all()
+					head = c.xl.newStream(bytes.NewReader(head), c.targetDialect().Stream(resp.Header), nil).all()
 					resp.Header.Set("Content-Type", "text/event-stream")
 					resp.Header.Del("Content-Length")
 				}
@@ -246,7 +246,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		}
 	}
 	resp.Body = b
-	c.stamp(resp, c.xlLabel())
+	c.stamp(resp)
 	if c.mark != nil && resp.StatusCode/100 == 2 { // an answer to keep: b captures what the caller reads
 		b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
 		if c.keyID != "" && resp.Request != nil {
@@ -301,7 +301,7 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		v := c.failed(a, err)
 		return nil, v, a.err
 	}
-	v := c.policy.Retry.judgeStatus(c.td, resp.StatusCode, resp.Header, buf)
+	v := c.policy.Retry.judgeStatus(c.targetDialect(), resp.StatusCode, resp.Header, buf)
 	c.learn(a, resp.StatusCode, resp.Header, v)
 	a.errBody = buf
 	if c.xl != nil { // judged as the target wrote it, handed over as the client's dialect writes it

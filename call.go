@@ -14,7 +14,6 @@ import (
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/dialect"
-	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/credential"
 	"github.com/sluice-llm/sluice/internal/request"
@@ -36,14 +35,11 @@ type call struct {
 	d dialect.Dialect // the API the call speaks
 
 	// Translation (translate.go), for a target of another dialect.
-	td      dialect.Dialect // the current target's dialect: d, or its Target.Dialect
-	xl      *translation    // how its requests and answers are translated; nil when td is d
-	chatReq *chat.Request   // the request as the chat model reads it, once a target needed it
-	chatErr error           // why it could not be read
-	skipErr error           // why the current target cannot take the request; nil when it can
-	skipped bool            // a target was skipped
-	lastAt  [2]string       // the provider and model of the last failure, for a call whose last targets were skipped
-	lastXl  string          // the last failure's translation (from->to), "" when none
+	xl         *translation // how the current target's requests and answers are translated; nil when it speaks d
+	chat       *chatIn      // the request as the chat model reads it, once a target needed it
+	skipErr    error        // why the current target cannot take the request; nil when it can
+	lastTarget int          // the target of the last failure
+	xlUsed     bool         // a target was translated or skipped
 
 	// The current target.
 	signer   dialect.Signer // signs each attempt's request; nil when none
@@ -63,7 +59,7 @@ type call struct {
 	last       *http.Response // the last failed response, body buffered
 	lastErr    error          // else the last attempt's error
 	first      attempt        // the first attempt, in the call's allocation
-	stamped    [7]string      // the values of the headers stamp sets
+	stamped    [6]string      // the values of the headers stamp sets
 	ended      atomic.Bool
 
 	// Rate limits (limiter.go).
@@ -219,7 +215,7 @@ func (c *call) aim(i int) {
 	}
 	c.treq = c.req
 	c.signer = t.Signer
-	c.td, c.xl, c.skipErr = c.d, nil, nil
+	c.xl, c.skipErr = nil, nil
 	budget := t.budget
 	if i > 0 {
 		tg := t.Fallbacks[i-1]
@@ -235,7 +231,7 @@ func (c *call) aim(i int) {
 		}
 		translated := tg.Dialect != nil && tg.Dialect != c.d
 		if translated {
-			c.td = tg.Dialect
+			c.xlUsed = true
 			if err := c.translateFor(&tg, &r); err != nil {
 				c.skipErr = err
 				if tg.Model != "" {
@@ -299,10 +295,12 @@ func (c *call) shouldFallBack(v verdict, errBody []byte, err error) bool {
 func (c *call) give() (*http.Response, error) {
 	c.end()
 	if c.last != nil {
-		if c.skipped { // the call ended on a skipped target: the answer is the last failure's
-			c.provider, c.model = c.lastAt[0], c.lastAt[1]
+		if c.xlUsed && c.lastTarget != c.target {
+			// The call ended on a target skipped or refused after the one
+			// that failed last: the answer says who gave it.
+			c.aim(c.lastTarget)
 		}
-		c.stamp(c.last, c.lastXl)
+		c.stamp(c.last)
 		return c.last, nil
 	}
 	if errors.Is(c.lastErr, context.Canceled) || errors.Is(c.lastErr, breaker.ErrOpen) {
@@ -334,11 +332,7 @@ func (c *call) keep(resp *http.Response, err error) {
 		c.last.Body.Close()
 	}
 	c.last, c.lastErr = resp, err
-	c.lastAt = [2]string{c.provider, c.model}
-	c.lastXl = ""
-	if c.xl != nil {
-		c.lastXl = c.xl.label
-	}
+	c.lastTarget = c.target
 }
 
 // step is what follows a failed attempt.
@@ -408,12 +402,12 @@ func (c *call) backOff(d time.Duration) bool {
 // and failure alike, since the call's retries are done: a success is not
 // retried anyway, and a failure must not be retried again by a client that
 // would multiply the attempts.
-func (c *call) stamp(resp *http.Response, translated string) {
+func (c *call) stamp(resp *http.Response) {
 	if resp.Header == nil {
 		resp.Header = http.Header{}
 	}
 	// The values live in the call, which the response's body holds anyway.
-	c.stamped = [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false", translated}
+	c.stamped = [...]string{c.id, strconv.Itoa(c.sent), c.provider, c.model, "", "false"}
 	vals := c.stamped[:]
 	resp.Header["Sluice-Request-Id"] = vals[0:1:1]
 	resp.Header["Sluice-Attempts"] = vals[1:2:2]
@@ -424,8 +418,8 @@ func (c *call) stamp(resp *http.Response, translated string) {
 	if c.model != "" && request.CheckModel(c.model) == nil { // never a client's raw, invalid name
 		resp.Header["Sluice-Model"] = vals[3:4:4]
 	}
-	if translated != "" {
-		resp.Header["Sluice-Translated"] = vals[6:7:7]
+	if c.xl != nil {
+		resp.Header["Sluice-Translated"] = []string{c.xl.label}
 	}
 	if c.remaining >= 0 {
 		vals[4] = strconv.FormatFloat(c.remaining, 'f', 6, 64)

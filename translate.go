@@ -61,14 +61,27 @@ func endpoint(d dialect.Dialect, model string, stream bool) (path, rawPath, quer
 	return "", "", "", false
 }
 
+// Translates reports whether a call in dialect from may fall back to a
+// Target of dialect to: true for one dialect, and for the pairs the
+// engine translates (calls in OpenAI, Azure OpenAI, Anthropic or Gemini;
+// targets of OpenAI, Anthropic, Gemini or Bedrock).
+func Translates(from, to dialect.Dialect) bool {
+	if from == to {
+		return true
+	}
+	_, _, _, ok := endpoint(to, "", false)
+	return ok && codecOf(from) != nil && from != dialect.Bedrock
+}
+
 // translation is how the current target's requests and answers are
 // translated: from the client's dialect to the target's and back.
 type translation struct {
 	from, to   chat.Codec
-	req        *chat.Request // the client's request, as the chat model holds it
-	stream     bool          // the client asked for a stream
-	label      string        // the Sluice-Translated header's value: from->to
-	bedrockOut bool          // the target frames its stream as AWS event-stream frames
+	toD        dialect.Dialect // the target's
+	req        *chat.Request   // the client's request, as the chat model holds it
+	stream     bool            // the client asked for a stream
+	label      string          // the Sluice-Translated header's value: from->to
+	bedrockOut bool            // the target frames its stream as AWS event-stream frames
 }
 
 // SkippedError is why a fallback target was skipped without a call: the
@@ -95,24 +108,26 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	if from == nil || to == nil || c.d == dialect.Bedrock {
 		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a request from " + c.d.Kind() + " (not translated yet)"}
 	}
-	if c.chatReq == nil && c.chatErr == nil {
-		c.chatReq, c.chatErr = from.DecodeRequest(c.in.Bytes)
-		if c.chatErr == nil && !c.chatReq.Stream {
-			c.chatReq.Stream = c.d.Request(c.req.URL.Path, nil).Stream // the APIs that ask for a stream by the path
+	if c.chat == nil {
+		c.chat = &chatIn{}
+		c.chat.req, c.chat.err = from.DecodeRequest(c.in.Bytes)
+		if c.chat.err == nil && !c.chat.req.Stream {
+			c.chat.req.Stream = c.d.Request(c.req.URL.Path, nil).Stream // the APIs that ask for a stream by the path
 		}
 	}
-	if c.chatErr != nil {
-		return c.chatErr
+	if c.chat.err != nil {
+		return c.chat.err
 	}
+	in := c.chat.req
 	model := tg.Model
 	if model == "" {
 		model = c.in.Model
 	}
-	path, rawPath, query, ok := endpoint(tg.Dialect, model, c.chatReq.Stream)
+	path, rawPath, query, ok := endpoint(tg.Dialect, model, in.Stream)
 	if !ok {
 		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a chat endpoint (not translated yet)"}
 	}
-	cr := *c.chatReq
+	cr := *in
 	cr.Model = model
 	cr.IncludeUsage = cr.Stream // the target's usage, for the Meter and the client (its encoder writes it as the client asked)
 	body, err := to.EncodeRequest(&cr)
@@ -129,7 +144,7 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 		r.Header.Set("Anthropic-Version", "2023-06-01")
 	}
 	c.body, c.model = body, model
-	c.xl = &translation{from: from, to: to, req: c.chatReq, stream: c.chatReq.Stream,
+	c.xl = &translation{from: from, to: to, toD: tg.Dialect, req: in, stream: in.Stream,
 		label: c.d.Kind() + "->" + tg.Dialect.Kind(), bedrockOut: tg.Dialect == dialect.Bedrock}
 	return nil
 }
@@ -139,7 +154,6 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 func (c *call) skip(n int) bool {
 	err := c.skipErr
 	c.skipErr = nil
-	c.skipped = true
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
@@ -311,7 +325,7 @@ func (c *call) translateAnswer(a *attempt, resp *http.Response, b *body, head []
 	resp.Header.Del("Content-Encoding")
 	if b.stream {
 		src := io.MultiReader(bytes.NewReader(head), resp.Body)
-		xs := x.newStream(src, c.td.Stream(resp.Header), count)
+		xs := x.newStream(src, x.toD.Stream(resp.Header), count)
 		b.head, b.n = nil, 0
 		b.rc = readCloser{xs, resp.Body}
 		resp.Header.Set("Content-Type", "text/event-stream")
@@ -345,10 +359,16 @@ type readCloser struct {
 	io.Closer
 }
 
-// xlLabel returns the current target's translation, from->to, or "".
-func (c *call) xlLabel() string {
-	if c.xl == nil {
-		return ""
+// targetDialect returns the dialect the current target speaks.
+func (c *call) targetDialect() dialect.Dialect {
+	if c.xl != nil {
+		return c.xl.toD
 	}
-	return c.xl.label
+	return c.d
+}
+
+// chatIn is the call's request as the chat model reads it.
+type chatIn struct {
+	req *chat.Request
+	err error // why it could not be read
 }
