@@ -209,8 +209,8 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				// runs out), the caller gets the provider's own error
 				// event, never a made-up "could not be reached".
 				resp.Body.Close()
-				if c.xl != nil { // the client gets its own dialect's error event
-					head = c.xl.newStream(bytes.NewReader(head), c.targetDialect().Stream(resp.Header), nil).all()
+				if x := c.xl(); x != nil { // the client gets its own dialect's error event
+					head = x.newStream(bytes.NewReader(head), c.targetDialect().Stream(resp.Header), nil).all()
 					resp.Header.Set("Content-Type", "text/event-stream")
 					resp.Header.Del("Content-Length")
 				}
@@ -221,7 +221,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			}
 			b.errStat, b.errV = status, v
 		}
-		if c.xl != nil {
+		if c.xl() != nil {
 			c.translateAnswer(a, resp, b, head) // a stream's cannot fail here
 		}
 		b.events = c.d.Stream(resp.Header)
@@ -237,7 +237,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				return nil, c.failed(a, err), a.err
 			}
 		}
-		if c.xl != nil {
+		if c.xl() != nil {
 			if err := c.translateAnswer(a, resp, b, b.head); err != nil {
 				resp.Body.Close()
 				a.rec.BytesIn = b.n
@@ -304,8 +304,8 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 	v := c.policy.Retry.judgeStatus(c.targetDialect(), resp.StatusCode, resp.Header, buf)
 	c.learn(a, resp.StatusCode, resp.Header, v)
 	a.errBody = buf
-	if c.xl != nil { // judged as the target wrote it, handed over as the client's dialect writes it
-		buf = c.xl.errorBody(resp.StatusCode, buf)
+	if x := c.xl(); x != nil { // judged as the target wrote it, handed over as the client's dialect writes it
+		buf = x.errorBody(resp.StatusCode, buf)
 		resp.Header.Set("Content-Type", "application/json")
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(buf))

@@ -35,11 +35,8 @@ type call struct {
 	d dialect.Dialect // the API the call speaks
 
 	// Translation (translate.go), for a target of another dialect.
-	xl         *translation // how the current target's requests and answers are translated; nil when it speaks d
-	chat       *chatIn      // the request as the chat model reads it, once a target needed it
-	skipErr    error        // why the current target cannot take the request; nil when it can
-	lastTarget int          // the target of the last failure
-	xlUsed     bool         // a target was translated or skipped
+	// nil until a target speaks another dialect than d.
+	xs *xlState
 
 	// The current target.
 	signer   dialect.Signer // signs each attempt's request; nil when none
@@ -54,13 +51,13 @@ type call struct {
 
 	// The retry loop.
 	idempotent bool
+	lastTarget int32          // the target of the last failure (beside idempotent: the call stays in its size class)
 	budget     *RetryBudget   // the current target's provider's
 	token      *RetryBudget   // where the call holds a retry until it is answered; nil if none
 	last       *http.Response // the last failed response, body buffered
 	lastErr    error          // else the last attempt's error
 	first      attempt        // the first attempt, in the call's allocation
 	stamped    [6]string      // the values of the headers stamp sets
-	ended      atomic.Bool
 
 	// Rate limits (limiter.go).
 	queued     time.Duration          // how long the next attempt waited for its slot
@@ -92,6 +89,7 @@ type call struct {
 	totalErr TimeoutError
 	timer    *time.Timer
 	expired  atomic.Bool // the total timeout fired
+	ended    atomic.Bool // end ran (beside expired and mu: no padding)
 
 	mu       sync.Mutex    // guards what follows, the meaning of the timer
 	phase    *TimeoutError // the current attempt's phase; nil between phases
@@ -215,7 +213,9 @@ func (c *call) aim(i int) {
 	}
 	c.treq = c.req
 	c.signer = t.Signer
-	c.xl, c.skipErr = nil, nil
+	if c.xs != nil {
+		c.xs.xl, c.xs.skip = nil, nil
+	}
 	budget := t.budget
 	if i > 0 {
 		tg := t.Fallbacks[i-1]
@@ -231,9 +231,11 @@ func (c *call) aim(i int) {
 		}
 		translated := tg.Dialect != nil && tg.Dialect != c.d
 		if translated {
-			c.xlUsed = true
+			if c.xs == nil {
+				c.xs = &xlState{}
+			}
 			if err := c.translateFor(&tg, &r); err != nil {
-				c.skipErr = err
+				c.xs.skip = err
 				if tg.Model != "" {
 					c.model = tg.Model
 				}
@@ -295,10 +297,10 @@ func (c *call) shouldFallBack(v verdict, errBody []byte, err error) bool {
 func (c *call) give() (*http.Response, error) {
 	c.end()
 	if c.last != nil {
-		if c.xlUsed && c.lastTarget != c.target {
+		if c.xs != nil && int(c.lastTarget) != c.target {
 			// The call ended on a target skipped or refused after the one
 			// that failed last: the answer says who gave it.
-			c.aim(c.lastTarget)
+			c.aim(int(c.lastTarget))
 		}
 		c.stamp(c.last)
 		return c.last, nil
@@ -332,7 +334,7 @@ func (c *call) keep(resp *http.Response, err error) {
 		c.last.Body.Close()
 	}
 	c.last, c.lastErr = resp, err
-	c.lastTarget = c.target
+	c.lastTarget = int32(c.target)
 }
 
 // step is what follows a failed attempt.
@@ -418,8 +420,8 @@ func (c *call) stamp(resp *http.Response) {
 	if c.model != "" && request.CheckModel(c.model) == nil { // never a client's raw, invalid name
 		resp.Header["Sluice-Model"] = vals[3:4:4]
 	}
-	if c.xl != nil {
-		resp.Header["Sluice-Translated"] = []string{c.xl.label}
+	if x := c.xl(); x != nil {
+		resp.Header["Sluice-Translated"] = []string{x.label}
 	}
 	if c.remaining >= 0 {
 		vals[4] = strconv.FormatFloat(c.remaining, 'f', 6, 64)

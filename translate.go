@@ -108,17 +108,17 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	if from == nil || to == nil || c.d == dialect.Bedrock {
 		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a request from " + c.d.Kind() + " (not translated yet)"}
 	}
-	if c.chat == nil {
-		c.chat = &chatIn{}
-		c.chat.req, c.chat.err = from.DecodeRequest(c.in.Bytes)
-		if c.chat.err == nil && !c.chat.req.Stream {
-			c.chat.req.Stream = c.d.Request(c.req.URL.Path, nil).Stream // the APIs that ask for a stream by the path
+	if !c.xs.read {
+		c.xs.read = true
+		c.xs.in, c.xs.inErr = from.DecodeRequest(c.in.Bytes)
+		if c.xs.inErr == nil && !c.xs.in.Stream {
+			c.xs.in.Stream = c.d.Request(c.req.URL.Path, nil).Stream // the APIs that ask for a stream by the path
 		}
 	}
-	if c.chat.err != nil {
-		return c.chat.err
+	if c.xs.inErr != nil {
+		return c.xs.inErr
 	}
-	in := c.chat.req
+	in := c.xs.in
 	model := tg.Model
 	if model == "" {
 		model = c.in.Model
@@ -144,7 +144,7 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 		r.Header.Set("Anthropic-Version", "2023-06-01")
 	}
 	c.body, c.model = body, model
-	c.xl = &translation{from: from, to: to, toD: tg.Dialect, req: in, stream: in.Stream,
+	c.xs.xl = &translation{from: from, to: to, toD: tg.Dialect, req: in, stream: in.Stream,
 		label: c.d.Kind() + "->" + tg.Dialect.Kind(), bedrockOut: tg.Dialect == dialect.Bedrock}
 	return nil
 }
@@ -152,8 +152,8 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 // skip logs the current target's skip, one line with outcome skipped, and
 // moves the call on to the next target; false when none follows.
 func (c *call) skip(n int) bool {
-	err := c.skipErr
-	c.skipErr = nil
+	err := c.xs.skip
+	c.xs.skip = nil
 	a := Attempt{
 		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
 		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
@@ -318,7 +318,7 @@ func (x *xstream) all() []byte {
 // bytes peek read, first), a whole answer here. b is the engine's body,
 // whose Meter count is moved onto the target's raw bytes.
 func (c *call) translateAnswer(a *attempt, resp *http.Response, b *body, head []byte) error {
-	x := c.xl
+	x := c.xl()
 	count := b.count
 	b.count = nil
 	resp.Header.Del("Content-Length")
@@ -361,14 +361,27 @@ type readCloser struct {
 
 // targetDialect returns the dialect the current target speaks.
 func (c *call) targetDialect() dialect.Dialect {
-	if c.xl != nil {
-		return c.xl.toD
+	if x := c.xl(); x != nil {
+		return x.toD
 	}
 	return c.d
 }
 
-// chatIn is the call's request as the chat model reads it.
-type chatIn struct {
-	req *chat.Request
-	err error // why it could not be read
+// xl returns how the current target is translated, nil when it speaks
+// the call's dialect.
+func (c *call) xl() *translation {
+	if c.xs == nil {
+		return nil
+	}
+	return c.xs.xl
+}
+
+// xlState is what a call that met a target of another dialect keeps of
+// the translation.
+type xlState struct {
+	read  bool          // the request was read into the chat model
+	in    *chat.Request // the request as the chat model reads it
+	inErr error         // why it could not be read
+	xl    *translation  // how the current target is translated; nil when it speaks the call's dialect
+	skip  error         // why the current target cannot take the request; nil when it can
 }

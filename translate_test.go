@@ -8,11 +8,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/fake"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/sse"
 )
 
@@ -88,6 +90,21 @@ func collect(t *testing.T, c chat.Codec, stream []byte) (*chat.Answer, *chat.Err
 }
 
 const fakeText = "This is a fake answer."
+
+// isOpenAIError reports whether body is an error in OpenAI's shape and no
+// other: {"error":{"message","type","param","code"}} and nothing beside.
+func isOpenAIError(body []byte) bool {
+	var w map[string]map[string]any
+	if json.Unmarshal(body, &w) != nil || len(w) != 1 {
+		return false
+	}
+	e := w["error"]
+	_, param := e["param"]
+	_, code := e["code"]
+	msg, _ := e["message"].(string)
+	typ, _ := e["type"].(string)
+	return len(e) == 4 && param && code && msg != "" && typ != ""
+}
 
 // An OpenAI client whose primary is down is answered by an Anthropic
 // fallback, and an Anthropic client by an OpenAI one, in the client's own
@@ -245,36 +262,57 @@ func TestTranslatedFallbackErrors(t *testing.T) {
 		if resp.StatusCode != 429 || resp.Header.Get("Sluice-Translated") != "openai->anthropic" {
 			t.Fatalf("status %d (%s): %s", resp.StatusCode, resp.Header.Get("Sluice-Translated"), got)
 		}
-		var w struct {
-			Error struct{ Message, Type string }
-		}
-		if err := json.Unmarshal(got, &w); err != nil || w.Error.Message == "" || w.Error.Type == "" {
+		if !isOpenAIError(got) {
 			t.Errorf("error %s is not OpenAI's shape", got)
 		}
 		if backup.Provider.Calls() != 1 { // a quota is not retried: judged as Anthropic's
 			t.Errorf("backup calls %d, want 1", backup.Provider.Calls())
 		}
 	})
-	for _, script := range []string{"stream:events=6;error-after=4", "stream:events=6;cut-after=4"} {
-		t.Run(script, func(t *testing.T) {
-			backup := fake.NewServer(script)
-			t.Cleanup(backup.Close)
-			r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions", to("backup", "claude-haiku-4-5", dialect.Anthropic, backup.URL))
+	// A stream whose bytes end cleanly before its end: its last event
+	// never came.
+	early := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-haiku-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n")
+		io.WriteString(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+		io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"This is\"}}\n\n")
+	}))
+	t.Cleanup(early.Close)
+	for _, tt := range []struct{ name, script, url string }{
+		{"error event", "stream:events=6;error-after=4", ""},
+		{"cut", "stream:events=6;cut-after=4", ""},
+		{"early end", "", early.URL},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := tt.url
+			if u == "" {
+				backup := fake.NewServer(tt.script)
+				t.Cleanup(backup.Close)
+				u = backup.URL
+			}
+			r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions", to("backup", "claude-haiku-4-5", dialect.Anthropic, u))
 			req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(strings.Replace(body, "{", `{"stream":true,`, 1)))
 			resp, err := r.tr.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := io.ReadAll(resp.Body)
+			got, readErr := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			a, e, done := collect(t, chat.OpenAI, got)
-			if e == nil || done {
-				t.Errorf("stream %s ended with error %v, done %v; want the client's error event", got, e, done)
-			}
 			if bytes.Contains(got, []byte("[DONE]")) {
 				t.Errorf("a failed stream ends clean:\n%s", got)
 			}
-			if len(a.Content) == 0 {
+			// The error is in the bytes (an error event), or the read
+			// fails: a client never takes it for a whole answer.
+			var errEvent bool
+			var p sse.Parser
+			p.Feed(got, func(ev sse.Event) bool {
+				errEvent = errEvent || isOpenAIError(ev.Data)
+				return true
+			})
+			if !errEvent && readErr == nil {
+				t.Errorf("stream ended with neither an error event nor a read error:\n%s", got)
+			}
+			if a, _, _ := collect(t, chat.OpenAI, got); len(a.Content) == 0 {
 				t.Errorf("the text before the failure was lost: %s", got)
 			}
 		})
@@ -343,5 +381,78 @@ func TestTranslatedToolCall(t *testing.T) {
 		if a.Stop != chat.StopToolUse || a.Usage.Input != 12 || a.Usage.Output != 7 {
 			t.Errorf("stream %v: stop %q, usage %+v", stream, a.Stop, a.Usage)
 		}
+	}
+}
+
+// xlMeter records what the Meter is told of each answer: its dialect,
+// its model and the usage in the bytes it was fed.
+type xlMeter struct {
+	mu    sync.Mutex
+	seen  []string
+	usage []dialect.Usage
+}
+
+func (m *xlMeter) Reserve(hook.Ask) (float64, func(float64), error) { return -1, func(float64) {}, nil }
+
+func (m *xlMeter) Count(d dialect.Dialect, model string, stream bool, _ int) (func([]byte), func() (float64, int64)) {
+	var buf bytes.Buffer
+	return func(p []byte) { buf.Write(p) }, func() (float64, int64) {
+		var u dialect.Usage
+		if stream {
+			r := d.StreamUsage()
+			r.Write(buf.Bytes())
+			u, _ = r.Usage()
+		} else {
+			u, _ = d.Usage(buf.Bytes())
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.seen = append(m.seen, d.Kind()+" "+model)
+		m.usage = append(m.usage, u)
+		return 0, u.Output
+	}
+}
+
+// The Meter counts the target's answer as the target wrote it, for the
+// model that answered, whole and streamed.
+func TestTranslatedFallbackMetered(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		backup := fake.NewServer("200")
+		t.Cleanup(backup.Close)
+		r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions", to("backup", "claude-haiku-4-5", dialect.Anthropic, backup.URL))
+		m := &xlMeter{}
+		r.tr.Meter = m
+		body := `{"model":"gpt-4o","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
+		if stream {
+			body = strings.Replace(body, "{", `{"stream":true,`, 1)
+		}
+		if resp, got := r.post(t, body); resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, got)
+		}
+		if len(m.seen) != 1 || m.seen[0] != "anthropic claude-haiku-4-5" {
+			t.Errorf("stream %v: the Meter priced %v, want the Anthropic answer of claude-haiku-4-5", stream, m.seen)
+		}
+		if len(m.usage) != 1 || m.usage[0].Output == 0 || m.usage[0].Input == 0 {
+			t.Errorf("stream %v: the Meter read usage %+v from the bytes it was fed", stream, m.usage)
+		}
+	}
+}
+
+// A target's error is judged by its own dialect: Gemini's per-day quota
+// is not retried, though the client's dialect would retry a plain 429.
+func TestTranslatedErrorJudgedByTarget(t *testing.T) {
+	backup := fake.NewServer("429:insufficient_quota")
+	t.Cleanup(backup.Close)
+	r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions", to("backup", "gemini-2.0-flash", dialect.Gemini, backup.URL))
+	r.tr.Policy.Retry.MaxAttempts = 3
+	resp, got := r.post(t, `{"model":"gpt-4o","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 429 {
+		t.Fatalf("status %d: %s", resp.StatusCode, got)
+	}
+	if n := backup.Provider.Calls(); n != 1 {
+		t.Errorf("the quota was tried %d times, want once", n)
+	}
+	if !isOpenAIError(got) {
+		t.Errorf("error %s is not in OpenAI's shape", got)
 	}
 }

@@ -411,7 +411,7 @@ func readBody(req *http.Request) ([]byte, error) {
 // the next target, or it ends with its last failure.
 func (c *call) run() (*http.Response, error) {
 	for line := 1; ; line++ {
-		if c.skipErr != nil { // the target cannot take the request: no call
+		if c.xs != nil && c.xs.skip != nil { // the target cannot take the request: no call
 			if c.skip(line) {
 				continue
 			}
