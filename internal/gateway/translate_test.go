@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,7 +25,11 @@ type xlEnv struct {
 
 // newXLEnv builds it. (The config is built here, not read: Validate still
 // refuses a fallback of another kind.)
-func newXLEnv(t *testing.T) *xlEnv {
+func newXLEnv(t *testing.T) *xlEnv { return newXLEnvAt(t, "") }
+
+// newXLEnvAt is newXLEnv with the provider gpt at gptURL instead, when
+// not "".
+func newXLEnvAt(t *testing.T, gptURL string) *xlEnv {
 	t.Helper()
 	checkLeaks(t)
 	e := &xlEnv{env: &env{t: t, up: fake.NewServer("503"), logs: &syncBuffer{}},
@@ -35,6 +41,11 @@ func newXLEnv(t *testing.T) *xlEnv {
 		"anthropic": {Kind: config.KindAnthropic, BaseURL: e.up.URL, MaxConcurrent: 64},
 		"claude":    {Kind: config.KindAnthropic, BaseURL: e.claude.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
 		"gpt":       {Kind: config.KindOpenAI, BaseURL: e.gpt.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
+	}
+	if gptURL != "" {
+		pr := cfg.Providers["gpt"]
+		pr.BaseURL = gptURL
+		cfg.Providers["gpt"] = pr
 	}
 	p := fastPolicy("interactive")
 	p.Retry.MaxAttempts = 1
@@ -174,5 +185,52 @@ func TestGatewayTranslatedSkip(t *testing.T) {
 	if len(lines) != 2 || lines[1]["outcome"] != "skipped" || lines[1]["provider"] != "claude" ||
 		!strings.HasPrefix(lines[1]["error"].(string), "skipped: ") {
 		t.Errorf("log %v, want the primary's line and a skipped one", lines)
+	}
+}
+
+// An Anthropic client gets, through the gateway, a tool call an OpenAI
+// fallback streamed with its arguments in pieces: a tool_use block with
+// its id and name, its input as input_json_delta events, stop_reason
+// tool_use and the usage.
+func TestGatewayTranslatedToolCallStream(t *testing.T) {
+	const args = `{"city":"Paris","days":3}`
+	gpt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta, finish string) {
+			io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":`+delta+`,"finish_reason":`+finish+`}]}`+"\n\n")
+		}
+		chunk(`{"role":"assistant","content":null}`, "null")
+		chunk(`{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"weather","arguments":""}}]}`, "null")
+		for _, piece := range []string{`{"city":`, `"Paris","da`, `ys":3}`} {
+			b, _ := json.Marshal(piece)
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":`+string(b)+`}}]}`, "null")
+		}
+		chunk(`{}`, `"tool_calls"`)
+		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7,"total_tokens":19}}`+"\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(gpt.Close)
+	e := newXLEnvAt(t, gpt.URL)
+	resp := e.do(http.MethodPost, "/anthropic/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":64,"stream":true,`+
+		`"messages":[{"role":"user","content":"weather?"}],"tools":[{"name":"weather","input_schema":{"type":"object"}}]}`)
+	got := body(t, resp)
+	if resp.StatusCode != 200 || resp.Header.Get("Sluice-Translated") != "anthropic->openai" {
+		t.Fatalf("status %d (%s): %s", resp.StatusCode, resp.Header.Get("Sluice-Translated"), got)
+	}
+	if n := strings.Count(got, "input_json_delta"); n != 3 {
+		t.Errorf("%d input_json_delta events, want the 3 pieces:\n%s", n, got)
+	}
+	a, ce, done := readStream(t, chat.Anthropic, got)
+	if ce != nil || !done {
+		t.Fatalf("stream ended with %v, done %v:\n%s", ce, done, got)
+	}
+	if len(a.Content) != 1 || a.Content[0].ToolCall == nil {
+		t.Fatalf("content %+v, want one tool call:\n%s", a.Content, got)
+	}
+	if tc := a.Content[0].ToolCall; tc.ID != "call_abc" || tc.Name != "weather" || string(tc.Args) != args {
+		t.Errorf("tool call %s %s %s", tc.ID, tc.Name, tc.Args)
+	}
+	if a.Stop != chat.StopToolUse || a.Usage.Input != 12 || a.Usage.Output != 7 {
+		t.Errorf("stop %q, usage %+v", a.Stop, a.Usage)
 	}
 }
