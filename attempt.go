@@ -178,13 +178,13 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 		return c.judgeError(a, resp)
 	}
 	c.learn(a, resp.StatusCode, resp.Header, verdict{}) // its rate-limit headers, at once
-	peeker := c.d.Stream(resp.Header)
+	peeker := c.targetDialect().Stream(resp.Header)
 	stream := peeker != nil
 	a.rec.Stream = stream
 	b := &a.out
 	b.a, b.rc, b.stream = a, resp.Body, stream
 	if c.t.Meter != nil {
-		b.count, b.meterEnd = c.t.Meter.Count(c.d, c.model, stream, len(c.body))
+		b.count, b.meterEnd = c.t.Meter.Count(c.targetDialect(), c.model, stream, len(c.body))
 	}
 	if stream {
 		head, errEvent, status, err := a.peek(resp.Body, peeker)
@@ -199,7 +199,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			// Limiter and the Keys, as the status it stands for, so that
 			// a rate limit or a quota sent this way pauses the model or
 			// the key as a 429 answer would.
-			v := c.policy.Retry.judgeStatus(c.d, status, resp.Header, errEvent)
+			v := c.policy.Retry.judgeStatus(c.targetDialect(), status, resp.Header, errEvent)
 			c.learn(a, status, resp.Header, v)
 			retry := v.retryable && (c.tries < c.policy.Retry.MaxAttempts || c.hasNext())
 			move := c.switchKey && c.tries < c.policy.Retry.MaxAttempts // another key is ready
@@ -209,12 +209,20 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				// runs out), the caller gets the provider's own error
 				// event, never a made-up "could not be reached".
 				resp.Body.Close()
+				if x := c.xl(); x != nil { // the client gets its own dialect's error event
+					head = x.newStream(bytes.NewReader(head), c.targetDialect().Stream(resp.Header), nil).all()
+					resp.Header.Set("Content-Type", "text/event-stream")
+					resp.Header.Del("Content-Length")
+				}
 				resp.Body = io.NopCloser(bytes.NewReader(head))
 				resp.ContentLength = -1
 				c.settle(a, v, int64(len(head)))
 				return resp, v, nil
 			}
 			b.errStat, b.errV = status, v
+		}
+		if c.xl() != nil {
+			c.translateAnswer(a, resp, b, head) // a stream's cannot fail here
 		}
 		b.events = c.d.Stream(resp.Header)
 		b.strict = c.d.Traits().StrictEnd
@@ -224,6 +232,13 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			head, err := a.readAll(resp.Body, maxBufferedBody)
 			b.head, b.n = head, int64(len(head))
 			if err != nil {
+				resp.Body.Close()
+				a.rec.BytesIn = b.n
+				return nil, c.failed(a, err), a.err
+			}
+		}
+		if c.xl() != nil {
+			if err := c.translateAnswer(a, resp, b, b.head); err != nil {
 				resp.Body.Close()
 				a.rec.BytesIn = b.n
 				return nil, c.failed(a, err), a.err
@@ -286,9 +301,13 @@ func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verd
 		v := c.failed(a, err)
 		return nil, v, a.err
 	}
-	v := c.policy.Retry.judgeStatus(c.d, resp.StatusCode, resp.Header, buf)
+	v := c.policy.Retry.judgeStatus(c.targetDialect(), resp.StatusCode, resp.Header, buf)
 	c.learn(a, resp.StatusCode, resp.Header, v)
 	a.errBody = buf
+	if x := c.xl(); x != nil { // judged as the target wrote it, handed over as the client's dialect writes it
+		buf = x.errorBody(resp.StatusCode, buf)
+		resp.Header.Set("Content-Type", "application/json")
+	}
 	resp.Body = io.NopCloser(bytes.NewReader(buf))
 	resp.ContentLength = int64(len(buf))
 	resp.Header.Del("Content-Length")

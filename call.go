@@ -34,6 +34,10 @@ type call struct {
 
 	d dialect.Dialect // the API the call speaks
 
+	// Translation (translate.go), for a target of another dialect.
+	// nil until a target speaks another dialect than d.
+	xs *xlState
+
 	// The current target.
 	signer   dialect.Signer // signs each attempt's request; nil when none
 	target   int            // 0: the primary; i: Fallbacks[i-1]
@@ -47,13 +51,13 @@ type call struct {
 
 	// The retry loop.
 	idempotent bool
+	lastTarget int32          // the target of the last failure (beside idempotent: the call stays in its size class)
 	budget     *RetryBudget   // the current target's provider's
 	token      *RetryBudget   // where the call holds a retry until it is answered; nil if none
 	last       *http.Response // the last failed response, body buffered
 	lastErr    error          // else the last attempt's error
 	first      attempt        // the first attempt, in the call's allocation
 	stamped    [6]string      // the values of the headers stamp sets
-	ended      atomic.Bool
 
 	// Rate limits (limiter.go).
 	queued     time.Duration          // how long the next attempt waited for its slot
@@ -85,6 +89,7 @@ type call struct {
 	totalErr TimeoutError
 	timer    *time.Timer
 	expired  atomic.Bool // the total timeout fired
+	ended    atomic.Bool // end ran (beside expired and mu: no padding)
 
 	mu       sync.Mutex    // guards what follows, the meaning of the timer
 	phase    *TimeoutError // the current attempt's phase; nil between phases
@@ -208,6 +213,9 @@ func (c *call) aim(i int) {
 	}
 	c.treq = c.req
 	c.signer = t.Signer
+	if c.xs != nil {
+		c.xs.xl, c.xs.skip = nil, nil
+	}
 	budget := t.budget
 	if i > 0 {
 		tg := t.Fallbacks[i-1]
@@ -218,17 +226,29 @@ func (c *call) aim(i int) {
 		r.Header = c.header.Clone()
 		u := *c.req.URL
 		r.URL = &u
+		if tg.Provider != "" {
+			c.provider = tg.Provider
+		}
+		translated := tg.Dialect != nil && tg.Dialect != c.d
+		if translated {
+			if c.xs == nil {
+				c.xs = &xlState{}
+			}
+			if err := c.translateFor(&tg, &r); err != nil {
+				c.xs.skip = err
+				if tg.Model != "" {
+					c.model = tg.Model
+				}
+			}
+		}
 		if tg.Rewrite != nil {
 			tg.Rewrite(&r)
 		}
 		c.treq = &r
-		if tg.Provider != "" {
-			c.provider = tg.Provider
-		}
 		if tg.Signer != nil {
 			c.signer = tg.Signer
 		}
-		if tg.Model != "" {
+		if tg.Model != "" && !translated {
 			// The model goes where the dialect names it: the path (the
 			// body then goes as it came) or the body.
 			if p, b, ok := c.d.Retarget(r.URL.Path, c.in.Bytes, tg.Model); ok {
@@ -277,6 +297,11 @@ func (c *call) shouldFallBack(v verdict, errBody []byte, err error) bool {
 func (c *call) give() (*http.Response, error) {
 	c.end()
 	if c.last != nil {
+		if c.xs != nil && int(c.lastTarget) != c.target {
+			// The call ended on a target skipped or refused after the one
+			// that failed last: the answer says who gave it.
+			c.aim(int(c.lastTarget))
+		}
 		c.stamp(c.last)
 		return c.last, nil
 	}
@@ -309,6 +334,7 @@ func (c *call) keep(resp *http.Response, err error) {
 		c.last.Body.Close()
 	}
 	c.last, c.lastErr = resp, err
+	c.lastTarget = int32(c.target)
 }
 
 // step is what follows a failed attempt.
@@ -393,6 +419,9 @@ func (c *call) stamp(resp *http.Response) {
 	}
 	if c.model != "" && request.CheckModel(c.model) == nil { // never a client's raw, invalid name
 		resp.Header["Sluice-Model"] = vals[3:4:4]
+	}
+	if x := c.xl(); x != nil {
+		resp.Header["Sluice-Translated"] = []string{x.label}
 	}
 	if c.remaining >= 0 {
 		vals[4] = strconv.FormatFloat(c.remaining, 'f', 6, 64)

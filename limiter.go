@@ -101,7 +101,7 @@ func (c *call) ask() hook.Ask {
 
 // answer is what attempt a's answer tells the Limiter or the Keys.
 func (c *call) answer(a *attempt, status int, h http.Header, v verdict, wait time.Duration) hook.Answer {
-	return hook.Answer{Dialect: c.d, Provider: c.provider, Model: c.model, Key: c.keyID, Sent: a.start,
+	return hook.Answer{Dialect: c.targetDialect(), Provider: c.provider, Model: c.model, Key: c.keyID, Sent: a.start,
 		Status: status, Header: h, Quota: v.class == classQuota, RetryAfter: wait}
 }
 

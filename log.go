@@ -99,6 +99,11 @@ const (
 	OutcomeClientCancel    Outcome = "client_cancel"
 	OutcomeStreamStalled   Outcome = "stream_stalled"
 
+	// OutcomeSkipped is a fallback target of another dialect skipped
+	// without a call: the request asks what its dialect cannot express.
+	// The line's error is "skipped: " and the reason.
+	OutcomeSkipped Outcome = "skipped"
+
 	// OutcomeReplayed is a call answered from the answer kept for its
 	// Idempotency-Key: no upstream attempt, no cost.
 	OutcomeReplayed Outcome = "replayed"

@@ -194,6 +194,26 @@ type Target struct {
 	// Signer, if set, signs the requests to the target instead of the
 	// Transport's Signer.
 	Signer dialect.Signer
+
+	// Dialect, if set and not the call's, is the API the target speaks:
+	// the request is translated for it (dialect/chat) and its answer back
+	// into the call's dialect. The request goes to the target dialect's
+	// chat endpoint for Model (OpenAI's /v1/chat/completions,
+	// Anthropic's /v1/messages, Gemini's
+	// /v1beta/models/{model}:generateContent or
+	// :streamGenerateContent?alt=sse, Bedrock's /model/{model}/converse
+	// or /converse-stream), set before Rewrite, which then points it at
+	// the target's host and base path. A whole answer is translated
+	// whole, a stream event by event as it is read, an error answer
+	// judged as the target wrote it and handed over in the call's
+	// dialect; the Meter counts and prices the target's answer as it
+	// came, for Model. A request the target's dialect cannot express
+	// (chat.ErrUnsupported) skips the target without a call, with one
+	// log line (OutcomeSkipped). The answer carries Sluice-Translated:
+	// from->to (openai->anthropic). Translated: OpenAI (and Azure
+	// OpenAI), Anthropic and Gemini calls; to OpenAI, Anthropic, Gemini
+	// and Bedrock targets. If nil, the target speaks the call's dialect.
+	Dialect dialect.Dialect
 }
 
 // NewClient returns an *http.Client whose Transport applies p.
@@ -391,6 +411,12 @@ func readBody(req *http.Request) ([]byte, error) {
 // the next target, or it ends with its last failure.
 func (c *call) run() (*http.Response, error) {
 	for line := 1; ; line++ {
+		if c.xs != nil && c.xs.skip != nil { // the target cannot take the request: no call
+			if c.skip(line) {
+				continue
+			}
+			return c.give()
+		}
 		if c.t.Limiter != nil && line > 1 {
 			if err := c.admit(); err != nil {
 				if c.last == nil && c.lastErr == nil {

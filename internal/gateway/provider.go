@@ -71,7 +71,11 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 }
 
 // fallbacks returns a route's fallback targets. A fallback on another host
-// must inject its own key: the clients' keys are for the primary.
+// must inject its own key: the clients' keys are for the primary. A
+// fallback of another kind is translated (sluice.Target.Dialect) where
+// the engine translates the pair (sluice.Translates), else refused: it
+// must inject its own key, use a pool or sign, wherever it is, and the
+// request goes to its dialect's endpoint under its base URL.
 func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 	from := g.providers[r.Provider]
 	var out []sluice.Target
@@ -80,8 +84,17 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		if to == nil {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d] names provider %q, which is not configured", r.Prefix, i, f.Provider)
 		}
-		if to.d != from.d { // the dialects themselves, stateless comparable values, not their names
+		if to.d != from.d && !sluice.Translates(from.d, to.d) { // the dialects themselves, stateless comparable values, not their names
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s", r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name)
+		}
+		if to.d != from.d {
+			if to.key == "" && !to.pool && to.signer == nil {
+				return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s, and would receive the clients' keys for %s; set providers.%s.api_key_env",
+					r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name, from.name, to.name)
+			}
+			out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteTranslated(),
+				RetryBudget: to.budget, Signer: to.signer, Dialect: to.d})
+			continue
 		}
 		if to.key == "" && !to.pool && to.signer == nil && to.base.Host != from.base.Host {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
@@ -90,6 +103,23 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 			RetryBudget: to.budget, Signer: to.signer})
 	}
 	return out, nil
+}
+
+// rewriteTranslated returns the Rewrite of a fallback of another dialect:
+// the engine has set the path of p's dialect's endpoint, which goes under
+// p's base URL, with p's key (every credential the request carried
+// dropped), or none when p signs or a pool's key is put on later.
+func (p *provider) rewriteTranslated() func(*http.Request) {
+	return func(r *http.Request) {
+		u := *p.base
+		u.Path = p.base.Path + r.URL.Path
+		if r.URL.RawPath != "" {
+			u.RawPath = p.base.EscapedPath() + r.URL.RawPath
+		}
+		u.RawQuery = r.URL.RawQuery
+		r.URL, r.Host = &u, u.Host
+		p.d.Client().SetKey(r, p.key)
+	}
 }
 
 // rewriteFrom returns the Rewrite that sends a request built for provider

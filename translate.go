@@ -1,0 +1,387 @@
+package sluice
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/chat"
+	"github.com/sluice-llm/sluice/internal/sse"
+)
+
+// A call whose fallback speaks another dialect than the call's is
+// translated through the one chat model (dialect/chat): the client's
+// request is read by its dialect's codec and written by the target's, and
+// the target's answer — a whole body, a stream event by event, or an
+// error — read by the target's codec and written by the client's. A
+// request the target's dialect cannot express skips the target without a
+// call.
+
+// codecOf returns the chat codec of dialect d, nil when d is translated
+// neither way (Vertex AI). Azure OpenAI's bodies are OpenAI's.
+func codecOf(d dialect.Dialect) chat.Codec {
+	switch d {
+	case dialect.OpenAI, dialect.Azure:
+		return chat.OpenAI
+	case dialect.Anthropic:
+		return chat.Anthropic
+	case dialect.Gemini:
+		return chat.Gemini
+	case dialect.Bedrock:
+		return chat.Bedrock
+	}
+	return nil
+}
+
+// endpoint returns the URL path (and escaped path) and query of a chat
+// request to dialect d for model, streamed or not; ok is false when the
+// engine knows no such endpoint of d's (Azure's deployments, Vertex AI).
+func endpoint(d dialect.Dialect, model string, stream bool) (path, rawPath, query string, ok bool) {
+	switch d {
+	case dialect.OpenAI:
+		return "/v1/chat/completions", "", "", true
+	case dialect.Anthropic:
+		return "/v1/messages", "", "", true
+	case dialect.Gemini:
+		if stream {
+			return "/v1beta/models/" + model + ":streamGenerateContent", "", "alt=sse", true
+		}
+		return "/v1beta/models/" + model + ":generateContent", "", "", true
+	case dialect.Bedrock:
+		op := "/converse"
+		if stream {
+			op = "/converse-stream"
+		}
+		return "/model/" + model + op, "/model/" + url.PathEscape(model) + op, "", true
+	}
+	return "", "", "", false
+}
+
+// Translates reports whether a call in dialect from may fall back to a
+// Target of dialect to: true for one dialect, and for the pairs the
+// engine translates (calls in OpenAI, Azure OpenAI, Anthropic or Gemini;
+// targets of OpenAI, Anthropic, Gemini or Bedrock).
+func Translates(from, to dialect.Dialect) bool {
+	if from == to {
+		return true
+	}
+	_, _, _, ok := endpoint(to, "", false)
+	return ok && codecOf(from) != nil && from != dialect.Bedrock
+}
+
+// translation is how the current target's requests and answers are
+// translated: from the client's dialect to the target's and back.
+type translation struct {
+	from, to   chat.Codec
+	toD        dialect.Dialect // the target's
+	req        *chat.Request   // the client's request, as the chat model holds it
+	stream     bool            // the client asked for a stream
+	label      string          // the Sluice-Translated header's value: from->to
+	bedrockOut bool            // the target frames its stream as AWS event-stream frames
+}
+
+// SkippedError is why a fallback target was skipped without a call: the
+// request asks what the target's dialect cannot express.
+type SkippedError struct {
+	// Provider is the target's.
+	Provider string
+	// Err is the reason, wrapping chat.ErrUnsupported.
+	Err error
+}
+
+func (e *SkippedError) Error() string {
+	return "sluice: target " + e.Provider + " skipped: " + e.Err.Error()
+}
+
+func (e *SkippedError) Unwrap() error { return e.Err }
+
+// translateFor prepares the call's request for target tg, which speaks
+// another dialect than the call: its URL (the target's endpoint for its
+// model), its headers and its body. An error wrapping chat.ErrUnsupported
+// says the target cannot take the request.
+func (c *call) translateFor(tg *Target, r *http.Request) error {
+	from, to := codecOf(c.d), codecOf(tg.Dialect)
+	if from == nil || to == nil || c.d == dialect.Bedrock {
+		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a request from " + c.d.Kind() + " (not translated yet)"}
+	}
+	if !c.xs.read {
+		c.xs.read = true
+		c.xs.in, c.xs.inErr = from.DecodeRequest(c.in.Bytes)
+		if c.xs.inErr == nil && !c.xs.in.Stream {
+			c.xs.in.Stream = c.d.Request(c.req.URL.Path, nil).Stream // the APIs that ask for a stream by the path
+		}
+	}
+	if c.xs.inErr != nil {
+		return c.xs.inErr
+	}
+	in := c.xs.in
+	model := tg.Model
+	if model == "" {
+		model = c.in.Model
+	}
+	path, rawPath, query, ok := endpoint(tg.Dialect, model, in.Stream)
+	if !ok {
+		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a chat endpoint (not translated yet)"}
+	}
+	cr := *in
+	cr.Model = model
+	cr.IncludeUsage = cr.Stream // the target's usage, for the Meter and the client (its encoder writes it as the client asked)
+	body, err := to.EncodeRequest(&cr)
+	if err != nil {
+		return err
+	}
+	u := *r.URL
+	u.Path, u.RawPath, u.RawQuery = path, rawPath, query
+	r.URL = &u
+	r.Header.Del("Accept-Encoding") // the answer is read here, so plain
+	r.Header.Del("Content-Length")
+	r.Header.Set("Content-Type", "application/json")
+	if tg.Dialect == dialect.Anthropic && r.Header.Get("Anthropic-Version") == "" {
+		r.Header.Set("Anthropic-Version", "2023-06-01")
+	}
+	c.body, c.model = body, model
+	c.xs.xl = &translation{from: from, to: to, toD: tg.Dialect, req: in, stream: in.Stream,
+		label: c.d.Kind() + "->" + tg.Dialect.Kind(), bedrockOut: tg.Dialect == dialect.Bedrock}
+	return nil
+}
+
+// skip logs the current target's skip, one line with outcome skipped, and
+// moves the call on to the next target; false when none follows.
+func (c *call) skip(n int) bool {
+	err := c.xs.skip
+	c.xs.skip = nil
+	a := Attempt{
+		TS: time.Now(), RequestID: c.id, Attempt: n, Policy: c.policy.Name,
+		Provider: c.provider, Model: c.model, Method: c.treq.Method, Path: c.treq.URL.Path,
+		Outcome: OutcomeSkipped, Error: "skipped: " + err.Error(), Target: c.target, Priority: c.caller.Priority,
+	}
+	c.t.Log.Write(&a)
+	if c.t.Observe != nil {
+		c.t.Observe(&a)
+	}
+	if c.hasNext() && c.timedOut() == nil {
+		c.aim(c.target + 1)
+		return true
+	}
+	if c.last == nil && c.lastErr == nil {
+		c.lastErr = &SkippedError{Provider: c.provider, Err: err}
+	}
+	return false
+}
+
+// errorBody writes the target's error body buf, answered with status, as
+// the client's dialect writes one.
+func (x *translation) errorBody(status int, buf []byte) []byte {
+	e := x.to.DecodeError(status, buf)
+	if e.Status == 0 {
+		e.Status = status
+	}
+	return x.from.EncodeError(e)
+}
+
+// answer writes the target's whole answer raw as the client's dialect
+// writes one.
+func (x *translation) answer(raw []byte) ([]byte, error) {
+	a, err := x.to.DecodeAnswer(raw)
+	if err != nil {
+		return nil, err
+	}
+	return x.from.EncodeAnswer(a)
+}
+
+// translateError is an answer of the target that could not be translated.
+type translateError struct{ err error }
+
+func (e *translateError) Error() string { return "sluice: translating the answer: " + e.err.Error() }
+func (e *translateError) Unwrap() error { return e.err }
+
+// newStream returns the reader of a translated stream: the target's raw
+// bytes from src, framed by the target's dialect (fr), each event
+// translated and written as the client's server-sent events. count, if
+// not nil, is fed the raw bytes, for the Meter to read the target's usage.
+func (x *translation) newStream(src io.Reader, fr dialect.Stream, count func([]byte)) *xstream {
+	return &xstream{src: src, frames: fr, dec: x.to.NewStreamDecoder(), enc: x.from.NewStreamEncoder(x.req),
+		count: count, exc: x.bedrockOut, buf: make([]byte, 4096)}
+}
+
+// xstream is a stream translated event by event as it is read.
+type xstream struct {
+	src    io.Reader
+	frames dialect.Stream
+	dec    chat.StreamDecoder
+	enc    chat.StreamEncoder
+	count  func([]byte)
+	exc    bool // a frame with a status is an AWS exception frame
+	buf    []byte
+	out    []byte // translated bytes not yet read
+	evs    []chat.Event
+	frs    []chat.Frame
+	done   bool  // the client's stream has ended (its stop or its error event)
+	err    error // the source's error, returned once out is read
+}
+
+// Read returns translated bytes, reading the source until an event gives
+// some.
+func (x *xstream) Read(p []byte) (int, error) {
+	for len(x.out) == 0 {
+		if x.err != nil {
+			return 0, x.err
+		}
+		if x.done {
+			return 0, io.EOF
+		}
+		n, err := x.src.Read(x.buf)
+		if n > 0 {
+			if x.count != nil {
+				x.count(x.buf[:n])
+			}
+			x.feed(x.buf[:n])
+		}
+		switch {
+		case err == io.EOF:
+			if !x.done {
+				x.emit(x.dec.End(x.evs[:0]))
+				x.done = true
+			}
+		case err != nil:
+			x.err = err
+		}
+	}
+	n := copy(p, x.out)
+	x.out = x.out[n:]
+	return n, nil
+}
+
+// feed translates the events p completes.
+func (x *xstream) feed(p []byte) {
+	x.frames.Feed(p, func(ev dialect.Event) bool {
+		if x.done {
+			return false
+		}
+		evs, err := x.dec.Decode(x.evs[:0], chat.Frame{Event: ev.Type, Data: ev.Data, Exception: x.exc && ev.Status != 0})
+		if err != nil {
+			evs = append(evs, failEvent(err))
+		}
+		x.emit(evs)
+		return !x.done
+	})
+}
+
+// emit writes events as the client's server-sent events.
+func (x *xstream) emit(evs []chat.Event) {
+	x.evs = evs
+	for _, ev := range evs {
+		if x.done {
+			return
+		}
+		frs, err := x.enc.Encode(x.frs[:0], ev)
+		if err != nil {
+			frs, _ = x.enc.Encode(frs[:0], failEvent(err))
+			x.done = true
+		}
+		for _, f := range frs {
+			x.out = sse.AppendEvent(x.out, f.Event, f.Data)
+		}
+		x.frs = frs
+		if ev.Type == chat.EventStop || ev.Type == chat.EventError {
+			x.done = true
+		}
+	}
+}
+
+// failEvent is the error event of an answer that could not be translated.
+func failEvent(err error) chat.Event {
+	return chat.Event{Type: chat.EventError, Err: &chat.Error{Status: http.StatusBadGateway, Type: "api_error",
+		Message: (&translateError{err}).Error()}}
+}
+
+// all translates a whole stream held in memory (a stream that ended on its
+// first event, an error, kept as the call's last failure).
+func (x *xstream) all() []byte {
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := x.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return out
+		}
+	}
+}
+
+// translateAnswer translates the 2xx answer resp of the current target
+// for the caller, as try hands it over: a stream as it is read (head, the
+// bytes peek read, first), a whole answer here. b is the engine's body,
+// whose Meter count is moved onto the target's raw bytes.
+func (c *call) translateAnswer(a *attempt, resp *http.Response, b *body, head []byte) error {
+	x := c.xl()
+	count := b.count
+	b.count = nil
+	resp.Header.Del("Content-Length")
+	resp.Header.Del("Content-Encoding")
+	if b.stream {
+		src := io.MultiReader(bytes.NewReader(head), resp.Body)
+		xs := x.newStream(src, x.toD.Stream(resp.Header), count)
+		b.head, b.n = nil, 0
+		b.rc = readCloser{xs, resp.Body}
+		resp.Header.Set("Content-Type", "text/event-stream")
+		resp.ContentLength = -1
+		return nil
+	}
+	raw := head
+	if !c.t.BufferBody { // read whole here: an answer is translated whole
+		var err error
+		if raw, err = a.readAll(resp.Body, maxBufferedBody); err != nil {
+			return err
+		}
+	}
+	if count != nil {
+		count(raw)
+	}
+	out, err := x.answer(raw)
+	if err != nil {
+		return &translateError{err}
+	}
+	b.head, b.n = out, int64(len(raw))
+	resp.Header.Set("Content-Type", "application/json")
+	resp.Header["Content-Length"] = []string{strconv.Itoa(len(out))}
+	resp.ContentLength = int64(len(out))
+	return nil
+}
+
+// readCloser reads from one and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// targetDialect returns the dialect the current target speaks.
+func (c *call) targetDialect() dialect.Dialect {
+	if x := c.xl(); x != nil {
+		return x.toD
+	}
+	return c.d
+}
+
+// xl returns how the current target is translated, nil when it speaks
+// the call's dialect.
+func (c *call) xl() *translation {
+	if c.xs == nil {
+		return nil
+	}
+	return c.xs.xl
+}
+
+// xlState is what a call that met a target of another dialect keeps of
+// the translation.
+type xlState struct {
+	read  bool          // the request was read into the chat model
+	in    *chat.Request // the request as the chat model reads it
+	inErr error         // why it could not be read
+	xl    *translation  // how the current target is translated; nil when it speaks the call's dialect
+	skip  error         // why the current target cannot take the request; nil when it can
+}
