@@ -152,7 +152,8 @@
 //	provider    the provider that answers; required
 //	policy      [interactive] the policy its calls run under
 //	fallbacks   [] targets {provider, model} tried in order when the provider cannot answer,
-//	            the request's model rewritten; each provider must be of the same kind
+//	            the request's model rewritten; each provider of the same kind, or of a kind
+//	            the engine translates the route's calls for (sluice.Translates)
 //	retry_safe  [true] its requests may be retried without an Idempotency-Key header
 //
 // policies.NAME [interactive and nightly]:

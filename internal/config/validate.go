@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // Validate checks c and returns the first problem it finds, as an *Error
@@ -178,9 +181,9 @@ func (c *Config) checkRoute(p string, r Route) error {
 		switch {
 		case !ok:
 			return errf(key(fp, "provider"), "provider %s is not defined under providers%s", quote(t.Provider), suggest(t.Provider, providers))
-		case fb.Kind != pr.Kind:
-			return errf(key(fp, "provider"), "%s speaks the %s API but the route's provider %s speaks %s; a fallback must speak the same API",
-				quote(t.Provider), fb.Kind, quote(r.Provider), pr.Kind)
+		case fb.Kind != pr.Kind && !translates(pr.Kind, fb.Kind):
+			return errf(key(fp, "provider"), "%s speaks the %s API but the route's provider %s speaks %s; a fallback must speak the same API%s",
+				quote(t.Provider), fb.Kind, quote(r.Provider), pr.Kind, translatedTo(pr.Kind))
 		case t.Model == "":
 			return errf(key(fp, "model"), "missing; name the model the request is rewritten to, e.g. gpt-4o-mini")
 		}
@@ -305,4 +308,27 @@ func (c *Config) checkInjectedKeys() error {
 		}
 	}
 	return nil
+}
+
+// translates reports whether the engine translates a call of kind from
+// for a fallback of kind to (sluice.Translates).
+func translates(from, to string) bool {
+	f, ok1 := dialect.Lookup(from)
+	t, ok2 := dialect.Lookup(to)
+	return ok1 && ok2 && sluice.Translates(f, t)
+}
+
+// translatedTo says, for an error, the kinds a call of kind from may fall
+// back to besides its own: "" when none.
+func translatedTo(from string) string {
+	var kinds []string
+	for _, k := range dialect.Kinds() {
+		if k != from && translates(from, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	return ", or one Sluice translates " + from + " calls to: " + strings.Join(kinds, ", ")
 }

@@ -75,8 +75,10 @@ var badConfigs = []struct {
 	{"policies without interactive", "policies: {nightly: {}}\n", `routes[0].policy: policy "interactive" is not defined under policies (one of: nightly); add interactive: {} under policies to keep the built-in one`},
 	{"fallback to missing provider", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: groq, model: m}]}]\n",
 		`routes[0].fallbacks[0].provider: provider "groq" is not defined under providers`},
-	{"fallback of another kind", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: anthropic, model: claude}]}]\n",
-		`routes[0].fallbacks[0].provider: "anthropic" speaks the anthropic API but the route's provider "openai" speaks openai; a fallback must speak the same API`},
+	{"fallback of a kind not translated", "providers: {br: {kind: bedrock, region: us-east-1}, oa: {kind: openai, base_url: 'https://api.openai.com', api_key_env: OPENAI_API_KEY}}\nroutes: [{prefix: /a, provider: br, fallbacks: [{provider: oa, model: m}]}]\n",
+		`routes[0].fallbacks[0].provider: "oa" speaks the openai API but the route's provider "br" speaks bedrock; a fallback must speak the same API`},
+	{"fallback of a kind not translated to", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: azure-eu, model: m}]}]\nproviders: {azure-eu: {kind: azure, base_url: 'https://eu.openai.azure.com', api_key_env: AZ}, openai: {kind: openai, base_url: 'https://api.openai.com', api_key_env: OPENAI_API_KEY}}\n",
+		`routes[0].fallbacks[0].provider: "azure-eu" speaks the azure API but the route's provider "openai" speaks openai; a fallback must speak the same API, or one Sluice translates openai calls to: anthropic, gemini, bedrock`},
 	{"fallback without model", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: openai}]}]\n", "routes[0].fallbacks[0].model: missing"},
 	{"duplicate prefix", "routes:\n  - {prefix: /a, provider: openai}\n  - {prefix: /a/, provider: anthropic}\n", `routes[1].prefix: "/a" is also the prefix of routes[0]`},
 	{"prefix without slash", "routes: [{prefix: openai, provider: openai}]\n", `routes[0].prefix: "openai" must start with '/' (write "/openai")`},
@@ -180,5 +182,23 @@ func TestParseRefuses(t *testing.T) {
 				t.Errorf("error %q is not one line starting with config:", msg)
 			}
 		})
+	}
+}
+
+// A fallback of another kind is taken when the engine translates the
+// route's calls for it (sluice.Translates): an OpenAI route may fall back
+// to Anthropic, and the other way.
+func TestFallbackOfATranslatedKind(t *testing.T) {
+	for _, src := range []string{
+		"routes: [{prefix: /a, provider: openai, fallbacks: [{provider: anthropic, model: claude-haiku-4-5}]}]\n",
+		"routes: [{prefix: /a, provider: anthropic, fallbacks: [{provider: openai, model: gpt-4o-mini}]}]\n",
+	} {
+		c, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if fb := c.Routes[0].Fallbacks; len(fb) != 1 || c.Providers[fb[0].Provider].Kind == c.Providers[c.Routes[0].Provider].Kind {
+			t.Errorf("%s: fallbacks %+v, want one of the other kind", src, fb)
+		}
 	}
 }
