@@ -91,6 +91,9 @@ func (c *call) newAttempt(n int, permit breaker.Permit) *attempt {
 		BytesOut: int64(len(c.body)), Breaker: permit.State().String(),
 		QueuedMS: ms(c.queued), Key: c.keyID, Target: c.target, Priority: c.caller.Priority,
 	}
+	if x := c.xl(); x != nil {
+		a.rec.Translated = x.label
+	}
 	c.queued = 0
 	c.begin(a)
 	return a

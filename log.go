@@ -53,6 +53,11 @@ type Attempt struct {
 	// omitted on other lines.
 	ReplayOf string `json:"replay_of,omitempty"`
 
+	// Translated is, on the line of an attempt to a fallback of another
+	// dialect, the translation: the call's dialect and the target's
+	// (openai->anthropic), as the Sluice-Translated header says.
+	Translated string `json:"translated,omitempty"`
+
 	// SavedUSD is, on the line of a call answered from a kept answer, what
 	// the call that answered first cost: what the replay did not spend.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
@@ -254,6 +259,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	if a.ReplayOf != "" {
 		dst = append(dst, `,"replay_of":`...)
 		dst = appendString(dst, a.ReplayOf)
+	}
+	if a.Translated != "" {
+		dst = append(dst, `,"translated":`...)
+		dst = appendString(dst, a.Translated)
 	}
 	if a.SavedUSD != 0 {
 		dst = append(dst, `,"saved_usd":`...)

@@ -154,6 +154,17 @@ func TestTranslatedFallbackAnswers(t *testing.T) {
 				if h := resp.Header.Get("Sluice-Translated"); h != tt.label {
 					t.Errorf("Sluice-Translated %q, want %q", h, tt.label)
 				}
+				var said []string // each line's translated field
+				for l := range strings.Lines(r.logs.String()) {
+					var line struct{ Translated string }
+					if err := json.Unmarshal([]byte(l), &line); err != nil {
+						t.Fatal(err)
+					}
+					said = append(said, line.Translated)
+				}
+				if len(said) != 2 || said[0] != "" || said[1] != tt.label {
+					t.Errorf("the lines' translated fields %q, want the fallback's alone to say %s", said, tt.label)
+				}
 				if p, m := resp.Header.Get("Sluice-Provider"), resp.Header.Get("Sluice-Model"); p != "backup" || m != tt.model {
 					t.Errorf("answered by %s %s, want backup %s", p, m, tt.model)
 				}

@@ -49,6 +49,9 @@ type Line struct {
 	// ReplayOf is, on a call answered from a kept answer (outcome
 	// replayed), the request id of the call that answered first.
 	ReplayOf string `json:"replay_of,omitempty"`
+	// Translated is, on an attempt to a fallback of another dialect, the
+	// translation (openai->anthropic).
+	Translated string `json:"translated,omitempty"`
 	// SavedUSD is, on a replay's line, what the call it replayed cost (0
 	// on lines written before the log said it).
 	SavedUSD float64 `json:"saved_usd,omitempty"`
