@@ -61,6 +61,12 @@ func endpoint(d dialect.Dialect, model string, stream bool) (path, rawPath, quer
 	return "", "", "", false
 }
 
+// DefaultTranslatedMaxTokens is the output limit a request that names
+// none is given when it is translated for an API that requires one
+// (Anthropic Messages' max_tokens). A longer answer stops with the
+// client's max-tokens stop reason; send max_tokens to allow more.
+const DefaultTranslatedMaxTokens = 4096
+
 // Translates reports whether a call in dialect from may fall back to a
 // Target of dialect to: true for one dialect, and for the pairs the
 // engine translates (calls in OpenAI, Azure OpenAI, Anthropic or Gemini;
@@ -129,6 +135,9 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	}
 	cr := *in
 	cr.Model = model
+	if cr.MaxTokens == 0 && tg.Dialect == dialect.Anthropic {
+		cr.MaxTokens = DefaultTranslatedMaxTokens // Anthropic requires one; OpenAI and Gemini clients often send none
+	}
 	cr.IncludeUsage = cr.Stream // the target's usage, for the Meter and the client (its encoder writes it as the client asked)
 	body, err := to.EncodeRequest(&cr)
 	if err != nil {

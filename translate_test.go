@@ -218,8 +218,8 @@ func TestTranslatedFallbackSkips(t *testing.T) {
 	t.Cleanup(anthropic.Close)
 	openai := fake.NewServer("200")
 	t.Cleanup(openai.Close)
-	// No max_tokens: Anthropic requires one.
-	const body = `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`
+	// Two choices: Anthropic answers one.
+	const body = `{"model":"gpt-4o","n":2,"messages":[{"role":"user","content":"hi"}]}`
 
 	r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions",
 		to("anthropic", "claude-haiku-4-5", dialect.Anthropic, anthropic.URL), to("openai", "gpt-4o-mini", nil, openai.URL))
@@ -242,7 +242,7 @@ func TestTranslatedFallbackSkips(t *testing.T) {
 		lines = append(lines, a)
 	}
 	if len(lines) != 3 || lines[1].Outcome != OutcomeSkipped || lines[1].Provider != "anthropic" ||
-		!strings.HasPrefix(lines[1].Error, "skipped: ") || !strings.Contains(lines[1].Error, "max_tokens") {
+		!strings.HasPrefix(lines[1].Error, "skipped: ") || !strings.Contains(lines[1].Error, "n 2") {
 		t.Errorf("log lines %+v, want a skipped line for anthropic between two attempts", lines)
 	}
 
@@ -465,5 +465,27 @@ func TestTranslatedErrorJudgedByTarget(t *testing.T) {
 	}
 	if !isOpenAIError(got) {
 		t.Errorf("error %s is not in OpenAI's shape", got)
+	}
+}
+
+// A request that names no output limit is given DefaultTranslatedMaxTokens
+// for a target that requires one (Anthropic), and answered there.
+func TestTranslatedMaxTokensDefault(t *testing.T) {
+	backup := fake.NewServer("200")
+	t.Cleanup(backup.Close)
+	r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions", to("backup", "claude-haiku-4-5", dialect.Anthropic, backup.URL))
+	resp, got := r.post(t, `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "backup" {
+		t.Fatalf("status %d from %s: %s", resp.StatusCode, resp.Header.Get("Sluice-Provider"), got)
+	}
+	sent := backup.Provider.Requests()
+	if len(sent) != 1 {
+		t.Fatalf("%d calls to the fallback, want 1", len(sent))
+	}
+	var b struct {
+		MaxTokens int64 `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(sent[0].Body, &b); err != nil || b.MaxTokens != DefaultTranslatedMaxTokens {
+		t.Errorf("the fallback was sent max_tokens %d (%v), want %d", b.MaxTokens, err, DefaultTranslatedMaxTokens)
 	}
 }

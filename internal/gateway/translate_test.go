@@ -168,12 +168,12 @@ func TestGatewayTranslatedFallback(t *testing.T) {
 	}
 }
 
-// A request the fallback cannot take (no max_tokens, which Anthropic
-// requires) skips it without a call, logged skipped, and the client gets
-// the primary's own answer.
+// A request the fallback cannot take (two choices, where Anthropic
+// answers one) skips it without a call, logged skipped, and the client
+// gets the primary's own answer.
 func TestGatewayTranslatedSkip(t *testing.T) {
 	e := newXLEnv(t)
-	resp := e.do(http.MethodPost, "/openai/v1/chat/completions", chatBody)
+	resp := e.do(http.MethodPost, "/openai/v1/chat/completions", `{"model":"gpt-4o-mini","n":2,"messages":[{"role":"user","content":"hi"}]}`)
 	got := body(t, resp)
 	if resp.StatusCode != 503 || resp.Header.Get("Sluice-Provider") != "openai" || resp.Header.Get("Sluice-Translated") != "" {
 		t.Errorf("status %d from %s: %s; want the primary's 503", resp.StatusCode, resp.Header.Get("Sluice-Provider"), got)
