@@ -25,11 +25,11 @@ type xlEnv struct {
 
 // newXLEnv builds it. (The config is built here, not read: Validate still
 // refuses a fallback of another kind.)
-func newXLEnv(t *testing.T) *xlEnv { return newXLEnvAt(t, "") }
+func newXLEnv(t *testing.T) *xlEnv { return newXLEnvAt(t, "", nil) }
 
 // newXLEnvAt is newXLEnv with the provider gpt at gptURL instead, when
-// not "".
-func newXLEnvAt(t *testing.T, gptURL string) *xlEnv {
+// not "", and its config edited by edit, when not nil.
+func newXLEnvAt(t *testing.T, gptURL string, edit func(*config.Config)) *xlEnv {
 	t.Helper()
 	checkLeaks(t)
 	e := &xlEnv{env: &env{t: t, up: fake.NewServer("503"), logs: &syncBuffer{}},
@@ -52,6 +52,9 @@ func newXLEnvAt(t *testing.T, gptURL string) *xlEnv {
 	cfg.Policies = map[string]sluice.Policy{"interactive": p, "nightly": fastPolicy("nightly")}
 	cfg.Routes[0].Fallbacks = []config.Target{{Provider: "claude", Model: "claude-haiku-4-5"}}
 	cfg.Routes[1].Fallbacks = []config.Target{{Provider: "gpt", Model: "gpt-4o-mini"}}
+	if edit != nil {
+		edit(cfg)
+	}
 	e.cfg = cfg
 	gw, err := New(cfg, Options{AttemptLog: e.logs, Getenv: func(k string) string {
 		return map[string]string{"UPSTREAM_KEY": "sk-injected-1234"}[k]
@@ -210,7 +213,7 @@ func TestGatewayTranslatedToolCallStream(t *testing.T) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(gpt.Close)
-	e := newXLEnvAt(t, gpt.URL)
+	e := newXLEnvAt(t, gpt.URL, nil)
 	resp := e.do(http.MethodPost, "/anthropic/v1/messages", `{"model":"claude-haiku-4-5","max_tokens":64,"stream":true,`+
 		`"messages":[{"role":"user","content":"weather?"}],"tools":[{"name":"weather","input_schema":{"type":"object"}}]}`)
 	got := body(t, resp)

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -150,14 +151,24 @@ type attempts struct {
 
 // StartAttempt starts an attempt's client span under the call's and puts
 // its trace context in the attempt's headers.
+//
+// An attempt to a fallback of another dialect (a.Translated, from->to) is
+// named by the target's dialect, and says the translation in
+// sluice.translated.
 func (at *attempts) StartAttempt(ctx context.Context, h http.Header, a *sluice.Attempt) (context.Context, func(*sluice.Attempt)) {
-	op := at.d.Request(a.Path, nil).Operation
+	d, system := at.d, at.provider
+	if _, to, ok := strings.Cut(a.Translated, "->"); ok {
+		if td, ok := dialect.Lookup(to); ok {
+			d, system = td, td.Traits().System
+		}
+	}
+	op := d.Request(a.Path, nil).Operation
 	name := op
 	if a.Model != "" {
 		name += " " + request.Loggable(a.Model)
 	}
 	attrs := []attribute.KeyValue{
-		attribute.String("gen_ai.provider.name", at.provider),
+		attribute.String("gen_ai.provider.name", system),
 		attribute.String("gen_ai.operation.name", op),
 		attribute.String("sluice.provider", a.Provider),
 		attribute.String("sluice.request_id", a.RequestID),
@@ -168,6 +179,9 @@ func (at *attempts) StartAttempt(ctx context.Context, h http.Header, a *sluice.A
 	}
 	if a.Model != "" {
 		attrs = append(attrs, attribute.String("gen_ai.request.model", request.Loggable(a.Model)))
+	}
+	if a.Translated != "" {
+		attrs = append(attrs, attribute.String("sluice.translated", a.Translated))
 	}
 	ctx, span := at.t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(a.TS), trace.WithAttributes(attrs...))
