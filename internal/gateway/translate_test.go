@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
@@ -23,57 +23,29 @@ type xlEnv struct {
 	claude, gpt *fake.Server
 }
 
-// newXLEnv builds it. (The config is built here, not read: Validate still
-// refuses a fallback of another kind.)
+// newXLEnv builds it.
 func newXLEnv(t *testing.T) *xlEnv { return newXLEnvAt(t, "", nil) }
 
 // newXLEnvAt is newXLEnv with the provider gpt at gptURL instead, when
 // not "", and its config edited by edit, when not nil.
 func newXLEnvAt(t *testing.T, gptURL string, edit func(*config.Config)) *xlEnv {
 	t.Helper()
-	checkLeaks(t)
-	e := &xlEnv{env: &env{t: t, up: fake.NewServer("503"), logs: &syncBuffer{}},
-		claude: fake.NewServer("200"), gpt: fake.NewServer("200")}
-	cfg := config.Default()
-	cfg.State.Backend = config.BackendMemory
-	cfg.Providers = map[string]config.Provider{
-		"openai":    {Kind: config.KindOpenAI, BaseURL: e.up.URL, MaxConcurrent: 64},
-		"anthropic": {Kind: config.KindAnthropic, BaseURL: e.up.URL, MaxConcurrent: 64},
-		"claude":    {Kind: config.KindAnthropic, BaseURL: e.claude.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
-		"gpt":       {Kind: config.KindOpenAI, BaseURL: e.gpt.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
-	}
-	if gptURL != "" {
-		pr := cfg.Providers["gpt"]
-		pr.BaseURL = gptURL
-		cfg.Providers["gpt"] = pr
-	}
-	p := fastPolicy("interactive")
-	p.Retry.MaxAttempts = 1
-	cfg.Policies = map[string]sluice.Policy{"interactive": p, "nightly": fastPolicy("nightly")}
-	cfg.Routes[0].Fallbacks = []config.Target{{Provider: "claude", Model: "claude-haiku-4-5"}}
-	cfg.Routes[1].Fallbacks = []config.Target{{Provider: "gpt", Model: "gpt-4o-mini"}}
-	if edit != nil {
-		edit(cfg)
-	}
-	e.cfg = cfg
-	gw, err := New(cfg, Options{AttemptLog: e.logs, Getenv: func(k string) string {
-		return map[string]string{"UPSTREAM_KEY": "sk-injected-1234"}[k]
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.gw = gw
-	e.srv = httptest.NewServer(gw)
-	t.Cleanup(func() {
-		e.srv.CloseClientConnections()
-		e.srv.Close()
-		e.up.Close()
-		e.claude.Close()
-		e.gpt.Close()
-		gw.Close()
-		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-	})
-	return e
+	claude, gpt := fake.NewServer("200"), fake.NewServer("200")
+	t.Cleanup(claude.Close)
+	t.Cleanup(gpt.Close)
+	e := newEnvWith(t, "503", func(cfg *config.Config) {
+		cfg.Providers["claude"] = config.Provider{Kind: config.KindAnthropic, BaseURL: claude.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		cfg.Providers["gpt"] = config.Provider{Kind: config.KindOpenAI, BaseURL: cmp.Or(gptURL, gpt.URL), APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		p := fastPolicy("interactive")
+		p.Retry.MaxAttempts = 1
+		cfg.Policies["interactive"] = p
+		cfg.Routes[0].Fallbacks = []config.Target{{Provider: "claude", Model: "claude-haiku-4-5"}}
+		cfg.Routes[1].Fallbacks = []config.Target{{Provider: "gpt", Model: "gpt-4o-mini"}}
+		if edit != nil {
+			edit(cfg)
+		}
+	}, Options{})
+	return &xlEnv{env: e, claude: claude, gpt: gpt}
 }
 
 // readStream reads a client's SSE stream with the client's codec.
