@@ -85,12 +85,13 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 
 	// A call with an Idempotency-Key may outlive its client, to keep its
 	// answer for the client's retry (idempotency.finish_on_disconnect).
-	finish := g.cfg.Idempotency.Enabled && g.cfg.Idempotency.FinishOnDisconnect && len(r.Header["Idempotency-Key"]) > 0
+	keyed := g.cfg.Idempotency.Enabled && len(r.Header["Idempotency-Key"]) > 0
+	finish := keyed && g.cfg.Idempotency.FinishOnDisconnect
 	ctx, cancel, stop := g.callCtx(r, finish)
 	defer cancel(nil)
 	defer stop()
 	out := g.outgoing(ctx, r, rt, in.upPath, id, len(g.authKeys) > 0 && in.fromAuthHeader)
-	sb := sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens, Caller: g.caller(r, &in)}
+	sb := sluice.Body{Bytes: in.body, Model: in.req.Model, MaxTokens: in.req.MaxTokens, Caller: g.caller(r, &in, keyed)}
 	resp, err := rt.transports[in.policy].Send(out, sb)
 	switch {
 	case err == nil:
@@ -102,10 +103,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 
 // caller is who makes the call in: its priority (the policy's when the
 // request names none), and its id when something needs it (a budget or a
-// limit scoped per key, or an Idempotency-Key).
-func (g *Gateway) caller(r *http.Request, in *incoming) sluice.Caller {
+// limit scoped per key, or an Idempotency-Key: keyed).
+func (g *Gateway) caller(r *http.Request, in *incoming, keyed bool) sluice.Caller {
 	c := sluice.Caller{Priority: in.prio}
-	if g.spendByKey || g.limitByKey || (g.cfg.Idempotency.Enabled && len(r.Header["Idempotency-Key"]) > 0) {
+	if g.spendByKey || g.limitByKey || keyed {
 		named := ""
 		if len(g.authKeys) == 0 {
 			named = callerNames.Caller(r.Header, r.URL)
