@@ -64,7 +64,7 @@ func (c *call) remember(key string) (resp *http.Response, err error, done bool) 
 		if ctxErr := c.timedOut(); ctxErr != nil {
 			return nil, ctxErr, true
 		}
-		c.idem = IdempotencyStoreError // the store failed: the call runs as if it had no key
+		c.idem = idemStoreError // the store failed: the call runs as if it had no key
 		return nil, nil, false
 	}
 	switch res.Verdict {
@@ -134,6 +134,22 @@ const (
 	IdempotencyStoreError = "store_error"
 )
 
+// idemOutcome is what became of a keyed call's answer, kept in the call
+// as an index of idemOutcomes until its line says it.
+type idemOutcome uint8
+
+const (
+	idemNone idemOutcome = iota
+	idemKept
+	idemTooLarge
+	idemCredential
+	idemMarkLost
+	idemStoreError
+)
+
+// idemOutcomes are the outcomes as the line's idempotency field says them.
+var idemOutcomes = [...]string{"", IdempotencyKept, IdempotencyTooLarge, IdempotencyCredential, IdempotencyMarkLost, IdempotencyStoreError}
+
 // keepAnswer keeps the answer b handed over, read whole to its end: its
 // status, content headers and every byte (a stream's events in order).
 // Anything else clears the mark, as does an answer that holds one of the
@@ -151,11 +167,11 @@ func (c *call) keepAnswer(b *body) {
 		c.t.Answers.Release(*m)
 		return
 	case b.keptOver:
-		c.idem = IdempotencyTooLarge
+		c.idem = idemTooLarge
 	case c.secrets.In(b.kept) || (b.keyed != nil && callerNames.Secrets(b.keyed, nil).In(b.kept)):
-		c.idem = IdempotencyCredential
+		c.idem = idemCredential
 	}
-	if c.idem != "" {
+	if c.idem != idemNone {
 		c.t.Answers.Release(*m)
 		return
 	}
@@ -167,14 +183,14 @@ func (c *call) keepAnswer(b *body) {
 		Body: b.kept, Stream: b.stream, RequestID: c.id, CostUSD: c.cost}
 	switch err := c.t.Answers.Keep(*m, a, ttl, time.Now()); {
 	case err == nil:
-		c.idem = IdempotencyKept
+		c.idem = idemKept
 		return
 	case errors.Is(err, idempotency.ErrTooLarge):
-		c.idem = IdempotencyTooLarge
+		c.idem = idemTooLarge
 	case errors.Is(err, idempotency.ErrMarkLost):
-		c.idem = IdempotencyMarkLost
+		c.idem = idemMarkLost
 	default:
-		c.idem = IdempotencyStoreError
+		c.idem = idemStoreError
 	}
 	c.t.Answers.Release(*m)
 }

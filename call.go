@@ -69,13 +69,13 @@ type call struct {
 	keyID     string            // the current attempt's key, "" when none
 	keySet    func(http.Header) // puts it on the request
 	switchKey bool              // the last 429 may go at once to another key
+	idem      idemOutcome       // what became of its answer under an Idempotency-Key, for the next line (answers.go)
 
 	// The Idempotency-Key's mark, while the call may keep its answer
 	// (answers.go); nil when none. secrets are the credentials the
 	// request carried, never kept in an answer.
 	mark    *idempotency.Mark
 	secrets credential.Secrets
-	idem    string // what became of its answer, for the next line (Attempt.Idempotency)
 
 	// Money.
 	settleFn  func(costUSD float64) // the Meter's, for what the call holds
@@ -193,7 +193,7 @@ func (c *call) abandon() {
 func (c *call) record(a *attempt) {
 	defer a.endSpan()
 	r := &a.rec
-	r.Idempotency, c.idem = c.idem, ""
+	r.Idempotency, c.idem = idemOutcomes[c.idem], idemNone
 	c.t.Log.Write(r)
 	if c.t.Observe != nil {
 		c.t.Observe(r)

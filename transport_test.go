@@ -15,6 +15,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/sluice-llm/sluice/internal/leaktest"
 
@@ -791,5 +792,14 @@ func TestFirstByteCountsFromRequestWritten(t *testing.T) {
 	// first_byte (5.2s); the upper bound leaves a busy machine 2s.
 	if elapsed < p.Timeout.FirstByte || elapsed > p.Timeout.FirstByte+2*time.Second {
 		t.Errorf("timed out after %v, want first_byte %v from the request written (not connect + first_byte)", elapsed, p.Timeout.FirstByte)
+	}
+}
+
+// A call is one allocation of the 1,792-byte size class, with Go's 8-byte
+// allocation header: a field that takes it past 1,784 bytes makes every
+// call allocate 256 bytes more (2,048).
+func TestCallFitsItsSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(call{}); n > 1784 {
+		t.Errorf("call is %d bytes, over 1,784: pack its fields (bools and small enums together) or move rare state behind a pointer", n)
 	}
 }
