@@ -156,14 +156,14 @@ var idemOutcomes = [...]string{"", IdempotencyKept, IdempotencyTooLarge, Idempot
 // credentials its request carried (an upstream that echoes the request):
 // nothing kept holds a credential. What became of it goes on the line of
 // b's attempt, which is written next.
-func (c *call) keepAnswer(b *body) {
+func (c *call) keepAnswer(b *body, a *attempt) {
 	m := c.mark
 	if m == nil {
 		return
 	}
 	c.mark = nil
 	switch {
-	case b.a.rec.Outcome != OutcomeOK:
+	case a.rec.Outcome != OutcomeOK:
 		c.t.Answers.Release(*m)
 		return
 	case b.keptOver:
@@ -179,9 +179,9 @@ func (c *call) keepAnswer(b *body) {
 	if ttl <= 0 {
 		ttl = defaultAnswerTTL
 	}
-	a := &idempotency.Answer{Status: b.status, Header: idempotency.ContentHeaders(b.header),
+	kept := &idempotency.Answer{Status: b.status, Header: idempotency.ContentHeaders(b.header),
 		Body: b.kept, Stream: b.stream, RequestID: c.id, CostUSD: c.cost}
-	switch err := c.t.Answers.Keep(*m, a, ttl, time.Now()); {
+	switch err := c.t.Answers.Keep(*m, kept, ttl, time.Now()); {
 	case err == nil:
 		c.idem = idemKept
 		return

@@ -224,8 +224,15 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			}
 			b.errStat, b.errV = status, v
 		}
-		if c.xl() != nil {
-			c.translateAnswer(a, resp, b, head) // a stream's cannot fail here
+		if rs := c.resuming(); rs != nil { // a continuation of the caller's stream
+			rs.adopt(b, resp)
+			a.handed.Store(true)
+			return resp, verdict{}, nil
+		}
+		if !c.policy.Resume || !c.startResume(resp, b) {
+			if c.xl() != nil {
+				c.translateAnswer(a, resp, b, head) // a stream's cannot fail here
+			}
 		}
 		b.events = c.d.Stream(resp.Header)
 		b.strict = c.d.Traits().StrictEnd

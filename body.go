@@ -44,6 +44,12 @@ type body struct {
 	terminal atomic.Bool    // the stream's terminal event was handed to the caller
 	midErr   *verdict       // a provider error event after the first, judged; nil if none
 	strict   bool           // a cut stream is an error to the caller (dialect.Traits.StrictEnd)
+
+	// Under Policy.Resume (resume.go): detached, the caller's body's
+	// attempt was judged and logged when its stream broke; inner, the
+	// body is a continuation's, read by the caller's, which logs it.
+	detached bool
+	inner    bool
 }
 
 // watch notes a stream's terminal event in p, bytes handed to the caller.
@@ -128,7 +134,9 @@ func (b *body) Read(p []byte) (int, error) {
 	case err != nil && b.closing.Load():
 		b.end(errEarlyClose) // the caller closed the body under this Read
 	case err != nil:
-		err = b.a.cause(err)
+		if !b.detached { // a continuation's error is its own
+			err = b.a.cause(err)
+		}
 		if !isTimeoutOrCancel(err) && b.sent > 0 {
 			err = &cutError{bytes: b.sent, err: err}
 		}
@@ -188,13 +196,40 @@ func isHeld(err error) bool {
 	return errors.As(err, &h)
 }
 
-// end reports how the attempt ended, once.
+// end reports how the attempt ended, once: the caller's body logs its
+// attempt, or its continuation's (resume.go), and ends the call.
 func (b *body) end(err error) {
 	if b.ended.Swap(true) {
 		return
 	}
+	if b.inner {
+		b.judgeEnd(err) // the caller's body logs it
+		return
+	}
 	a := b.a
-	defer a.call.end() // even when a hook panics
+	c := a.call
+	defer c.end() // even when a hook panics
+	if b.detached {
+		cur := c.resuming().cur
+		if cur == nil {
+			return // its continuation failed, and is logged
+		}
+		cur.end(err)
+		a = cur.a
+	} else {
+		b.judgeEnd(err)
+	}
+	if b.capture {
+		c.keepAnswer(b, a) // before the line, which says what became of it
+	}
+	c.record(a)
+}
+
+// judgeEnd judges the attempt whose answer the body hands over, ended by
+// err: its log line's figures and outcome, its breaker outcome and its
+// cost. The line is not written.
+func (b *body) judgeEnd(err error) {
+	a := b.a
 	a.disarm()
 	latency := time.Since(a.start)
 	r := &a.rec
@@ -215,10 +250,6 @@ func (b *body) end(err error) {
 		r.CostUSD, a.call.usedTokens = b.meterEnd()
 		a.call.cost += r.CostUSD
 	}
-	if b.capture {
-		a.call.keepAnswer(b) // before the line, which says what became of it
-	}
-	a.call.record(a)
 }
 
 // judge returns the log outcome and the breaker outcome of a finished body.

@@ -162,6 +162,9 @@ func (c *call) end() {
 		return
 	}
 	c.stopClock()
+	if r := c.resuming(); r != nil {
+		r.cancel(nil) // the context of the call's attempts, made for the resumes
+	}
 	c.limitEnd()
 	c.dropToken()
 	c.forget()
@@ -350,7 +353,21 @@ const (
 // line: a retry needs attempts, time and a token of the retry budget; a
 // failure the target will not get past may fall back to the next target.
 func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
-	resp, err := c.last, c.lastErr
+	s, wait := c.plan(a, v, c.last, c.lastErr)
+	a.rec.Outcome = finalOutcome(c.lastErr, c.last)
+	if s == stepRetry {
+		a.rec.RetryInMS = ms(wait)
+	}
+	if s != stepStop {
+		a.rec.Outcome = OutcomeRetry
+	}
+	c.record(a)
+	return s, wait
+}
+
+// plan says what may follow the failed attempt a, judged v, which ended
+// in resp or err, and takes the retry budget's token a retry needs.
+func (c *call) plan(a *attempt, v verdict, resp *http.Response, err error) (step, time.Duration) {
 	wait, retry := c.decide(v, resp, err)
 	move := false
 	switch {
@@ -367,14 +384,6 @@ func (c *call) next(a *attempt, v verdict) (step, time.Duration) {
 			a.rec.RetryBudgetExhausted = true
 		}
 	}
-	a.rec.Outcome = finalOutcome(err, resp)
-	if retry {
-		a.rec.RetryInMS = ms(wait)
-	}
-	if retry || move {
-		a.rec.Outcome = OutcomeRetry
-	}
-	c.record(a)
 	switch {
 	case move:
 		return stepFallBack, 0

@@ -109,6 +109,10 @@ const (
 	// The line's error is "skipped: " and the reason.
 	OutcomeSkipped Outcome = "skipped"
 
+	// OutcomeResumed is an attempt whose stream broke after its answer
+	// began, continued on the next attempt (Policy.Resume).
+	OutcomeResumed Outcome = "resumed"
+
 	// OutcomeReplayed is a call answered from the answer kept for its
 	// Idempotency-Key: no upstream attempt, no cost.
 	OutcomeReplayed Outcome = "replayed"

@@ -35,6 +35,29 @@ type Policy struct {
 	// a rate-limit slot (see Priority); a context's (WithPriority) comes
 	// first. If empty, PriorityInteractive; Nightly's is PriorityBatch.
 	Priority Priority
+
+	// Resume, if true, continues a stream that breaks after its answer
+	// began — cut, stalled past Timeout.Idle, or ended by the provider's
+	// error event — on the next target (the same one while its attempts
+	// last, else the next fallback), within the one Timeout.Total: the
+	// text the caller already has goes as the assistant's prefix where
+	// the target's API takes one (Anthropic, Bedrock), and the caller
+	// gets only what follows it; where the target refuses the prefix
+	// (400) or takes none (OpenAI, Gemini), the call starts again and the
+	// new text is relayed from where the sent text ends, if it begins
+	// with that text byte for byte, else the stream ends with the
+	// dialect's error event. Never for a stream that carried a tool call
+	// or answers a request for structured output. The caller's stream is
+	// then written event by event by its dialect's codec (dialect/chat),
+	// one stream across attempts, its usage the sum of theirs; the broken
+	// attempt's log line says OutcomeResumed. Calls in OpenAI, Azure
+	// OpenAI, Anthropic and Gemini are resumed. If false (the default),
+	// a stream that breaks ends with the error, never sent again, so that
+	// no text reaches the caller twice.
+	Resume bool
+
+	// ResumeMax caps the resumes of one call. If zero, 1.
+	ResumeMax int
 }
 
 // Scope says what one circuit breaker guards.
@@ -201,6 +224,9 @@ func (p Policy) WithDefaults() Policy {
 	}
 	if p.Priority == "" {
 		p.Priority = PriorityInteractive
+	}
+	if p.ResumeMax <= 0 {
+		p.ResumeMax = 1
 	}
 	return p
 }

@@ -83,9 +83,18 @@ func (c *call) fire() {
 	if a != nil {
 		a.cancel(te)
 		if te == &c.totalErr && a.handed.Load() {
-			a.out.expire(te) // nothing outlives total, not even a body nobody reads
+			c.handed(a).expire(te) // nothing outlives total, not even a body nobody reads
 		}
 	}
+}
+
+// handed returns the body the caller holds of attempt a's answer: a's
+// own, or the first attempt's, of which a's is the continuation.
+func (c *call) handed(a *attempt) *body {
+	if r := c.resuming(); r != nil {
+		return r.body
+	}
+	return &a.out
 }
 
 // begin makes a the current attempt: until its request is written,

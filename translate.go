@@ -114,17 +114,10 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	if from == nil || to == nil || c.d == dialect.Bedrock {
 		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a request from " + c.d.Kind() + " (not translated yet)"}
 	}
-	if !c.xs.read {
-		c.xs.read = true
-		c.xs.in, c.xs.inErr = from.DecodeRequest(c.in.Bytes)
-		if c.xs.inErr == nil && !c.xs.in.Stream {
-			c.xs.in.Stream = c.d.Request(c.req.URL.Path, nil).Stream // the APIs that ask for a stream by the path
-		}
+	in, err := c.chatRequest()
+	if err != nil {
+		return err
 	}
-	if c.xs.inErr != nil {
-		return c.xs.inErr
-	}
-	in := c.xs.in
 	model := tg.Model
 	if model == "" {
 		model = c.in.Model
@@ -393,4 +386,5 @@ type xlState struct {
 	inErr error         // why it could not be read
 	xl    *translation  // how the current target is translated; nil when it speaks the call's dialect
 	skip  error         // why the current target cannot take the request; nil when it can
+	rs    *resumer      // the caller's stream, when it may be resumed (resume.go); nil when not
 }

@@ -389,7 +389,7 @@ func (c *call) send() (*http.Response, error) {
 			return nil, err
 		}
 	}
-	return c.run()
+	return c.run(1)
 }
 
 // readBody returns a request's body whole, read in one allocation when
@@ -405,12 +405,14 @@ func readBody(req *http.Request) ([]byte, error) {
 	return io.ReadAll(req.Body)
 }
 
-// run is the attempt loop. Each turn asks the current target's breaker,
-// makes one attempt and hands a good answer over; after a failure, next
-// says whether the target is tried again after a wait, the call moves on to
-// the next target, or it ends with its last failure.
-func (c *call) run() (*http.Response, error) {
-	for line := 1; ; line++ {
+// run is the attempt loop, from the attempt whose log line is line. Each
+// turn asks the current target's breaker, makes one attempt and hands a
+// good answer over; after a failure, next says whether the target is
+// tried again after a wait, the call moves on to the next target, or it
+// ends with its last failure. A resumed stream (resume.go) runs it again
+// for its continuation.
+func (c *call) run(line int) (*http.Response, error) {
+	for ; ; line++ {
 		if c.xs != nil && c.xs.skip != nil { // the target cannot take the request: no call
 			if c.skip(line) {
 				continue
@@ -441,10 +443,17 @@ func (c *call) run() (*http.Response, error) {
 			}
 			return c.give()
 		}
+		rs := c.resuming()
+		if rs != nil {
+			rs.prepare() // the continuation's request, for this target
+		}
 		a := c.newAttempt(line, permit)
 		resp, v, err := c.try(a)
 		if resp != nil && v.class == "" && !v.retryable {
 			return resp, nil // handed to the caller
+		}
+		if rs != nil && rs.refusedPrefix(a, resp) {
+			continue // the same target again, without the prefix
 		}
 		c.keep(resp, err)
 		switch s, wait := c.next(a, v); s {
