@@ -141,17 +141,6 @@ var regional = map[string]struct {
 	}, false, nil, ""},
 }
 
-// chainRegion returns the region the standard chain of kind's cloud
-// names (Bedrock's: AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's),
-// "" when kind has no chain or it names none.
-func chainRegion(kind string) (string, error) {
-	r, ok := regional[kind]
-	if !ok || r.chain == nil {
-		return "", nil
-	}
-	return r.chain()
-}
-
 // regionalBaseURL returns the address of a provider of kind in region, ""
 // when kind's address does not follow from a region, or region is not
 // one (Validate then says so).
