@@ -28,7 +28,7 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	c := Default()
-	d := newDecoder()
+	d := &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
 	if root, err = d.deref(root); err != nil {
 		return nil, err
 	}
