@@ -299,17 +299,14 @@ func (c *Config) checkInjectedKeys() error {
 	if len(c.Auth.Keys) > 0 || loopback(c.Listen) {
 		return nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		if pr := c.Providers[name]; pr.APIKeyEnv != "" || len(pr.APIKeys) > 0 {
-			k := "api_key_env"
-			if len(pr.APIKeys) > 0 {
-				k = "api_keys_env"
-			}
-			return errf(key(key("providers", name), k),
-				"the gateway would hand this provider's key to anyone who reaches %s; add auth.keys or listen on 127.0.0.1", c.Listen)
+	return byName(c.Providers, func(name string, pr Provider) error {
+		k := "api_key_env"
+		if len(pr.APIKeys) > 0 {
+			k = "api_keys_env"
 		}
-	}
-	return nil
+		return refuse(pr.APIKeyEnv != "" || len(pr.APIKeys) > 0, key(key("providers", name), k),
+			"the gateway would hand this provider's key to anyone who reaches %s; add auth.keys or listen on 127.0.0.1", c.Listen)
+	})
 }
 
 // translates reports whether the engine translates a call of kind from
