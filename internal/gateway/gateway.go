@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
+	"github.com/sluice-llm/sluice/internal/scrub"
 	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
@@ -99,7 +100,7 @@ type Gateway struct {
 	limitByKey   bool // a limit is scoped per client key
 	spendByKey   bool // a budget is scoped per client key: calls name their client
 	authKeys     [][sha256.Size]byte
-	secrets      *secrets      // the injected keys, scrubbed from answers
+	secrets      *scrub.Keys   // the injected keys, scrubbed from answers
 	pools        keypool.Pools // the providers' pools of keys
 	adminToken   string
 }
