@@ -406,15 +406,14 @@ func (c *Config) PriceOf(model string) (spend.Price, bool) {
 	if p, ok := c.Prices[model]; ok && !strings.HasSuffix(model, "*") {
 		return p, true
 	}
-	best, found := "", false
+	best := "" // the longest wildcard key that matches
 	for k := range c.Prices {
-		stem, wild := strings.CutSuffix(k, "*")
-		if wild && strings.HasPrefix(model, stem) && (!found || len(stem) > len(best)) {
-			best, found = stem, true
+		if stem, wild := strings.CutSuffix(k, "*"); wild && strings.HasPrefix(model, stem) && len(k) > len(best) {
+			best = k
 		}
 	}
-	if !found {
+	if best == "" {
 		return spend.Price{}, false
 	}
-	return c.Prices[best+"*"], true
+	return c.Prices[best], true
 }

@@ -28,7 +28,7 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	c := Default()
-	d := newDecoder()
+	d := &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
 	if root, err = d.deref(root); err != nil {
 		return nil, err
 	}
@@ -197,33 +197,16 @@ func (d *decoder) list(v reflect.Value, n *yaml.Node, path string) error {
 		if err != nil {
 			return err
 		}
-		e, p := fresh(v.Type().Elem(), ""), index(path, i)
+		p := index(path, i)
 		d.lines[p] = it.Line
-		if err := d.item(e, it, p); err != nil {
+		e, err := d.entry(v.Type().Elem(), "", it, p)
+		if err != nil {
 			return err
 		}
 		out = reflect.Append(out, e)
 	}
 	v.Set(out)
 	return nil
-}
-
-// item decodes the list item n at path into e.
-func (d *decoder) item(e reflect.Value, n *yaml.Node, path string) error {
-	if e.Kind() != reflect.Struct {
-		return setScalar(e, n, path, "")
-	}
-	if n.Kind == yaml.ScalarNode {
-		for _, s := range keys(e) {
-			if has(s.opts, "alone") {
-				return setScalar(s.v, n, path, "")
-			}
-		}
-	}
-	if err := d.fields(e, n, path, nil); err != nil {
-		return err
-	}
-	return d.finish(e, "", path)
 }
 
 // named decodes a mapping of names the operator chose into the map v,
@@ -241,16 +224,34 @@ func (d *decoder) named(v reflect.Value, n *yaml.Node, path string) error {
 		if err != nil {
 			return err
 		}
-		ev := fresh(v.Type().Elem(), e.key)
-		if err := d.fields(ev, val, p, nil); err != nil {
-			return err
-		}
-		if err := d.finish(ev, e.key, p); err != nil {
+		ev, err := d.entry(v.Type().Elem(), e.key, val, p)
+		if err != nil {
 			return err
 		}
 		v.SetMapIndex(reflect.ValueOf(e.key), ev)
 	}
 	return nil
+}
+
+// entry decodes n, dereferenced, at path into a fresh entry of type t
+// named name (a list's item: ""), and completes it. An item that is one
+// value fills the field tagged alone.
+func (d *decoder) entry(t reflect.Type, name string, n *yaml.Node, path string) (reflect.Value, error) {
+	e := fresh(t, name)
+	if e.Kind() != reflect.Struct {
+		return e, setScalar(e, n, path, "")
+	}
+	if n.Kind == yaml.ScalarNode {
+		for _, s := range keys(e) {
+			if has(s.opts, "alone") {
+				return e, setScalar(s.v, n, path, "")
+			}
+		}
+	}
+	if err := d.fields(e, n, path, nil); err != nil {
+		return e, err
+	}
+	return e, d.finish(e, name, path)
 }
 
 // has reports whether the comma-separated opts hold opt.

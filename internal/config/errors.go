@@ -29,36 +29,29 @@ type Error struct {
 
 // Error returns the one-line message.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("config: ")
+	s := "config: " + e.Msg
 	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
+		s = "config: " + e.Path + ": " + e.Msg
 	}
-	b.WriteString(e.Msg)
 	switch {
 	case e.Line > 0 && e.File != "":
-		fmt.Fprintf(&b, " at %s:%d", e.File, e.Line)
+		s += fmt.Sprintf(" at %s:%d", e.File, e.Line)
 	case e.Line > 0:
-		fmt.Fprintf(&b, " at line %d", e.Line)
+		s += fmt.Sprintf(" at line %d", e.Line)
 	case e.File != "":
-		fmt.Fprintf(&b, " in %s", e.File)
+		s += " in " + e.File
 	}
-	return oneLine(b.String())
+	return oneLine(s)
 }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func errf(path, format string, args ...any) *Error {
-	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
-}
+func errf(path, format string, args ...any) *Error { return errAt(0, path, format, args...) }
 
 func errAt(line int, path, format string, args ...any) *Error {
-	e := errf(path, format, args...)
-	e.Line = line
-	return e
+	return &Error{Path: path, Msg: fmt.Sprintf(format, args...), Line: line}
 }
 
 // key returns the path of key under parent. A key with characters other

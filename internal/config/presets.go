@@ -70,11 +70,10 @@ func (d *decoder) finish(v reflect.Value, name, path string) error {
 		p.Name = name
 		p.Breaker.Lease = p.Timeout.Total
 	case *spend.Price:
-		switch {
-		case !d.given[key(path, "input")]:
-			return errAt(d.lines[path], key(path, "input"), "missing; give the USD price per million input tokens (0 if free)")
-		case !d.given[key(path, "output")]:
-			return errAt(d.lines[path], key(path, "output"), "missing; give the USD price per million output tokens (0 if free)")
+		for _, k := range []string{"input", "output"} {
+			if !d.given[key(path, k)] {
+				return errAt(d.lines[path], key(path, k), "missing; give the USD price per million %s tokens (0 if free)", k)
+			}
 		}
 	}
 	return nil
@@ -87,8 +86,8 @@ func finishProvider(pr *Provider, path string) (err error) {
 	if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 		pr.BaseURL = t
 	}
-	if pr.Region == "" {
-		switch pr.Region, err = chainRegion(pr.Kind); {
+	if r := regional[pr.Kind]; pr.Region == "" && r.chain != nil {
+		switch pr.Region, err = r.chain(); {
 		case err != nil:
 			return errf(key(path, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
 		case pr.Region != "" && !regionRE.MatchString(pr.Region):

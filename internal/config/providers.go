@@ -3,11 +3,9 @@ package config
 import (
 	"cmp"
 	"errors"
-	"maps"
 	"net/url"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -22,15 +20,11 @@ func (c *Config) checkProviders() error {
 	if len(c.Providers) == 0 {
 		return errf("providers", "none defined; add one, e.g. openai: {kind: openai, base_url: https://api.openai.com}")
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		if err := checkProvider(key("providers", name), name, c.Providers[name]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return byName(c.Providers, checkProvider)
 }
 
-func checkProvider(path, name string, pr Provider) error {
+func checkProvider(name string, pr Provider) error {
+	path := key("providers", name)
 	d, ok := dialect.Lookup(pr.Kind)
 	switch {
 	case !nameRE.MatchString(name):
@@ -61,19 +55,17 @@ func checkPool(p string, pr Provider) error {
 		return errf(p, "is empty; list the variables that hold the keys, e.g. [OPENAI_KEY_A, OPENAI_KEY_B], or remove it")
 	}
 	seen := map[string]bool{}
-	for i, k := range pr.APIKeys {
-		ip := index(p, i)
+	return each(pr.APIKeys, func(i int, k PoolKey) error {
+		ip, dup := index(p, i), seen[k.Env]
+		seen[k.Env] = true
 		switch {
 		case !envNameRE.MatchString(k.Env):
 			return errf(ip, "%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env))
-		case seen[k.Env]:
+		case dup:
 			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
-		case k.Weight < 1:
-			return atLeast1(key(ip, "weight"), k.Weight, "default 1")
 		}
-		seen[k.Env] = true
-	}
-	return nil
+		return atLeast1(key(ip, "weight"), k.Weight, "default 1")
+	})
 }
 
 // checkBaseURL checks a provider's address. It shows the address only with
@@ -139,17 +131,6 @@ var regional = map[string]struct {
 		}
 		return "https://" + r + "-aiplatform.googleapis.com"
 	}, false, nil, ""},
-}
-
-// chainRegion returns the region the standard chain of kind's cloud
-// names (Bedrock's: AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's),
-// "" when kind has no chain or it names none.
-func chainRegion(kind string) (string, error) {
-	r, ok := regional[kind]
-	if !ok || r.chain == nil {
-		return "", nil
-	}
-	return r.chain()
 }
 
 // regionalBaseURL returns the address of a provider of kind in region, ""

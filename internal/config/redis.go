@@ -108,12 +108,10 @@ func (c *Config) checkRedis() error {
 
 // hostPorts refuses the first of addrs that is not host:port.
 func hostPorts(path string, addrs []string) error {
-	for i, a := range addrs {
-		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return errf(index(path, i), "%s is not host:port, e.g. 10.0.0.1:6379", quote(a))
-		}
-	}
-	return nil
+	return each(addrs, func(i int, a string) error {
+		_, port, err := net.SplitHostPort(a)
+		return refuse(err != nil || port == "", index(path, i), "%s is not host:port, e.g. 10.0.0.1:6379", quote(a))
+	})
 }
 
 // checkRedisURL checks the URL without ever showing it: it may hold a

@@ -90,7 +90,7 @@ func setShare(v reflect.Value, n *yaml.Node, path, s string, off bool) error {
 	return nil
 }
 
-var sizeRE = regexp.MustCompile(`^(\d+)\s*([KMG]i?B?|B)?$`)
+var sizeRE = regexp.MustCompile(`^(\d+)\s*(B|[KMG]iB)?$`)
 
 // parseSize parses a byte count: plain bytes, or a number and KiB, MiB or
 // GiB.
@@ -99,11 +99,7 @@ func parseSize(s string) (int64, bool) {
 	if m == nil {
 		return 0, false
 	}
-	shift := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30}
-	sh, ok := shift[m[2]]
-	if !ok {
-		return 0, false
-	}
+	sh := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
 	v, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil || v > math.MaxInt64>>sh {
 		return 0, false

@@ -13,6 +13,8 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/limit"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // Validate checks c and returns the first problem it finds, as an *Error
@@ -50,6 +52,22 @@ func refuse(bad bool, path, format string, args ...any) error {
 		return errf(path, format, args...)
 	}
 	return nil
+}
+
+// each returns the first refusal check gives an item of list, in order.
+func each[T any](list []T, check func(i int, v T) error) error {
+	for i, v := range list {
+		if err := check(i, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// byName returns the first refusal check gives an entry of m, in the
+// order of their names.
+func byName[T any](m map[string]T, check func(name string, v T) error) error {
+	return each(slices.Sorted(maps.Keys(m)), func(_ int, name string) error { return check(name, m[name]) })
 }
 
 // positive checks a duration that must be more than zero.
@@ -108,7 +126,7 @@ func (c *Config) checkState() error {
 
 // checkAuth checks the client tokens without ever showing one.
 func (c *Config) checkAuth() error {
-	for i, k := range c.Auth.Keys {
+	return cmp.Or(each(c.Auth.Keys, func(i int, k string) error {
 		p := index("auth.keys", i)
 		switch {
 		case k == "":
@@ -118,8 +136,8 @@ func (c *Config) checkAuth() error {
 		case strings.HasPrefix(k, "sha256:") && !sha256RE.MatchString(k):
 			return errf(p, "sha256: must be followed by the 64 hex digits of the token's SHA-256")
 		}
-	}
-	return envName("admin.token_env", c.Admin.TokenEnv, "SLUICE_ADMIN_TOKEN")
+		return nil
+	}), envName("admin.token_env", c.Admin.TokenEnv, "SLUICE_ADMIN_TOKEN"))
 }
 
 func (c *Config) checkRoutes() error {
@@ -127,18 +145,14 @@ func (c *Config) checkRoutes() error {
 		return errf("routes", "none defined; add one, e.g. {prefix: /openai, provider: openai, policy: interactive}")
 	}
 	seen := map[string]int{}
-	for i, r := range c.Routes {
+	return each(c.Routes, func(i int, r Route) error {
 		p, norm := index("routes", i), strings.TrimRight(r.Prefix, "/")
 		j, dup := seen[norm]
-		err := cmp.Or(checkPrefix(key(p, "prefix"), r.Prefix),
+		seen[norm] = i
+		return cmp.Or(checkPrefix(key(p, "prefix"), r.Prefix),
 			refuse(dup, key(p, "prefix"), "%s is also the prefix of routes[%d]; give each route its own prefix", quote(r.Prefix), j),
 			c.checkRoute(p, r))
-		if err != nil {
-			return err
-		}
-		seen[norm] = i
-	}
-	return nil
+	})
 }
 
 func checkPrefix(path, s string) error {
@@ -175,7 +189,7 @@ func (c *Config) checkRoute(p string, r Route) error {
 		return errf(key(p, "policy"), "policy %s is not defined under policies%s%s", quote(r.Policy),
 			suggest(r.Policy, slices.Collect(maps.Keys(c.Policies))), hint)
 	}
-	for j, t := range r.Fallbacks {
+	return each(r.Fallbacks, func(j int, t Target) error {
 		fp := index(key(p, "fallbacks"), j)
 		fb, ok := c.Providers[t.Provider]
 		switch {
@@ -187,33 +201,29 @@ func (c *Config) checkRoute(p string, r Route) error {
 		case t.Model == "":
 			return errf(key(fp, "model"), "missing; name the model the request is rewritten to, e.g. gpt-4o-mini")
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (c *Config) checkBudgets() error {
 	names := map[string]int{}
-	for i, b := range c.Budgets {
+	return each(c.Budgets, func(i int, b spend.Budget) error {
 		p := index("budgets", i)
-		err := cmp.Or(checkListName("budgets", "budget", i, b.Name, names),
+		return cmp.Or(checkListName("budgets", "budget", i, b.Name, names),
 			refuse(!(b.LimitUSD > 0) || math.IsInf(b.LimitUSD, 0), key(p, "limit_usd"),
 				"must be more than 0 (US dollars per period, e.g. 20)"),
 			checkPeriod(key(p, "period"), b.Period),
 			oneOf(key(p, "scope"), "scope", b.Scope, "all", "key", "model", "provider"))
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func (c *Config) checkRates() error {
 	names := map[string]int{}
-	for i, l := range c.Rates {
+	return each(c.Rates, func(i int, l limit.Limit) error {
 		p := index("limits.rates", i)
 		_, known := c.Providers[l.Provider]
 		check := l.Check()
-		err := cmp.Or(checkListName("limits.rates", "limit", i, l.Name, names),
+		return cmp.Or(checkListName("limits.rates", "limit", i, l.Name, names),
 			refuse(l.Name == MaxConcurrentLimit, key(p, "name"),
 				"%s names the limit each provider's max_concurrent makes; choose another name", quote(l.Name)),
 			refuse(l.Provider != "" && !known, key(p, "provider"),
@@ -225,11 +235,7 @@ func (c *Config) checkRates() error {
 			refuse(l.Requests.Limit == 0 && l.Tokens.Limit == 0 && l.Concurrent == 0, p,
 				"limits nothing; give requests_per_minute, tokens_per_minute, concurrent, or several"),
 			refuse(check != nil, p, "%v", check))
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // checkListName checks the name of entry i of the list section: there, of
@@ -263,7 +269,7 @@ func checkPeriod(path, s string) error {
 }
 
 func (c *Config) checkPrices() error {
-	for _, model := range slices.Sorted(maps.Keys(c.Prices)) {
+	return byName(c.Prices, func(model string, pr spend.Price) error {
 		p := key("prices", model)
 		stem, _ := strings.CutSuffix(model, "*")
 		switch {
@@ -272,16 +278,12 @@ func (c *Config) checkPrices() error {
 		case strings.Contains(stem, "*"):
 			return errf(p, "'*' may only end a name, as in gpt-4o*")
 		}
-		pr := c.Prices[model]
 		price := func(k string, v float64) error {
 			return refuse(!(v >= 0) || math.IsInf(v, 0), key(p, k), "%v: must be 0 or more (USD per million tokens, e.g. 0.15)", v)
 		}
-		if err := cmp.Or(price("input", pr.Input), price("output", pr.Output),
-			price("cache_read", pr.CacheRead), price("cache_write", pr.CacheWrite)); err != nil {
-			return err
-		}
-	}
-	return nil
+		return cmp.Or(price("input", pr.Input), price("output", pr.Output),
+			price("cache_read", pr.CacheRead), price("cache_write", pr.CacheWrite))
+	})
 }
 
 func (c *Config) checkLimits() error {
@@ -297,17 +299,14 @@ func (c *Config) checkInjectedKeys() error {
 	if len(c.Auth.Keys) > 0 || loopback(c.Listen) {
 		return nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		if pr := c.Providers[name]; pr.APIKeyEnv != "" || len(pr.APIKeys) > 0 {
-			k := "api_key_env"
-			if len(pr.APIKeys) > 0 {
-				k = "api_keys_env"
-			}
-			return errf(key(key("providers", name), k),
-				"the gateway would hand this provider's key to anyone who reaches %s; add auth.keys or listen on 127.0.0.1", c.Listen)
+	return byName(c.Providers, func(name string, pr Provider) error {
+		k := "api_key_env"
+		if len(pr.APIKeys) > 0 {
+			k = "api_keys_env"
 		}
-	}
-	return nil
+		return refuse(pr.APIKeyEnv != "" || len(pr.APIKeys) > 0, key(key("providers", name), k),
+			"the gateway would hand this provider's key to anyone who reaches %s; add auth.keys or listen on 127.0.0.1", c.Listen)
+	})
 }
 
 // translates reports whether the engine translates a call of kind from

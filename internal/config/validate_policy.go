@@ -2,27 +2,23 @@ package config
 
 import (
 	"cmp"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/limit"
 )
 
 func (c *Config) checkPolicies() error {
 	if len(c.Policies) == 0 {
 		return errf("policies", "none defined; add one, e.g. interactive: {} for the built-in values")
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.Policies)) {
-		path, p := key("policies", name), c.Policies[name]
-		err := cmp.Or(refuse(!nameRE.MatchString(name), path, "a policy name may hold only letters, digits, '_', '-' and '.'"),
+	return byName(c.Policies, func(name string, p sluice.Policy) error {
+		path := key("policies", name)
+		return cmp.Or(refuse(!nameRE.MatchString(name), path, "a policy name may hold only letters, digits, '_', '-' and '.'"),
 			checkTimeouts(path, p), checkRetry(path, p), checkBreaker(path, p))
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func checkTimeouts(path string, p sluice.Policy) error {
@@ -55,12 +51,9 @@ func checkRetry(path string, p sluice.Policy) error {
 
 // checkStatuses refuses the first status that is not an HTTP status.
 func checkStatuses(path string, statuses []int) error {
-	for i, s := range statuses {
-		if s < 100 || s > 599 {
-			return errf(index(path, i), "%d is not an HTTP status; write statuses from 100 to 599, e.g. 503", s)
-		}
-	}
-	return nil
+	return each(statuses, func(i, s int) error {
+		return refuse(s < 100 || s > 599, index(path, i), "%d is not an HTTP status; write statuses from 100 to 599, e.g. 503", s)
+	})
 }
 
 // noEmptyMarker refuses an empty marker, which would match every error of
@@ -84,21 +77,12 @@ func checkBreaker(path string, p sluice.Policy) error {
 // checkPriorities checks each policy's priority, limits.promote_after and
 // each limit's reserve.
 func (c *Config) checkPriorities() error {
-	for _, name := range slices.Sorted(maps.Keys(c.Policies)) {
-		switch p := c.Policies[name].Priority; p {
-		case "", sluice.PriorityInteractive, sluice.PriorityBatch:
-		default:
-			return errf(key(key("policies", name), "priority"), "%s: use interactive or batch", quote(string(p)))
-		}
-	}
-	if err := positive("limits.promote_after", c.Limits.PromoteAfter, "30s"); err != nil {
-		return err
-	}
-	for i, l := range c.Rates {
-		if r := l.Reserve; !(r >= 0 && r < 1) {
-			return errf(key(index("limits.rates", i), "reserve"), "%s%%: give the share batch calls may never take, from 0%% to below 100%% (write e.g. 20%%)",
-				strconv.FormatFloat(r*100, 'f', -1, 64))
-		}
-	}
-	return nil
+	return cmp.Or(byName(c.Policies, func(name string, p sluice.Policy) error {
+		return refuse(!slices.Contains([]sluice.Priority{"", sluice.PriorityInteractive, sluice.PriorityBatch}, p.Priority),
+			key(key("policies", name), "priority"), "%s: use interactive or batch", quote(string(p.Priority)))
+	}), positive("limits.promote_after", c.Limits.PromoteAfter, "30s"), each(c.Rates, func(i int, l limit.Limit) error {
+		return refuse(!(l.Reserve >= 0 && l.Reserve < 1), key(index("limits.rates", i), "reserve"),
+			"%s%%: give the share batch calls may never take, from 0%% to below 100%% (write e.g. 20%%)",
+			strconv.FormatFloat(l.Reserve*100, 'f', -1, 64))
+	}))
 }

@@ -28,10 +28,6 @@ type decoder struct {
 	given   map[string]bool     // the key paths the file gives a value (not null)
 }
 
-func newDecoder() *decoder {
-	return &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
-}
-
 // entry is one key: value pair of a mapping.
 type entry struct {
 	key   string

@@ -101,23 +101,3 @@ func TestBudgetedStreamsPassEventByEventInEveryFraming(t *testing.T) {
 		}
 	}
 }
-
-func TestUsageFilterInEveryFraming(t *testing.T) {
-	for _, eol := range []string{"\n", "\r\n", "\r"} {
-		ev := func(data string) string { return "data: " + data + eol + eol }
-		stream := ev(`{"choices":[{"delta":{"content":"hi"}}]}`) + ": keep-alive" + eol +
-			ev(`{"choices":[],"usage":{"prompt_tokens":1}}`) + ev("[DONE]")
-		want := ev(`{"choices":[{"delta":{"content":"hi"}}]}`) + ": keep-alive" + eol + ev("[DONE]")
-		for size := 1; size <= len(stream); size++ {
-			var f usageFilter
-			var out []byte
-			for i := 0; i < len(stream); i += size {
-				out = append(out, f.filter([]byte(stream[i:min(i+size, len(stream))]))...)
-			}
-			out = append(out, f.rest()...)
-			if string(out) != want {
-				t.Fatalf("%q framing, chunks of %d: %q, want %q", eol, size, out, want)
-			}
-		}
-	}
-}

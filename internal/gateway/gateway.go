@@ -22,6 +22,8 @@ import (
 	"github.com/sluice-llm/sluice/internal/events"
 	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
+	"github.com/sluice-llm/sluice/internal/limitstats"
+	"github.com/sluice-llm/sluice/internal/scrub"
 	"github.com/sluice-llm/sluice/internal/tracing"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
@@ -99,7 +101,7 @@ type Gateway struct {
 	limitByKey   bool // a limit is scoped per client key
 	spendByKey   bool // a budget is scoped per client key: calls name their client
 	authKeys     [][sha256.Size]byte
-	secrets      *secrets      // the injected keys, scrubbed from answers
+	secrets      *scrub.Keys   // the injected keys, scrubbed from answers
 	pools        keypool.Pools // the providers' pools of keys
 	adminToken   string
 }
@@ -127,7 +129,7 @@ type shared struct {
 	// history is the status page's last hour (package history).
 	history *history.History
 	// limitMetrics count the rate limiter's waits and refusals.
-	limitMetrics *limitMetrics
+	limitMetrics *limitstats.Metrics
 	// limitErrors counts the failures of the limits store.
 	limitErrors atomic.Uint64
 	getenv      func(string) string
@@ -207,9 +209,14 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		answerStore = &idempotency.Memory{}
 	}
 	sh.answers = newAnswers(answerStore, sh.metrics.registry)
-	sh.limitMetrics = newLimitMetrics(sh.metrics.registry, func() *limit.Limiter {
+	sh.limitMetrics = limitstats.NewMetrics(sh.metrics.registry, func() *limit.Limiter {
 		if g := sh.current.Load(); g != nil {
 			return g.limiter
+		}
+		return nil
+	}, func() []*limit.Limiter {
+		if g := sh.current.Load(); g != nil {
+			return g.pacers()
 		}
 		return nil
 	})
@@ -227,8 +234,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return records(sh.store, sh.knownBreakers())
 	}, degraded)
 	sh.metrics.registry.MustRegister(&spendCollector{spend: sh.currentSpend, ledger: sh.ledger, events: sh.events},
-		&keysCollector{pools: func() keypool.Pools { return sh.current.Load().pools }},
-		learnedCollector(func() []*limit.Limiter { return sh.current.Load().pacers() }))
+		&keysCollector{pools: func() keypool.Pools { return sh.current.Load().pools }})
 	return g, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/limitstats"
 	"github.com/sluice-llm/sluice/limit"
 )
 
@@ -324,7 +325,7 @@ func TestInFlightShown(t *testing.T) {
 func (e *env) checkInFlight(n int) {
 	t := e.t
 	t.Helper()
-	var v limitsView
+	var v limitstats.View
 	resp := e.do("GET", "/sluice/limits", "")
 	if raw := body(t, resp); resp.StatusCode != 200 || json.Unmarshal([]byte(raw), &v) != nil {
 		t.Fatalf("GET /sluice/limits: %d %s", resp.StatusCode, raw)
@@ -335,7 +336,7 @@ func (e *env) checkInFlight(n int) {
 	}
 	for _, view := range []struct {
 		name string
-		v    limitsView
+		v    limitstats.View
 	}{{"/sluice/limits", v}, {"status.json", *st.Limits}} {
 		for _, name := range []string{"max_concurrent", "agents"} {
 			if got := view.v.Stats[name].InFlight; got != n {

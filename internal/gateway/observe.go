@@ -17,7 +17,7 @@ func (g *Gateway) observer(rt *route, pol *sluice.Policy) func(*sluice.Attempt) 
 		}
 		g.answers.observe(a, g.events)
 		g.metrics.observe(a)
-		g.limitMetrics.observe(a)
+		g.limitMetrics.Observe(a)
 		g.history.Observe(a)
 		if answeredByFallback(a) {
 			g.metrics.fallback(rt.prefix, a.Provider)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/limitstats"
 )
 
 // A call with Sluice-Priority: interactive (or none: the interactive
@@ -60,7 +61,7 @@ func TestPriorityHeader(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	var v limitsView
+	var v limitstats.View
 	if err := json.Unmarshal([]byte(body(t, e.do("GET", "/sluice/limits", ""))), &v); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect/awssign"
 	"github.com/sluice-llm/sluice/dialect/googleauth"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/scrub"
 )
 
 // signers build the Signer of a provider whose dialect signs
@@ -137,4 +138,14 @@ func (p *provider) rewriteFrom(from *provider) func(*http.Request) {
 			p.d.Client().SetKey(r, p.key) // the client's key is not for this provider
 		}
 	}
+}
+
+// providerSecrets returns the set of the providers' injected keys, and
+// the pools' keys given: what answers are scrubbed of.
+func providerSecrets(providers map[string]*provider, pooled ...string) *scrub.Keys {
+	keys := pooled
+	for _, p := range providers {
+		keys = append(keys, p.key)
+	}
+	return scrub.New(keys...)
 }

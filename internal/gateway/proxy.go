@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/internal/credential"
 	"github.com/sluice-llm/sluice/internal/keypool"
+	"github.com/sluice-llm/sluice/internal/usagechunk"
 	"github.com/sluice-llm/sluice/spend"
 )
 
@@ -78,7 +79,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, rt *route, res
 	}
 	hideUsage := g.spend != nil && in.req.Stream && !in.req.StreamOptions && d.Client().AsksUsage(r)
 	if hideUsage {
-		in.body = withStreamUsage(in.body)
+		in.body = usagechunk.Ask(in.body)
 	}
 	g.inflight.Add(1)
 	defer g.inflight.Add(-1)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/internal/scrub"
+	"github.com/sluice-llm/sluice/internal/usagechunk"
 )
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -82,7 +84,7 @@ func (g *Gateway) relayHeader(w http.ResponseWriter, resp *http.Response, d dial
 	h := w.Header()
 	removeHopHeaders(resp.Header)
 	delete(h, "X-Request-Id") // the provider's, if it gave one, as it came
-	g.secrets.scrubHeader(resp.Header)
+	g.secrets.Header(resp.Header)
 	for k, v := range resp.Header {
 		h[k] = v
 	}
@@ -99,8 +101,8 @@ func (g *Gateway) relayHeader(w http.ResponseWriter, resp *http.Response, d dial
 // the client, in order: the usage chunk the gateway asked for left out,
 // and injected keys scrubbed. Each is nil when not needed.
 type passes struct {
-	filter *usageFilter
-	scrub  *scrubber
+	hide  *usagechunk.Hider
+	scrub *scrub.Body
 }
 
 // passes returns the passes of an answer: hideUsage leaves the usage chunk
@@ -108,10 +110,10 @@ type passes struct {
 func (g *Gateway) passes(hideUsage bool) passes {
 	var p passes
 	if hideUsage {
-		p.filter = &usageFilter{}
+		p.hide = &usagechunk.Hider{}
 	}
 	if g.secrets != nil {
-		p.scrub = &scrubber{s: g.secrets}
+		p.scrub = g.secrets.Body()
 	}
 	return p
 }
@@ -119,14 +121,14 @@ func (g *Gateway) passes(hideUsage bool) passes {
 // apply passes out, the bytes just read, through p; last says that no
 // more follow, so what the passes held back goes out too.
 func (p passes) apply(out []byte, last bool) []byte {
-	if p.filter != nil {
-		out = p.filter.filter(out)
+	if p.hide != nil {
+		out = p.hide.Hide(out)
 		if last {
-			out = append(out, p.filter.rest()...)
+			out = append(out, p.hide.Rest()...)
 		}
 	}
 	if p.scrub != nil {
-		out = p.scrub.scrub(out, last)
+		out = p.scrub.Scrub(out, last)
 	}
 	return out
 }

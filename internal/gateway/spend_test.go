@@ -117,23 +117,6 @@ func TestStreamUsageAskedForAndHidden(t *testing.T) {
 	}
 }
 
-func TestUsageFilterKeepsEverythingElse(t *testing.T) {
-	stream := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" +
-		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\n" + "data: [DONE]\n\n"
-	want := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" + "data: [DONE]\n\n"
-	for size := 1; size <= len(stream); size++ {
-		var f usageFilter
-		var out []byte
-		for i := 0; i < len(stream); i += size {
-			out = append(out, f.filter([]byte(stream[i:min(i+size, len(stream))]))...)
-		}
-		out = append(out, f.rest()...)
-		if string(out) != want {
-			t.Fatalf("chunks of %d: %q, want %q", size, out, want)
-		}
-	}
-}
-
 func grepLines(s, sub string) string {
 	var out []string
 	for l := range strings.SplitSeq(s, "\n") {

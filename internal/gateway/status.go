@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-llm/sluice/internal/history"
 	"github.com/sluice-llm/sluice/internal/keypool"
+	"github.com/sluice-llm/sluice/internal/limitstats"
 )
 
 // statusPage is GET /sluice/: one self-contained page (inline CSS and
@@ -28,7 +29,7 @@ type statusView struct {
 	// failed.
 	BreakersError string            `json:"breakers_error,omitempty"`
 	Series        []history.Series  `json:"series"`
-	Limits        *limitsView       `json:"limits,omitempty"`
+	Limits        *limitstats.View  `json:"limits,omitempty"`
 	LimitsError   string            `json:"limits_error,omitempty"`
 	Keys          []keypool.View    `json:"keys"`
 	Budgets       []budgetView      `json:"budgets"`

@@ -1,4 +1,9 @@
-package gateway
+// Package scrub replaces secrets in what an upstream sends back: the
+// gateway's injected keys (every provider's, fallbacks' and pools'
+// included), in an answer's headers and in its body read chunk by chunk.
+// An upstream that echoes the request's headers in an error must not hand
+// the key to the client.
+package scrub
 
 import (
 	"bytes"
@@ -7,22 +12,19 @@ import (
 	"strings"
 )
 
-// redacted replaces a configured key in what an upstream sends back.
-const redacted = "[redacted]"
+// Redacted replaces a key in what an upstream sends back.
+const Redacted = "[redacted]"
 
-// secrets is the set of keys the gateway injects (every provider's,
-// fallbacks' included), scrubbed from relayed upstream headers and bodies:
-// an upstream that echoes the request's headers in an error must not hand
-// the key to the client. A nil *secrets scrubs nothing.
-type secrets struct {
+// Keys is a set of keys to scrub. A nil *Keys scrubs nothing. It is never
+// changed once made, so it is safe for concurrent use.
+type Keys struct {
 	keys [][]byte // distinct, longest first
 }
 
-// newSecrets returns the set of the non-empty keys, nil when there is
-// none.
-func newSecrets(keys ...string) *secrets {
+// New returns the set of the non-empty keys, nil when there is none.
+func New(keys ...string) *Keys {
 	seen := map[string]bool{}
-	s := &secrets{}
+	s := &Keys{}
 	for _, k := range keys {
 		if k != "" && !seen[k] {
 			seen[k] = true
@@ -36,18 +38,8 @@ func newSecrets(keys ...string) *secrets {
 	return s
 }
 
-// providerSecrets returns the set of the providers' injected keys, and
-// the pools' keys given.
-func providerSecrets(providers map[string]*provider, pooled ...string) *secrets {
-	keys := pooled
-	for _, p := range providers {
-		keys = append(keys, p.key)
-	}
-	return newSecrets(keys...)
-}
-
-// scrubHeader replaces every key in h's values.
-func (s *secrets) scrubHeader(h http.Header) {
+// Header replaces every key in h's values.
+func (s *Keys) Header(h http.Header) {
 	if s == nil {
 		return
 	}
@@ -55,7 +47,7 @@ func (s *secrets) scrubHeader(h http.Header) {
 		for i, v := range vs {
 			for _, k := range s.keys {
 				if strings.Contains(v, string(k)) {
-					v = strings.ReplaceAll(v, string(k), redacted)
+					v = strings.ReplaceAll(v, string(k), Redacted)
 				}
 			}
 			vs[i] = v
@@ -63,9 +55,12 @@ func (s *secrets) scrubHeader(h http.Header) {
 	}
 }
 
+// Body returns a scrubber of one body, read chunk by chunk.
+func (s *Keys) Body() *Body { return &Body{s: s} }
+
 // next returns the index and length of the first key in b, the longest
 // at that index, or -1, 0.
-func (s *secrets) next(b []byte) (int, int) {
+func (s *Keys) next(b []byte) (int, int) {
 	at, n := -1, 0
 	for _, k := range s.keys {
 		if i := bytes.Index(b, k); i >= 0 && (at < 0 || i < at) {
@@ -77,7 +72,7 @@ func (s *secrets) next(b []byte) (int, int) {
 
 // partial returns the index of the first byte of b's longest suffix that
 // is the start of a key, len(b) when none.
-func (s *secrets) partial(b []byte) int {
+func (s *Keys) partial(b []byte) int {
 	from := len(b)
 	for _, k := range s.keys {
 		for i := max(0, len(b)-len(k)+1); i < from; i++ {
@@ -90,18 +85,18 @@ func (s *secrets) partial(b []byte) int {
 	return from
 }
 
-// scrubber replaces keys in a body read chunk by chunk. A key split
-// between two chunks is caught: the end of a chunk that may begin a key
-// is held back until the next one shows whether it does. Nothing else is
-// held, so an event's line ends pass at once.
-type scrubber struct {
-	s    *secrets
+// Body replaces keys in a body read chunk by chunk. A key split between
+// two chunks is caught: the end of a chunk that may begin a key is held
+// back until the next one shows whether it does. Nothing else is held, so
+// an event's line ends pass at once. It is not safe for concurrent use.
+type Body struct {
+	s    *Keys
 	tail []byte
 }
 
-// scrub returns p, after what was held back, with every key replaced,
+// Scrub returns p, after what was held back, with every key replaced,
 // less an end that may begin a key. With final, nothing is held back.
-func (sc *scrubber) scrub(p []byte, final bool) []byte {
+func (sc *Body) Scrub(p []byte, final bool) []byte {
 	buf := p
 	if len(sc.tail) > 0 {
 		buf = append(sc.tail, p...)
@@ -121,7 +116,7 @@ func (sc *scrubber) scrub(p []byte, final bool) []byte {
 		if out == nil {
 			out = make([]byte, 0, len(buf))
 		}
-		out = append(append(out, buf[i:i+j]...), redacted...)
+		out = append(append(out, buf[i:i+j]...), Redacted...)
 		i += j + n
 	}
 	end := max(i, hold)

@@ -1,4 +1,10 @@
-package gateway
+// Package usagechunk is the usage chunk of an OpenAI-compatible stream:
+// such a stream reports its usage only when the request asks for it
+// (stream_options.include_usage), in a last chunk with no choices. Under a
+// budget the gateway asks for it when the client did not (Ask), so the
+// call is settled to its real cost, and hides that chunk from the client,
+// which did not ask for it (Hider).
+package usagechunk
 
 import (
 	"bytes"
@@ -7,18 +13,12 @@ import (
 	"github.com/sluice-llm/sluice/internal/sse"
 )
 
-// The usage chunk: an OpenAI-compatible stream reports its usage only when
-// the request asks for it (stream_options.include_usage), in a last chunk
-// with no choices. Under a budget the gateway asks for it when the client
-// did not, so the call is settled to its real cost, and hides that chunk
-// from the client, which did not ask for it.
-
 var includeUsage = []byte(`"stream_options":{"include_usage":true},`)
 
-// withStreamUsage returns a copy of a JSON object body with the ask for
-// usage added as its first member. The caller has checked (request.Scan)
-// that the body streams and has no stream_options.
-func withStreamUsage(body []byte) []byte {
+// Ask returns a copy of a JSON object body with the ask for usage added
+// as its first member. The caller has checked (request.Scan) that the
+// body streams and has no stream_options.
+func Ask(body []byte) []byte {
 	i := bytes.IndexByte(body, '{')
 	out := make([]byte, 0, len(body)+len(includeUsage))
 	out = append(out, body[:i+1]...)
@@ -26,20 +26,21 @@ func withStreamUsage(body []byte) []byte {
 	return append(out, body[i+1:]...)
 }
 
-// usageFilter drops the usage-only chunk from a relayed stream. The
-// project's SSE parser finds the events, whatever the framing (LF, CRLF or
-// CR); the filter holds back only the bytes of the event being read, so
-// every other event passes as soon as its blank line arrives.
-type usageFilter struct {
+// Hider drops the usage-only chunk from a relayed stream. The project's
+// SSE parser finds the events, whatever the framing (LF, CRLF or CR); the
+// Hider holds back only the bytes of the event being read, so every other
+// event passes as soon as its blank line arrives. The zero value is ready
+// for one stream; it is not safe for concurrent use.
+type Hider struct {
 	p       sse.Parser
 	pending []byte // the bytes of the event being read
 	usage   bool   // the event the parser just dispatched is the usage chunk
 	skipLF  bool   // a dropped event ended in CR: drop the LF that may follow
 }
 
-// filter returns the bytes of p, after those held back, that are not in
-// the usage chunk or in an event not yet complete, and keeps the latter.
-func (f *usageFilter) filter(p []byte) []byte {
+// Hide returns the bytes of p, after those held back, that are not in the
+// usage chunk or in an event not yet complete, and keeps the latter.
+func (f *Hider) Hide(p []byte) []byte {
 	var out []byte
 	for len(p) > 0 {
 		line := p
@@ -71,13 +72,13 @@ func (f *usageFilter) filter(p []byte) []byte {
 }
 
 // see marks the usage chunk as the parser dispatches it.
-func (f *usageFilter) see(ev sse.Event) bool {
+func (f *Hider) see(ev sse.Event) bool {
 	f.usage = isUsageChunk(ev.Data)
 	return true
 }
 
-// rest returns what is held back: an event the stream did not finish.
-func (f *usageFilter) rest() []byte {
+// Rest returns what is held back: an event the stream did not finish.
+func (f *Hider) Rest() []byte {
 	r := f.pending
 	f.pending = nil
 	return r
