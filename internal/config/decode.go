@@ -52,7 +52,7 @@ func Parse(data []byte) (*Config, error) {
 // foreign gives the tags of other packages' fields whose key is not their
 // name in snake_case.
 var foreign = map[reflect.Type]map[string]string{
-	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope"},
+	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope", "ResumeMax": "resume_max,count"},
 	reflect.TypeFor[sluice.Retry]():     {"Budget": "budget,share,off"},
 	reflect.TypeFor[breaker.Settings](): {"Lease": "-", "OnStateChange": "-"},
 	reflect.TypeFor[spend.Budget]():     {"AllowUnpriced": "unpriced,allow", "AllowOnLedgerError": "on_store_error,allow"},

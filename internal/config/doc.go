@@ -172,6 +172,13 @@
 //	                        concurrency slot, waiting interactive calls go before batch ones
 //	                        (in every process sharing the state); a request's Sluice-Priority
 //	                        header (interactive or batch) overrides it
+//	resume                  [false] a stream that breaks after its answer began (cut, stalled
+//	                        past idle, the provider's error event) goes on from where it
+//	                        broke on the next attempt, within total: the text sent as the
+//	                        assistant's prefix (Anthropic, Bedrock), else the call again with
+//	                        the text it repeats not relayed twice; never after a tool call
+//	                        or for structured output. false ends the stream with the error
+//	resume_max              [1] resumes of one call at most
 //	retry.max_attempts      [3 / 5] tries, the first included; 1 never retries
 //	retry.base, retry.cap   [400ms, 16s / 1s, 60s] full-jitter backoff: before retry n, a wait
 //	                        uniform in [0, min(cap, base·2^(n-1))); cap at least base
