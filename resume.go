@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/internal/sse"
@@ -459,6 +460,11 @@ func (r *resumer) decline() (int, error) {
 		return 0, err
 	}
 	ev := chat.Event{Type: chat.EventError, Err: r.brkEv}
+	if r.diverged && r.cur != nil && r.cur.midErr == nil {
+		// The continuation's own stream was sound: its attempt fails for
+		// the text, which is no fault of the provider's.
+		r.cur.midErr = &verdict{breaker: breaker.Ignored, class: "resume_diverged"}
+	}
 	r.brk, r.brkEv = nil, nil
 	r.emit(ev)
 	r.closeSource()
@@ -527,7 +533,7 @@ func (r *resumer) closeSource() {
 // Close ends every attempt of the call and closes the current source: the
 // caller closed its body.
 func (r *resumer) Close() error {
-	r.cancel(errEarlyClose)
+	r.cancel(context.Canceled) // the caller left: no failure of the provider's
 	r.closeSource()
 	return nil
 }

@@ -13,6 +13,9 @@ import (
 
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/chat"
+	"github.com/sluice-llm/sluice/internal/leaktest"
+	"github.com/sluice-llm/sluice/limit"
+	"github.com/sluice-llm/sluice/spend"
 )
 
 // words is the 60-word answer of the resume fakes: "w01 w02 … w60",
@@ -37,6 +40,8 @@ const (
 	errorAt                     // the provider's overloaded error event
 	toolCutAt                   // a tool call, then a cut
 	otherStart                  // the whole answer, of other words
+	hangs                       // no answer until the caller leaves
+	fails                       // 503
 )
 
 // wordy is a provider speaking Anthropic's or OpenAI's stream that
@@ -84,6 +89,14 @@ func (w *wordy) serve(rw http.ResponseWriter, r *http.Request) {
 	kind, after := whole, 0
 	if n < len(w.plan) {
 		kind, after = w.plan[n], w.after[n]
+	}
+	switch kind {
+	case hangs:
+		<-r.Context().Done()
+		return
+	case fails:
+		rw.WriteHeader(503)
+		return
 	}
 	text := wordsText
 	prefix := w.prefix(b)
@@ -429,5 +442,111 @@ func TestResumeOnFallback(t *testing.T) {
 		if len(lines) != 2 || lines[0]["outcome"] != "resumed" || lines[1]["provider"] != "backup" || lines[1]["outcome"] != "ok" {
 			t.Errorf("%s client: lines %v", d.Kind(), lines)
 		}
+	}
+}
+
+// Every way out of a resumed call gives back what it took: its
+// concurrency slot, its money, its retries and attempts in the budget,
+// and its spans; no goroutine is left.
+func TestEveryWayOutOfAResume(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plan  []breakKind
+		after []int
+		// out reads the call's body and leaves it as the way out does.
+		out   func(t *testing.T, body io.ReadCloser)
+		total time.Duration
+		last  Outcome // the last line's
+	}{
+		{"resumed whole", []breakKind{cutAt}, []int{40}, readToEnd, 0, OutcomeOK},
+		{"caller leaves mid-continuation", []breakKind{cutAt, stallAt}, []int{10, 5}, readThenClose, 0, OutcomeClientCancel},
+		{"caller closes between reads of the continuation", []breakKind{cutAt, stallAt}, []int{10, 15}, closeAfter("w13"), 0, OutcomeClientCancel},
+		{"caller leaves while the continuation is awaited", []breakKind{cutAt, hangs}, []int{10, 0}, readThenClose, 0, OutcomeClientCancel},
+		{"total runs out while the continuation is awaited", []breakKind{cutAt, hangs}, []int{10, 0}, readToEnd, 700 * time.Millisecond, OutcomeTimeout},
+		{"continuation refused", []breakKind{cutAt, fails}, []int{10, 0}, readToEnd, 0, OutcomeFail},
+		{"continuation breaks too", []breakKind{cutAt, cutAt}, []int{10, 5}, readToEnd, 0, OutcomeFail},
+		{"restart differs", []breakKind{cutAt, otherStart}, []int{10, 0}, readToEnd, 0, OutcomeFail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaktest.Check(t)
+			w := newWordy(t, dialect.OpenAI, tc.plan, tc.after)
+			r := newResumeRig(t, dialect.OpenAI, w, 2)
+			r.tr.Policy.Timeout.FirstByte, r.tr.Policy.Timeout.Idle = 8*time.Second, 8*time.Second // only the way out ends it
+			if tc.total > 0 {
+				r.tr.Policy.Timeout.Total = tc.total
+			}
+			lim := &limit.Limiter{Limits: []limit.Limit{{Name: "conc", Scope: "all", Concurrent: 1}}}
+			h := &heldRig{rig: r.rig, tracer: &countingTracer{}, budget: &RetryBudget{}, lim: lim, meter: &holdMeter{}}
+			r.tr.Limiter, r.tr.Meter, r.tr.Tracer, r.tr.RetryBudget = h.lim, h.meter, h.tracer, h.budget
+			req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(
+				`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"count"}]}`))
+			start := time.Now()
+			resp, err := r.tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.out(t, resp.Body)
+			if took := time.Since(start); took > 3*time.Second { // the phases and the total are 8s and 10s
+				t.Errorf("the call took %v: what ended it did not end its continuation", took)
+			}
+			h.check(t)
+			lines := r.lines()
+			if len(lines) != w.calls() {
+				t.Errorf("%d log lines for %d upstream calls: %v", len(lines), w.calls(), lines)
+			}
+			if len(lines) < 2 || lines[0]["outcome"] != string(OutcomeResumed) || lines[len(lines)-1]["outcome"] != string(tc.last) {
+				t.Errorf("lines %v, want the first resumed, the last %s", lines, tc.last)
+			}
+		})
+	}
+}
+
+func readToEnd(t *testing.T, body io.ReadCloser) {
+	io.Copy(io.Discard, body)
+	body.Close()
+}
+
+// readThenClose reads the stream's first bytes, then closes it while
+// another read waits for more.
+func readThenClose(t *testing.T, body io.ReadCloser) {
+	io.ReadFull(body, make([]byte, 300))
+	time.AfterFunc(100*time.Millisecond, func() { body.Close() })
+	io.Copy(io.Discard, body)
+}
+
+// closeAfter reads the stream until it holds marker, then closes it.
+func closeAfter(marker string) func(*testing.T, io.ReadCloser) {
+	return func(t *testing.T, body io.ReadCloser) {
+		var got []byte
+		buf := make([]byte, 64)
+		for !strings.Contains(string(got), marker) {
+			n, err := body.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				t.Fatalf("the stream ended before %s: %v", marker, err)
+			}
+		}
+		body.Close()
+	}
+}
+
+// The call's cost is the sum of its attempts', each priced for what it
+// answered, and the caller's usage the sum of theirs.
+func TestResumedCostIsTheSum(t *testing.T) {
+	w := newWordy(t, dialect.OpenAI, []breakKind{cutAt}, []int{40})
+	r := newResumeRig(t, dialect.OpenAI, w, 2)
+	r.tr.Meter = &spend.Meter{Prices: tenCents}
+	_, got := r.stream(t)
+	if text, _, e := read(t, dialect.OpenAI, got); e != nil || text != wordsText {
+		t.Fatalf("got %q, %v", text, e)
+	}
+	lines := r.lines()
+	if len(lines) != 2 {
+		t.Fatalf("lines %v", lines)
+	}
+	c1, _ := lines[0]["cost_usd"].(float64)
+	c2, _ := lines[1]["cost_usd"].(float64)
+	if c1 <= 0 || c2 <= 0 || c2 < c1 {
+		t.Errorf("costs %v and %v: want the broken attempt's priced, and the whole answer's more", c1, c2)
 	}
 }
