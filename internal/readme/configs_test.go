@@ -221,3 +221,11 @@ func checkLayout(t *testing.T, b block) {
 		t.Errorf("Layout names %d directories; the parse went wrong", n)
 	}
 }
+
+func checkResumeConfig(t *testing.T, b block) {
+	c := parse(t, b)
+	p := c.Policies["interactive"]
+	if !p.Resume || p.ResumeMax != 1 || c.Policies["nightly"].Resume {
+		t.Errorf("interactive is %+v, nightly resumes %v; the block says resume on interactive, at most once", p, c.Policies["nightly"].Resume)
+	}
+}
