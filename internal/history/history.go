@@ -54,13 +54,14 @@ const (
 	clsLimitRefused  // refused by a rate limit or an empty key pool, not sent
 	clsClientCancel
 	clsReplayed // answered from a kept answer (Idempotency-Key), not sent
+	clsSkipped  // a fallback that cannot take the request, not sent
 	clsOther
 	numClasses
 )
 
 // classNames names the classes in status.json, in the order above.
 var classNames = [numClasses]string{"ok", "timeout", "rate_limited", "quota", "5xx", "4xx", "cut_stream",
-	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", ClassReplayed, "other"}
+	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", ClassReplayed, "skipped", "other"}
 
 // classOf is the class of an attempt.
 func classOf(a *sluice.Attempt) int {
@@ -77,6 +78,8 @@ func classOf(a *sluice.Attempt) int {
 		return clsClientCancel
 	case sluice.OutcomeReplayed:
 		return clsReplayed
+	case sluice.OutcomeSkipped:
+		return clsSkipped
 	case sluice.OutcomeStreamStalled:
 		return clsCut
 	}
