@@ -263,6 +263,9 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 			b.keyed = resp.Request.Header // the pool's key, which the caller's request did not carry
 		}
 	}
+	if c.policy.Hedge.After.Quantile > 0 { // the quantile hedges wait for
+		c.t.hedges.observe(c.provider, c.model, a.ttfb)
+	}
 	a.handed.Store(true)
 	return resp, verdict{}, nil
 }

@@ -162,8 +162,13 @@ func (c *call) end() {
 		return
 	}
 	c.stopClock()
-	if r := c.resuming(); r != nil {
-		r.cancel(nil) // the context of the call's attempts, made for the resumes
+	if x := c.xs; x != nil {
+		if x.rs != nil {
+			x.rs.cancel(nil) // the context of the call's attempts, made for the resumes
+		}
+		if x.lose != nil {
+			x.lose(nil) // and for the hedge
+		}
 	}
 	c.limitEnd()
 	c.dropToken()
@@ -197,6 +202,9 @@ func (c *call) record(a *attempt) {
 	defer a.endSpan()
 	r := &a.rec
 	r.Idempotency, c.idem = idemOutcomes[c.idem], idemNone
+	if x := c.xs; x != nil {
+		c.hedgeLine(x, r)
+	}
 	c.t.Log.Write(r)
 	if c.t.Observe != nil {
 		c.t.Observe(r)

@@ -48,6 +48,11 @@ type Attempt struct {
 	CostUSD           float64   `json:"cost_usd,omitempty"`
 	Stream            bool      `json:"stream"`
 
+	// Hedge is, on the lines of a hedge's attempts, HedgeSent; on the
+	// line of a call whose hedge was refused, HedgeRefused (Policy.Hedge);
+	// omitted on other lines.
+	Hedge HedgeMark `json:"hedge,omitempty"`
+
 	// ReplayOf is, on the line of a call answered from a kept answer
 	// (outcome replayed), the request id of the call that answered first;
 	// omitted on other lines.
@@ -57,6 +62,7 @@ type Attempt struct {
 	// dialect, the translation: the call's dialect and the target's
 	// (openai->anthropic), as the Sluice-Translated header says.
 	Translated string `json:"translated,omitempty"`
+
 
 	// SavedUSD is, on the line of a call answered from a kept answer, what
 	// the call that answered first cost: what the replay did not spend.
@@ -267,6 +273,10 @@ func (a *Attempt) AppendJSON(dst []byte) []byte {
 	if a.Translated != "" {
 		dst = append(dst, `,"translated":`...)
 		dst = appendString(dst, a.Translated)
+	}
+	if a.Hedge != HedgeNone {
+		dst = append(dst, `,"hedge":`...)
+		dst = appendString(dst, a.Hedge.String())
 	}
 	if a.SavedUSD != 0 {
 		dst = append(dst, `,"saved_usd":`...)

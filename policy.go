@@ -58,6 +58,10 @@ type Policy struct {
 
 	// ResumeMax caps the resumes of one call. If zero, 1.
 	ResumeMax int
+
+	// Hedge says when a call that has not begun to answer is raced by a
+	// second attempt (see Hedge). The zero value hedges nothing.
+	Hedge Hedge
 }
 
 // Scope says what one circuit breaker guards.

@@ -2,10 +2,12 @@ package sluice
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-llm/sluice/dialect"
@@ -378,8 +380,9 @@ func (c *call) xl() *translation {
 	return c.xs.xl
 }
 
-// xlState is what a call that met a target of another dialect keeps of
-// the translation.
+// xlState is what a call keeps of its rarer features, behind one pointer
+// so that the call stays in its size class: the translation of a target
+// of another dialect, the resumer of its stream, its hedge.
 type xlState struct {
 	read  bool          // the request was read into the chat model
 	in    *chat.Request // the request as the chat model reads it
@@ -387,4 +390,10 @@ type xlState struct {
 	xl    *translation  // how the current target is translated; nil when it speaks the call's dialect
 	skip  error         // why the current target cannot take the request; nil when it can
 	rs    *resumer      // the caller's stream, when it may be resumed (resume.go); nil when not
+
+	// Hedging (hedge.go).
+	lose      context.CancelCauseFunc // cancels the call's attempts when the other call of its hedge won
+	lost      atomic.Bool             // the other won: the lines from now on say OutcomeHedgeLost
+	refused   atomic.Bool             // the hedge was refused: the next line says HedgeRefused
+	hedgeSent bool                    // the call is a hedge: its lines say HedgeSent
 }

@@ -157,6 +157,7 @@ type Transport struct {
 	// is sent, with a *CredentialsError, never retried.
 	Signer dialect.Signer
 
+	hedges   hedges // the times to first byte and the hedges of the last minute (Policy.Hedge)
 	once     sync.Once
 	policy   Policy
 	base     http.RoundTripper
@@ -368,13 +369,13 @@ func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 			}
 		}
 	}
-	resp, err := c.send() // a call that ends without an answer to keep clears its mark as it ends
+	resp, err := c.send(req, b) // a call that ends without an answer to keep clears its mark as it ends
 	returned = true
 	return resp, err
 }
 
 // send admits the call under the Limiter and the Meter, then runs it.
-func (c *call) send() (*http.Response, error) {
+func (c *call) send(req *http.Request, b Body) (*http.Response, error) {
 	t := c.t
 	if t.Limiter != nil { // the wait comes before the money is held
 		if err := c.admit(); err != nil {
@@ -388,6 +389,9 @@ func (c *call) send() (*http.Response, error) {
 			c.logMeterRefusal(err)
 			return nil, err
 		}
+	}
+	if c.hedgeable() {
+		return c.hedged(req, b)
 	}
 	return c.run(1)
 }

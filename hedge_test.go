@@ -1,0 +1,363 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/internal/leaktest"
+	"github.com/sluice-llm/sluice/limit"
+)
+
+// tardy is an OpenAI-speaking provider whose nth call waits delay(n)
+// before it answers (or until the caller leaves); slowOnce, if set,
+// instead says which request ids are slow the first time they are sent
+// (a second send, a hedge, is fast).
+type tardy struct {
+	delay     func(n int) time.Duration
+	slowOnce  func(id string) time.Duration
+	mu        sync.Mutex
+	seen      map[string]bool
+	calls     atomic.Int64
+	cancelled atomic.Int64 // calls whose caller left before the answer
+	srv       *httptest.Server
+}
+
+func newTardy(t *testing.T, delay func(n int) time.Duration) *tardy {
+	p := &tardy{delay: delay}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(p.calls.Add(1))
+		io.Copy(io.Discard, r.Body)
+		d := time.Duration(0)
+		if p.delay != nil {
+			d = p.delay(n)
+		}
+		if p.slowOnce != nil {
+			id := r.Header.Get("X-Request-Id")
+			p.mu.Lock()
+			if p.seen == nil {
+				p.seen = map[string]bool{}
+			}
+			if !p.seen[id] {
+				d = p.slowOnce(id)
+			}
+			p.seen[id] = true
+			p.mu.Unlock()
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			p.cancelled.Add(1)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`, n, n)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// hedgeRig is a Transport with a hedging policy in front of a tardy
+// primary, and a fallback on a second tardy provider when backup is set.
+type hedgeRig struct {
+	*rig
+	primary, backup *tardy
+}
+
+func newHedgeRig(t *testing.T, h Hedge, primary, backup *tardy) *hedgeRig {
+	p := fastPolicy()
+	p.Hedge = h
+	p.Timeout.FirstByte, p.Timeout.Total = 5*time.Second, 10*time.Second
+	logs := &lockedBuffer{}
+	tr := &Transport{Policy: p, Provider: "primary", Log: NewAttemptLog(logs)}
+	if backup != nil {
+		u, _ := url.Parse(backup.srv.URL)
+		tr.Fallbacks = []Target{{Provider: "backup", Rewrite: func(r *http.Request) { r.URL.Host, r.Host = u.Host, u.Host }}}
+	}
+	return &hedgeRig{rig: &rig{t: t, tr: tr, logs: logs}, primary: primary, backup: backup}
+}
+
+// call makes one call and reads its answer; it returns the answer and
+// how long the call took.
+func (r *hedgeRig) call(t *testing.T) (string, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	req, _ := http.NewRequest(http.MethodPost, r.primary.srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	resp, err := r.tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return string(b), time.Since(start)
+}
+
+func fixed(d time.Duration) func(int) time.Duration { return func(int) time.Duration { return d } }
+
+// firstSlow is a provider whose first call takes slow, the rest fast.
+func firstSlow(slow, fast time.Duration) func(int) time.Duration {
+	return func(n int) time.Duration {
+		if n == 1 {
+			return slow
+		}
+		return fast
+	}
+}
+
+// waitFor waits until ok holds, at most 5 s.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 5s for %s", what)
+		}
+	}
+}
+
+func TestHedgeAnswersFirst(t *testing.T) {
+	leaktest.Check(t)
+	for _, fallback := range []bool{false, true} {
+		primary := newTardy(t, firstSlow(4*time.Second, 0))
+		var backup *tardy
+		if fallback {
+			backup = newTardy(t, fixed(0))
+		}
+		r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 100 * time.Millisecond}, MaxShare: 1}, primary, backup)
+		got, took := r.call(t)
+		if took > 2*time.Second {
+			t.Fatalf("fallback %v: the hedged call took %v; the slow first attempt was not raced", fallback, took)
+		}
+		hedgedTo := primary
+		if fallback {
+			hedgedTo = backup
+		}
+		if !strings.Contains(got, `answer`) || (hedgedTo == primary && !strings.Contains(got, "answer 2")) {
+			t.Errorf("fallback %v: answer %s, want the hedge's", fallback, got)
+		}
+		waitFor(t, "the loser's cancellation", func() bool { return primary.cancelled.Load() == 1 })
+		waitFor(t, "two lines", func() bool { return len(r.lines()) == 2 })
+		lines := r.lines()
+		slices.SortFunc(lines, func(a, b map[string]any) int { return strings.Compare(fmt.Sprint(a["hedge"]), fmt.Sprint(b["hedge"])) })
+		if lines[0]["outcome"] != string(OutcomeHedgeLost) || lines[1]["outcome"] != "ok" || lines[1]["hedge"] != "sent" {
+			t.Errorf("fallback %v: lines %v, want the first hedge_lost and the hedge's ok", fallback, lines)
+		}
+		if lines[0]["request_id"] != lines[1]["request_id"] {
+			t.Errorf("the hedge has another request id: %v", lines)
+		}
+	}
+}
+
+func TestHedgeNotNeeded(t *testing.T) {
+	primary := newTardy(t, fixed(0))
+	r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 500 * time.Millisecond}, MaxShare: 1}, primary, nil)
+	for range 5 {
+		r.call(t)
+	}
+	if n := primary.calls.Load(); n != 5 {
+		t.Errorf("%d upstream calls for 5 quick calls, want 5", n)
+	}
+}
+
+// A hedge never goes to a target whose breaker is not closed, nor while
+// the Limiter has no slot at once: the slow first attempt answers, and
+// its line says the hedge was refused.
+func TestHedgeRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(r *hedgeRig)
+	}{
+		{"breaker open", func(r *hedgeRig) {
+			for range 1000 {
+				p, _ := r.tr.Breaker("backup").Allow()
+				p.Done(breaker.Failure, 0)
+			}
+		}},
+		{"no slot", func(r *hedgeRig) {
+			r.tr.Limiter = &limit.Limiter{Limits: []limit.Limit{{Name: "conc", Scope: "all", Concurrent: 1}}}
+		}},
+		{"over max_share", func(r *hedgeRig) { r.tr.Policy.Hedge.MaxShare = 0.01 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			primary := newTardy(t, fixed(400*time.Millisecond))
+			backup := newTardy(t, fixed(0))
+			r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 50 * time.Millisecond}, MaxShare: 1}, primary, backup)
+			tc.setup(r)
+			got, _ := r.call(t)
+			if !strings.Contains(got, "answer 1") || backup.calls.Load() != 0 {
+				t.Fatalf("answer %s, %d calls to the fallback; want the first's, none", got, backup.calls.Load())
+			}
+			if lines := r.lines(); len(lines) != 1 || lines[0]["hedge"] != "refused" || lines[0]["outcome"] != "ok" {
+				t.Errorf("lines %v, want one ok line saying the hedge was refused", lines)
+			}
+		})
+	}
+}
+
+// When every call is slow, the hedges stay under max_share of the calls.
+func TestHedgeMaxShare(t *testing.T) {
+	primary := newTardy(t, fixed(300*time.Millisecond))
+	r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 50 * time.Millisecond}, MaxShare: 0.1}, primary, nil)
+	var wg sync.WaitGroup
+	for range 60 {
+		wg.Go(func() { r.call(t) })
+	}
+	wg.Wait()
+	hedges := primary.calls.Load() - 60
+	if hedges < 1 || hedges > 6 {
+		t.Errorf("%d hedges for 60 slow calls under max_share 10%%, want 1 to 6", hedges)
+	}
+}
+
+// With After a quantile, nothing is hedged until 20 answers are known;
+// then a call slower than that quantile of them is.
+func TestHedgeQuantileLearned(t *testing.T) {
+	var slow atomic.Bool
+	primary := newTardy(t, func(n int) time.Duration {
+		if slow.Load() && n%2 == 1 {
+			return 3 * time.Second
+		}
+		return time.Duration(n%5) * 10 * time.Millisecond // 0 to 40ms
+	})
+	r := newHedgeRig(t, Hedge{After: HedgeAfter{Quantile: 0.9}, MaxShare: 1}, primary, nil)
+	for range 20 {
+		r.call(t)
+	}
+	if n := primary.calls.Load(); n != 20 {
+		t.Fatalf("%d upstream calls for the first 20, want 20: nothing hedged before the quantile is known", n)
+	}
+	slow.Store(true)
+	_, took := r.call(t)
+	if took > time.Second {
+		t.Errorf("a slow call took %v: it was not hedged at the learned p90 (about 40ms)", took)
+	}
+	if n := primary.calls.Load(); n != 22 {
+		t.Errorf("%d upstream calls, want 22", n)
+	}
+}
+
+// Every way out of a hedged call gives back what both calls took.
+func TestEveryWayOutOfAHedge(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// delay of the primary's calls; the hedge is the second
+		delay func(int) time.Duration
+		// out makes the call and leaves it
+		out func(t *testing.T, h *heldRig, url string)
+	}{
+		{"hedge wins", firstSlow(4*time.Second, 0), callAndRead},
+		{"first wins", firstSlow(150*time.Millisecond, 4*time.Second), callAndRead},
+		{"caller leaves", fixed(4 * time.Second), func(t *testing.T, h *heldRig, url string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
+			if _, err := h.tr.RoundTrip(req); err == nil {
+				t.Error("a call whose caller left succeeded")
+			}
+		}},
+		{"total runs out", fixed(4 * time.Second), func(t *testing.T, h *heldRig, url string) {
+			h.tr.Policy.Timeout.Total = 300 * time.Millisecond
+			callAndRead(t, h, url)
+		}},
+		{"observe panics on the loser", firstSlow(4*time.Second, 0), func(t *testing.T, h *heldRig, url string) {
+			var seen atomic.Bool
+			h.tr.Observe = func(a *Attempt) {
+				if a.Outcome == OutcomeHedgeLost && !seen.Swap(true) {
+					panic("observe")
+				}
+			}
+			callAndRead(t, h, url)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaktest.Check(t)
+			primary := newTardy(t, tc.delay)
+			r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 50 * time.Millisecond}, MaxShare: 1}, primary, nil)
+			h := &heldRig{rig: r.rig, tracer: &countingTracer{}, budget: &RetryBudget{}, meter: &holdMeter{},
+				lim: &limit.Limiter{Limits: []limit.Limit{{Name: "conc", Scope: "all", Concurrent: 2}}}}
+			r.tr.Limiter, r.tr.Meter, r.tr.Tracer, r.tr.RetryBudget = h.lim, h.meter, h.tracer, h.budget
+			func() {
+				defer func() { recover() }() // a panic in the loser's Observe is on its goroutine, recovered there
+				tc.out(t, h, primary.srv.URL+"/v1/chat/completions")
+			}()
+			waitFor(t, "every call to end", func() bool {
+				a, rt := h.budget.InFlight()
+				return a == 0 && rt == 0 && h.meter.held.Load() == 0 && inFlight(t, h.lim, "limit:conc:all:concurrent") == 0 &&
+					h.tracer.started.Load() == h.tracer.ended.Load()
+			})
+			if n := primary.calls.Load(); n != 2 {
+				t.Errorf("%d upstream calls, want 2: the first and its hedge", n)
+			}
+		})
+	}
+}
+
+func callAndRead(t *testing.T, h *heldRig, url string) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
+	resp, err := h.tr.RoundTrip(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// Against a provider whose time to first byte is heavy-tailed (about
+// 90 % of requests at 20ms, 10 % at 1.5s, the second send of one at
+// 20ms), hedging at 100ms cuts the p99 of the calls to less than half,
+// with the hedges under max_share.
+func TestHedgeCutsTheTail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 400 calls")
+	}
+	slow := func(id string) time.Duration {
+		if id[len(id)-1]%10 == 3 { // the ids are random: about one in ten
+			return 1500 * time.Millisecond
+		}
+		return 20 * time.Millisecond
+	}
+	p99 := func(h Hedge) (time.Duration, int64) {
+		primary := newTardy(t, nil)
+		primary.slowOnce = slow
+		r := newHedgeRig(t, h, primary, nil)
+		var mu sync.Mutex
+		var took []time.Duration
+		var wg sync.WaitGroup
+		work := make(chan int)
+		for range 20 {
+			wg.Go(func() {
+				for range work {
+					_, d := r.call(t)
+					mu.Lock()
+					took = append(took, d)
+					mu.Unlock()
+				}
+			})
+		}
+		for i := range 200 {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		slices.Sort(took)
+		return took[len(took)*99/100], primary.calls.Load() - 200
+	}
+	without, _ := p99(Hedge{})
+	with, hedges := p99(Hedge{After: HedgeAfter{Wait: 100 * time.Millisecond}, MaxShare: 0.2})
+	t.Logf("p99 without hedging %v, with %v (%d hedges for 200 calls)", without, with, hedges)
+	if with > without/2 {
+		t.Errorf("p99 with hedging %v, without %v: want at most half", with, without)
+	}
+	if hedges > 40 {
+		t.Errorf("%d hedges for 200 calls, over max_share 20%%", hedges)
+	}
+}
