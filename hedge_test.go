@@ -193,7 +193,10 @@ func TestHedgeRefused(t *testing.T) {
 			backup := newTardy(t, fixed(0))
 			r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 50 * time.Millisecond}, MaxShare: 1}, primary, backup)
 			tc.setup(r)
-			got, _ := r.call(t)
+			got, took := r.call(t)
+			if took > 2*time.Second {
+				t.Errorf("the call took %v: its hedge waited for what it may not have at once", took)
+			}
 			if !strings.Contains(got, "answer 1") || backup.calls.Load() != 0 {
 				t.Fatalf("answer %s, %d calls to the fallback; want the first's, none", got, backup.calls.Load())
 			}
