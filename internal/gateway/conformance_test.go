@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +132,19 @@ var confCases = []confCase{
 		Usage: chat.Usage{Input: 100, Output: 20, CacheRead: 300, CacheWrite: 50}}},
 	{name: "error event mid-stream", stream: true, answer: textAnswer(weatherText), script: "stream:error-after=3"},
 	{name: "request the target cannot serve", answer: textAnswer(weatherText), unservable: true},
+	// Beyond the issue's cases, where translations are known to break.
+	{name: "system prompt, several turns", answer: textAnswer(weatherText), sent: func(r *chat.Request) error {
+		if len(r.System) != 1 || r.System[0].Text != "Answer in one sentence." || len(r.Messages) != 3 {
+			return fmt.Errorf("the fallback was asked system %+v and %d messages, want the system prompt and 3", r.System, len(r.Messages))
+		}
+		return nil
+	}},
+	{name: "text then a tool call, streamed", stream: true, answer: chat.Answer{
+		Content: []chat.Part{chat.Text("Let me check."), toolPart("call_w1", "get_weather", `{"city":"Paris"}`)},
+		Stop:    chat.StopToolUse, Usage: chat.Usage{Input: 40, Output: 15}}},
+	{name: "tool call without arguments, streamed", stream: true, answer: toolAnswer(toolPart("call_n1", "get_time", `{}`))},
+	{name: "error event right after the stream's start", stream: true, answer: textAnswer(weatherText), script: "stream:error-after=1"},
+	{name: "stream cut mid-way", stream: true, answer: textAnswer(weatherText), script: "stream:cut-after=3"},
 }
 
 const weatherSchema = `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`
@@ -268,7 +282,14 @@ func runConfCell(t *testing.T, c confCase, in, out string) string {
 	if sent.Step == "" { // refused by the strict fake
 		t.Fatalf("the fallback refused the request: %v\n%s", o.err, sent.Body)
 	}
-	if c.script == "stream:error-after=3" {
+	if c.script != "" { // the stream fails: the client must see it fail, as the upstream's error or the gateway's cut
+		want := "overloaded|stream encountered an error"
+		if strings.Contains(c.script, "cut") {
+			want = "stream_cut"
+		}
+		if o.err != nil && !regexp.MustCompile("(?i)"+want).MatchString(o.err.Error()) {
+			t.Errorf("the client got %v, want an error matching %s", o.err, want)
+		}
 		if o.err == nil {
 			t.Fatalf("the stream ended cleanly with %q; want the upstream error raised", o.text)
 		}
@@ -337,6 +358,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 				t.Errorf("arguments in %d pieces, want them", o.argDeltas)
 			}
 			note = "Gemini streams a call's arguments whole: the client gets them in one piece, the gateway makes up its id"
+		case wantCalls[0].Args == nil || string(wantCalls[0].Args) == "{}":
 		case o.argDeltas < 2:
 			t.Errorf("arguments in %d pieces, want them as they were streamed (3)", o.argDeltas)
 		}
@@ -404,8 +426,12 @@ func openaiConf(e *env, c confCase) confOutcome {
 			Description: openai.String("Tells " + name), Parameters: weatherParams()})
 	}
 	switch c.name {
-	case "one tool call", "tool call streamed, arguments in pieces", "parallel tool calls":
+	case "one tool call", "tool call streamed, arguments in pieces", "parallel tool calls",
+		"text then a tool call, streamed", "tool call without arguments, streamed":
 		p.Tools = []openai.ChatCompletionToolUnionParam{tool("get_weather"), tool("get_time")}
+	case "system prompt, several turns":
+		p.Messages = []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Answer in one sentence."),
+			openai.UserMessage("Hello."), openai.AssistantMessage("Hello! How can I help?"), openai.UserMessage(weatherQuestion)}
 	case "forced tool_choice":
 		p.Tools = []openai.ChatCompletionToolUnionParam{tool("get_weather"), tool("get_time")}
 		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "get_weather"})
@@ -505,8 +531,14 @@ func anthropicConf(e *env, c confCase) confOutcome {
 			InputSchema: anthropic.ToolInputSchemaParam{Properties: weatherParams()["properties"], Required: []string{"city"}}}}
 	}
 	switch c.name {
-	case "one tool call", "tool call streamed, arguments in pieces", "parallel tool calls":
+	case "one tool call", "tool call streamed, arguments in pieces", "parallel tool calls",
+		"text then a tool call, streamed", "tool call without arguments, streamed":
 		p.Tools = []anthropic.ToolUnionParam{tool("get_weather"), tool("get_time")}
+	case "system prompt, several turns":
+		p.System = []anthropic.TextBlockParam{{Text: "Answer in one sentence."}}
+		p.Messages = []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello.")),
+			anthropic.NewAssistantMessage(anthropic.NewTextBlock("Hello! How can I help?")),
+			anthropic.NewUserMessage(anthropic.NewTextBlock(weatherQuestion))}
 	case "forced tool_choice":
 		p.Tools = []anthropic.ToolUnionParam{tool("get_weather"), tool("get_time")}
 		p.ToolChoice = anthropic.ToolChoiceParamOfTool("get_weather")
