@@ -297,6 +297,10 @@ func checkAnthropic(body []byte, withModel bool) error {
 					if s, _, _ := bo.str("text", bw); s == "" {
 						return fmt.Errorf("%s: text content blocks must be non-empty", what)
 					}
+				case "image":
+					if err := anthropicImageSource(bo["source"], bw+".source"); err != nil {
+						return err
+					}
 				case "tool_use":
 					if role != "assistant" {
 						return fmt.Errorf("%s: tool_use blocks are only allowed in assistant messages", bw)
@@ -337,6 +341,35 @@ func checkAnthropic(body []byte, withModel bool) error {
 			}
 		}
 		pending = uses
+	}
+	return nil
+}
+
+// anthropicImageTypes are the media types Anthropic takes an image in.
+var anthropicImageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+// anthropicImageSource checks an image block's source: base64 data of a
+// media type it takes, or a URL.
+func anthropicImageSource(raw json.RawMessage, what string) error {
+	o, err := object(raw, what)
+	if err != nil {
+		return err
+	}
+	switch t, _, _ := o.str("type", what); t {
+	case "base64":
+		mt, _, _ := o.str("media_type", what)
+		if !slices.Contains(anthropicImageTypes, mt) {
+			return fmt.Errorf("%s.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", what)
+		}
+		if d, _, _ := o.str("data", what); d == "" {
+			return fmt.Errorf("%s.data: Field required", what)
+		}
+	case "url":
+		if u, _, _ := o.str("url", what); u == "" {
+			return fmt.Errorf("%s.url: Field required", what)
+		}
+	default:
+		return fmt.Errorf("%s.type: Input should be 'base64' or 'url'", what)
 	}
 	return nil
 }
@@ -730,6 +763,16 @@ func geminiParts(o obj, what string) ([]geminiPart, error) {
 			return nil, fmt.Errorf("* GenerateContentRequest.%s: %v", pw, err)
 		}
 		gp := geminiPart{kind: k}
+		if k == "inlineData" || k == "inline_data" {
+			d, err := object(po[k], pw+".inlineData")
+			if err != nil {
+				return nil, err
+			}
+			mt, _, _ := d.str("mimeType", pw)
+			if data, _, _ := d.str("data", pw); mt == "" || data == "" {
+				return nil, fmt.Errorf("* GenerateContentRequest.%s.inline_data: mime_type and data are required", pw)
+			}
+		}
 		if key, ok := geminiFunctionKey(po); ok {
 			gp.kind = key
 			f, err := object(firstOf(po, key), pw+"."+key)
@@ -938,6 +981,22 @@ func checkConverse(body []byte) error {
 			case "text":
 				if s, _, _ := bo.str("text", bw); s == "" {
 					return fmt.Errorf("The text field in the ContentBlock object at %s is blank. Add text to the text field, and try again.", bw)
+				}
+			case "image":
+				img, err := object(bo["image"], bw+".image")
+				if err != nil {
+					return err
+				}
+				if f, _, _ := img.str("format", bw); !slices.Contains([]string{"png", "jpeg", "gif", "webp"}, f) {
+					return fmt.Errorf("1 validation error detected: Value at '%s.image.format' failed to satisfy constraint: "+
+						"Member must satisfy enum value set: [png, jpeg, gif, webp]", bw)
+				}
+				src, err := object(img["source"], bw+".image.source")
+				if err != nil {
+					return err
+				}
+				if _, err := exactlyOne(src, bw+".image.source", []string{"bytes", "s3Location"}); err != nil {
+					return err
 				}
 			case "toolUse", "toolResult":
 				if !hasToolConfig {

@@ -45,6 +45,7 @@ func TestStrictRules(t *testing.T) {
 		{"anthropic/result of no use", anthropic{}, `{"model":"m","max_tokens":9,` + anTools + `,"messages":[` + strings.Replace(anTurns, `"tool_use_id":"c1"`, `"tool_use_id":"c2"`, 1) + `]}`, "unexpected `tool_use_id`"},
 		{"anthropic/use without result", anthropic{}, `{"model":"m","max_tokens":9,` + anTools + `,"messages":[` + strings.Replace(anTurns, `{"type":"tool_result","tool_use_id":"c1","content":"18C"}`, `{"type":"text","text":"and?"}`, 1) + `]}`, "without `tool_result`"},
 		{"anthropic/unknown block", anthropic{}, `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}]}`, "unknown content block type"},
+		{"anthropic/image of a bad type", anthropic{}, `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/bmp","data":"AA=="}}]}]}`, "media_type"},
 		{"anthropic/empty text", anthropic{}, `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, "non-empty"},
 		{"vertex anthropic/good without model", vertexAnthropic{}, `{"anthropic_version":"vertex-2023-10-16","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, ""},
 
@@ -65,6 +66,8 @@ func TestStrictRules(t *testing.T) {
 		{"bedrock/result of no use", converse{}, `{` + brTools + `,"messages":[` + strings.Replace(brTurns, `"toolResult":{"toolUseId":"c1"`, `"toolResult":{"toolUseId":"c2"`, 1) + `]}`, "matches no toolUse"},
 		{"bedrock/tool without toolSpec", converse{}, `{"toolConfig":{"tools":[{"name":"get_weather"}]},"messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "tools[0]"},
 		{"bedrock/schema not json", converse{}, `{"toolConfig":{"tools":[{"toolSpec":{"name":"get_weather","inputSchema":{"type":"object"}}}]},"messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "inputSchema"},
+		{"bedrock/image of a bad format", converse{}, `{"messages":[{"role":"user","content":[{"image":{"format":"image/png","source":{"bytes":"AA=="}}}]}]}`, "image.format"},
+		{"gemini/image without data", gemini{method: "generateContent"}, `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png"}}]}]}`, "mime_type and data"},
 		{"bedrock/unknown block", converse{}, `{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`, "unknown member"},
 		{"bedrock/inference member", converse{}, `{"inferenceConfig":{"max_tokens":5},"messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "max_tokens"},
 	} {

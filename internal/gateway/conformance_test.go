@@ -143,9 +143,48 @@ var confCases = []confCase{
 		Content: []chat.Part{chat.Text("Let me check."), toolPart("call_w1", "get_weather", `{"city":"Paris"}`)},
 		Stop:    chat.StopToolUse, Usage: chat.Usage{Input: 40, Output: 15}}},
 	{name: "tool call without arguments, streamed", stream: true, answer: toolAnswer(toolPart("call_n1", "get_time", `{}`))},
+	{name: "text and parallel tool results, then a user turn", answer: textAnswer(weatherText), sent: func(r *chat.Request) error {
+		var calls, results []string
+		for _, m := range r.Messages {
+			for _, p := range m.Parts {
+				switch p.Type {
+				case chat.PartToolCall:
+					calls = append(calls, p.ToolCall.ID)
+				case chat.PartToolResult:
+					results = append(results, p.ToolResult.CallID)
+				}
+			}
+		}
+		last := r.Messages[len(r.Messages)-1]
+		if len(calls) != 2 || !slices.Equal(calls, results) || last.Role != chat.RoleUser ||
+			last.Parts[len(last.Parts)-1].Text != "Thanks. And tomorrow?" {
+			return fmt.Errorf("the fallback was asked calls %v, results %v, last turn %+v", calls, results, last)
+		}
+		return nil
+	}},
+	{name: "an image", answer: textAnswer("A red dot."), sent: func(r *chat.Request) error {
+		for _, m := range r.Messages {
+			for _, p := range m.Parts {
+				if p.Type == chat.PartImage && p.Image.MediaType == "image/png" && p.Image.Data == pngDot {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("the fallback got no PNG image: %+v", r.Messages)
+	}},
+	{name: "stop sequence", answer: chat.Answer{Content: []chat.Part{chat.Text("It is 18")}, Stop: chat.StopSequence,
+		StopSequence: " degrees", Usage: chat.Usage{Input: 21, Output: 4}}, sent: func(r *chat.Request) error {
+		if !slices.Equal(r.Stop, []string{" degrees"}) {
+			return fmt.Errorf("the fallback was asked stop sequences %q", r.Stop)
+		}
+		return nil
+	}},
 	{name: "error event right after the stream's start", stream: true, answer: textAnswer(weatherText), script: "stream:error-after=1"},
 	{name: "stream cut mid-way", stream: true, answer: textAnswer(weatherText), script: "stream:cut-after=3"},
 }
+
+// pngDot is a 1×1 PNG, base64-encoded.
+const pngDot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 const weatherSchema = `{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}`
 
@@ -363,7 +402,14 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 			t.Errorf("arguments in %d pieces, want them as they were streamed (3)", o.argDeltas)
 		}
 	}
-	if want := stopName(in, a.Stop); o.stop != want {
+	wantStop := a.Stop
+	if a.Stop == chat.StopSequence && (out == config.KindOpenAI || out == config.KindGemini) {
+		wantStop = chat.StopEndTurn
+		if in == config.KindAnthropic {
+			note = out + " does not tell a stop sequence from the end of the turn: the client reads end_turn"
+		}
+	}
+	if want := stopName(in, wantStop); o.stop != want {
 		t.Errorf("stop %q, want %q", o.stop, want)
 	}
 	want := a.Usage
@@ -390,7 +436,7 @@ func stopName(in string, s chat.StopReason) string {
 	if in == config.KindAnthropic {
 		return string(s)
 	}
-	return map[chat.StopReason]string{chat.StopEndTurn: "stop", chat.StopToolUse: "tool_calls",
+	return map[chat.StopReason]string{chat.StopEndTurn: "stop", chat.StopSequence: "stop", chat.StopToolUse: "tool_calls",
 		chat.StopMaxTokens: "length", chat.StopContentFilter: "content_filter"}[s]
 }
 
@@ -444,6 +490,20 @@ func openaiConf(e *env, c confCase) confOutcome {
 				}}},
 			}},
 			openai.ToolMessage("18C, sunny", "call_w1"))
+	case "text and parallel tool results, then a user turn":
+		p.Tools = []openai.ChatCompletionToolUnionParam{tool("get_weather"), tool("get_time")}
+		call := func(id, name string) openai.ChatCompletionMessageToolCallUnionParam {
+			return openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: id, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: name, Arguments: `{"city":"Paris"}`}}}
+		}
+		p.Messages = append(p.Messages,
+			openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+				Content:   openai.ChatCompletionAssistantMessageParamContentUnion{OfString: openai.String("Let me check.")},
+				ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{call("call_w1", "get_weather"), call("call_t2", "get_time")},
+			}},
+			openai.ToolMessage("18C, sunny", "call_w1"),
+			openai.ToolMessage("14:00", "call_t2"),
+			openai.UserMessage("Thanks. And tomorrow?"))
 	case "JSON schema":
 		var schema map[string]any
 		json.Unmarshal([]byte(weatherSchema), &schema)
@@ -451,6 +511,12 @@ func openaiConf(e *env, c confCase) confOutcome {
 			JSONSchema: oshared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "weather", Schema: schema}}}
 	case "stop by max tokens":
 		p.MaxTokens = openai.Int(5)
+	case "an image":
+		p.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("What is in this image?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64," + pngDot})})}
+	case "stop sequence":
+		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{" degrees"}}
 	case "request the target cannot serve":
 		p.WebSearchOptions = openai.ChatCompletionNewParamsWebSearchOptions{SearchContextSize: "low"}
 	}
@@ -547,12 +613,25 @@ func anthropicConf(e *env, c confCase) confOutcome {
 		p.Messages = append(p.Messages,
 			anthropic.NewAssistantMessage(anthropic.NewToolUseBlock("call_w1", map[string]any{"city": "Paris"}, "get_weather")),
 			anthropic.NewUserMessage(anthropic.NewToolResultBlock("call_w1", "18C, sunny", false)))
+	case "text and parallel tool results, then a user turn":
+		p.Tools = []anthropic.ToolUnionParam{tool("get_weather"), tool("get_time")}
+		p.Messages = append(p.Messages,
+			anthropic.NewAssistantMessage(anthropic.NewTextBlock("Let me check."),
+				anthropic.NewToolUseBlock("call_w1", map[string]any{"city": "Paris"}, "get_weather"),
+				anthropic.NewToolUseBlock("call_t2", map[string]any{"city": "Paris"}, "get_time")),
+			anthropic.NewUserMessage(anthropic.NewToolResultBlock("call_w1", "18C, sunny", false),
+				anthropic.NewToolResultBlock("call_t2", "14:00", false), anthropic.NewTextBlock("Thanks. And tomorrow?")))
 	case "JSON schema":
 		var schema map[string]any
 		json.Unmarshal([]byte(weatherSchema), &schema)
 		p.OutputConfig = anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: schema}}
 	case "stop by max tokens":
 		p.MaxTokens = 5
+	case "an image":
+		p.Messages = []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is in this image?"),
+			anthropic.NewImageBlockBase64("image/png", pngDot))}
+	case "stop sequence":
+		p.StopSequences = []string{" degrees"}
 	case "request the target cannot serve":
 		p.Tools = []anthropic.ToolUnionParam{{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{}}}
 	}
