@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/sluice-llm/sluice/dialect/chat"
@@ -35,15 +36,16 @@ func chatCodec(d dialect) chat.Codec {
 
 // chatReply is a call's scripted chat answer and the codec that writes it.
 type chatReply struct {
-	codec chat.Codec
-	a     chat.Answer
-	usage bool // OpenAI: the request asked for the usage chunk
+	codec      chat.Codec
+	a          chat.Answer
+	usage      bool // OpenAI: the request asked for the usage chunk
+	interleave bool // Provider.InterleaveCalls
 }
 
 // newChatReply returns the call's chat answer: a copy of a, its id, model
 // and creation time the call's own where a leaves them empty; nil when a
 // is nil or the dialect has no chat codec.
-func newChatReply(a *chat.Answer, d dialect, rep reply) *chatReply {
+func newChatReply(a *chat.Answer, d dialect, rep reply, interleave bool) *chatReply {
 	codec := chatCodec(d)
 	if a == nil || codec == nil {
 		return nil
@@ -66,7 +68,7 @@ func newChatReply(a *chat.Answer, d dialect, rep reply) *chatReply {
 	if cp.Created == 0 {
 		cp.Created = rep.created
 	}
-	return &chatReply{codec: codec, a: cp, usage: rep.usage}
+	return &chatReply{codec: codec, a: cp, usage: rep.usage, interleave: interleave}
 }
 
 // body is the whole answer as the codec writes it.
@@ -84,7 +86,7 @@ func (c *chatReply) events() []event {
 	enc := c.codec.NewStreamEncoder(&chat.Request{Stream: true, IncludeUsage: c.usage})
 	var out []event
 	var frs []chat.Frame
-	for _, ev := range chatEvents(&c.a) {
+	for _, ev := range chatEvents(&c.a, c.interleave) {
 		var err error
 		if frs, err = enc.Encode(frs[:0], ev); err != nil {
 			return out
@@ -105,11 +107,32 @@ const (
 
 // chatEvents is a's stream: its start, each block's pieces and its end
 // (text in textPieces pieces, a tool call's arguments in argPieces), the
-// stop reason with the usage, the end.
-func chatEvents(a *chat.Answer) []chat.Event {
+// stop reason with the usage, the end. With interleave, an answer of
+// tool calls alone begins them all, then sends their arguments' pieces
+// in turns, the last call's first, then ends them.
+func chatEvents(a *chat.Answer, interleave bool) []chat.Event {
 	start := a.Usage
 	start.Output = 0
 	evs := []chat.Event{{Type: chat.EventStart, ID: a.ID, Model: a.Model, Created: a.Created, Usage: &start}}
+	if interleave && len(a.Content) > 1 && !slices.ContainsFunc(a.Content, func(p chat.Part) bool { return p.Type != chat.PartToolCall }) {
+		for i, p := range a.Content {
+			evs = append(evs, chat.Event{Type: chat.EventToolStart, Index: i, ID: p.ToolCall.ID, Name: p.ToolCall.Name})
+		}
+		for k := range argPieces {
+			for i := len(a.Content) - 1; i >= 0; i-- {
+				if ps := cut(string(a.Content[i].ToolCall.Args), argPieces); k < len(ps) {
+					evs = append(evs, chat.Event{Type: chat.EventToolArgs, Index: i, Args: ps[k]})
+				}
+			}
+		}
+		for i := range a.Content {
+			evs = append(evs, chat.Event{Type: chat.EventBlockStop, Index: i})
+		}
+		u := a.Usage
+		return append(evs,
+			chat.Event{Type: chat.EventDelta, Stop: a.Stop, StopSequence: a.StopSequence, Usage: &u},
+			chat.Event{Type: chat.EventStop})
+	}
 	for i, p := range a.Content {
 		switch p.Type {
 		case chat.PartText:

@@ -97,7 +97,7 @@ func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, ste
 		chunks:  pieces(answerEvents(step, p.Events)),
 		usage:   in.StreamOptions.IncludeUsage,
 	}
-	c.chat = newChatReply(p.Chat, d, c.rep)
+	c.chat = newChatReply(p.Chat, d, c.rep, p.InterleaveCalls)
 	w.Header().Set(d.idHeader(), c.id)
 	return c
 }

@@ -119,6 +119,12 @@ type Provider struct {
 	// its events. The other endpoints keep the fake's text.
 	Chat *chat.Answer
 
+	// InterleaveCalls makes a streamed Chat answer of several tool calls
+	// (and nothing else) interleave their arguments, as some
+	// OpenAI-compatible servers do: every call begins, then their
+	// arguments' pieces come in turns, the last call's first.
+	InterleaveCalls bool
+
 	// Strict makes the chat endpoints check each request against their
 	// API's schema as the provider does (strict.go) and answer one it
 	// would refuse with its 400, in the API's error shape, naming what is

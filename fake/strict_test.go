@@ -132,7 +132,7 @@ func TestChatAnswer(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := chatAnswer()
-			c := newChatReply(&a, tt.d, reply{id: "x", model: "m", usage: true})
+			c := newChatReply(&a, tt.d, reply{id: "x", model: "m", usage: true}, false)
 			want := chatAnswer()
 			if tt.codec == chat.OpenAI || tt.codec == chat.Gemini {
 				want.Usage.Input += want.Usage.CacheWrite

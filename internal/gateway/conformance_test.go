@@ -66,6 +66,9 @@ type confCase struct {
 	sent func(r *chat.Request) error
 	// unservable is a request no target of another dialect can serve.
 	unservable bool
+	// interleave has the fallback interleave its calls' arguments
+	// (fake.Provider.InterleaveCalls), as only OpenAI-compatible servers do.
+	interleave bool
 }
 
 const weatherText = "It is 18 degrees and sunny in Paris."
@@ -179,6 +182,9 @@ var confCases = []confCase{
 		}
 		return nil
 	}},
+	{name: "parallel tool calls streamed, arguments interleaved", stream: true, interleave: true, answer: toolAnswer(
+		toolPart("call_w1", "get_weather", `{"city":"Paris","units":"celsius"}`),
+		toolPart("call_t2", "get_time", `{"city":"Paris","format":"24h"}`))},
 	{name: "error event right after the stream's start", stream: true, answer: textAnswer(weatherText), script: "stream:error-after=1"},
 	{name: "stream cut mid-way", stream: true, answer: textAnswer(weatherText), script: "stream:cut-after=3"},
 }
@@ -246,6 +252,9 @@ func confCannot(c confCase, in, out string) (string, bool) {
 	if c.unservable && in == out {
 		return "n/a: the same dialect is not translated; the request goes as it came", true
 	}
+	if c.interleave && out != config.KindOpenAI {
+		return "n/a: only OpenAI-compatible servers interleave parallel calls' arguments", true
+	}
 	return "", false
 }
 
@@ -255,6 +264,7 @@ func confCannot(c confCase, in, out string) (string, bool) {
 func confEnv(t *testing.T, out string, c confCase) (*env, *fake.Server) {
 	to := fake.NewServer(c.script)
 	to.Provider.Strict = true
+	to.Provider.InterleaveCalls = c.interleave
 	a := c.answer
 	to.Provider.Chat = &a
 	t.Cleanup(to.Close)
@@ -473,7 +483,7 @@ func openaiConf(e *env, c confCase) confOutcome {
 	}
 	switch c.name {
 	case "one tool call", "tool call streamed, arguments in pieces", "parallel tool calls",
-		"text then a tool call, streamed", "tool call without arguments, streamed":
+		"text then a tool call, streamed", "tool call without arguments, streamed", "parallel tool calls streamed, arguments interleaved":
 		p.Tools = []openai.ChatCompletionToolUnionParam{tool("get_weather"), tool("get_time")}
 	case "system prompt, several turns":
 		p.Messages = []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Answer in one sentence."),
@@ -598,7 +608,7 @@ func anthropicConf(e *env, c confCase) confOutcome {
 	}
 	switch c.name {
 	case "one tool call", "tool call streamed, arguments in pieces", "parallel tool calls",
-		"text then a tool call, streamed", "tool call without arguments, streamed":
+		"text then a tool call, streamed", "tool call without arguments, streamed", "parallel tool calls streamed, arguments interleaved":
 		p.Tools = []anthropic.ToolUnionParam{tool("get_weather"), tool("get_time")}
 	case "system prompt, several turns":
 		p.System = []anthropic.TextBlockParam{{Text: "Answer in one sentence."}}
