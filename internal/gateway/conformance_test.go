@@ -185,6 +185,7 @@ var confCases = []confCase{
 	{name: "parallel tool calls streamed, arguments interleaved", stream: true, interleave: true, answer: toolAnswer(
 		toolPart("call_w1", "get_weather", `{"city":"Paris","units":"celsius"}`),
 		toolPart("call_t2", "get_time", `{"city":"Paris","format":"24h"}`))},
+	{name: "the fallback's own error (429)", answer: textAnswer(weatherText), script: "429"},
 	{name: "error event right after the stream's start", stream: true, answer: textAnswer(weatherText), script: "stream:error-after=1"},
 	{name: "stream cut mid-way", stream: true, answer: textAnswer(weatherText), script: "stream:cut-after=3"},
 }
@@ -299,8 +300,9 @@ type confOutcome struct {
 	stop      string // as the client's API names it
 	usage     chat.Usage
 	argDeltas int   // the pieces the first tool call's arguments came in, streamed
-	err       error // the SDK's error
-	status    int   // the status of an error the SDK raised as an API error
+	err       error  // the SDK's error
+	status    int    // the status of an error the SDK raised as an API error
+	errText   string // what that error says: its type, code and message
 }
 
 // runConfCell runs one cell and returns its note ("" for a plain pass).
@@ -330,6 +332,12 @@ func runConfCell(t *testing.T, c confCase, in, out string) string {
 	sent := to.Provider.Requests()[0]
 	if sent.Step == "" { // refused by the strict fake
 		t.Fatalf("the fallback refused the request: %v\n%s", o.err, sent.Body)
+	}
+	if c.script == "429" { // the fallback's error, in the client's shape
+		if o.status != 429 || !regexp.MustCompile("(?i)rate.?limit").MatchString(o.errText) {
+			t.Errorf("the client got %v (status %d, %q), want the fallback's 429 as its API's rate limit error", o.err, o.status, o.errText)
+		}
+		return ""
 	}
 	if c.script != "" { // the stream fails: the client must see it fail, as the upstream's error or the gateway's cut
 		want := "overloaded|stream encountered an error"
@@ -537,6 +545,7 @@ func openaiConf(e *env, c confCase) confOutcome {
 		var ae *openai.Error
 		if errors.As(err, &ae) {
 			o.status = ae.StatusCode
+			o.errText = ae.Type + " " + ae.Code + " " + ae.Message
 		}
 	}
 	if !c.stream {
@@ -652,6 +661,7 @@ func anthropicConf(e *env, c confCase) confOutcome {
 		var ae *anthropic.Error
 		if errors.As(err, &ae) {
 			o.status = ae.StatusCode
+			o.errText = ae.Error()
 		}
 	}
 	var m anthropic.Message
