@@ -295,11 +295,12 @@ func confEnv(t *testing.T, out string, c confCase) (*env, *fake.Server) {
 // confOutcome is what a client's SDK made of the answer, in the chat
 // model's terms.
 type confOutcome struct {
+	id        string // the answer's id
 	text      string
 	calls     []chat.ToolCall
 	stop      string // as the client's API names it
 	usage     chat.Usage
-	argDeltas int   // the pieces the first tool call's arguments came in, streamed
+	argDeltas int    // the pieces the first tool call's arguments came in, streamed
 	err       error  // the SDK's error
 	status    int    // the status of an error the SDK raised as an API error
 	errText   string // what that error says: its type, code and message
@@ -387,6 +388,10 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 	}
 	if o.text != wantText {
 		t.Errorf("text %q, want %q", o.text, wantText)
+	}
+	if prefix := map[string]string{config.KindOpenAI: "chatcmpl-", config.KindAnthropic: "msg_"}[in]; !strings.HasPrefix(o.id, prefix) ||
+		len(o.id) == len(prefix) {
+		t.Errorf("answer id %q, want one of the client's API's form (%s…)", o.id, prefix)
 	}
 	if len(o.calls) != len(wantCalls) {
 		t.Fatalf("tool calls %+v, want %d", o.calls, len(wantCalls))
@@ -559,7 +564,7 @@ func openaiConf(e *env, c confCase) confOutcome {
 			return o
 		}
 		ch := got.Choices[0]
-		o.text, o.stop = ch.Message.Content, ch.FinishReason
+		o.id, o.text, o.stop = got.ID, ch.Message.Content, ch.FinishReason
 		for _, tc := range ch.Message.ToolCalls {
 			o.calls = append(o.calls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: json.RawMessage(tc.Function.Arguments)})
 		}
@@ -591,7 +596,7 @@ func openaiConf(e *env, c confCase) confOutcome {
 		return o
 	}
 	ch := acc.Choices[0]
-	o.stop = ch.FinishReason
+	o.id, o.stop = acc.ID, ch.FinishReason
 	for _, tc := range ch.Message.ToolCalls {
 		o.calls = append(o.calls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: json.RawMessage(tc.Function.Arguments)})
 	}
@@ -708,7 +713,7 @@ func anthropicConf(e *env, c confCase) confOutcome {
 			o.calls = append(o.calls, chat.ToolCall{ID: b.ID, Name: b.Name, Args: b.Input})
 		}
 	}
-	o.stop = string(m.StopReason)
+	o.id, o.stop = m.ID, string(m.StopReason)
 	o.usage = chat.Usage{Input: m.Usage.InputTokens, Output: m.Usage.OutputTokens,
 		CacheRead: m.Usage.CacheReadInputTokens, CacheWrite: m.Usage.CacheCreationInputTokens}
 	return o
@@ -777,7 +782,7 @@ a provider of the column's kind on a fake that checks the request against that A
 the provider does (fake.Provider.Strict: a request it would refuse gets its 400) and answers the
 case's scripted answer in that API's shape (fake.Provider.Chat). A cell passes when the SDK's
 parsed answer has the answer's text, tool call names, ids and arguments, stop reason and usage
-numbers, the primary got one call and the fallback one (none for a request it cannot serve,
+numbers, an answer id of the client's API's form (chatcmpl-…, msg_…), the primary got one call and the fallback one (none for a request it cannot serve,
 whose client gets the primary's own 503). Same-dialect columns are the untranslated baseline.
 The rows after "request the target cannot serve" go beyond the issue's list, where translations
 are known to break. The text and tool-call rows (the first five) run again with the official Node
