@@ -40,6 +40,7 @@ func TestConformanceNode(t *testing.T) {
 					"testdata/conformance-node/node_modules/@anthropic-ai/sdk/package.json",
 					"npm ci --prefix internal/gateway/testdata/conformance-node", env...)
 				var got map[string]struct {
+					ID    string
 					Text  string
 					Calls []struct{ ID, Name, Args string }
 					Stop  string
@@ -60,7 +61,7 @@ func TestConformanceNode(t *testing.T) {
 				for _, in := range []string{config.KindOpenAI, config.KindAnthropic} {
 					t.Run(in, func(t *testing.T) {
 						g := got[in]
-						o := confOutcome{text: g.Text, stop: g.Stop, argDeltas: g.ArgDeltas, usage: chat.Usage{
+						o := confOutcome{id: g.ID, text: g.Text, stop: g.Stop, argDeltas: g.ArgDeltas, usage: chat.Usage{
 							Input: g.Usage.Input, Output: g.Usage.Output, CacheRead: g.Usage.CacheRead, CacheWrite: g.Usage.CacheWrite}}
 						for _, tc := range g.Calls {
 							o.calls = append(o.calls, chat.ToolCall{ID: tc.ID, Name: tc.Name, Args: json.RawMessage(tc.Args)})

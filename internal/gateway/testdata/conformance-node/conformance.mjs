@@ -5,7 +5,7 @@
 // streamed when $STREAM is 1, offering the tools get_weather and get_time
 // when $TOOLS is 1. It prints what each SDK made of its answer as one
 // JSON object: {"openai": OUTCOME, "anthropic": OUTCOME}, an OUTCOME being
-// {text, calls: [{id, name, args}], stop, usage: {input, output,
+// {id, text, calls: [{id, name, args}], stop, usage: {input, output,
 // cacheRead, cacheWrite}, argDeltas}. Any SDK error fails the script with
 // exit status 1 and the error on stderr. Run by
 // internal/gateway/conformance_node_test.go.
@@ -25,7 +25,7 @@ async function viaOpenAI() {
   if (withTools) {
     params.tools = names.map((name) => ({ type: 'function', function: { name, description: 'Tells ' + name, parameters: schema } }));
   }
-  const out = { text: '', calls: [], stop: '', usage: null, argDeltas: 0 };
+  const out = { id: '', text: '', calls: [], stop: '', usage: null, argDeltas: 0 };
   const usage = (u) => {
     const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
     return { input: u.prompt_tokens - cached, output: u.completion_tokens, cacheRead: cached, cacheWrite: 0 };
@@ -33,6 +33,7 @@ async function viaOpenAI() {
   if (!stream) {
     const got = await client.chat.completions.create(params);
     const ch = got.choices[0];
+    out.id = got.id;
     out.text = ch.message.content ?? '';
     out.stop = ch.finish_reason;
     out.calls = (ch.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: c.function.arguments }));
@@ -42,6 +43,7 @@ async function viaOpenAI() {
   const s = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
   const calls = [];
   for await (const chunk of s) {
+    out.id ||= chunk.id;
     if (chunk.usage) out.usage = usage(chunk.usage);
     for (const ch of chunk.choices) {
       out.text += ch.delta?.content ?? '';
@@ -67,7 +69,7 @@ async function viaAnthropic() {
   if (withTools) {
     params.tools = names.map((name) => ({ name, description: 'Tells ' + name, input_schema: schema }));
   }
-  const out = { text: '', calls: [], stop: '', usage: null, argDeltas: 0 };
+  const out = { id: '', text: '', calls: [], stop: '', usage: null, argDeltas: 0 };
   let m;
   if (!stream) {
     m = await client.messages.create(params);
@@ -86,6 +88,7 @@ async function viaAnthropic() {
     if (b.type === 'text') out.text += b.text;
     if (b.type === 'tool_use') out.calls.push({ id: b.id, name: b.name, args: JSON.stringify(b.input) });
   }
+  out.id = m.id;
   out.stop = m.stop_reason;
   out.usage = {
     input: m.usage.input_tokens,
