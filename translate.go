@@ -90,6 +90,7 @@ type translation struct {
 	stream     bool            // the client asked for a stream
 	label      string          // the Sluice-Translated header's value: from->to
 	bedrockOut bool            // the target frames its stream as AWS event-stream frames
+	id         string          // the call's request id, the answer's id where the target gives none
 }
 
 // SkippedError is why a fallback target was skipped without a call: the
@@ -149,7 +150,7 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	}
 	c.body, c.model = body, model
 	c.xs.xl = &translation{from: from, to: to, toD: tg.Dialect, req: in, stream: in.Stream,
-		label: c.d.Kind() + "->" + tg.Dialect.Kind(), bedrockOut: tg.Dialect == dialect.Bedrock}
+		label: c.d.Kind() + "->" + tg.Dialect.Kind(), bedrockOut: tg.Dialect == dialect.Bedrock, id: c.id}
 	return nil
 }
 
@@ -194,6 +195,7 @@ func (x *translation) answer(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.ID = chat.AnswerID(x.from, a.ID, x.id) // in the client's form, never empty
 	return x.from.EncodeAnswer(a)
 }
 
@@ -209,7 +211,7 @@ func (e *translateError) Unwrap() error { return e.err }
 // not nil, is fed the raw bytes, for the Meter to read the target's usage.
 func (x *translation) newStream(src io.Reader, fr dialect.Stream, count func([]byte)) *xstream {
 	return &xstream{src: src, frames: fr, dec: x.to.NewStreamDecoder(), enc: x.from.NewStreamEncoder(x.req),
-		count: count, exc: x.bedrockOut, buf: make([]byte, 4096)}
+		count: count, exc: x.bedrockOut, buf: make([]byte, 4096), from: x.from, id: x.id}
 }
 
 // xstream is a stream translated event by event as it is read.
@@ -226,6 +228,8 @@ type xstream struct {
 	frs    []chat.Frame
 	done   bool  // the client's stream has ended (its stop or its error event)
 	err    error // the source's error, returned once out is read
+	from   chat.Codec
+	id     string // the call's request id (translation.id)
 }
 
 // Read returns translated bytes, reading the source until an event gives
@@ -281,6 +285,9 @@ func (x *xstream) emit(evs []chat.Event) {
 	for _, ev := range evs {
 		if x.done {
 			return
+		}
+		if ev.Type == chat.EventStart {
+			ev.ID = chat.AnswerID(x.from, ev.ID, x.id) // in the client's form, never empty
 		}
 		frs, err := x.enc.Encode(x.frs[:0], ev)
 		if err != nil {

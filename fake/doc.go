@@ -57,6 +57,18 @@
 // tokens the number of pieces. The model is the request's, else gpt-4o-mini
 // (OpenAI) or claude-haiku-4-5 (Anthropic); Gemini's is the path's.
 //
+// A Provider whose Chat is set answers the chat endpoints (chat
+// completions, messages, generateContent, Converse) with that answer in
+// place of the text: any mix of text and tool calls, a stop reason and
+// usage with cache tokens, written by the API's codec (dialect/chat),
+// streamed with each text block and each tool call's arguments in 3
+// pieces. A Provider whose Strict is set checks each chat request against
+// its API's rules as the provider does (Anthropic's alternating roles,
+// max_tokens, tool_result ids; Gemini's contents, parts and function
+// turns; Converse's content blocks and toolConfig; OpenAI's tool
+// messages) and refuses one that breaks them with the API's 400 naming
+// the rule.
+//
 // GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…},
 // "rate_limited":N}: the calls, the calls by the step they played (a mix
 // step counted as the step it picked) and the calls the rate limits

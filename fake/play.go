@@ -82,6 +82,9 @@ type call struct {
 	// throttle makes a Fail end send the dialect's throttling error
 	// (throttler) in place of its overloaded one.
 	throttle bool
+	// chat is the scripted chat answer (Provider.Chat) in the dialect's
+	// shape; nil for the fake's own text answer.
+	chat *chatReply
 }
 
 func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, step Step, in requestFields, body []byte) *call {
@@ -94,6 +97,7 @@ func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, ste
 		chunks:  pieces(answerEvents(step, p.Events)),
 		usage:   in.StreamOptions.IncludeUsage,
 	}
+	c.chat = newChatReply(p.Chat, d, c.rep, p.InterleaveCalls)
 	w.Header().Set(d.idHeader(), c.id)
 	return c
 }
@@ -135,7 +139,25 @@ func (c *call) answer(status int) {
 	if u, ok := c.d.(usageHeaders); ok {
 		u.usageHeaders(c.w.Header(), c.rep)
 	}
-	writeJSON(c.w, status, c.d.answer(c.rep))
+	writeJSON(c.w, status, c.body())
+}
+
+// body is the whole answer's body: the scripted chat answer, else the
+// fake's text.
+func (c *call) body() []byte {
+	if c.chat != nil {
+		return c.chat.body()
+	}
+	return c.d.answer(c.rep)
+}
+
+// events is the streamed answer's events: the scripted chat answer's,
+// else the fake's text.
+func (c *call) events() []event {
+	if c.chat != nil {
+		return c.chat.events()
+	}
+	return c.d.events(c.rep)
 }
 
 // usageHeaders is a dialect whose whole answers carry their usage in
@@ -185,7 +207,7 @@ func (c *call) partial() {
 		c.send(http.StatusOK)
 		return
 	}
-	body := c.d.answer(c.rep)
+	body := c.body()
 	h := c.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
@@ -255,7 +277,7 @@ func (c *call) send(status int) {
 			return
 		}
 	}
-	for i, ev := range c.d.events(c.rep) {
+	for i, ev := range c.events() {
 		if s.End != Done && i == s.After {
 			break
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluice-llm/sluice/dialect/chat"
 )
 
 // ScriptHeader is the request header that gives a call's script, in place
@@ -104,6 +106,31 @@ type Provider struct {
 	// (TokenPath, for Vertex AI) live, their expires_in, in whole seconds.
 	// If zero, an hour.
 	TokenLifetime time.Duration
+
+	// Chat, if not nil, is the answer of every 2xx answer of a chat
+	// endpoint (OpenAI and Azure chat completions, Anthropic messages and
+	// Vertex AI's rawPredict, Gemini's generateContent, Bedrock's
+	// Converse), in place of the fake's text: written whole by the API's
+	// codec (dialect/chat), or streamed with its text blocks and its tool
+	// calls' arguments each in 3 pieces, the usage in the stream's end
+	// (OpenAI's usage chunk when the request asks). Its id, model and
+	// creation time, where it leaves them empty, are the call's. Steps
+	// that end a stream early (stall-after, cut-after, error-after) count
+	// its events. The other endpoints keep the fake's text.
+	Chat *chat.Answer
+
+	// InterleaveCalls makes a streamed Chat answer of several tool calls
+	// (and nothing else) interleave their arguments, as some
+	// OpenAI-compatible servers do: every call begins, then their
+	// arguments' pieces come in turns, the last call's first.
+	InterleaveCalls bool
+
+	// Strict makes the chat endpoints check each request against their
+	// API's schema as the provider does (strict.go) and answer one it
+	// would refuse with its 400, in the API's error shape, naming what is
+	// wrong; the call counts (Calls, Requests) and plays no step, as if
+	// the script were not there. If false, the fake takes any body.
+	Strict bool
 
 	// Now tells the time the rate limits count by and answers are dated
 	// with. It is called with the Provider's lock held, so it must not
@@ -236,7 +263,11 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	script := cmp.Or(r.Header.Get(ScriptHeader), p.KeyScripts[apiKey(r.Header)], p.Script, "200")
 	steps, err := ParseScript(script)
-	step, q := p.next(r, body, in, script, steps)
+	bad := ""
+	if p.Strict {
+		bad = validate(d, body) // strict.go
+	}
+	step, q := p.next(r, body, in, script, steps, bad != "")
 	c := newCall(p, w, r, d, step, in, body)
 	if q != nil {
 		switch p.LimitHeaders {
@@ -255,13 +286,17 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fail(http.StatusBadRequest, "", err.Error())
 		return
 	}
+	if bad != "" {
+		c.fail(http.StatusBadRequest, "", bad)
+		return
+	}
 	c.play()
 }
 
 // next counts a call, records it and returns the step it plays; with a
 // rate limit set, it also returns the call's quota, and a call the limits
-// refuse plays no step.
-func (p *Provider) next(r *http.Request, body []byte, in requestFields, script string, steps []Step) (Step, *quota) {
+// refuse plays no step; nor does a refused one (Strict).
+func (p *Provider) next(r *http.Request, body []byte, in requestFields, script string, steps []Step, refused bool) (Step, *quota) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
@@ -272,6 +307,9 @@ func (p *Provider) next(r *http.Request, body []byte, in requestFields, script s
 			p.reqs = append(p.reqs[:0], p.reqs[len(p.reqs)-p.MaxRequests:]...)
 		}
 	}()
+	if refused {
+		return Step{}, nil
+	}
 	var q *quota
 	if p.RequestsPerMinute > 0 || p.TokensPerMinute > 0 {
 		out := in.maxOutput()

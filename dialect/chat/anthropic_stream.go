@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // Anthropic's stream: named events, message_start (the message with
@@ -187,6 +188,60 @@ type anthropicEncoder struct {
 	closed  []int       // the chat blocks whose Anthropic block was stopped
 	cur     int         // the chat block whose Anthropic block is open, -1 when none
 	tool    bool        // the open block is a tool call's
+	// args are the open tool call's arguments so far.
+	args strings.Builder
+	// queued are the tool calls begun while another tool call's block was
+	// open and its arguments not yet whole JSON, held back, their
+	// arguments gathered, until that block ends or its arguments are
+	// whole: Anthropic streams one block at a time, and an
+	// OpenAI-compatible server may interleave parallel calls' arguments.
+	queued []*queuedTool
+}
+
+// queuedTool is a tool call held back: its block, id and name, its
+// arguments so far, and whether it has ended.
+type queuedTool struct {
+	index    int
+	id, name string
+	args     strings.Builder
+	stopped  bool
+}
+
+// queuedFor returns the queued tool call of chat block i, or nil.
+func (e *anthropicEncoder) queuedFor(i int) *queuedTool {
+	for _, q := range e.queued {
+		if q.index == i {
+			return q
+		}
+	}
+	return nil
+}
+
+// flush ends the open block and writes the queued tool calls in the
+// order they began, each with its arguments so far: each one that has
+// ended is stopped; the first that has not stays open, its further
+// arguments streamed, and the ones after it stay queued.
+func (e *anthropicEncoder) flush(dst []Frame) ([]Frame, error) {
+	dst, err := e.closeBlock(dst)
+	for err == nil && len(e.queued) > 0 {
+		q := e.queued[0]
+		e.queued = e.queued[1:]
+		if dst, err = e.begin(dst, q.index, anthropicToolUse(q.id, q.name, json.RawMessage("{}")), true); err != nil {
+			break
+		}
+		if q.args.Len() > 0 {
+			if dst, err = anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[q.index],
+				"delta", kv("type", "input_json_delta", "partial_json", q.args.String()))); err != nil {
+				break
+			}
+		}
+		e.args.WriteString(q.args.String())
+		if !q.stopped && !(len(e.queued) > 0 && json.Valid([]byte(q.args.String()))) {
+			return dst, nil
+		}
+		dst, err = e.closeBlock(dst)
+	}
+	return dst, err
 }
 
 func anthropicFrame(dst []Frame, typ string, v any) ([]Frame, error) {
@@ -216,6 +271,7 @@ func (e *anthropicEncoder) begin(dst []Frame, i int, block any, tool bool) ([]Fr
 	}
 	e.blocks[i] = e.next
 	e.cur, e.tool = i, tool
+	e.args.Reset()
 	if k := slices.Index(e.closed, i); k >= 0 {
 		e.closed = slices.Delete(e.closed, k, k+1)
 	}
@@ -262,6 +318,9 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 			return dst, nil
 		}
 		if e.cur != ev.Index || e.tool {
+			if dst, err = e.flush(dst); err != nil {
+				return dst, err
+			}
 			if dst, err = e.begin(dst, ev.Index, kv("type", "text", "text", ""), false); err != nil {
 				return dst, err
 			}
@@ -269,11 +328,19 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		return anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
 			"delta", kv("type", "text_delta", "text", ev.Text)))
 	case EventToolStart:
-		if _, ok := e.blocks[ev.Index]; ok {
+		if _, ok := e.blocks[ev.Index]; ok || e.queuedFor(ev.Index) != nil {
 			return dst, cannot(anthropicDisplay, "block %d begun twice", ev.Index)
+		}
+		if e.cur >= 0 && e.tool && !json.Valid([]byte(e.args.String())) || len(e.queued) > 0 {
+			e.queued = append(e.queued, &queuedTool{index: ev.Index, id: ev.ID, name: ev.Name})
+			return dst, nil
 		}
 		return e.begin(dst, ev.Index, anthropicToolUse(ev.ID, ev.Name, json.RawMessage("{}")), true)
 	case EventToolArgs:
+		if q := e.queuedFor(ev.Index); q != nil {
+			q.args.WriteString(ev.Args)
+			return dst, nil
+		}
 		if e.cur != ev.Index || !e.tool {
 			return dst, cannot(anthropicDisplay,
 				"arguments of tool call %d while another block streams (it streams one block at a time)", ev.Index)
@@ -281,15 +348,29 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Args == "" {
 			return dst, nil
 		}
-		return anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
-			"delta", kv("type", "input_json_delta", "partial_json", ev.Args)))
+		e.args.WriteString(ev.Args)
+		if dst, err = anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
+			"delta", kv("type", "input_json_delta", "partial_json", ev.Args))); err != nil {
+			return dst, err
+		}
+		if len(e.queued) > 0 && json.Valid([]byte(e.args.String())) { // whole: the calls held back go on
+			return e.flush(dst)
+		}
+		return dst, nil
 	case EventBlockStop:
+		if q := e.queuedFor(ev.Index); q != nil {
+			q.stopped = true
+			return dst, nil
+		}
 		if e.cur == ev.Index {
-			return e.closeBlock(dst)
+			return e.flush(dst)
 		}
 		return dst, nil
 	case EventDelta:
-		if dst, err = e.closeBlock(dst); err != nil {
+		for _, q := range e.queued {
+			q.stopped = true
+		}
+		if dst, err = e.flush(dst); err != nil {
 			return dst, err
 		}
 		stop, err := anthropicStopOut(ev.Stop)

@@ -561,21 +561,29 @@ func TestStreamTextAndCallInOneDelta(t *testing.T) {
 
 // TestStreamInterleavedCalls: OpenAI-compatible servers may interleave
 // two calls' arguments. Anthropic's stream cannot (one block at a time):
-// that is an error, not a call with half its arguments; Bedrock's and
-// Gemini's can carry it.
+// its encoder holds a call begun while another's arguments are not yet
+// whole JSON, gathers its arguments, and writes it when the other ends,
+// each block whole in turn; Bedrock's and Gemini's streams carry the
+// interleaving as it is.
 func TestStreamInterleavedCalls(t *testing.T) {
-	in := []Frame{oaRole, oaToolStart(0, "c0", "a"), oaToolStart(1, "c1", "b"), oaToolArgs(0, `{}`), oaToolArgs(1, `{}`),
-		oaChunk(`{}`, `"tool_calls"`), oaDone}
+	in := []Frame{oaRole, oaToolStart(0, "c0", "a"), oaToolStart(1, "c1", "b"), oaToolArgs(1, `{"y":`), oaToolArgs(0, `{"x":`),
+		oaToolArgs(0, `1}`), oaToolArgs(1, `2}`), oaChunk(`{}`, `"tool_calls"`), oaDone}
 	evs, err := decodeAll("openai", in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = encodeAll("anthropic", evs)
-	checkErr(t, "anthropic", err, "Anthropic cannot take arguments of tool call 0 while another block streams")
-	if !errors.Is(err, ErrUnsupported) {
-		t.Errorf("%v is not ErrUnsupported", err)
+	an, err := encodeAll("anthropic", evs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, dst := range []string{"gemini", "bedrock"} {
+	checkFrames(t, "openai->anthropic", an, []Frame{
+		sse("message_start", `{"type":"message_start","message":{"id":"a1","type":"message","role":"assistant","model":"m",
+			"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}}`),
+		anToolStart(0, "c0", "a"), anArgs(0, `{"x":`), anArgs(0, `1}`), anStop(0),
+		anToolStart(1, "c1", "b"), anArgs(1, `{"y":`), anArgs(1, `2}`), anStop(1),
+		sse("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":0}}`),
+		anEnd})
+	for _, dst := range []string{"anthropic", "gemini", "bedrock"} {
 		frames, err := encodeAll(dst, evs)
 		if err != nil {
 			t.Errorf("%s: %v", dst, err)
@@ -587,8 +595,8 @@ func TestStreamInterleavedCalls(t *testing.T) {
 			continue
 		}
 		f := fold(t, back)
-		if len(f.Content) != 2 || string(f.Content[0].ToolCall.Args) != "{}" || string(f.Content[1].ToolCall.Args) != "{}" {
-			t.Errorf("%s: folded %+v", dst, f.Content)
+		if len(f.Content) != 2 || string(f.Content[0].ToolCall.Args) != `{"x":1}` || string(f.Content[1].ToolCall.Args) != `{"y":2}` {
+			t.Errorf("%s: folded %s", dst, modelJSON(t, f.Content))
 		}
 	}
 }
