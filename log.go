@@ -63,7 +63,6 @@ type Attempt struct {
 	// (openai->anthropic), as the Sluice-Translated header says.
 	Translated string `json:"translated,omitempty"`
 
-
 	// SavedUSD is, on the line of a call answered from a kept answer, what
 	// the call that answered first cost: what the replay did not spend.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
