@@ -231,6 +231,7 @@ func (r *resumer) handle(evs []chat.Event) {
 		switch ev.Type {
 		case chat.EventStart: // a continuation's: the encoder writes the first only
 			r.curUse = ev.Usage
+			ev.ID = chat.AnswerID(r.from, ev.ID, r.c.id) // in the client's form, never empty
 		case chat.EventText:
 			ev.Index += r.base
 			if ev.Text = r.unseen(ev.Text); ev.Text == "" {

@@ -53,6 +53,7 @@ func Parse(data []byte) (*Config, error) {
 // name in snake_case.
 var foreign = map[reflect.Type]map[string]string{
 	reflect.TypeFor[sluice.Policy]():    {"Name": "-", "BreakerScope": "breaker.scope", "ResumeMax": "resume_max,count"},
+	reflect.TypeFor[sluice.Hedge]():     {"After": "after,text", "MaxShare": "max_share,share"},
 	reflect.TypeFor[sluice.Retry]():     {"Budget": "budget,share,off"},
 	reflect.TypeFor[breaker.Settings](): {"Lease": "-", "OnStateChange": "-"},
 	reflect.TypeFor[spend.Budget]():     {"AllowUnpriced": "unpriced,allow", "AllowOnLedgerError": "on_store_error,allow"},
@@ -81,6 +82,7 @@ type slot struct {
 //	allow       a bool written allow (true) or refuse (false)
 //	per_minute  a limit.Rate written as its count of calls per minute
 //	alone       a list's item may be this field's value alone
+//	text        a value the field's type reads itself (encoding.TextUnmarshaler)
 //
 // A tag "section.key" puts the key in another field's section
 // (Config.Rates is limits.rates), and "-" makes no key. The fields of
@@ -173,6 +175,8 @@ func (d *decoder) value(s slot, n *yaml.Node, path string) error {
 		return d.value(slot{v: v.Elem(), opts: s.opts, inner: s.inner}, n, path)
 	case has(s.opts, "per_minute"):
 		return setScalar(v.FieldByName("Limit"), n, path, "count")
+	case has(s.opts, "text"):
+		return setText(v, n, path)
 	case v.Kind() == reflect.Struct:
 		return d.fields(v, n, path, s.inner)
 	case v.Kind() == reflect.Slice:

@@ -27,7 +27,7 @@ func fileKeys(tb testing.TB, t reflect.Type, inner map[string]slot, path string)
 			ft = ft.Elem()
 		}
 		switch {
-		case has(s.opts, "per_minute"):
+		case has(s.opts, "per_minute"), has(s.opts, "text"):
 		case ft.Kind() == reflect.Struct:
 			out = append(out, fileKeys(tb, ft, s.inner, p)...)
 		case ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String && ft.Elem().Kind() == reflect.Struct:

@@ -179,6 +179,17 @@
 //	                        the text it repeats not relayed twice; never after a tool call
 //	                        or for structured output. false ends the stream with the error
 //	resume_max              [1] resumes of one call at most
+//	hedge.after             [none] when a call that has not begun to answer (a stream's first
+//	                        event, an answer's headers) is raced by a second attempt on the
+//	                        next target (the first fallback, else the same provider); the
+//	                        first to answer wins, the other is cancelled: a duration (2s), or
+//	                        a percentile of the provider and model's recent times to first
+//	                        byte in this process (p95; no hedge before 20 are known). Never
+//	                        while that target's breaker is not closed, its rate limit has no
+//	                        slot at once, or the budgets refuse it; never for a call with an
+//	                        Idempotency-Key
+//	hedge.max_share         [5%] hedges at most this share of the hedgeable calls over the
+//	                        last minute, so hedging stops itself when every call is slow
 //	retry.max_attempts      [3 / 5] tries, the first included; 1 never retries
 //	retry.base, retry.cap   [400ms, 16s / 1s, 60s] full-jitter backoff: before retry n, a wait
 //	                        uniform in [0, min(cap, base·2^(n-1))); cap at least base

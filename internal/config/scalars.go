@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"math"
 	"reflect"
 	"regexp"
@@ -61,6 +62,18 @@ func setScalar(v reflect.Value, n *yaml.Node, path, opts string) error {
 		if tag != "!!int" || n.Decode(v.Addr().Interface()) != nil {
 			return bad("%s is not a whole number (write e.g. 3)")
 		}
+	}
+	return nil
+}
+
+// setText decodes the single value n at path into v, whose type reads
+// its own text (encoding.TextUnmarshaler) and says what is wrong with it.
+func setText(v reflect.Value, n *yaml.Node, path string) error {
+	if n.Kind != yaml.ScalarNode {
+		return errAt(n.Line, path, "must be a single value, found %s", describe(n))
+	}
+	if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+		return errAt(n.Line, path, "%s", err.Error())
 	}
 	return nil
 }

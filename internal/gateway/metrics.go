@@ -27,6 +27,7 @@ type metrics struct {
 	ttfb           *prometheus.HistogramVec
 	fallbacks      *prometheus.CounterVec
 	reloads        *prometheus.CounterVec
+	hedges         [3]prometheus.Counter // won, lost, refused (sluice_hedges_total)
 	counters       sync.Map // attemptKey → prometheus.Counter
 	byProv         sync.Map // provider → *provMetrics
 	spentBy        sync.Map // spentKey → prometheus.Counter
@@ -81,6 +82,13 @@ func newMetrics(store breaker.Store, knownBreakers func() []string, attemptLog i
 	}
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("error")
+	hedges := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sluice_hedges_total", Help: "Hedged calls (policy hedge), by result: won (the hedge answered first), lost (the first attempt did), refused (not sent: over max_share, the breaker not closed, no rate-limit slot, the budgets).",
+	}, []string{"result"})
+	for i, r := range []string{"won", "lost", "refused"} {
+		m.hedges[i] = hedges.WithLabelValues(r)
+	}
+	reg.MustRegister(hedges)
 	logErrors := func() float64 { return 0 }
 	if ec, ok := attemptLog.(errorCounter); ok {
 		logErrors = func() float64 { return float64(ec.Errors()) }
@@ -103,6 +111,14 @@ func (m *metrics) observe(a *sluice.Attempt) {
 		c, _ = m.counters.LoadOrStore(k, m.attempts.WithLabelValues(a.Provider, string(a.Outcome), strconv.Itoa(a.Status)))
 	}
 	c.(prometheus.Counter).Inc()
+	switch {
+	case a.Outcome == sluice.OutcomeHedgeLost && a.Hedge == sluice.HedgeSent:
+		m.hedges[1].Inc() // the hedge lost
+	case a.Outcome == sluice.OutcomeHedgeLost:
+		m.hedges[0].Inc() // the first attempt lost: the hedge won
+	case a.Hedge == sluice.HedgeRefused:
+		m.hedges[2].Inc()
+	}
 	if a.Outcome == sluice.OutcomeCircuitOpen {
 		return
 	}

@@ -229,3 +229,11 @@ func checkResumeConfig(t *testing.T, b block) {
 		t.Errorf("interactive is %+v, nightly resumes %v; the block says resume on interactive, at most once", p, c.Policies["nightly"].Resume)
 	}
 }
+
+func checkHedgeConfig(t *testing.T, b block) {
+	c := parse(t, b)
+	h := c.Policies["interactive"].Hedge
+	if h.After != (sluice.HedgeAfter{Quantile: 0.95}) || h.MaxShare != 0.05 {
+		t.Errorf("interactive's hedge is %+v; the block says after p95, max_share 5%%", h)
+	}
+}

@@ -88,6 +88,7 @@ var rows = []row{
 	{"yaml", "name: per-agent", checkRatesConfig, ""},
 	{"yaml", "promote_after: 30s", checkPriorityConfig, ""},
 	{"yaml", "resume: true", checkResumeConfig, ""},
+	{"yaml", "hedge: {after: p95", checkHedgeConfig, ""},
 	{"yaml", "api_keys_env: [OPENAI_KEY_TEAM_A", checkPoolConfig, "parsed; the key variables are read by serve and check, not by the parser"},
 
 	{"", "/var/lib/sluice/attempts.jsonl {", checkLogrotate, ""},

@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
+)
+
+// resumeOn sets resume on the interactive policy.
+func resumeOn(c *config.Config) {
+	p := c.Policies["interactive"]
+	p.Resume = true
+	c.Policies["interactive"] = p
+}
+
+// TestOpenAISDKReadsAResumedStream: a stream cut, stalled or ended by an
+// error event after its answer began is started again, and the OpenAI
+// SDK reads one stream with each word once.
+func TestOpenAISDKReadsAResumedStream(t *testing.T) {
+	for _, script := range []string{"stream:cut-after=3,200", "stream:stall-after=3,200", "stream:error-after=3,200"} {
+		t.Run(script, func(t *testing.T) {
+			e := newEnv(t, script, resumeOn)
+			c := e.openaiClient()
+			stream := c.Chat.Completions.NewStreaming(sdkContext(t), chatParams())
+			defer stream.Close()
+			var text strings.Builder
+			roles := 0
+			for stream.Next() {
+				for _, ch := range stream.Current().Choices {
+					text.WriteString(ch.Delta.Content)
+					if ch.Delta.Role != "" {
+						roles++
+					}
+				}
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatalf("the resumed stream ended with %v after %q", err, text.String())
+			}
+			if text.String() != fakeAnswer || roles != 1 {
+				t.Errorf("streamed %q with %d role deltas, want %q once", text.String(), roles, fakeAnswer)
+			}
+			if e.up.Calls() != 2 {
+				t.Errorf("upstream calls %d, want 2", e.up.Calls())
+			}
+			lines := e.logLines()
+			if len(lines) != 2 || lines[0]["outcome"] != string(sluice.OutcomeResumed) || lines[1]["outcome"] != string(sluice.OutcomeOK) {
+				t.Errorf("log lines %+v, want resumed then ok", lines)
+			}
+		})
+	}
+}
+
+// TestOpenAISDKHedgedCall: a call whose first attempt is slow to answer
+// is raced by a hedge; the SDK gets the hedge's answer at once, the first
+// attempt is cancelled and logged hedge_lost, and the metric counts the
+// hedge won.
+func TestOpenAISDKHedgedCall(t *testing.T) {
+	e := newEnv(t, "slow:4s,200", func(c *config.Config) {
+		p := c.Policies["interactive"]
+		p.Timeout.FirstByte, p.Timeout.Total = 8*time.Second, 10*time.Second
+		p.Hedge = sluice.Hedge{After: sluice.HedgeAfter{Wait: 100 * time.Millisecond}, MaxShare: 1}
+		c.Policies["interactive"] = p
+	})
+	c := e.openaiClient()
+	start := time.Now()
+	resp, err := c.Chat.Completions.New(sdkContext(t), chatParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*time.Second || resp.Choices[0].Message.Content != fakeAnswer {
+		t.Fatalf("answered %q in %v; want the hedge's answer at once", resp.Choices[0].Message.Content, took)
+	}
+	var lines []map[string]any
+	for deadline := time.Now().Add(5 * time.Second); len(lines) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		lines = e.logLines()
+	}
+	outcomes := map[string]string{}
+	for _, l := range lines {
+		outcomes[fmt.Sprint(l["hedge"])] = fmt.Sprint(l["outcome"])
+	}
+	if len(lines) != 2 || outcomes["sent"] != "ok" || outcomes["<nil>"] != string(sluice.OutcomeHedgeLost) {
+		t.Errorf("lines %v, want the hedge ok and the first hedge_lost", lines)
+	}
+	if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_hedges_total{result="won"} 1`+"\n") {
+		t.Errorf("the metric does not count the hedge won:\n%s", grepLines(m, "hedges"))
+	}
+}
+
+// TestAnthropicSDKReadsAResumedStream: an Anthropic stream cut after its
+// answer began, with no attempt left on its provider, goes on at the
+// route's fallback, which speaks OpenAI: the call starts again there,
+// translated, and what it repeats is not relayed twice. The Anthropic SDK
+// reads one stream: one message_start, the text once, message_stop.
+func TestAnthropicSDKReadsAResumedStream(t *testing.T) {
+	e := newEnv(t, "stream:cut-after=4,200", func(c *config.Config) {
+		resumeOn(c)
+		p := c.Policies["interactive"]
+		p.Retry.MaxAttempts = 1
+		c.Policies["interactive"] = p
+		o := c.Providers["openai"]
+		o.APIKeyEnv = "UPSTREAM_KEY"
+		c.Providers["openai"] = o
+		for i, r := range c.Routes {
+			if r.Provider == "anthropic" {
+				c.Routes[i].Fallbacks = []config.Target{{Provider: "openai", Model: "gpt-4o-mini"}}
+			}
+		}
+	})
+	c := e.anthropicClient()
+	text, types, err := anthropicStream(t, &c)
+	if err != nil {
+		t.Fatalf("the resumed stream ended with %v after %q (events %v)", err, text, types)
+	}
+	if text != fakeAnswer {
+		t.Errorf("streamed %q, want %q once", text, fakeAnswer)
+	}
+	starts := 0
+	for _, typ := range types {
+		if typ == "message_start" {
+			starts++
+		}
+	}
+	if starts != 1 || types[len(types)-1] != "message_stop" {
+		t.Errorf("events %v, want one message_start … message_stop", types)
+	}
+	reqs := e.up.Requests()
+	if len(reqs) != 2 || !strings.HasSuffix(reqs[1].Path, "/chat/completions") {
+		t.Fatalf("upstream requests %d, the second to %v; want the fallback's chat completions", len(reqs), reqs)
+	}
+}
