@@ -28,9 +28,9 @@ type metrics struct {
 	fallbacks      *prometheus.CounterVec
 	reloads        *prometheus.CounterVec
 	hedges         [3]prometheus.Counter // won, lost, refused (sluice_hedges_total)
-	counters       sync.Map // attemptKey → prometheus.Counter
-	byProv         sync.Map // provider → *provMetrics
-	spentBy        sync.Map // spentKey → prometheus.Counter
+	counters       sync.Map              // attemptKey → prometheus.Counter
+	byProv         sync.Map              // provider → *provMetrics
+	spentBy        sync.Map              // spentKey → prometheus.Counter
 }
 
 type attemptKey struct {
