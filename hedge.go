@@ -273,6 +273,7 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 		return c.run(1)
 	}
 	c.cancelable()
+	ctx := c.ctx // before the loop's goroutine may change it (a resumable stream's)
 	first := c.start()
 	timer := time.NewTimer(wait)
 	select {
@@ -281,7 +282,7 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 		return r.get()
 	case <-timer.C:
 	}
-	c2 := c.hedge(req, b)
+	c2 := c.hedge(ctx, req, b)
 	if c2 == nil {
 		c.xs.refused.Store(true)
 		return (<-first).get()
@@ -322,7 +323,10 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 var errHedgeLost = fmt.Errorf("sluice: the hedged call's other attempt answered first: %w", context.Canceled)
 
 // closeLoser closes the answer of a hedged call that lost, if it comes.
+// A hook's panic on that way out has no caller to go to: what the call
+// took is given back all the same (body.end), and the panic is dropped.
 func closeLoser(ch <-chan ran) {
+	defer func() { recover() }()
 	if r := <-ch; r.resp != nil {
 		r.resp.Body.Close()
 	}
@@ -331,16 +335,17 @@ func closeLoser(ch <-chan ran) {
 // hedge returns the call's hedge, admitted, or nil when it may not go:
 // over MaxShare, the next target's breaker not closed, no rate-limit slot
 // at once, or the Meter refuses it.
-func (c *call) hedge(req *http.Request, b Body) *call {
+func (c *call) hedge(ctx context.Context, req *http.Request, b Body) *call {
 	t := c.t
 	share := c.policy.Hedge.MaxShare
 	if share <= 0 {
 		share = 0.05
 	}
-	r := req.Clone(c.ctx)
+	r := req.Clone(ctx)
 	r.Header.Set("X-Request-Id", c.id) // the hedge is the same call
 	r.Header.Set("X-Client-Request-Id", c.id)
 	h := t.newCall(r, b)
+	h.endBy(c.deadline) // within the call's one total
 	if len(t.Fallbacks) > 0 {
 		h.aim(1)
 	}

@@ -28,6 +28,18 @@ func (c *call) startClock(parent context.Context) {
 	c.ctx = httptrace.WithClientTrace(parent, &c.trace)
 }
 
+// endBy moves the call's total deadline to d, when d comes before it: a
+// hedge ends with the call it races.
+func (c *call) endBy(d time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !d.Before(c.deadline) {
+		return
+	}
+	c.deadline = d
+	c.setTimer(nil, 0)
+}
+
 // setTimer starts phase te of the current attempt, d from now (nil: no
 // phase): the call is due to be cancelled at its end, or at the total
 // deadline when that comes first. The timer is moved only when it would
