@@ -2,8 +2,10 @@ package sluice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +19,8 @@ import (
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/limit"
+	"github.com/sluice-llm/sluice/spend"
+	"github.com/sluice-llm/sluice/state"
 )
 
 // tardy is an OpenAI-speaking provider whose nth call waits delay(n)
@@ -363,4 +367,59 @@ func TestHedgeCutsTheTail(t *testing.T) {
 	if hedges > 40 {
 		t.Errorf("%d hedges for 200 calls, over max_share 20%%", hedges)
 	}
+}
+
+// The spend cap stays exact with hedges in flight: every hedge is
+// reserved for before it goes, a hedge the budget cannot cover is not
+// sent, and what the ledger spent is what the lines cost, nothing held.
+func TestHedgedSpendCapExact(t *testing.T) {
+	primary := newTardy(t, nil)
+	primary.slowOnce = func(string) time.Duration { return 400 * time.Millisecond }
+	r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 50 * time.Millisecond}, MaxShare: 1}, primary, nil)
+	l := spend.NewLedger(state.NewMemory())
+	r.tr.Meter = &spend.Meter{Budgets: []spend.Budget{{Name: "daily", LimitUSD: 1.00}}, Ledger: l, Prices: tenCents}
+	var answered, refused atomic.Int64
+	for range 4 { // waves of 10 calls, each hedged while the budget lasts
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, primary.srv.URL+"/v1/chat/completions", strings.NewReader(spendBody(2)))
+				resp, err := r.tr.RoundTrip(req)
+				switch {
+				case err == nil:
+					readAll(t, resp)
+					answered.Add(1)
+				case errors.Is(err, spend.ErrExhausted):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	waitFor(t, "every hedge's loser to end", func() bool {
+		_, held, _ := l.Read(dailyKey())
+		return held == 0
+	})
+	spent, held, err := l.Read(dailyKey())
+	if err != nil || spent > 1.00+1e-9 || held != 0 {
+		t.Fatalf("ledger spent %v held %v (%v); want at most $1.00 and nothing held", spent, held, err)
+	}
+	var logged float64
+	hedges := 0
+	for _, line := range r.lines() {
+		c, _ := line["cost_usd"].(float64)
+		logged += c
+		if line["hedge"] == "sent" {
+			hedges++
+		}
+	}
+	if math.Abs(logged-spent) > 1e-9 {
+		t.Errorf("the lines cost $%v, the ledger spent $%v", logged, spent)
+	}
+	if hedges == 0 || answered.Load() == 0 || refused.Load() == 0 {
+		t.Errorf("%d hedges, %d calls answered, %d refused: the test did not reach the cap with hedges in flight", hedges, answered.Load(), refused.Load())
+	}
+	t.Logf("%d answered, %d refused, %d hedges, $%.2f spent", answered.Load(), refused.Load(), hedges, spent)
 }
