@@ -46,7 +46,10 @@ func TestOpenAISDKReadsAResumedStream(t *testing.T) {
 			if e.up.Calls() != 2 {
 				t.Errorf("upstream calls %d, want 2", e.up.Calls())
 			}
-			lines := e.logLines()
+			var lines []map[string]any // the last line is written as the body ends, after the client has its end
+			for deadline := time.Now().Add(5 * time.Second); len(lines) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				lines = e.logLines()
+			}
 			if len(lines) != 2 || lines[0]["outcome"] != string(sluice.OutcomeResumed) || lines[1]["outcome"] != string(sluice.OutcomeOK) {
 				t.Errorf("log lines %+v, want resumed then ok", lines)
 			}

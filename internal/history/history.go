@@ -53,15 +53,16 @@ const (
 	clsBudgetRefused // refused by a spend budget, not sent
 	clsLimitRefused  // refused by a rate limit or an empty key pool, not sent
 	clsClientCancel
-	clsReplayed // answered from a kept answer (Idempotency-Key), not sent
-	clsSkipped  // a fallback that cannot take the request, not sent
+	clsReplayed  // answered from a kept answer (Idempotency-Key), not sent
+	clsSkipped   // a fallback that cannot take the request, not sent
+	clsHedgeLost // the attempt of a hedged call that the other answered first
 	clsOther
 	numClasses
 )
 
 // classNames names the classes in status.json, in the order above.
 var classNames = [numClasses]string{"ok", "timeout", "rate_limited", "quota", "5xx", "4xx", "cut_stream",
-	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", ClassReplayed, "skipped", "other"}
+	"stream_error", "connection", "breaker_open", "budget_refused", "limit_refused", "client_cancel", ClassReplayed, "skipped", "hedge_lost", "other"}
 
 // classOf is the class of an attempt.
 func classOf(a *sluice.Attempt) int {
@@ -80,6 +81,8 @@ func classOf(a *sluice.Attempt) int {
 		return clsReplayed
 	case sluice.OutcomeSkipped:
 		return clsSkipped
+	case sluice.OutcomeHedgeLost:
+		return clsHedgeLost
 	case sluice.OutcomeStreamStalled:
 		return clsCut
 	}

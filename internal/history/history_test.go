@@ -93,6 +93,7 @@ func TestHistoryClasses(t *testing.T) {
 		{sluice.Attempt{Outcome: sluice.OutcomeRateLimited, Error: "rate_limited"}, "limit_refused"},
 		{sluice.Attempt{Outcome: sluice.OutcomeClientCancel, Error: "client_cancel"}, "client_cancel"},
 		{sluice.Attempt{Outcome: sluice.OutcomeSkipped, Error: "skipped: a tool choice"}, "skipped"},
+		{sluice.Attempt{Outcome: sluice.OutcomeHedgeLost, Error: "client_cancel"}, "hedge_lost"},
 		{sluice.Attempt{Outcome: sluice.OutcomeResumed, Error: "stream_cut"}, "cut_stream"},
 		{sluice.Attempt{Outcome: sluice.OutcomeFail, Error: "something_new"}, "other"},
 	} {

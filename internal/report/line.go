@@ -52,6 +52,9 @@ type Line struct {
 	// Translated is, on an attempt to a fallback of another dialect, the
 	// translation (openai->anthropic).
 	Translated string `json:"translated,omitempty"`
+	// Hedge is, on the lines of a hedge's attempts, sent; on the line of
+	// a call whose hedge was refused, refused.
+	Hedge string `json:"hedge,omitempty"`
 	// SavedUSD is, on a replay's line, what the call it replayed cost (0
 	// on lines written before the log said it).
 	SavedUSD float64 `json:"saved_usd,omitempty"`
