@@ -423,3 +423,40 @@ func TestHedgedSpendCapExact(t *testing.T) {
 	}
 	t.Logf("%d answered, %d refused, %d hedges, $%.2f spent", answered.Load(), refused.Load(), hedges, spent)
 }
+
+// When the provider turns slow for every call, hedging at a quantile
+// first hedges the slow calls (under max_share), then stops as the
+// quantile follows the new times to first byte.
+func TestHedgeRateFallsAsTheQuantileFollows(t *testing.T) {
+	var slow atomic.Bool
+	primary := newTardy(t, func(int) time.Duration {
+		if slow.Load() {
+			return 80 * time.Millisecond
+		}
+		return 5 * time.Millisecond
+	})
+	r := newHedgeRig(t, Hedge{After: HedgeAfter{Quantile: 0.9}, MaxShare: 0.5}, primary, nil)
+	batch := func(n int) int64 {
+		before := primary.calls.Load()
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() { r.call(t) })
+			time.Sleep(2 * time.Millisecond)
+		}
+		wg.Wait()
+		return primary.calls.Load() - before - int64(n)
+	}
+	for range 4 {
+		batch(10) // 40 fast answers learnt
+	}
+	slow.Store(true)
+	first := batch(20)
+	for range 4 {
+		batch(20)
+	}
+	last := batch(20)
+	t.Logf("hedges: %d of the first 20 slow calls, %d of 20 after 100 more", first, last)
+	if first < 5 || last > first/2 {
+		t.Errorf("hedges: %d of the first 20 slow calls, %d of 20 after 100 more; want many, then few", first, last)
+	}
+}
