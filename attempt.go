@@ -213,7 +213,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 				// event, never a made-up "could not be reached".
 				resp.Body.Close()
 				if x := c.xl(); x != nil { // the client gets its own dialect's error event
-					head = x.newStream(bytes.NewReader(head), c.targetDialect().Stream(resp.Header), nil).all()
+					head = c.translateHeld(x, head, c.targetDialect().Stream(resp.Header))
 					resp.Header.Set("Content-Type", "text/event-stream")
 					resp.Header.Del("Content-Length")
 				}

@@ -163,7 +163,7 @@ func (c *call) end() {
 	}
 	c.stopClock()
 	if x := c.xs; x != nil {
-		if x.rs != nil {
+		if x.rs != nil && x.rs.cancel != nil {
 			x.rs.cancel(nil) // the context of the call's attempts, made for the resumes
 		}
 		if x.lose != nil {

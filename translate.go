@@ -1,9 +1,7 @@
 package sluice
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/chat"
-	"github.com/sluice-llm/sluice/internal/sse"
 )
 
 // A call whose fallback speaks another dialect than the call's is
@@ -205,123 +202,10 @@ type translateError struct{ err error }
 func (e *translateError) Error() string { return "sluice: translating the answer: " + e.err.Error() }
 func (e *translateError) Unwrap() error { return e.err }
 
-// newStream returns the reader of a translated stream: the target's raw
-// bytes from src, framed by the target's dialect (fr), each event
-// translated and written as the client's server-sent events. count, if
-// not nil, is fed the raw bytes, for the Meter to read the target's usage.
-func (x *translation) newStream(src io.Reader, fr dialect.Stream, count func([]byte)) *xstream {
-	return &xstream{src: src, frames: fr, dec: x.to.NewStreamDecoder(), enc: x.from.NewStreamEncoder(x.req),
-		count: count, exc: x.bedrockOut, buf: make([]byte, 4096), from: x.from, id: x.id}
-}
-
-// xstream is a stream translated event by event as it is read.
-type xstream struct {
-	src    io.Reader
-	frames dialect.Stream
-	dec    chat.StreamDecoder
-	enc    chat.StreamEncoder
-	count  func([]byte)
-	exc    bool // a frame with a status is an AWS exception frame
-	buf    []byte
-	out    []byte // translated bytes not yet read
-	evs    []chat.Event
-	frs    []chat.Frame
-	done   bool  // the client's stream has ended (its stop or its error event)
-	err    error // the source's error, returned once out is read
-	from   chat.Codec
-	id     string // the call's request id (translation.id)
-}
-
-// Read returns translated bytes, reading the source until an event gives
-// some.
-func (x *xstream) Read(p []byte) (int, error) {
-	for len(x.out) == 0 {
-		if x.err != nil {
-			return 0, x.err
-		}
-		if x.done {
-			return 0, io.EOF
-		}
-		n, err := x.src.Read(x.buf)
-		if n > 0 {
-			if x.count != nil {
-				x.count(x.buf[:n])
-			}
-			x.feed(x.buf[:n])
-		}
-		switch {
-		case err == io.EOF:
-			if !x.done {
-				x.emit(x.dec.End(x.evs[:0]))
-				x.done = true
-			}
-		case err != nil:
-			x.err = err
-		}
-	}
-	n := copy(p, x.out)
-	x.out = x.out[n:]
-	return n, nil
-}
-
-// feed translates the events p completes.
-func (x *xstream) feed(p []byte) {
-	x.frames.Feed(p, func(ev dialect.Event) bool {
-		if x.done {
-			return false
-		}
-		evs, err := x.dec.Decode(x.evs[:0], chat.Frame{Event: ev.Type, Data: ev.Data, Exception: x.exc && ev.Status != 0})
-		if err != nil {
-			evs = append(evs, failEvent(err))
-		}
-		x.emit(evs)
-		return !x.done
-	})
-}
-
-// emit writes events as the client's server-sent events.
-func (x *xstream) emit(evs []chat.Event) {
-	x.evs = evs
-	for _, ev := range evs {
-		if x.done {
-			return
-		}
-		if ev.Type == chat.EventStart {
-			ev.ID = chat.AnswerID(x.from, ev.ID, x.id) // in the client's form, never empty
-		}
-		frs, err := x.enc.Encode(x.frs[:0], ev)
-		if err != nil {
-			frs, _ = x.enc.Encode(frs[:0], failEvent(err))
-			x.done = true
-		}
-		for _, f := range frs {
-			x.out = sse.AppendEvent(x.out, f.Event, f.Data)
-		}
-		x.frs = frs
-		if ev.Type == chat.EventStop || ev.Type == chat.EventError {
-			x.done = true
-		}
-	}
-}
-
 // failEvent is the error event of an answer that could not be translated.
 func failEvent(err error) chat.Event {
 	return chat.Event{Type: chat.EventError, Err: &chat.Error{Status: http.StatusBadGateway, Type: "api_error",
 		Message: (&translateError{err}).Error()}}
-}
-
-// all translates a whole stream held in memory (a stream that ended on its
-// first event, an error, kept as the call's last failure).
-func (x *xstream) all() []byte {
-	var out []byte
-	buf := make([]byte, 4096)
-	for {
-		n, err := x.Read(buf)
-		out = append(out, buf[:n]...)
-		if err != nil {
-			return out
-		}
-	}
 }
 
 // translateAnswer translates the 2xx answer resp of the current target
@@ -330,19 +214,14 @@ func (x *xstream) all() []byte {
 // whose Meter count is moved onto the target's raw bytes.
 func (c *call) translateAnswer(a *attempt, resp *http.Response, b *body, head []byte) error {
 	x := c.xl()
+	if b.stream {
+		c.startStream(resp, b, x.to, x.req, false)
+		return nil
+	}
 	count := b.count
 	b.count = nil
 	resp.Header.Del("Content-Length")
 	resp.Header.Del("Content-Encoding")
-	if b.stream {
-		src := io.MultiReader(bytes.NewReader(head), resp.Body)
-		xs := x.newStream(src, x.toD.Stream(resp.Header), count)
-		b.head, b.n = nil, 0
-		b.rc = readCloser{xs, resp.Body}
-		resp.Header.Set("Content-Type", "text/event-stream")
-		resp.ContentLength = -1
-		return nil
-	}
 	raw := head
 	if !c.t.BufferBody { // read whole here: an answer is translated whole
 		var err error
@@ -364,12 +243,6 @@ func (c *call) translateAnswer(a *attempt, resp *http.Response, b *body, head []
 	return nil
 }
 
-// readCloser reads from one and closes another.
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
 // targetDialect returns the dialect the current target speaks.
 func (c *call) targetDialect() dialect.Dialect {
 	if x := c.xl(); x != nil {
@@ -389,14 +262,14 @@ func (c *call) xl() *translation {
 
 // xlState is what a call keeps of its rarer features, behind one pointer
 // so that the call stays in its size class: the translation of a target
-// of another dialect, the resumer of its stream, its hedge.
+// of another dialect, the caller's stream written by its codec, its hedge.
 type xlState struct {
 	read  bool          // the request was read into the chat model
 	in    *chat.Request // the request as the chat model reads it
 	inErr error         // why it could not be read
 	xl    *translation  // how the current target is translated; nil when it speaks the call's dialect
 	skip  error         // why the current target cannot take the request; nil when it can
-	rs    *resumer      // the caller's stream, when it may be resumed (resume.go); nil when not
+	rs    *chatStream   // the caller's stream, when written by its codec (chatstream.go); nil when not
 
 	// Hedging (hedge.go).
 	lose      context.CancelCauseFunc // cancels the call's attempts when the other call of its hedge won
