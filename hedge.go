@@ -273,7 +273,6 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 		return c.run(1)
 	}
 	c.cancelable()
-	ctx := c.ctx // before the loop's goroutine may change it (a resumable stream's)
 	first := c.start()
 	timer := time.NewTimer(wait)
 	select {
@@ -282,7 +281,7 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 		return r.get()
 	case <-timer.C:
 	}
-	c2 := c.hedge(ctx, req, b)
+	c2 := c.hedge(req, b)
 	if c2 == nil {
 		c.xs.refused.Store(true)
 		return (<-first).get()
@@ -302,7 +301,9 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 		if r.panic != nil || r.good() {
 			lost.xs.lost.Store(true)
 			lost.xs.lose(errHedgeLost)
-			go closeLoser(other)
+			if other != nil { // nil: the loser failed already
+				go closeLoser(other)
+			}
 			return r.get()
 		}
 		if failed.resp == nil && failed.err == nil {
@@ -335,13 +336,13 @@ func closeLoser(ch <-chan ran) {
 // hedge returns the call's hedge, admitted, or nil when it may not go:
 // over MaxShare, the next target's breaker not closed, no rate-limit slot
 // at once, or the Meter refuses it.
-func (c *call) hedge(ctx context.Context, req *http.Request, b Body) *call {
+func (c *call) hedge(req *http.Request, b Body) *call {
 	t := c.t
 	share := c.policy.Hedge.MaxShare
 	if share <= 0 {
 		share = 0.05
 	}
-	r := req.Clone(ctx)
+	r := req.Clone(req.Context()) // the caller's: the first call's ends with it, the hedge's must not
 	r.Header.Set("X-Request-Id", c.id) // the hedge is the same call
 	r.Header.Set("X-Client-Request-Id", c.id)
 	h := t.newCall(r, b)

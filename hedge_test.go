@@ -29,6 +29,7 @@ import (
 // (a second send, a hedge, is fast).
 type tardy struct {
 	delay     func(n int) time.Duration
+	status    func(n int) int // the nth call's status; nil: 200
 	slowOnce  func(id string) time.Duration
 	mu        sync.Mutex
 	seen      map[string]bool
@@ -65,6 +66,11 @@ func newTardy(t *testing.T, delay func(n int) time.Duration) *tardy {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if p.status != nil && p.status(n) != 200 {
+			w.WriteHeader(p.status(n))
+			io.WriteString(w, `{"error":{"message":"bad request","type":"invalid_request_error","param":null,"code":null}}`)
+			return
+		}
 		fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`, n, n)
 	}))
 	t.Cleanup(p.srv.Close)
@@ -276,6 +282,18 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 			h.tr.Policy.Timeout.Total = 300 * time.Millisecond
 			callAndRead(t, h, url)
 		}},
+		{"first fails, then the hedge answers", func(n int) time.Duration {
+			return map[int]time.Duration{1: 150 * time.Millisecond, 2: 300 * time.Millisecond}[n]
+		}, func(t *testing.T, h *heldRig, url string) {
+			h.tr.Policy.Retry.MaxAttempts = 1
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
+			resp, err := h.tr.RoundTrip(req)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%v, %v: want the hedge's answer after the first call failed", resp, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}},
 		{"observe panics on the loser", firstSlow(4*time.Second, 0), func(t *testing.T, h *heldRig, url string) {
 			var seen atomic.Bool
 			h.tr.Observe = func(a *Attempt) {
@@ -289,6 +307,14 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			leaktest.Check(t)
 			primary := newTardy(t, tc.delay)
+			if strings.HasPrefix(tc.name, "first fails") {
+				primary.status = func(n int) int {
+					if n == 1 {
+						return 400
+					}
+					return 200
+				}
+			}
 			r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 50 * time.Millisecond}, MaxShare: 1}, primary, nil)
 			h := &heldRig{rig: r.rig, tracer: &countingTracer{}, budget: &RetryBudget{}, meter: &holdMeter{},
 				lim: &limit.Limiter{Limits: []limit.Limit{{Name: "conc", Scope: "all", Concurrent: 2}}}}
