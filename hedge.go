@@ -342,7 +342,8 @@ func (c *call) hedge(req *http.Request, b Body) *call {
 	if share <= 0 {
 		share = 0.05
 	}
-	r := req.Clone(req.Context()) // the caller's: the first call's ends with it, the hedge's must not
+	// The caller's context: the first call's ends with it, the hedge's must not.
+	r := req.Clone(req.Context())
 	r.Header.Set("X-Request-Id", c.id) // the hedge is the same call
 	r.Header.Set("X-Client-Request-Id", c.id)
 	h := t.newCall(r, b)
