@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/config"
+	"github.com/sluice-llm/sluice/internal/nodetest"
 )
 
 // resumeOn sets resume on the interactive policy.
@@ -133,5 +135,51 @@ func TestAnthropicSDKReadsAResumedStream(t *testing.T) {
 	reqs := e.up.Requests()
 	if len(reqs) != 2 || !strings.HasSuffix(reqs[1].Path, "/chat/completions") {
 		t.Fatalf("upstream requests %d, the second to %v; want the fallback's chat completions", len(reqs), reqs)
+	}
+}
+
+// TestNodeSDKsReadAResumedStream: the official Node SDKs read a rescued
+// stream as one. The OpenAI SDK's stream is cut and started again on its
+// provider; the Anthropic SDK's is cut, and goes on at an OpenAI
+// fallback, translated. Each reads the whole answer once, and its end.
+func TestNodeSDKsReadAResumedStream(t *testing.T) {
+	e := newEnv(t, "stream:cut-after=3,200,stream:cut-after=3,200", func(c *config.Config) {
+		resumeOn(c)
+		once := c.Policies["interactive"]
+		once.Name, once.Retry.MaxAttempts = "once", 1
+		c.Policies["once"] = once
+		o := c.Providers["openai"]
+		o.APIKeyEnv = "UPSTREAM_KEY"
+		c.Providers["openai"] = o
+		for i, r := range c.Routes {
+			if r.Provider == "anthropic" {
+				c.Routes[i].Policy = "once"
+				c.Routes[i].Fallbacks = []config.Target{{Provider: "openai", Model: "gpt-4o-mini"}}
+			}
+		}
+	})
+	raw := nodetest.Run(t, "testdata/conformance-node", "conformance.mjs",
+		"testdata/conformance-node/node_modules/@anthropic-ai/sdk/package.json",
+		"npm ci --prefix internal/gateway/testdata/conformance-node",
+		"GATEWAY="+e.srv.URL, "STREAM=1", "TOOLS=0",
+		"OPENAI_BASE_URL=", "OPENAI_API_KEY=", "ANTHROPIC_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=")
+	var got map[string]struct{ Text, Stop string }
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("script output %q: %v", raw, err)
+	}
+	if o, a := got["openai"], got["anthropic"]; o.Text != fakeAnswer || o.Stop != "stop" || a.Text != fakeAnswer || a.Stop != "end_turn" {
+		t.Errorf("the Node SDKs read %+v; want %q once from each, and its stop", got, fakeAnswer)
+	}
+	if n := e.up.Calls(); n != 4 {
+		t.Errorf("upstream calls %d, want 4: each stream's and its continuation", n)
+	}
+	resumed := 0
+	for _, l := range e.logLines() {
+		if l["outcome"] == string(sluice.OutcomeResumed) {
+			resumed++
+		}
+	}
+	if resumed != 2 {
+		t.Errorf("%d resumed lines, want 2", resumed)
 	}
 }
