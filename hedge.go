@@ -128,11 +128,14 @@ func (m *HedgeMark) UnmarshalText(b []byte) error {
 // hedges.
 type hedges struct {
 	mu     sync.Mutex
-	ttfb   map[string]*ttfbRing
+	ttfb   map[ttfbKey]*ttfbRing
 	second int64       // the Unix second of slot[0]'s
 	calls  [60]float64 // per second, the hedgeable calls
 	sent   [60]float64 // and the hedges sent
 }
+
+// ttfbKey names a provider and model's times to first byte.
+type ttfbKey struct{ provider, model string }
 
 // ttfbRing holds a provider and model's last times to first byte.
 type ttfbRing struct {
@@ -147,9 +150,9 @@ func (h *hedges) observe(provider, model string, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ttfb == nil {
-		h.ttfb = map[string]*ttfbRing{}
+		h.ttfb = map[ttfbKey]*ttfbRing{}
 	}
-	k := provider + "\x00" + model
+	k := ttfbKey{provider, model}
 	r := h.ttfb[k]
 	if r == nil {
 		if len(h.ttfb) >= maxBreakers { // bounded as the breakers are
@@ -169,7 +172,7 @@ func (h *hedges) wait(after HedgeAfter, provider, model string) (time.Duration, 
 		return after.Wait, after.Wait > 0
 	}
 	h.mu.Lock()
-	r := h.ttfb[provider+"\x00"+model]
+	r := h.ttfb[ttfbKey{provider, model}]
 	if r == nil || r.n < minTTFBs {
 		h.mu.Unlock()
 		return 0, false
@@ -281,7 +284,7 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 		return r.get()
 	case <-timer.C:
 	}
-	c2 := c.hedge(req, b)
+	c2 := c.hedgeOrEnd(first, req, b)
 	if c2 == nil {
 		c.xs.refused.Store(true)
 		return (<-first).get()
@@ -333,6 +336,21 @@ func closeLoser(ch <-chan ran) {
 	}
 }
 
+// hedgeOrEnd returns the call's hedge, as hedge does. A panic in a hook
+// on the way (the Limiter, the Meter, a Rewrite) cancels the first call
+// and waits for it to end, so that both give back what they took, and
+// goes on to the caller.
+func (c *call) hedgeOrEnd(first <-chan ran, req *http.Request, b Body) *call {
+	defer func() {
+		if p := recover(); p != nil {
+			c.xs.lose(context.Canceled)
+			closeLoser(first)
+			panic(p)
+		}
+	}()
+	return c.hedge(req, b)
+}
+
 // hedge returns the call's hedge, admitted, or nil when it may not go:
 // over MaxShare, the next target's breaker not closed, no rate-limit slot
 // at once, or the Meter refuses it.
@@ -347,6 +365,12 @@ func (c *call) hedge(req *http.Request, b Body) *call {
 	r.Header.Set("X-Request-Id", c.id) // the hedge is the same call
 	r.Header.Set("X-Client-Request-Id", c.id)
 	h := t.newCall(r, b)
+	defer func() {
+		if p := recover(); p != nil {
+			h.abandon()
+			panic(p)
+		}
+	}()
 	h.endBy(c.deadline) // within the call's one total
 	if len(t.Fallbacks) > 0 {
 		h.aim(1)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice/breaker"
+	"github.com/sluice-llm/sluice/hook"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
@@ -294,6 +295,12 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}},
+		{"the Meter panics on the hedge", fixed(4 * time.Second), func(t *testing.T, h *heldRig, url string) {
+			h.tr.Meter = &panicOnSecond{holdMeter: h.meter}
+			if got := mustPanic(t, func() { callAndRead(t, h, url) }); got != "meter" {
+				t.Errorf("panicked with %v, want the Meter's panic", got)
+			}
+		}},
 		{"observe panics on the loser", firstSlow(4*time.Second, 0), func(t *testing.T, h *heldRig, url string) {
 			var seen atomic.Bool
 			h.tr.Observe = func(a *Attempt) {
@@ -328,7 +335,10 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 				return a == 0 && rt == 0 && h.meter.held.Load() == 0 && inFlight(t, h.lim, "limit:conc:all:concurrent") == 0 &&
 					h.tracer.started.Load() == h.tracer.ended.Load()
 			})
-			if n := primary.calls.Load(); n != 2 {
+			unsent := strings.Contains(tc.name, "panics on the hedge") // the hedge never goes
+			if n := primary.calls.Load(); unsent && n != 1 {
+				t.Errorf("%d upstream calls, want 1: the first, cancelled, and no hedge", n)
+			} else if n := primary.calls.Load(); !unsent && n != 2 {
 				t.Errorf("%d upstream calls, want 2: the first and its hedge", n)
 			}
 		})
@@ -485,4 +495,17 @@ func TestHedgeRateFallsAsTheQuantileFollows(t *testing.T) {
 	if first < 5 || last > first/2 {
 		t.Errorf("hedges: %d of the first 20 slow calls, %d of 20 after 100 more; want many, then few", first, last)
 	}
+}
+
+// panicOnSecond is a holdMeter whose second reservation panics.
+type panicOnSecond struct {
+	*holdMeter
+	n atomic.Int64
+}
+
+func (m *panicOnSecond) Reserve(ask hook.Ask) (float64, func(float64), error) {
+	if m.n.Add(1) == 2 {
+		panic("meter")
+	}
+	return m.holdMeter.Reserve(ask)
 }
