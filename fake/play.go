@@ -98,6 +98,9 @@ func newCall(p *Provider, w http.ResponseWriter, r *http.Request, d dialect, ste
 		usage:   in.StreamOptions.IncludeUsage,
 	}
 	c.chat = newChatReply(p.Chat, d, c.rep, p.InterleaveCalls)
+	if _, ok := d.(prefiller); ok && c.chat == nil {
+		c.rep.chunks = continued(c.rep.chunks, prefill(body))
+	}
 	w.Header().Set(d.idHeader(), c.id)
 	return c
 }

@@ -93,6 +93,9 @@ func TestOpenAISDKHedgedCall(t *testing.T) {
 	if m := body(t, e.do("GET", "/metrics", "")); !strings.Contains(m, `sluice_hedges_total{result="won"} 1`+"\n") {
 		t.Errorf("the metric does not count the hedge won:\n%s", grepLines(m, "hedges"))
 	}
+	if h := e.status().Hedges; h.Calls != 1 || h.Sent != 1 || h.Won != 1 || h.Refused != 0 || h.Rate != 1 {
+		t.Errorf("status.json hedges %+v; want 1 call, 1 hedge sent and won, a rate of 1", h)
+	}
 }
 
 // TestAnthropicSDKReadsAResumedStream: an Anthropic stream cut after its
@@ -136,6 +139,51 @@ func TestAnthropicSDKReadsAResumedStream(t *testing.T) {
 	if len(reqs) != 2 || !strings.HasSuffix(reqs[1].Path, "/chat/completions") {
 		t.Fatalf("upstream requests %d, the second to %v; want the fallback's chat completions", len(reqs), reqs)
 	}
+}
+
+// TestAnthropicSDKReadsAPrefilledStream: an Anthropic stream cut after
+// its answer began goes on at the same provider, the text sent so far the
+// assistant's prefix; the provider continues it and the Anthropic SDK
+// reads one stream, the text once, strict request rules kept.
+func TestAnthropicSDKReadsAPrefilledStream(t *testing.T) {
+	e := newEnv(t, "stream:cut-after=4,200", resumeOn)
+	e.up.Strict = true
+	c := e.anthropicClient()
+	text, types, err := anthropicStream(t, &c)
+	if err != nil {
+		t.Fatalf("the resumed stream ended with %v after %q (events %v)", err, text, types)
+	}
+	if text != fakeAnswer || countOf(types, "message_start") != 1 || types[len(types)-1] != "message_stop" {
+		t.Errorf("streamed %q in %v, want %q once in one message", text, types, fakeAnswer)
+	}
+	reqs := e.up.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d upstream requests, want the cut one and its continuation", len(reqs))
+	}
+	var sent struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[1].Body, &sent); err != nil || len(sent.Messages) == 0 {
+		t.Fatalf("continuation %s: %v", reqs[1].Body, err)
+	}
+	last := sent.Messages[len(sent.Messages)-1]
+	if p := fmt.Sprint(last.Content); last.Role != "assistant" || p == "" || len(p) >= len(fakeAnswer) || !strings.HasPrefix(fakeAnswer, p) {
+		t.Errorf("the continuation ends with %+v, want the assistant's text sent so far", last)
+	}
+}
+
+// countOf counts s in list.
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
 }
 
 // TestNodeSDKsReadAResumedStream: the official Node SDKs read a rescued

@@ -34,6 +34,7 @@ type statusView struct {
 	Keys          []keypool.View    `json:"keys"`
 	Budgets       []budgetView      `json:"budgets"`
 	Replays       replaysView       `json:"replays"`
+	Hedges        hedgesView        `json:"hedges"`
 	Failures      []history.Failure `json:"failures"`
 }
 
@@ -69,6 +70,15 @@ func (g *Gateway) stateOf() stateView {
 type replaysView struct {
 	Calls    uint32  `json:"calls"`
 	SavedUSD float64 `json:"saved_usd"`
+}
+
+// hedgesView is the last hour's hedging (policy hedge), over every
+// provider and model: the calls begun, the hedges sent, won (the hedge
+// answered first) and refused, and the hedge rate, sent per call.
+type hedgesView struct {
+	Calls uint64 `json:"calls"`
+	history.Hedges
+	Rate float64 `json:"rate"`
 }
 
 // budgetView is a budget's current period: what is spent, held by calls
@@ -129,6 +139,11 @@ func (g *Gateway) serveStatus(w http.ResponseWriter, r *http.Request) {
 	for _, s := range v.Series {
 		v.Replays.Calls += s.Hour.Classes[history.ClassReplayed]
 		v.Replays.SavedUSD += s.Hour.SavedUSD
+		v.Hedges.Calls += s.Hour.Calls
+		v.Hedges.Add(s.Hour.Hedges)
+	}
+	if v.Hedges.Calls > 0 {
+		v.Hedges.Rate = float64(v.Hedges.Sent) / float64(v.Hedges.Calls)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -172,6 +172,8 @@ type minute struct {
 	saved   float64   // USD the minute's replays did not spend
 	latency histogram // attempts that went upstream
 	ttfb    histogram // of those, the ones with a first byte
+	calls   uint32    // calls begun: their first attempts, a hedge's not
+	hedges  Hedges
 }
 
 // series is the last hour of a provider and model: minute t is at
@@ -227,6 +229,7 @@ func (h *History) Observe(a *sluice.Attempt) {
 	}
 	m.classes[cls]++
 	m.saved += saved
+	m.countCall(a)
 	if a.Status != 0 || a.LatencyMS > 0 {
 		m.latency.add(a.LatencyMS)
 		if a.TTFBMS > 0 {
@@ -245,6 +248,25 @@ func (h *History) Observe(a *sluice.Attempt) {
 	}
 	if len(f.reqID) > maxNameLen {
 		f.reqID = strings.Clone(f.reqID[:maxNameLen])
+	}
+}
+
+// countCall counts a call begun (its first attempt's line, or a line of
+// refused calls for each it stands for) and what its hedging did: a
+// hedge sent (the hedge's first line), won (the first attempt's line says
+// hedge_lost) or refused.
+func (m *minute) countCall(a *sluice.Attempt) {
+	switch {
+	case a.Attempt == 1 && a.Hedge == sluice.HedgeSent:
+		m.hedges.Sent++
+	case a.Attempt <= 1:
+		m.calls += uint32(max(a.Refused, 1))
+	}
+	switch {
+	case a.Outcome == sluice.OutcomeHedgeLost && a.Hedge != sluice.HedgeSent:
+		m.hedges.Won++
+	case a.Hedge == sluice.HedgeRefused:
+		m.hedges.Refused++
 	}
 }
 
@@ -300,7 +322,7 @@ type Minute struct {
 	// Classes counts the attempts by class: ok, timeout, rate_limited,
 	// quota, 5xx, 4xx, cut_stream, stream_error, connection,
 	// breaker_open, budget_refused, limit_refused, client_cancel,
-	// replayed, other. A class with none is left out.
+	// replayed, skipped, hedge_lost, other. A class with none is left out.
 	Classes map[string]uint32 `json:"classes,omitempty"`
 	// LatencyMS is over the attempts that went upstream, TTFBMS over
 	// those of them with a first byte.
@@ -309,6 +331,27 @@ type Minute struct {
 	// SavedUSD is what the replays (class replayed) did not spend: what
 	// their first calls cost.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
+	// Calls counts the calls begun: their first attempts, a hedge's not.
+	Calls uint64 `json:"calls"`
+	// Hedges is what hedging did (policy hedge); omitted when nothing.
+	Hedges Hedges `json:"hedges,omitzero"`
+}
+
+// Hedges counts what hedging did: hedges sent (each is an extra call to a
+// provider), the calls a hedge answered first, and the hedges refused
+// (over max_share, the breaker not closed, no rate-limit slot at once, a
+// budget). A hedge's series is its target's, which may be a fallback.
+type Hedges struct {
+	Sent    uint32 `json:"sent"`
+	Won     uint32 `json:"won"`
+	Refused uint32 `json:"refused"`
+}
+
+// Add adds o's counts to h's.
+func (h *Hedges) Add(o Hedges) {
+	h.Sent += o.Sent
+	h.Won += o.Won
+	h.Refused += o.Refused
 }
 
 // Quantiles are the median and the 95th percentile of a histogram, in
@@ -321,7 +364,8 @@ type Quantiles struct {
 
 func viewOf(m *minute) Minute {
 	v := Minute{LatencyMS: Quantiles{m.latency.quantile(.5), m.latency.quantile(.95)},
-		TTFBMS: Quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}, SavedUSD: m.saved}
+		TTFBMS: Quantiles{m.ttfb.quantile(.5), m.ttfb.quantile(.95)}, SavedUSD: m.saved,
+		Calls: uint64(m.calls), Hedges: m.hedges}
 	for c, n := range m.classes {
 		if n > 0 {
 			if v.Classes == nil {
@@ -380,6 +424,8 @@ func (h *History) Snapshot(now time.Time) ([]Series, []Failure) {
 				hour.classes[c] += n
 			}
 			hour.saved += m.saved
+			hour.calls += m.calls
+			hour.hedges.Add(m.hedges)
 			hour.latency.merge(&m.latency)
 			hour.ttfb.merge(&m.ttfb)
 		}

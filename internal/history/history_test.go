@@ -248,3 +248,41 @@ func TestHistoryReplaySaved(t *testing.T) {
 		}
 	})
 }
+
+// The calls begun and what hedging did, per minute and over the hour: a
+// call's first line counts it (a refused calls' line each it stands for),
+// a hedge's first line counts a hedge sent and not a call, the first
+// attempt's hedge_lost line a hedge won, a refused mark a hedge refused;
+// later attempts count nothing.
+func TestHistoryHedges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New()
+		time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)))
+		line := func(attempt int, o sluice.Outcome, mark sluice.HedgeMark, refused int) {
+			h.Observe(&sluice.Attempt{Provider: "openai", Model: "m", Attempt: attempt, Outcome: o, Hedge: mark, Refused: refused})
+		}
+		line(1, sluice.OutcomeOK, 0, 0)                       // a plain call
+		line(1, sluice.OutcomeRetry, 0, 0)                    // a call retried:
+		line(2, sluice.OutcomeOK, 0, 0)                       //   one call
+		line(1, sluice.OutcomeHedgeLost, 0, 0)                // a call whose hedge won
+		line(1, sluice.OutcomeOK, sluice.HedgeSent, 0)        //   the hedge
+		line(1, sluice.OutcomeOK, 0, 0)                       // a call whose hedge lost
+		line(1, sluice.OutcomeHedgeLost, sluice.HedgeSent, 0) //   the hedge
+		line(1, sluice.OutcomeOK, sluice.HedgeRefused, 0)     // a call whose hedge was refused
+		line(1, sluice.OutcomeCircuitOpen, 0, 3)              // three refused calls on one line
+		line(2, sluice.OutcomeOK, sluice.HedgeSent, 0)        // a hedge's retry: nothing new
+		want := Hedges{Sent: 2, Won: 1, Refused: 1}
+		s := one(t, h)
+		if m := s.Minutes[59]; m.Calls != 8 || m.Hedges != want {
+			t.Errorf("minute: %d calls, hedges %+v; want 8 calls, %+v", m.Calls, m.Hedges, want)
+		}
+		time.Sleep(time.Minute)
+		line(1, sluice.OutcomeHedgeLost, 0, 0)
+		line(1, sluice.OutcomeOK, sluice.HedgeSent, 0)
+		s = one(t, h)
+		want.Add(Hedges{Sent: 1, Won: 1})
+		if s.Minutes[59].Calls != 1 || s.Hour.Calls != 9 || s.Hour.Hedges != want {
+			t.Errorf("next minute %d calls; hour %d calls, hedges %+v; want 1, 9 and %+v", s.Minutes[59].Calls, s.Hour.Calls, s.Hour.Hedges, want)
+		}
+	})
+}
