@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/fake"
 )
 
@@ -70,6 +72,8 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen, saFil
 	burst := fs.Int("burst", 0, "with --bucket, the requests the bucket holds: the minute's limit enforced in bursts (0: a minute's worth)")
 	tokensBurst := fs.Int("tokens-burst", 0, "with --bucket, the tokens the token bucket holds (0: a minute's worth)")
 	headers := fs.String("limit-headers", "exact", "how answers tell the limits: exact, none (only a 429's Retry-After, as Bedrock and Vertex AI) or overstate")
+	strict := fs.Bool("strict", false, "refuse a chat request that breaks its API's rules with the provider's 400 (alternating roles, max_tokens, tool results matching calls, …)")
+	chatFile := fs.String("chat", "", "answer every chat call with this answer instead of the fake's text: a file holding an OpenAI chat completion (JSON), answered in each API's shape")
 	cloud := cloudFlags(fs)
 	fs.Usage = func() { fakeUsage(fs, stderr) }
 	if code, ok := parseFlagsOnly(fs, args, stderr, "flags only; a script goes in --script"); !ok {
@@ -100,11 +104,30 @@ func parseFake(args []string, stderr io.Writer) (p *fake.Provider, listen, saFil
 	}
 	p = &fake.Provider{Script: *script, Events: *events, Interval: *interval, MaxRequests: 1000,
 		RequestsPerMinute: *rpm, TokensPerMinute: *tpm, TokenBucket: *bucket, Burst: *burst, TokensBurst: *tokensBurst,
-		LimitHeaders: lh}
+		LimitHeaders: lh, Strict: *strict}
+	if *chatFile != "" {
+		if p.Chat, err = readChatAnswer(*chatFile); err != nil {
+			fmt.Fprintf(stderr, "sluice fake: --chat: %v\n", err)
+			return nil, "", "", exitUsage, false
+		}
+	}
 	if !cloud.apply(p, stderr) {
 		return nil, "", "", exitUsage, false
 	}
 	return p, *addr, cloud.serviceAccount, 0, true
+}
+
+// readChatAnswer reads the answer of --chat: an OpenAI chat completion.
+func readChatAnswer(file string) (*chat.Answer, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	a, err := chat.OpenAI.DecodeAnswer(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an OpenAI chat completion (%v): write one as /v1/chat/completions answers", file, err)
+	}
+	return a, nil
 }
 
 // limitsLine describes a Provider's rate limits for the start line: empty
@@ -139,7 +162,8 @@ func limitsLine(p *fake.Provider) string {
 // fakeUsage writes the usage of sluice fake.
 func fakeUsage(fs *flag.FlagSet, stderr io.Writer) {
 	fmt.Fprintf(stderr, "Usage: sluice fake [--listen ADDR] [--script STEPS] [--rpm N] [--tpm N] [--bucket [--burst N]\n"+
-		"                   [--tokens-burst N]] [--limit-headers exact|none|overstate] [--service-account FILE]\n\n"+
+		"                   [--tokens-burst N]] [--limit-headers exact|none|overstate] [--service-account FILE]\n"+
+		"                   [--strict] [--chat FILE]\n\n"+
 		"Runs a fake OpenAI (/v1/chat/completions, /v1/responses), Anthropic (/v1/messages) and Gemini\n"+
 		"(/v1beta/models/MODEL:generateContent, :streamGenerateContent, :countTokens, :embedContent) API that\n"+
 		"follows a script, for drills against real agents. GET /fake/calls counts the calls, the steps\n"+
