@@ -257,17 +257,23 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	}
 	resp.Body = b
 	c.stamp(resp)
-	if c.mark != nil && resp.StatusCode/100 == 2 { // an answer to keep: b captures what the caller reads
-		b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
-		if c.keyID != "" && resp.Request != nil {
-			b.keyed = resp.Request.Header // the pool's key, which the caller's request did not carry
-		}
+	if c.mark != nil && resp.StatusCode/100 == 2 { // an answer to keep
+		c.capture(b, resp)
 	}
 	if c.policy.Hedge.After.Quantile > 0 { // the quantile hedges wait for
 		c.t.hedges.observe(c.provider, c.model, a.ttfb)
 	}
 	a.handed.Store(true)
 	return resp, verdict{}, nil
+}
+
+// capture makes b keep what the caller reads of resp, b's answer, for
+// the call's mark.
+func (c *call) capture(b *body, resp *http.Response) {
+	b.capture, b.status, b.header = true, resp.StatusCode, resp.Header
+	if c.keyID != "" && resp.Request != nil {
+		b.keyed = resp.Request.Header // the pool's key, which the caller's request did not carry
+	}
 }
 
 // statusError is the error of an attempt that failed on a provider error

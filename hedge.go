@@ -25,9 +25,10 @@ import (
 // slot at once and the Meter reserves for it, so that both attempts are
 // covered before it goes; its lines carry hedge "sent". Hedges stay under
 // MaxShare of the hedgeable calls of the last minute, so hedging switches
-// itself off when every call is slow. A call with an Idempotency-Key under
-// Transport.Answers, or that may not be sent twice (Transport.RetrySafe),
-// is not hedged.
+// itself off when every call is slow. A call that may not be sent twice
+// (Transport.RetrySafe) is not hedged. A call with an Idempotency-Key
+// under Transport.Answers is: the answer kept is the one the caller got,
+// the hedge's or the first attempt's.
 type Hedge struct {
 	// After is how long the first attempt may go without answering before
 	// the hedge starts: a fixed wait, or a quantile of the recent times to
@@ -223,9 +224,9 @@ func (h *hedges) take(share float64) bool {
 }
 
 // hedgeable reports whether the call may be hedged: the policy says when,
-// the request may be sent twice, and no Idempotency-Key keeps its answer.
+// and the request may be sent twice.
 func (c *call) hedgeable() bool {
-	return !c.policy.Hedge.After.IsZero() && c.idempotent && c.mark == nil
+	return !c.policy.Hedge.After.IsZero() && c.idempotent
 }
 
 // ran is what run returned, or the panic it raised.
@@ -275,31 +276,51 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 	if !ok {
 		return c.run(1)
 	}
+	// A call with an Idempotency-Key: its mark goes to the call that
+	// answers, whose answer is kept; neither call holds it before, so the
+	// loser's end cannot give it back, and it is given back if none answers.
+	held := c.mark
+	c.mark = nil
+	defer func() {
+		if held != nil {
+			c.t.Answers.Release(*held)
+		}
+	}()
+	award := func(w *call, r ran) ran {
+		if held == nil || !r.good() || r.resp.StatusCode/100 != 2 {
+			return r
+		}
+		if b, ok := r.resp.Body.(*body); ok {
+			w.mark, w.secrets, held = held, c.secrets, nil
+			w.capture(b, r.resp)
+		}
+		return r
+	}
 	c.cancelable()
 	first := c.start()
 	timer := time.NewTimer(wait)
 	select {
 	case r := <-first:
 		timer.Stop()
-		return r.get()
+		return award(c, r).get()
 	case <-timer.C:
 	}
 	c2 := c.hedgeOrEnd(first, req, b)
 	if c2 == nil {
 		c.xs.refused.Store(true)
-		return (<-first).get()
+		return award(c, <-first).get()
 	}
 	second := c2.start()
 	var failed ran
 	for range 2 {
 		var r ran
-		var lost *call
+		var won, lost *call
 		var other <-chan ran
 		select {
 		case r = <-first:
-			lost, other = c2, second
+			won, lost, other = c, c2, second
 		case r = <-second:
-			lost, other = c, first
+			won, lost, other = c2, c, first
 		}
 		if r.panic != nil || r.good() {
 			lost.xs.lost.Store(true)
@@ -307,7 +328,7 @@ func (c *call) hedged(req *http.Request, b Body) (*http.Response, error) {
 			if other != nil { // nil: the loser failed already
 				go closeLoser(other)
 			}
-			return r.get()
+			return award(won, r).get()
 		}
 		if failed.resp == nil && failed.err == nil {
 			failed = r

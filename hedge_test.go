@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-llm/sluice/breaker"
 	"github.com/sluice-llm/sluice/hook"
+	"github.com/sluice-llm/sluice/idempotency"
 	"github.com/sluice-llm/sluice/internal/leaktest"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
@@ -508,4 +509,86 @@ func (m *panicOnSecond) Reserve(ask hook.Ask) (float64, func(float64), error) {
 		panic("meter")
 	}
 	return m.holdMeter.Reserve(ask)
+}
+
+// A call with an Idempotency-Key is hedged too, and the answer kept is
+// the one the caller got: the hedge's when it answers first, the first
+// attempt's when that does; a duplicate is replayed it byte for byte
+// without a call. When neither answers, nothing is kept and the key is
+// free at once for the caller's retry.
+func TestHedgeKeyedCall(t *testing.T) {
+	leaktest.Check(t)
+	keyed := func(r *hedgeRig, key string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, r.primary.srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := r.tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	for _, c := range []struct {
+		name  string
+		delay func(int) time.Duration
+		want  string
+	}{
+		{"the hedge answers first", firstSlow(4*time.Second, 0), "answer 2"},
+		{"the first answers first", func(n int) time.Duration { return map[int]time.Duration{1: 300 * time.Millisecond, 2: 4 * time.Second}[n] }, "answer 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			primary := newTardy(t, c.delay)
+			r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 100 * time.Millisecond}, MaxShare: 1}, primary, nil)
+			r.tr.Answers = &idempotency.Memory{}
+			_, got := keyed(r, "job-1")
+			if !strings.Contains(got, `"content":"`+c.want+`"`) {
+				t.Fatalf("answered %s, want %s", got, c.want)
+			}
+			waitFor(t, "both calls' lines", func() bool { return len(r.lines()) == 2 })
+			again, replayed := keyed(r, "job-1")
+			if replayed != got || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("the duplicate got %q (%v), want %q replayed", replayed, again.Header, got)
+			}
+			if n := primary.calls.Load(); n != 2 {
+				t.Errorf("%d upstream calls, want the first and its hedge", n)
+			}
+			kept := 0
+			for _, l := range r.lines() {
+				if l["idempotency"] == IdempotencyKept {
+					kept++
+					if l["outcome"] != "ok" {
+						t.Errorf("the line of the answer kept: %v", l)
+					}
+				}
+			}
+			if kept != 1 {
+				t.Errorf("%d lines say kept, want the winner's: %v", kept, r.lines())
+			}
+		})
+	}
+	t.Run("neither answers", func(t *testing.T) {
+		primary := newTardy(t, firstSlow(400*time.Millisecond, 0))
+		var failing atomic.Bool
+		failing.Store(true)
+		primary.status = func(int) int {
+			if failing.Load() {
+				return 400
+			}
+			return 200
+		}
+		r := newHedgeRig(t, Hedge{After: HedgeAfter{Wait: 100 * time.Millisecond}, MaxShare: 1}, primary, nil)
+		r.tr.Answers = &idempotency.Memory{}
+		resp, _ := keyed(r, "job-2")
+		if resp.StatusCode != 400 {
+			t.Fatalf("status %d, want the 400", resp.StatusCode)
+		}
+		failing.Store(false)
+		resp, got := keyed(r, "job-2")
+		if resp.StatusCode != 200 || resp.Header.Get("Idempotent-Replayed") != "" || primary.calls.Load() < 3 {
+			t.Errorf("the retry got %d %q after %d calls; want it sent again, the key free", resp.StatusCode, got, primary.calls.Load())
+		}
+	})
 }
