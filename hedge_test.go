@@ -537,7 +537,9 @@ func TestHedgeKeyedCall(t *testing.T) {
 		want  string
 	}{
 		{"the hedge answers first", firstSlow(4*time.Second, 0), "answer 2"},
-		{"the first answers first", func(n int) time.Duration { return map[int]time.Duration{1: 300 * time.Millisecond, 2: 4 * time.Second}[n] }, "answer 1"},
+		{"the first answers first", func(n int) time.Duration {
+			return map[int]time.Duration{1: 300 * time.Millisecond, 2: 4 * time.Second}[n]
+		}, "answer 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			primary := newTardy(t, c.delay)
