@@ -200,6 +200,7 @@ type heldRig struct {
 	meter  *holdMeter
 	tracer *countingTracer
 	budget *RetryBudget
+	keyed  string // the Idempotency-Key callAndRead's calls carry, if any
 }
 
 func newHeldRig(t *testing.T, script string, p Policy) *heldRig {

@@ -276,6 +276,7 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
+			req.Header.Set("Idempotency-Key", h.keyed)
 			if _, err := h.tr.RoundTrip(req); err == nil {
 				t.Error("a call whose caller left succeeded")
 			}
@@ -289,6 +290,7 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 		}, func(t *testing.T, h *heldRig, url string) {
 			h.tr.Policy.Retry.MaxAttempts = 1
 			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
+			req.Header.Set("Idempotency-Key", h.keyed)
 			resp, err := h.tr.RoundTrip(req)
 			if err != nil || resp.StatusCode != 200 {
 				t.Fatalf("%v, %v: want the hedge's answer after the first call failed", resp, err)
@@ -327,6 +329,8 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 			h := &heldRig{rig: r.rig, tracer: &countingTracer{}, budget: &RetryBudget{}, meter: &holdMeter{},
 				lim: &limit.Limiter{Limits: []limit.Limit{{Name: "conc", Scope: "all", Concurrent: 2}}}}
 			r.tr.Limiter, r.tr.Meter, r.tr.Tracer, r.tr.RetryBudget = h.lim, h.meter, h.tracer, h.budget
+			answers := &countedAnswers{}
+			r.tr.Answers, h.keyed = answers, "way-out" // the call's mark is given back too
 			func() {
 				defer func() { recover() }() // a panic in the loser's Observe is on its goroutine, recovered there
 				tc.out(t, h, primary.srv.URL+"/v1/chat/completions")
@@ -334,8 +338,11 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 			waitFor(t, "every call to end", func() bool {
 				a, rt := h.budget.InFlight()
 				return a == 0 && rt == 0 && h.meter.held.Load() == 0 && inFlight(t, h.lim, "limit:conc:all:concurrent") == 0 &&
-					h.tracer.started.Load() == h.tracer.ended.Load()
+					h.tracer.started.Load() == h.tracer.ended.Load() && answers.marks.Load() == answers.settled.Load()
 			})
+			if answers.marks.Load() != 1 {
+				t.Errorf("%d marks taken, want the call's one", answers.marks.Load())
+			}
 			unsent := strings.Contains(tc.name, "panics on the hedge") // the hedge never goes
 			if n := primary.calls.Load(); unsent && n != 1 {
 				t.Errorf("%d upstream calls, want 1: the first, cancelled, and no hedge", n)
@@ -346,8 +353,36 @@ func TestEveryWayOutOfAHedge(t *testing.T) {
 	}
 }
 
+// countedAnswers is an answer store in memory that counts the marks it
+// gave and those kept or given back.
+type countedAnswers struct {
+	idempotency.Memory
+	marks, settled atomic.Int64
+}
+
+func (s *countedAnswers) Begin(id string, fp [32]byte, lease time.Duration, now time.Time) (idempotency.Result, error) {
+	r, err := s.Memory.Begin(id, fp, lease, now)
+	if err == nil && r.Verdict == idempotency.Run {
+		s.marks.Add(1)
+	}
+	return r, err
+}
+
+func (s *countedAnswers) Keep(m idempotency.Mark, a *idempotency.Answer, ttl time.Duration, now time.Time) error {
+	s.settled.Add(1)
+	return s.Memory.Keep(m, a, ttl, now)
+}
+
+func (s *countedAnswers) Release(m idempotency.Mark) error {
+	s.settled.Add(1)
+	return s.Memory.Release(m)
+}
+
 func callAndRead(t *testing.T, h *heldRig, url string) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
+	if h.keyed != "" {
+		req.Header.Set("Idempotency-Key", h.keyed)
+	}
 	resp, err := h.tr.RoundTrip(req)
 	if err == nil {
 		io.Copy(io.Discard, resp.Body)
