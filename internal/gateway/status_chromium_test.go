@@ -9,8 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/internal/browsertest"
+	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/keypool"
 )
 
@@ -104,4 +107,27 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "status.html"), []byte(dom), 0o644)
 	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+}
+
+// The page says the last hour's hedge rate: after one call whose hedge
+// answered first, one hedge for one call, 100 %, one answered first.
+func TestStatusPageShowsTheHedgeRate(t *testing.T) {
+	browsertest.Need(t)
+	e := newEnv(t, "slow:4s,200", func(c *config.Config) {
+		p := c.Policies["interactive"]
+		p.Timeout.FirstByte, p.Timeout.Total = 8*time.Second, 10*time.Second
+		p.Hedge = sluice.Hedge{After: sluice.HedgeAfter{Wait: 100 * time.Millisecond}, MaxShare: 1}
+		c.Policies["interactive"] = p
+	})
+	c := e.openaiClient()
+	if _, err := c.Chat.Completions.New(sdkContext(t), chatParams()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.status().Hedges.Won == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	}
+	dom := string(browsertest.Run(t, e.srv.URL+"/sluice/", "--dump-dom", "--virtual-time-budget=5000"))
+	want := "calls begun 1, hedges sent 1 (a rate of 100.0 %), answered first 1, refused 0."
+	if !strings.Contains(dom, want) {
+		t.Errorf("the rendered page lacks %q:\n%s", want, regexp.MustCompile(`<p id="hedges"[^>]*>[^<]*</p>`).FindString(dom))
+	}
 }
