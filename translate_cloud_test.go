@@ -273,3 +273,31 @@ func TestTranslatesToCloudKinds(t *testing.T) {
 		}
 	}
 }
+
+// A stream cut after 40 words, resumed on a Vertex AI fallback serving a
+// Claude model, is continued with the publisher's codec (Anthropic's),
+// the words already sent not relayed twice: Vertex AI takes no prefill
+// here, so the call starts again and its repeat is suppressed.
+func TestResumeOnVertexFallback(t *testing.T) {
+	for _, d := range []dialect.Dialect{dialect.Anthropic, dialect.OpenAI} {
+		primary := newWordy(t, d, []breakKind{cutAt}, []int{40})
+		backup := newWordy(t, dialect.Anthropic, nil, nil) // Claude's events, at any path
+		r := newResumeRig(t, d, primary, 1, to("backup", "claude-haiku-4-5@20251001", dialect.Vertex, backup.srv.URL))
+		_, got := r.stream(t)
+		text, _, e := read(t, d, got)
+		if e != nil || text != wordsText {
+			t.Fatalf("%s client: got %q, error %v", d.Kind(), text, e)
+		}
+		if primary.calls() != 1 || backup.calls() != 1 {
+			t.Fatalf("%s client: calls %d and %d, want 1 and 1", d.Kind(), primary.calls(), backup.calls())
+		}
+		var b map[string]json.RawMessage
+		if err := json.Unmarshal(backup.body(0), &b); err != nil || b["model"] != nil || string(b["anthropic_version"]) != `"vertex-2023-10-16"` {
+			t.Errorf("%s client: the fallback got %s", d.Kind(), backup.body(0))
+		}
+		lines := r.lines()
+		if len(lines) != 2 || lines[0]["outcome"] != "resumed" || lines[1]["provider"] != "backup" || lines[1]["outcome"] != "ok" {
+			t.Errorf("%s client: lines %v", d.Kind(), lines)
+		}
+	}
+}
