@@ -84,7 +84,8 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 // fallback of another kind is translated (sluice.Target.Dialect) where
 // the engine translates the pair (sluice.Translates), else refused: it
 // must inject its own key, use a pool or sign, wherever it is, and the
-// request goes to its dialect's endpoint under its base URL.
+// request goes to its dialect's endpoint under its base URL (Vertex AI's
+// under its project's location too, which it must name).
 func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 	from := g.providers[r.Provider]
 	var out []sluice.Target
