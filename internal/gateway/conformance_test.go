@@ -426,7 +426,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 			t.Errorf("tool call %d: %s %s, want %s %s", i, g.Name, g.Args, w.Name, w.Args)
 		}
 		switch {
-		case out == config.KindGemini:
+		case geminiAnswers(out):
 			if g.ID == "" || ids[g.ID] {
 				t.Errorf("tool call %d: id %q, want one of its own", i, g.ID)
 			}
@@ -438,7 +438,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 	}
 	if c.stream && len(wantCalls) > 0 {
 		switch {
-		case out == config.KindGemini:
+		case geminiAnswers(out):
 			if o.argDeltas < 1 {
 				t.Errorf("arguments in %d pieces, want them", o.argDeltas)
 			}
@@ -476,6 +476,10 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 	}
 	return note
 }
+
+// geminiAnswers reports whether a fallback of kind out answers in
+// Gemini's shape: Gemini's API, and Vertex AI's for Google's models.
+func geminiAnswers(out string) bool { return out == config.KindGemini || out == "vertex/google" }
 
 // stopName is the stop reason as the client's API names it.
 func stopName(in string, s chat.StopReason) string {
@@ -743,7 +747,8 @@ func anthropicConf(e *env, c confCase) confOutcome {
 }
 
 // confExtraCases are the cases the Azure and Vertex AI columns run.
-var confExtraCases = []string{"text", "text streamed"}
+var confExtraCases = []string{"text", "text streamed", "one tool call", "tool call streamed, arguments in pieces",
+	"the fallback's own error (429)"}
 
 // confExtra is a column of Azure OpenAI or Vertex AI as the fallback,
 // with its results by case.
