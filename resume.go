@@ -37,7 +37,7 @@ func (c *call) resuming() *chatStream {
 // server-sent events, the target's has one, the answer is not compressed
 // and the request asks for no structured output.
 func (c *call) startResume(resp *http.Response, b *body) bool {
-	from, to := codecOf(c.d), codecOf(c.targetDialect())
+	from, to := codecOf(c.d), c.targetChat()
 	if from == nil || to == nil || c.d == dialect.Bedrock {
 		return false
 	}
@@ -60,7 +60,7 @@ func (r *chatStream) adopt(b *body, resp *http.Response) {
 	td := c.targetDialect()
 	b.events, b.strict = td.Stream(resp.Header), td.Traits().StrictEnd
 	r.cur, r.adopted = b, true
-	r.use(codecOf(td), td.Stream(resp.Header), b, b)
+	r.use(c.targetChat(), td.Stream(resp.Header), b, b)
 }
 
 // errDiverged breaks a restarted stream whose text is not the text the

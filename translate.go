@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 // request the target's dialect cannot express skips the target without a
 // call.
 
-// codecOf returns the chat codec of dialect d, nil when d is translated
-// neither way (Vertex AI). Azure OpenAI's bodies are OpenAI's.
+// codecOf returns the chat codec of dialect d, nil when d has none of
+// its own (Vertex AI, whose targets speak their publisher's: targetCodec).
+// Azure OpenAI's bodies are OpenAI's.
 func codecOf(d dialect.Dialect) chat.Codec {
 	switch d {
 	case dialect.OpenAI, dialect.Azure:
@@ -36,13 +38,50 @@ func codecOf(d dialect.Dialect) chat.Codec {
 	return nil
 }
 
+// targetCodec returns the chat codec that writes a request to a target
+// of dialect d for model and reads its answers: on Vertex AI, the model's
+// publisher's (Anthropic's for claude-…, else Gemini's); elsewhere d's
+// own (codecOf).
+func targetCodec(d dialect.Dialect, model string) chat.Codec {
+	if d != dialect.Vertex {
+		return codecOf(d)
+	}
+	if vertexClaude(model) {
+		return chat.Anthropic
+	}
+	return chat.Gemini
+}
+
+// vertexClaude reports whether model is one of Anthropic's Claude models
+// on Vertex AI (claude-…, claude-sonnet-4-5@20250929), which Vertex
+// serves under the publisher anthropic; any other model is Google's.
+func vertexClaude(model string) bool { return strings.HasPrefix(model, "claude-") }
+
+// vertexAnthropicVersion is the "anthropic_version" a Claude model on
+// Vertex AI requires in its body, where the Anthropic API takes an
+// anthropic-version header.
+const vertexAnthropicVersion = "vertex-2023-10-16"
+
 // endpoint returns the URL path (and escaped path) and query of a chat
 // request to dialect d for model, streamed or not; ok is false when the
-// engine knows no such endpoint of d's (Azure's deployments, Vertex AI).
+// engine knows no such endpoint of d's.
+//
+// Azure OpenAI's is its v1 API, /openai/v1/chat/completions, the
+// deployment named by the body's model as OpenAI's: it takes no dated
+// api-version, which retires, and no deployment in the path.
+//
+// Vertex AI's lies under a project's location, which the Target's Rewrite
+// puts in front ({base}/v1/projects/{project}/locations/{location}):
+// /publishers/anthropic/models/{model}:rawPredict or :streamRawPredict
+// for a Claude model (vertexClaude), else
+// /publishers/google/models/{model}:generateContent or
+// :streamGenerateContent?alt=sse.
 func endpoint(d dialect.Dialect, model string, stream bool) (path, rawPath, query string, ok bool) {
 	switch d {
 	case dialect.OpenAI:
 		return "/v1/chat/completions", "", "", true
+	case dialect.Azure:
+		return "/openai/v1/chat/completions", "", "", true
 	case dialect.Anthropic:
 		return "/v1/messages", "", "", true
 	case dialect.Gemini:
@@ -50,6 +89,16 @@ func endpoint(d dialect.Dialect, model string, stream bool) (path, rawPath, quer
 			return "/v1beta/models/" + model + ":streamGenerateContent", "", "alt=sse", true
 		}
 		return "/v1beta/models/" + model + ":generateContent", "", "", true
+	case dialect.Vertex:
+		switch {
+		case vertexClaude(model) && stream:
+			return "/publishers/anthropic/models/" + model + ":streamRawPredict", "", "", true
+		case vertexClaude(model):
+			return "/publishers/anthropic/models/" + model + ":rawPredict", "", "", true
+		case stream:
+			return "/publishers/google/models/" + model + ":streamGenerateContent", "", "alt=sse", true
+		}
+		return "/publishers/google/models/" + model + ":generateContent", "", "", true
 	case dialect.Bedrock:
 		op := "/converse"
 		if stream {
@@ -58,6 +107,16 @@ func endpoint(d dialect.Dialect, model string, stream bool) (path, rawPath, quer
 		return "/model/" + model + op, "/model/" + url.PathEscape(model) + op, "", true
 	}
 	return "", "", "", false
+}
+
+// vertexBody makes body, an Anthropic messages request written without a
+// model, one for a Claude model on Vertex AI: "anthropic_version" first.
+func vertexBody(body []byte) []byte {
+	const member = `{"anthropic_version":"` + vertexAnthropicVersion + `",`
+	if len(body) < 2 || body[0] != '{' || body[1] == '}' { // never: max_tokens is always written
+		return body
+	}
+	return append(append(make([]byte, 0, len(member)+len(body)-1), member...), body[1:]...)
 }
 
 // DefaultTranslatedMaxTokens is the output limit a request that names
@@ -69,7 +128,8 @@ const DefaultTranslatedMaxTokens = 4096
 // Translates reports whether a call in dialect from may fall back to a
 // Target of dialect to: true for one dialect, and for the pairs the
 // engine translates (calls in OpenAI, Azure OpenAI, Anthropic or Gemini;
-// targets of OpenAI, Anthropic, Gemini or Bedrock).
+// targets of OpenAI, Azure OpenAI, Anthropic, Gemini, Vertex AI — either
+// publisher, by the target's model — or Bedrock).
 func Translates(from, to dialect.Dialect) bool {
 	if from == to {
 		return true
@@ -110,7 +170,11 @@ func (e *SkippedError) Unwrap() error { return e.Err }
 // model), its headers and its body. An error wrapping chat.ErrUnsupported
 // says the target cannot take the request.
 func (c *call) translateFor(tg *Target, r *http.Request) error {
-	from, to := codecOf(c.d), codecOf(tg.Dialect)
+	model := tg.Model
+	if model == "" {
+		model = c.in.Model
+	}
+	from, to := codecOf(c.d), targetCodec(tg.Dialect, model)
 	if from == nil || to == nil || c.d == dialect.Bedrock {
 		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a request from " + c.d.Kind() + " (not translated yet)"}
 	}
@@ -118,23 +182,26 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	model := tg.Model
-	if model == "" {
-		model = c.in.Model
-	}
 	path, rawPath, query, ok := endpoint(tg.Dialect, model, in.Stream)
 	if !ok {
 		return &chat.UnsupportedError{Dialect: tg.Dialect.Kind(), What: "a chat endpoint (not translated yet)"}
 	}
 	cr := *in
 	cr.Model = model
-	if cr.MaxTokens == 0 && tg.Dialect == dialect.Anthropic {
+	if cr.MaxTokens == 0 && to == chat.Anthropic {
 		cr.MaxTokens = DefaultTranslatedMaxTokens // Anthropic requires one; OpenAI and Gemini clients often send none
 	}
 	cr.IncludeUsage = cr.Stream // the target's usage, for the Meter and the client (its encoder writes it as the client asked)
+	claudeOnVertex := tg.Dialect == dialect.Vertex && to == chat.Anthropic
+	if claudeOnVertex {
+		cr.Model = "" // in the path; Vertex AI refuses it in the body
+	}
 	body, err := to.EncodeRequest(&cr)
 	if err != nil {
 		return err
+	}
+	if claudeOnVertex {
+		body = vertexBody(body)
 	}
 	u := *r.URL
 	u.Path, u.RawPath, u.RawQuery = path, rawPath, query
@@ -249,6 +316,16 @@ func (c *call) targetDialect() dialect.Dialect {
 		return x.toD
 	}
 	return c.d
+}
+
+// targetChat returns the chat codec of the current target: its
+// translation's (a Vertex AI target's is its publisher's), else the call
+// dialect's; nil when it has none.
+func (c *call) targetChat() chat.Codec {
+	if x := c.xl(); x != nil {
+		return x.to
+	}
+	return codecOf(c.d)
 }
 
 // xl returns how the current target is translated, nil when it speaks

@@ -199,12 +199,18 @@ type Target struct {
 	// Dialect, if set and not the call's, is the API the target speaks:
 	// the request is translated for it (dialect/chat) and its answer back
 	// into the call's dialect. The request goes to the target dialect's
-	// chat endpoint for Model (OpenAI's /v1/chat/completions,
-	// Anthropic's /v1/messages, Gemini's
-	// /v1beta/models/{model}:generateContent or
+	// chat endpoint for Model (OpenAI's /v1/chat/completions, Azure
+	// OpenAI's /openai/v1/chat/completions, Anthropic's /v1/messages,
+	// Gemini's /v1beta/models/{model}:generateContent or
 	// :streamGenerateContent?alt=sse, Bedrock's /model/{model}/converse
-	// or /converse-stream), set before Rewrite, which then points it at
-	// the target's host and base path. A whole answer is translated
+	// or /converse-stream; Vertex AI's
+	// /publishers/anthropic/models/{model}:rawPredict or
+	// :streamRawPredict for a claude-… Model, its body Anthropic's without
+	// "model" and with "anthropic_version", else
+	// /publishers/google/models/{model}:generateContent or
+	// :streamGenerateContent?alt=sse), set before Rewrite, which then
+	// points it at the target's host and base path (for Vertex AI, the
+	// project's location: /v1/projects/{project}/locations/{location}). A whole answer is translated
 	// whole, a stream event by event as it is read, an error answer
 	// judged as the target wrote it and handed over in the call's
 	// dialect; the Meter counts and prices the target's answer as it
@@ -212,8 +218,9 @@ type Target struct {
 	// (chat.ErrUnsupported) skips the target without a call, with one
 	// log line (OutcomeSkipped). The answer carries Sluice-Translated:
 	// from->to (openai->anthropic). Translated: OpenAI (and Azure
-	// OpenAI), Anthropic and Gemini calls; to OpenAI, Anthropic, Gemini
-	// and Bedrock targets. If nil, the target speaks the call's dialect.
+	// OpenAI), Anthropic and Gemini calls; to OpenAI, Azure OpenAI,
+	// Anthropic, Gemini, Vertex AI and Bedrock targets. If nil, the
+	// target speaks the call's dialect.
 	Dialect dialect.Dialect
 }
 

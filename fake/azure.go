@@ -65,6 +65,22 @@ func azureDialectFor(r *http.Request) dialect {
 	return a
 }
 
+// azurePromptFilter is the first event of Azure OpenAI's chat completion
+// streams: no choices, an empty id, model and object, and the prompt's
+// content filter results.
+const azurePromptFilter = `{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,` +
+	`"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},` +
+	`"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}]}`
+
+// leadingEvents begins a chat completion stream with its prompt's filter
+// results, as Azure does; a Responses API stream with nothing.
+func (a azure) leadingEvents() []event {
+	if _, ok := a.dialect.(openAI); !ok {
+		return nil
+	}
+	return []event{{data: []byte(azurePromptFilter)}}
+}
+
 // azureError is Azure's error object: a code and a message.
 type azureError struct {
 	Code    string `json:"code"`

@@ -40,7 +40,9 @@
 // /openai/deployments/{deployment}/chat/completions (and /responses) under
 // any api-version, and /openai/v1/chat/completions (and /responses) when
 // the request says it is for Azure (an api-version query parameter or an
-// api-key header; without either it is a plain OpenAI base URL). Their
+// api-key header; without either it is a plain OpenAI base URL). A chat
+// stream begins with Azure's event of the prompt's content filter results
+// (no choices, an empty id). Their
 // 429s speak Azure: code "429" and "Requests to the ChatCompletions_Create
 // Operation under Azure OpenAI API version … have exceeded token rate
 // limit of your current OpenAI S0 pricing tier. Please retry after N
@@ -64,10 +66,11 @@
 // streamed with each text block and each tool call's arguments in 3
 // pieces. A Provider whose Strict is set checks each chat request against
 // its API's rules as the provider does (Anthropic's alternating roles,
-// max_tokens, tool_result ids; Gemini's contents, parts and function
-// turns; Converse's content blocks and toolConfig; OpenAI's tool
-// messages) and refuses one that breaks them with the API's 400 naming
-// the rule.
+// max_tokens, tool_result ids; on Vertex AI, a Claude body with
+// anthropic_version vertex-2023-10-16 and no model; Gemini's contents,
+// parts and function turns; Converse's content blocks and toolConfig;
+// OpenAI's tool messages) and refuses one that breaks them with the API's
+// 400 naming the rule.
 //
 // GET /fake/calls answers {"calls":N,"played":{"200":N,"503":N,…},
 // "rate_limited":N}: the calls, the calls by the step they played (a mix

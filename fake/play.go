@@ -155,12 +155,24 @@ func (c *call) body() []byte {
 }
 
 // events is the streamed answer's events: the scripted chat answer's,
-// else the fake's text.
+// else the fake's text, after the dialect's own first event if it has
+// one (leading).
 func (c *call) events() []event {
-	if c.chat != nil {
-		return c.chat.events()
+	var evs []event
+	if l, ok := c.d.(leading); ok {
+		evs = l.leadingEvents()
 	}
-	return c.d.events(c.rep)
+	if c.chat != nil {
+		return append(evs, c.chat.events()...)
+	}
+	return append(evs, c.d.events(c.rep)...)
+}
+
+// leading is a dialect whose streams begin with events of their own
+// before the answer's, as Azure OpenAI's chat completions begin with
+// their prompt's content filter results.
+type leading interface {
+	leadingEvents() []event
 }
 
 // usageHeaders is a dialect whose whole answers carry their usage in

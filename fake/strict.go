@@ -23,7 +23,7 @@ func validate(d dialect, body []byte) string {
 	var err error
 	switch d.(type) {
 	case vertexAnthropic:
-		err = checkAnthropic(body, false)
+		err = checkVertexAnthropic(body) // vertex.go
 	default:
 		switch chatCodec(d) {
 		case nil:

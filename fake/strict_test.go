@@ -48,6 +48,10 @@ func TestStrictRules(t *testing.T) {
 		{"anthropic/image of a bad type", anthropic{}, `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/bmp","data":"AA=="}}]}]}`, "media_type"},
 		{"anthropic/empty text", anthropic{}, `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, "non-empty"},
 		{"vertex anthropic/good without model", vertexAnthropic{}, `{"anthropic_version":"vertex-2023-10-16","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"vertex anthropic/model in the body", vertexAnthropic{}, `{"anthropic_version":"vertex-2023-10-16","model":"claude-haiku-4-5","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "model: Extra inputs are not permitted"},
+		{"vertex anthropic/no anthropic_version", vertexAnthropic{}, `{"max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "anthropic_version: Field required"},
+		{"vertex anthropic/the API's version", vertexAnthropic{}, `{"anthropic_version":"2023-06-01","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`, "anthropic_version: Input should be 'vertex-2023-10-16'"},
+		{"vertex anthropic/Anthropic's rules too", vertexAnthropic{}, `{"anthropic_version":"vertex-2023-10-16","messages":[{"role":"user","content":"hi"}]}`, "max_tokens: Field required"},
 
 		{"gemini/good", gemini{method: "generateContent"}, `{` + gmTools + `,"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["get_weather"]}},"contents":[` + gmTurns + `]}`, ""},
 		{"gemini/unknown member", gemini{method: "generateContent"}, `{"messages":[],"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, `Unknown name "messages"`},

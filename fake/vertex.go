@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -24,6 +25,33 @@ type vertexAnthropic struct {
 func (v vertexAnthropic) fields(in requestFields, _ []byte) requestFields {
 	in.Model, in.Stream = v.model, in.Stream || v.stream
 	return in
+}
+
+// vertexAnthropicVersion is the anthropic_version a Claude model on
+// Vertex AI requires in the body.
+const vertexAnthropicVersion = "vertex-2023-10-16"
+
+// checkVertexAnthropic checks a body for a Claude model on Vertex AI
+// (Provider.Strict): Anthropic's rules, but with no "model" (the path
+// names it) and with "anthropic_version": "vertex-2023-10-16" (in place
+// of the anthropic-version header), refused in Anthropic's words.
+func checkVertexAnthropic(body []byte) error {
+	r, err := object(body, "body")
+	if err != nil {
+		return err
+	}
+	v, ok, err := r.str("anthropic_version", "body")
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("anthropic_version: Field required")
+	case v != vertexAnthropicVersion:
+		return fmt.Errorf("anthropic_version: Input should be '%s'", vertexAnthropicVersion)
+	case r.has("model"):
+		return fmt.Errorf("model: Extra inputs are not permitted")
+	}
+	return checkAnthropic(body, false)
 }
 
 // vertexDialectFor returns the dialect of a Vertex AI request, or nil: a

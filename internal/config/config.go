@@ -166,6 +166,15 @@ type Provider struct {
 	// AWS_DEFAULT_REGION, the AWS profile's region); else none.
 	Region string `yaml:"region"`
 
+	// Project is the Google Cloud project of a Vertex AI provider (its id,
+	// my-project, or its number), which a call of another kind translated
+	// for it is sent under, with Region as its location:
+	// {base}/v1/projects/{project}/locations/{region}/publishers/…
+	// Required, with Region, by a vertex provider that is a fallback of
+	// another kind; refused on any other kind. If empty, the provider
+	// takes only its own clients' calls, whose paths name their project.
+	Project string `yaml:"project"`
+
 	// CredentialsFile is a file of the gateway's own credentials for a
 	// dialect that signs: a Google service-account JSON file for Vertex
 	// AI. It must be a readable regular file when the config is

@@ -125,6 +125,12 @@
 //	                (AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's region), and
 //	                by vertex without a base_url; refused on a kind that sends a
 //	                key (openai, azure, anthropic, gemini)
+//	project         [""] vertex only: the Google Cloud project (id or number) that calls
+//	                of another kind, translated for this provider as their fallback,
+//	                go to, with region as its location
+//	                (/v1/projects/{project}/locations/{region}/publishers/…, the
+//	                publisher anthropic for a claude-… model, else google); required,
+//	                with region, by such a fallback
 //	credentials_file [""] a file of the gateway's own credentials for a dialect that
 //	                signs (vertex: a Google service-account JSON file; bedrock: an
 //	                AWS shared credentials file), instead of
@@ -153,7 +159,10 @@
 //	policy      [interactive] the policy its calls run under
 //	fallbacks   [] targets {provider, model} tried in order when the provider cannot answer,
 //	            the request's model rewritten; each provider of the same kind, or of a kind
-//	            the engine translates the route's calls for (sluice.Translates)
+//	            the engine translates the route's calls for (sluice.Translates: openai,
+//	            azure, anthropic and gemini calls, to openai, azure — its v1 API,
+//	            /openai/v1/chat/completions, the model naming the deployment —
+//	            anthropic, gemini, vertex — with its project and region — and bedrock)
 //	retry_safe  [true] its requests may be retried without an Idempotency-Key header
 //
 // policies.NAME [interactive and nightly]:

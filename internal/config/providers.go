@@ -37,10 +37,30 @@ func checkProvider(name string, pr Provider) error {
 	return cmp.Or(checkSigning(path, d, pr),
 		refuse(pr.Kind == KindAzure && pr.BaseURL == "", key(path, "base_url"),
 			"missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com"),
+		checkProject(key(path, "project"), pr),
 		checkBaseURL(key(path, "base_url"), pr.BaseURL),
 		envName(key(path, "api_key_env"), pr.APIKeyEnv, "OPENAI_API_KEY"),
 		checkPool(key(path, "api_keys_env"), pr),
 		atLeast1(key(path, "max_concurrent"), pr.MaxConcurrent, "default "+strconv.Itoa(DefaultMaxConcurrent)))
+}
+
+// projectRE is what a Google Cloud project looks like in a path: its id
+// (lower-case letters, digits and dashes; a domain-scoped one holds '.'
+// and ':') or its number.
+var projectRE = regexp.MustCompile(`^[a-z0-9]+([-.:][a-z0-9]+)*$`)
+
+// checkProject checks a provider's project at p: on kind vertex only, and
+// one that looks like a project.
+func checkProject(p string, pr Provider) error {
+	switch {
+	case pr.Project == "":
+		return nil
+	case pr.Kind != kindVertex:
+		return errf(p, "kind %s has no projects; project is Vertex AI's (kind vertex), remove it", pr.Kind)
+	case !projectRE.MatchString(pr.Project):
+		return errf(p, "%s is not a Google Cloud project id or number, e.g. my-project or 123456789012", quote(pr.Project))
+	}
+	return nil
 }
 
 // checkPool checks a provider's pool of keys at p: not beside api_key_env,

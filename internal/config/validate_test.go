@@ -77,8 +77,14 @@ var badConfigs = []struct {
 		`routes[0].fallbacks[0].provider: provider "groq" is not defined under providers`},
 	{"fallback of a kind not translated", "providers: {br: {kind: bedrock, region: us-east-1}, oa: {kind: openai, base_url: 'https://api.openai.com', api_key_env: OPENAI_API_KEY}}\nroutes: [{prefix: /a, provider: br, fallbacks: [{provider: oa, model: m}]}]\n",
 		`routes[0].fallbacks[0].provider: "oa" speaks the openai API but the route's provider "br" speaks bedrock; a fallback must speak the same API`},
-	{"fallback of a kind not translated to", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: azure-eu, model: m}]}]\nproviders: {azure-eu: {kind: azure, base_url: 'https://eu.openai.azure.com', api_key_env: AZ}, openai: {kind: openai, base_url: 'https://api.openai.com', api_key_env: OPENAI_API_KEY}}\n",
-		`routes[0].fallbacks[0].provider: "azure-eu" speaks the azure API but the route's provider "openai" speaks openai; a fallback must speak the same API, or one Sluice translates openai calls to: anthropic, gemini, bedrock`},
+	{"vertex fallback of another kind without its project", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: vx, model: claude-haiku-4-5}]}]\nproviders: {vx: {kind: vertex, region: us-east5}, openai: {kind: openai, base_url: 'https://api.openai.com', api_key_env: OPENAI_API_KEY}}\n",
+		`routes[0].fallbacks[0].provider: "vx" (kind vertex) would take the route's openai calls translated, sent under /v1/projects/{project}/locations/{region}; set providers.vx.project and region, e.g. {project: my-project, region: us-central1}`},
+	{"vertex fallback of another kind without its region", "routes: [{prefix: /a, provider: anthropic, fallbacks: [{provider: vx, model: gemini-2.0-flash}]}]\nproviders: {vx: {kind: vertex, base_url: 'https://us-east5-aiplatform.googleapis.com', project: my-project}, anthropic: {kind: anthropic, base_url: 'https://api.anthropic.com', api_key_env: ANTHROPIC_API_KEY}}\n",
+		`routes[0].fallbacks[0].provider: "vx" (kind vertex) would take the route's anthropic calls translated, sent under /v1/projects/{project}/locations/{region}; set providers.vx.project and region, e.g. {project: my-project, region: us-central1}`},
+	{"project of a kind with none", "providers: {oa: {kind: openai, base_url: 'https://api.openai.com', project: my-project}}\nroutes: [{prefix: /a, provider: oa}]\n",
+		`providers.oa.project: kind openai has no projects; project is Vertex AI's (kind vertex), remove it`},
+	{"project not one", "providers: {vx: {kind: vertex, region: us-east5, project: 'my/project'}}\nroutes: [{prefix: /a, provider: vx}]\n",
+		`providers.vx.project: "my/project" is not a Google Cloud project id or number, e.g. my-project or 123456789012`},
 	{"fallback without model", "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: openai}]}]\n", "routes[0].fallbacks[0].model: missing"},
 	{"duplicate prefix", "routes:\n  - {prefix: /a, provider: openai}\n  - {prefix: /a/, provider: anthropic}\n", `routes[1].prefix: "/a" is also the prefix of routes[0]`},
 	{"prefix without slash", "routes: [{prefix: openai, provider: openai}]\n", `routes[0].prefix: "openai" must start with '/' (write "/openai")`},
@@ -187,11 +193,18 @@ func TestParseRefuses(t *testing.T) {
 
 // A fallback of another kind is taken when the engine translates the
 // route's calls for it (sluice.Translates): an OpenAI route may fall back
-// to Anthropic, and the other way.
+// to Anthropic, and the other way; either to Azure OpenAI, and to Vertex
+// AI that names its project and region (a project number too).
 func TestFallbackOfATranslatedKind(t *testing.T) {
+	const cloud = "providers:\n  openai: {}\n  anthropic: {}\n  az: {kind: azure, base_url: 'https://eu.openai.azure.com', api_key_env: AZ}\n" +
+		"  vx: {kind: vertex, region: us-east5, project: my-project}\n  vxn: {kind: vertex, region: global, project: '123456789012'}\n"
 	for _, src := range []string{
 		"routes: [{prefix: /a, provider: openai, fallbacks: [{provider: anthropic, model: claude-haiku-4-5}]}]\n",
 		"routes: [{prefix: /a, provider: anthropic, fallbacks: [{provider: openai, model: gpt-4o-mini}]}]\n",
+		cloud + "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: az, model: gpt-4o-mini-eu}]}]\n",
+		cloud + "routes: [{prefix: /a, provider: anthropic, fallbacks: [{provider: az, model: gpt-4o-mini-eu}]}]\n",
+		cloud + "routes: [{prefix: /a, provider: openai, fallbacks: [{provider: vx, model: claude-haiku-4-5@20251001}]}]\n",
+		cloud + "routes: [{prefix: /a, provider: anthropic, fallbacks: [{provider: vxn, model: gemini-2.0-flash}]}]\n",
 	} {
 		c, err := Parse([]byte(src))
 		if err != nil {

@@ -38,8 +38,8 @@ func TestAzureNodeSDK(t *testing.T) {
 	if got.Chat.Text != fakeAnswer || got.Chat.CompletionTokens != 5 {
 		t.Errorf("chat: %+v", got.Chat)
 	}
-	if got.Stream.Text != fakeAnswer || got.Stream.Chunks != 7 {
-		t.Errorf("stream: %+v, want the answer in 7 chunks", got.Stream)
+	if got.Stream.Text != fakeAnswer || got.Stream.Chunks != 8 {
+		t.Errorf("stream: %+v, want Azure's prompt filter results, then the answer in 7 chunks", got.Stream)
 	}
 	reqs := e.up.Requests()
 	if len(reqs) != 4 {

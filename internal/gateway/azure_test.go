@@ -188,8 +188,8 @@ func TestAzureHangAnswers504WithinTotal(t *testing.T) {
 func TestAzureStreams(t *testing.T) {
 	e := newAzureEnv(t, "stream:events=40", nil)
 	got := body(t, e.azDo(azPath, azStream))
-	if evs := sseEvents(got); len(evs) != 43 || evs[len(evs)-1] != "data: [DONE]" {
-		t.Errorf("relayed %d events ending %q, want 43 ending [DONE]", len(evs), evs[len(evs)-1])
+	if evs := sseEvents(got); len(evs) != 44 || !strings.Contains(evs[0], `"prompt_filter_results"`) || evs[len(evs)-1] != "data: [DONE]" {
+		t.Errorf("relayed %d events from %q ending %q, want 44 from Azure's prompt filter results ending [DONE]", len(evs), evs[0], evs[len(evs)-1])
 	}
 	for _, tc := range []struct{ script, code string }{
 		{"stream:stall-after=3", "stream_stalled"},

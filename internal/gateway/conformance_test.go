@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -17,8 +16,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	oshared "github.com/openai/openai-go/v3/shared"
 
-	"github.com/sluice-llm/sluice"
-	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/fake"
 	"github.com/sluice-llm/sluice/internal/config"
@@ -51,7 +48,14 @@ var confModels = map[string]string{
 	config.KindAnthropic: "claude-haiku-4-5",
 	config.KindGemini:    "gemini-2.0-flash",
 	"bedrock":            bedrockModel,
+	config.KindAzure:     "gpt-4o-mini-eu", // the deployment
+	"vertex/anthropic":   "claude-haiku-4-5@20251001",
+	"vertex/google":      "gemini-2.0-flash",
 }
+
+// confVertexLocation is the project's location of the Vertex AI
+// fallback, under which its publishers' models lie.
+const confVertexLocation = "/v1/projects/p1/locations/us-east5"
 
 // confCase is one row of the table.
 type confCase struct {
@@ -273,13 +277,26 @@ func confEnv(t *testing.T, out string, c confCase) (*env, *fake.Server) {
 	if out == "bedrock" {
 		withB = withBedrock(t)
 	}
+	kind, _, _ := strings.Cut(out, "/") // vertex/anthropic: kind vertex, the publisher's model
+	var account string
+	if kind == "vertex" {
+		t.Setenv("GCE_METADATA_HOST", "127.0.0.1:1") // never the metadata server
+		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+		var err error
+		if account, err = to.WriteServiceAccount(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e := newEnvWith(t, "503", func(cfg *config.Config) {
-		p := config.Provider{Kind: out, BaseURL: to.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
-		if out == "bedrock" {
+		p := config.Provider{Kind: kind, BaseURL: to.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		switch kind {
+		case "bedrock":
 			keys := cfg.Auth.Keys
 			withB(cfg)
 			cfg.Auth.Keys = keys // the SDKs' keys pass through, as on every other route
-			p = config.Provider{Kind: out, BaseURL: to.URL, Region: fake.DefaultAWS.Region, MaxConcurrent: 64}
+			p = config.Provider{Kind: kind, BaseURL: to.URL, Region: fake.DefaultAWS.Region, MaxConcurrent: 64}
+		case "vertex":
+			p = config.Provider{Kind: kind, BaseURL: to.URL, Project: "p1", Region: "us-east5", CredentialsFile: account, MaxConcurrent: 64}
 		}
 		cfg.Providers["to"] = p
 		pol := fastPolicy("interactive")
@@ -309,6 +326,12 @@ type confOutcome struct {
 // runConfCell runs one cell and returns its note ("" for a plain pass).
 func runConfCell(t *testing.T, c confCase, in, out string) string {
 	e, to := confEnv(t, out, c)
+	return judgeConfCell(t, c, in, out, e, to)
+}
+
+// judgeConfCell makes the cell's call on e, whose fallback is to, and
+// checks what the client got; it returns the cell's note.
+func judgeConfCell(t *testing.T, c confCase, in, out string, e *env, to *fake.Server) string {
 	var o confOutcome
 	if in == config.KindOpenAI {
 		o = openaiConf(e, c)
@@ -403,7 +426,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 			t.Errorf("tool call %d: %s %s, want %s %s", i, g.Name, g.Args, w.Name, w.Args)
 		}
 		switch {
-		case out == config.KindGemini:
+		case geminiAnswers(out):
 			if g.ID == "" || ids[g.ID] {
 				t.Errorf("tool call %d: id %q, want one of its own", i, g.ID)
 			}
@@ -415,7 +438,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 	}
 	if c.stream && len(wantCalls) > 0 {
 		switch {
-		case out == config.KindGemini:
+		case geminiAnswers(out):
 			if o.argDeltas < 1 {
 				t.Errorf("arguments in %d pieces, want them", o.argDeltas)
 			}
@@ -453,6 +476,10 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 	}
 	return note
 }
+
+// geminiAnswers reports whether a fallback of kind out answers in
+// Gemini's shape: Gemini's API, and Vertex AI's for Google's models.
+func geminiAnswers(out string) bool { return out == config.KindGemini || out == "vertex/google" }
 
 // stopName is the stop reason as the client's API names it.
 func stopName(in string, s chat.StopReason) string {
@@ -719,51 +746,105 @@ func anthropicConf(e *env, c confCase) confOutcome {
 	return o
 }
 
-// confExtra is a column of one case: Azure and Vertex AI as targets.
+// confExtraCases are the cases the Azure and Vertex AI columns run.
+var confExtraCases = []string{"text", "text streamed", "one tool call", "tool call streamed, arguments in pieces",
+	"the fallback's own error (429)"}
+
+// confExtra is a column of Azure OpenAI or Vertex AI as the fallback,
+// with its results by case.
 type confExtra struct {
-	col, note string
+	col string
+	res map[string]confResult
 }
 
-// confExtras tries Azure OpenAI and Vertex AI (both publishers) as
-// fallbacks of another dialect, and says what became of each: the engine
-// translates to neither (it knows no chat endpoint of theirs: Azure's
-// deployments, Vertex AI's project paths), and the gateway refuses such
-// a fallback.
+// confExtras runs Azure OpenAI and Vertex AI (each publisher, as the
+// fallback's model picks it) as fallbacks of another dialect, for the
+// cases of confExtraCases, and checks beyond the answer where the request
+// went and what it carried: Azure's v1 API and its api-key header; the
+// publisher's path under the project's location, the gateway's own
+// bearer token, and for a Claude model Anthropic's body without "model"
+// and with "anthropic_version" (which the strict fake requires too).
 func confExtras(t *testing.T) []confExtra {
 	var out []confExtra
 	for _, x := range []struct {
-		col      string
-		from, to dialect.Dialect
+		in, out string
+		path    func(stream bool) string // where the fallback is asked
 	}{
-		{"openai->azure", dialect.OpenAI, dialect.Azure},
-		{"anthropic->azure", dialect.Anthropic, dialect.Azure},
-		{"openai->vertex", dialect.OpenAI, dialect.Vertex},
-		{"anthropic->vertex", dialect.Anthropic, dialect.Vertex},
+		{config.KindOpenAI, config.KindAzure, func(bool) string { return "/openai/v1/chat/completions" }},
+		{config.KindAnthropic, config.KindAzure, func(bool) string { return "/openai/v1/chat/completions" }},
+		{config.KindOpenAI, "vertex/anthropic", vertexPathOf("anthropic", "rawPredict", "streamRawPredict")},
+		{config.KindAnthropic, "vertex/anthropic", vertexPathOf("anthropic", "rawPredict", "streamRawPredict")},
+		{config.KindOpenAI, "vertex/google", vertexPathOf("google", "generateContent", "streamGenerateContent")},
+		{config.KindAnthropic, "vertex/google", vertexPathOf("google", "generateContent", "streamGenerateContent")},
 	} {
-		t.Run("text/"+x.col, func(t *testing.T) {
-			if sluice.Translates(x.from, x.to) {
-				t.Errorf("the engine translates %s; give the cell a run", x.col)
-				return
-			}
-			out = append(out, confExtra{x.col, "n/a: the engine does not translate to " + x.to.Kind() +
-				" (sluice.Translates: no chat endpoint of its own), so the gateway refuses it as a fallback of another kind"})
-		})
-	}
-	if len(out) == 4 {
-		e := newEnvWith(t, "503", nil, Options{})
-		cfg := *e.cfg
-		cfg.Providers = maps.Clone(cfg.Providers)
-		cfg.Providers["az"] = config.Provider{Kind: config.KindAzure, BaseURL: e.up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
-		cfg.Routes = slices.Clone(cfg.Routes)
-		cfg.Routes[0].Fallbacks = []config.Target{{Provider: "az", Model: "gpt-4o-mini"}}
-		if err := cfg.Validate(); err == nil {
-			if gw, err := New(&cfg, Options{Getenv: func(string) string { return "k" }}); err == nil {
-				gw.Close()
-				t.Errorf("the gateway takes an Azure fallback for OpenAI clients; give the cell a run")
-			}
+		col := confExtra{col: x.in + "->" + x.out, res: map[string]confResult{}}
+		for _, name := range confExtraCases {
+			c := confCases[slices.IndexFunc(confCases, func(c confCase) bool { return c.name == name })]
+			t.Run(name+"/"+col.col, func(t *testing.T) {
+				res := confResult{}
+				defer func() { col.res[name] = res }()
+				e, to := confEnv(t, x.out, c)
+				res.note = judgeConfCell(t, c, x.in, x.out, e, to)
+				sent := to.Provider.Requests()[0]
+				if want := x.path(c.stream); sent.Path != want {
+					t.Errorf("the fallback was asked at %s, want %s", sent.Path, want)
+				}
+				if e.up.Calls() != 1 || to.Provider.Calls() != 1 {
+					t.Errorf("calls: primary %d, fallback %d; want 1 and 1", e.up.Calls(), to.Provider.Calls())
+				}
+				if err := checkCloudRequest(x.out, sent); err != nil {
+					t.Errorf("%v; the fallback got %s", err, sent.Body)
+				}
+				res.ok = !t.Failed()
+			})
 		}
+		out = append(out, col)
 	}
 	return out
+}
+
+// vertexPathOf returns the path of a Vertex AI publisher's model, for
+// the method of a whole answer or of a stream.
+func vertexPathOf(publisher, whole, streamed string) func(bool) string {
+	return func(stream bool) string {
+		m := whole
+		if stream {
+			m = streamed
+		}
+		return confVertexLocation + "/publishers/" + publisher + "/models/" + confModels["vertex/"+publisher] + ":" + m
+	}
+}
+
+// checkCloudRequest checks what the fallback of kind out (azure,
+// vertex/anthropic, vertex/google) got, beyond its path: its credentials
+// and its body's model.
+func checkCloudRequest(out string, sent fake.Request) error {
+	var b map[string]json.RawMessage
+	if err := json.Unmarshal(sent.Body, &b); err != nil {
+		return err
+	}
+	auth, key := sent.Header.Get("Authorization"), sent.Header.Get("Api-Key")
+	_, model := b["model"]
+	switch out {
+	case config.KindAzure:
+		if key != "sk-injected-1234" || auth != "" {
+			return fmt.Errorf("api-key %q and Authorization %q, want the provider's key in api-key alone", key, auth)
+		}
+		if string(b["model"]) != `"`+confModels[out]+`"` {
+			return fmt.Errorf("model %s, want the deployment %s", b["model"], confModels[out])
+		}
+	case "vertex/anthropic", "vertex/google":
+		if !strings.HasPrefix(auth, "Bearer ") || strings.Contains(auth, clientKey) || key != "" {
+			return fmt.Errorf("Authorization %q and api-key %q, want the gateway's own bearer token", auth, key)
+		}
+		if model {
+			return fmt.Errorf("a model in the body; Vertex AI's is in the path")
+		}
+		if v := string(b["anthropic_version"]); out == "vertex/anthropic" && v != `"vertex-2023-10-16"` {
+			return fmt.Errorf("anthropic_version %s, want vertex-2023-10-16", v)
+		}
+	}
+	return nil
 }
 
 // renderConformance writes the table as CONFORMANCE.md.
@@ -834,10 +915,29 @@ this file.
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nAzure OpenAI and Vertex AI as fallbacks of another dialect (the text case):\n\n| column | result |\n|---|---|\n")
+	b.WriteString("\nAzure OpenAI and Vertex AI as fallbacks of another dialect: Azure at its v1 API\n" +
+		"(/openai/v1/chat/completions, the deployment as the model, the key in api-key); Vertex AI under\n" +
+		"the provider's project and region, the publisher picked by the fallback's model (vertex/anthropic:\n" +
+		confModels["vertex/anthropic"] + " at :rawPredict and :streamRawPredict, Anthropic's body without\n" +
+		"\"model\" and with \"anthropic_version\"; vertex/google: " + confModels["vertex/google"] + " at :generateContent and\n" +
+		":streamGenerateContent), signed with the gateway's own token. Each cell also checks that path,\n" +
+		"those credentials and that body on the fake.\n\n")
+	b.WriteString("| column | " + strings.Join(confExtraCases, " | ") + " |\n|---|" + strings.Repeat("---|", len(confExtraCases)) + "\n")
 	for _, x := range extra {
-		na++
-		b.WriteString("| " + x.col + " | " + mark(confResult{ok: true, note: x.note}) + " |\n")
+		b.WriteString("| " + x.col + " |")
+		for _, name := range confExtraCases {
+			r := x.res[name]
+			switch {
+			case !r.ok:
+				fail++
+			case strings.HasPrefix(r.note, "n/a"):
+				na++
+			default:
+				pass++
+			}
+			b.WriteString(" " + mark(r) + " |")
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\nCells: %d pass, %d cannot exist, %d fail.\n", pass, na, fail)
 	if len(notes) > 0 {

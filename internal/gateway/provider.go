@@ -35,6 +35,11 @@ type provider struct {
 	// budget caps the retries to the provider from every route and policy,
 	// across reloads.
 	budget *sluice.RetryBudget
+	// under is the path a translated request's endpoint goes under, after
+	// the base path: a Vertex AI provider's project and location
+	// (/v1/projects/{project}/locations/{region}); "" for any other kind,
+	// or a Vertex AI provider that names no project.
+	under string
 }
 
 // newProvider returns the provider called name: its dialect, its base
@@ -52,6 +57,9 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
 	pv := &provider{name: name, d: d, base: u}
+	if p.Project != "" && p.Region != "" {
+		pv.under = "/v1/projects/" + p.Project + "/locations/" + p.Region
+	}
 	if d.Traits().Signs {
 		newSigner, ok := sh.signers[p.Kind]
 		if !ok {
@@ -76,7 +84,8 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 // fallback of another kind is translated (sluice.Target.Dialect) where
 // the engine translates the pair (sluice.Translates), else refused: it
 // must inject its own key, use a pool or sign, wherever it is, and the
-// request goes to its dialect's endpoint under its base URL.
+// request goes to its dialect's endpoint under its base URL (Vertex AI's
+// under its project's location too, which it must name).
 func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 	from := g.providers[r.Provider]
 	var out []sluice.Target
@@ -93,6 +102,10 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 				return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks %s, not %s like %s, and would receive the clients' keys for %s; set providers.%s.api_key_env",
 					r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name, from.name, to.name)
 			}
+			if to.d == dialect.Vertex && to.under == "" {
+				return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s speaks vertex, whose calls go under /v1/projects/{project}/locations/{region}; set providers.%s.project and region",
+					r.Prefix, i, to.name, to.name)
+			}
 			out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteTranslated(),
 				RetryBudget: to.budget, Signer: to.signer, Dialect: to.d})
 			continue
@@ -108,14 +121,16 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 
 // rewriteTranslated returns the Rewrite of a fallback of another dialect:
 // the engine has set the path of p's dialect's endpoint, which goes under
-// p's base URL, with p's key (every credential the request carried
-// dropped), or none when p signs or a pool's key is put on later.
+// p's base URL (and, for Vertex AI, its project's location: p.under),
+// with p's key in its dialect's header (Azure's api-key, …; every
+// credential the request carried dropped), or none when p signs or a
+// pool's key is put on later.
 func (p *provider) rewriteTranslated() func(*http.Request) {
 	return func(r *http.Request) {
 		u := *p.base
-		u.Path = p.base.Path + r.URL.Path
+		u.Path = p.base.Path + p.under + r.URL.Path
 		if r.URL.RawPath != "" {
-			u.RawPath = p.base.EscapedPath() + r.URL.RawPath
+			u.RawPath = p.base.EscapedPath() + p.under + r.URL.RawPath
 		}
 		u.RawQuery = r.URL.RawQuery
 		r.URL, r.Host = &u, u.Host

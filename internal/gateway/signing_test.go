@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,19 +184,43 @@ func TestSigningFallback(t *testing.T) {
 	}
 }
 
-// A fallback must speak the primary's dialect: the gateway compares the
-// dialects, not their names (a config that mixes kinds is refused before,
-// by its validation; these are not validated).
+// A fallback must speak the primary's dialect, or one the engine
+// translates the primary's calls for: the gateway compares the dialects,
+// not their names (a config that mixes kinds is refused before, by its
+// validation; these are not validated).
 func TestFallbackDialectMustMatch(t *testing.T) {
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
 	cfg.Providers["other"] = config.Provider{Kind: config.KindAzure, BaseURL: "https://other.example", APIKeyEnv: "K", MaxConcurrent: 8}
 	cfg.Routes[0].Fallbacks = []config.Target{{Provider: "other", Model: "m"}}
 	getenv := func(string) string { return "k" }
-	_, err := New(cfg, Options{Getenv: getenv})
-	if err == nil || !strings.Contains(err.Error(), "provider other speaks azure, not openai") {
+	// Vertex AI's calls are translated for no other dialect.
+	vx := *cfg
+	vx.Providers = maps.Clone(cfg.Providers)
+	vx.Providers["vx"] = config.Provider{Kind: "vertex", BaseURL: "https://vertex.example", MaxConcurrent: 8}
+	vx.Routes = slices.Clone(cfg.Routes)
+	vx.Routes[0].Provider = "vx"
+	_, err := New(&vx, signing(Options{Getenv: getenv}, "vertex", &signingDialect{Dialect: dialect.Vertex, built: &signerLog{}}))
+	if err == nil || !strings.Contains(err.Error(), "provider other speaks azure, not vertex") {
 		t.Errorf("err = %v, want a refusal naming both dialects", err)
 	}
+	// Vertex AI takes OpenAI's calls translated under a project's
+	// location, which a provider without its project cannot give.
+	vx = *cfg
+	vx.Providers = maps.Clone(cfg.Providers)
+	vx.Providers["other"] = config.Provider{Kind: "vertex", BaseURL: "https://vertex.example", Region: "us-east5", MaxConcurrent: 8}
+	stub := &signingDialect{Dialect: dialect.Vertex, built: &signerLog{}}
+	o := Options{Getenv: getenv, Signers: map[string]func(dialect.SignerOptions) (dialect.Signer, error){"vertex": stub.newSigner}}
+	_, err = New(&vx, o)
+	if err == nil || !strings.Contains(err.Error(), "provider other speaks vertex, whose calls go under /v1/projects/{project}/locations/{region}; set providers.other.project") {
+		t.Errorf("err = %v, want a refusal naming the project", err)
+	}
+	vx.Providers["other"] = config.Provider{Kind: "vertex", BaseURL: "https://vertex.example", Region: "us-east5", Project: "p1", MaxConcurrent: 8}
+	g, err := New(&vx, o)
+	if err != nil {
+		t.Fatalf("a vertex fallback with its project: %v", err)
+	}
+	g.Close()
 	// A dialect that signs OpenAI's requests is not OpenAI's, though it
 	// bears its name.
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
@@ -204,7 +229,7 @@ func TestFallbackDialectMustMatch(t *testing.T) {
 		t.Errorf("err = %v, want a refusal", err)
 	}
 	// The same dialect is taken.
-	g, err := New(cfg, Options{Getenv: getenv, Dialects: func(string) (dialect.Dialect, bool) { return dialect.OpenAI, true }})
+	g, err = New(cfg, Options{Getenv: getenv, Dialects: func(string) (dialect.Dialect, bool) { return dialect.OpenAI, true }})
 	if err != nil {
 		t.Fatalf("one dialect for both: %v", err)
 	}
