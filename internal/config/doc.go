@@ -151,8 +151,8 @@
 //	                [true]. A target, the route's provider (when a fallback follows) or
 //	                a fallback, whose model cannot take a request is skipped without a
 //	                call (log: skipped: <reason>); its context is checked against the
-//	                request's words, never more than its tokens, so only a request that
-//	                surely does not fit is skipped
+//	                request's words, fewer than its tokens in the public tokenizers, so
+//	                only a request that surely does not fit is skipped
 //
 // routes, a list [/openai to openai and /anthropic to
 // anthropic, both interactive]:

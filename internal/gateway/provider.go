@@ -2,13 +2,16 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/awssign"
+	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/dialect/googleauth"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/scrub"
@@ -35,6 +38,9 @@ type provider struct {
 	// budget caps the retries to the provider from every route and policy,
 	// across reloads.
 	budget *sluice.RetryBudget
+	// models are what its models can take (providers.X.models); nil when
+	// none is declared.
+	models []sluice.ModelLimits
 }
 
 // newProvider returns the provider called name: its dialect, its base
@@ -51,7 +57,7 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 	if !ok {
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
-	pv := &provider{name: name, d: d, base: u}
+	pv := &provider{name: name, d: d, base: u, models: modelLimits(p.Models)}
 	if d.Traits().Signs {
 		newSigner, ok := sh.signers[p.Kind]
 		if !ok {
@@ -69,6 +75,26 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 		}
 	}
 	return pv, nil
+}
+
+// modelLimits returns a provider's declarations of its models as the
+// engine reads them, by name; nil when there are none.
+func modelLimits(ms map[string]config.ModelLimits) []sluice.ModelLimits {
+	var out []sluice.ModelLimits
+	for _, name := range slices.Sorted(maps.Keys(ms)) {
+		m := ms[name]
+		l := sluice.ModelLimits{Model: name, Context: m.Context, Output: m.Output}
+		for _, c := range []struct {
+			takes bool
+			f     chat.Feature
+		}{{m.Tools, chat.FeatureTools}, {m.Images, chat.FeatureImages}, {m.JSONSchema, chat.FeatureJSONSchema}} {
+			if !c.takes {
+				l.Lacks = append(l.Lacks, c.f)
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // fallbacks returns a route's fallback targets. A fallback on another host
@@ -94,14 +120,14 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 					r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name, from.name, to.name)
 			}
 			out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteTranslated(),
-				RetryBudget: to.budget, Signer: to.signer, Dialect: to.d})
+				RetryBudget: to.budget, Signer: to.signer, Dialect: to.d, Models: to.models})
 			continue
 		}
 		if to.key == "" && !to.pool && to.signer == nil && to.base.Host != from.base.Host {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
 		}
 		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
-			RetryBudget: to.budget, Signer: to.signer})
+			RetryBudget: to.budget, Signer: to.signer, Models: to.models})
 	}
 	return out, nil
 }
