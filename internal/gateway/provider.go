@@ -35,12 +35,12 @@ type provider struct {
 	// dialect that signs (dialect.Traits.Signs); nil for one that takes a
 	// key.
 	signer dialect.Signer
-	// budget caps the retries to the provider from every route and policy,
-	// across reloads.
-	budget *sluice.RetryBudget
 	// models are what its models can take (providers.X.models); nil when
 	// none is declared.
 	models []sluice.ModelLimits
+	// budget caps the retries to the provider from every route and policy,
+	// across reloads.
+	budget *sluice.RetryBudget
 }
 
 // newProvider returns the provider called name: its dialect, its base
@@ -57,7 +57,7 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 	if !ok {
 		return nil, fmt.Errorf("gateway: providers.%s.kind: %q is no dialect Sluice speaks", name, p.Kind)
 	}
-	pv := &provider{name: name, d: d, base: u, models: modelLimits(p.Models)}
+	pv := &provider{name: name, d: d, base: u}
 	if d.Traits().Signs {
 		newSigner, ok := sh.signers[p.Kind]
 		if !ok {
@@ -74,6 +74,7 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 			return nil, fmt.Errorf("gateway: providers.%s.api_key_env names $%s, which is empty (export the key, or remove api_key_env to pass clients' keys through)", name, p.APIKeyEnv)
 		}
 	}
+	pv.models = modelLimits(p.Models)
 	return pv, nil
 }
 
@@ -102,7 +103,8 @@ func modelLimits(ms map[string]config.ModelLimits) []sluice.ModelLimits {
 // fallback of another kind is translated (sluice.Target.Dialect) where
 // the engine translates the pair (sluice.Translates), else refused: it
 // must inject its own key, use a pool or sign, wherever it is, and the
-// request goes to its dialect's endpoint under its base URL.
+// request goes to its dialect's endpoint under its base URL. Each target
+// carries what its provider declares of its models (sluice.Target.Models).
 func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 	from := g.providers[r.Provider]
 	var out []sluice.Target
@@ -120,14 +122,17 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 					r.Prefix, i, to.name, to.d.Kind(), from.d.Kind(), from.name, from.name, to.name)
 			}
 			out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteTranslated(),
-				RetryBudget: to.budget, Signer: to.signer, Dialect: to.d, Models: to.models})
+				RetryBudget: to.budget, Signer: to.signer, Dialect: to.d})
 			continue
 		}
 		if to.key == "" && !to.pool && to.signer == nil && to.base.Host != from.base.Host {
 			return nil, fmt.Errorf("gateway: route %s: fallbacks[%d]: provider %s would receive the clients' keys for %s; set providers.%s.api_key_env", r.Prefix, i, to.name, from.name, to.name)
 		}
 		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
-			RetryBudget: to.budget, Signer: to.signer, Models: to.models})
+			RetryBudget: to.budget, Signer: to.signer})
+	}
+	for i := range out {
+		out[i].Models = g.providers[out[i].Provider].models // what its models can take, whatever its dialect
 	}
 	return out, nil
 }
