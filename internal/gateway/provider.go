@@ -103,8 +103,7 @@ func modelLimits(ms map[string]config.ModelLimits) []sluice.ModelLimits {
 // fallback of another kind is translated (sluice.Target.Dialect) where
 // the engine translates the pair (sluice.Translates), else refused: it
 // must inject its own key, use a pool or sign, wherever it is, and the
-// request goes to its dialect's endpoint under its base URL. Each target
-// carries what its provider declares of its models (sluice.Target.Models).
+// request goes to its dialect's endpoint under its base URL.
 func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 	from := g.providers[r.Provider]
 	var out []sluice.Target
@@ -131,8 +130,8 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
 			RetryBudget: to.budget, Signer: to.signer})
 	}
-	for i := range out {
-		out[i].Models = g.providers[out[i].Provider].models // what its models can take, whatever its dialect
+	for i := range out { // each target carries what its provider declares of its models, whatever its dialect
+		out[i].Models = g.providers[out[i].Provider].models
 	}
 	return out, nil
 }
