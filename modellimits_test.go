@@ -3,6 +3,7 @@ package sluice
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -352,5 +353,29 @@ func TestModelLimitsEstimate(t *testing.T) {
 		if got := estimateTokens(&tt.r); got != tt.want {
 			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// A Gemini client names its output limit inside generationConfig, which
+// the Transport's scan does not read: the chat model's reading counts.
+func TestModelLimitsGeminiOutput(t *testing.T) {
+	small, big := fake.NewServer("200"), fake.NewServer("200")
+	t.Cleanup(small.Close)
+	t.Cleanup(big.Close)
+	sm := to("small", "gemini-small", nil, small.URL)
+	sm.Models = []ModelLimits{{Model: "gemini-small", Output: 1024}}
+	r := newXLRig(t, dialect.Gemini, "/v1beta/models/gemini-2.5-flash:generateContent", sm, to("big", "gemini-big", nil, big.URL))
+	const body = `{"contents":[{"role":"user","parts":[{"text":"Write a long story."}]}],"generationConfig":{"maxOutputTokens":%d}}`
+	resp, got := r.post(t, fmt.Sprintf(body, 2048))
+	if resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "big" || small.Provider.Calls() != 0 {
+		t.Fatalf("status %d from %s, small's calls %d: %s; want big's answer, small skipped", resp.StatusCode,
+			resp.Header.Get("Sluice-Provider"), small.Provider.Calls(), got)
+	}
+	if l := attemptLines(t, r.logs)[1]; l.Error != "skipped: sluice: the request asks for up to 2048 output tokens; model gemini-small is declared to write at most 1024" {
+		t.Errorf("small's line: %s %q", l.Outcome, l.Error)
+	}
+	r.tr = &Transport{Policy: r.tr.Policy, Provider: "primary", Dialect: dialect.Gemini, Log: NewAttemptLog(&lockedBuffer{}), Fallbacks: r.tr.Fallbacks}
+	if resp, got = r.post(t, fmt.Sprintf(body, 512)); resp.Header.Get("Sluice-Provider") != "small" || small.Provider.Calls() != 1 {
+		t.Errorf("512 tokens: status %d from %s: %s; want small's answer", resp.StatusCode, resp.Header.Get("Sluice-Provider"), got)
 	}
 }
