@@ -272,6 +272,7 @@ func (c *call) aim(i int) {
 			}
 		}
 	}
+	c.fit(i) // what its model can take (modellimits.go)
 	c.brk = t.Breaker(t.BreakerName(c.provider, c.model))
 	c.dropToken()
 	c.budget = budget
@@ -286,8 +287,11 @@ func (c *call) dropToken() {
 	}
 }
 
-// hasNext reports whether a fallback follows the current target.
-func (c *call) hasNext() bool { return c.target < len(c.t.Fallbacks) }
+// hasNext reports whether a fallback follows the current target: none
+// after the primary called after all, every fallback skipped (anyway).
+func (c *call) hasNext() bool {
+	return c.target < len(c.t.Fallbacks) && (c.xs == nil || !c.xs.anyway)
+}
 
 // shouldFallBack says whether a failure the current target will not get
 // past may pass on the next: a retryable failure whose attempts ran out, or

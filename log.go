@@ -109,9 +109,10 @@ const (
 	OutcomeClientCancel    Outcome = "client_cancel"
 	OutcomeStreamStalled   Outcome = "stream_stalled"
 
-	// OutcomeSkipped is a fallback target of another dialect skipped
-	// without a call: the request asks what its dialect cannot express.
-	// The line's error is "skipped: " and the reason.
+	// OutcomeSkipped is a target skipped without a call: the request
+	// asks what its dialect cannot express (a fallback of another
+	// dialect), or what its model cannot take (Transport.Models). The
+	// line's error is "skipped: " and the reason.
 	OutcomeSkipped Outcome = "skipped"
 
 	// OutcomeResumed is an attempt whose stream broke after its answer

@@ -151,11 +151,12 @@ type translation struct {
 }
 
 // SkippedError is why a fallback target was skipped without a call: the
-// request asks what the target's dialect cannot express.
+// request asks what the target's dialect cannot express, or what its
+// model cannot take (Transport.Models).
 type SkippedError struct {
 	// Provider is the target's.
 	Provider string
-	// Err is the reason, wrapping chat.ErrUnsupported.
+	// Err is the reason: wrapping chat.ErrUnsupported, or a *LimitError.
 	Err error
 }
 
@@ -237,6 +238,9 @@ func (c *call) skip(n int) bool {
 		return true
 	}
 	if c.last == nil && c.lastErr == nil {
+		if c.anyway() { // the primary, skipped by its declared limits, called after all
+			return true
+		}
 		c.lastErr = &SkippedError{Provider: c.provider, Err: err}
 	}
 	return false
@@ -347,6 +351,10 @@ type xlState struct {
 	xl    *translation  // how the current target is translated; nil when it speaks the call's dialect
 	skip  error         // why the current target cannot take the request; nil when it can
 	rs    *chatStream   // the caller's stream, when written by its codec (chatstream.go); nil when not
+
+	// The primary's declared limits (modellimits.go): they had it skipped;
+	// it is called after all, every other target skipped.
+	limited, anyway bool
 
 	// Hedging (hedge.go).
 	lose      context.CancelCauseFunc // cancels the call's attempts when the other call of its hedge won

@@ -99,6 +99,18 @@ type Transport struct {
 	// Timeout.Total. Each target has its own breaker.
 	Fallbacks []Target
 
+	// Models declares what the Provider's models can take (ModelLimits):
+	// a target, the primary or a fallback, whose model cannot take the
+	// request is skipped without a call, with one log line
+	// (OutcomeSkipped, its error "skipped: " and a *LimitError's reason),
+	// and the call goes on to the next. The primary is checked only when
+	// a fallback follows it; when it was skipped and no target was called
+	// after it, every fallback skipped too, it is called after all, so
+	// that the client gets its own answer. The request is read for it
+	// (into the chat model, once per call) only when the target's model
+	// has a declaration. If nil, none: nothing is read or skipped.
+	Models []ModelLimits
+
 	// KeepShouldRetry, if true, hands the provider's x-should-retry header
 	// back as it came. If false (the default), every response RoundTrip
 	// returns carries x-should-retry: false, since it comes after this
@@ -222,6 +234,12 @@ type Target struct {
 	// Anthropic, Gemini, Vertex AI and Bedrock targets. If nil, the
 	// target speaks the call's dialect.
 	Dialect dialect.Dialect
+
+	// Models declares what the target's provider's models can take, as
+	// Transport.Models does for the primary's: a request its Model (else
+	// the request's) cannot take skips the target without a call. If nil,
+	// the Transport's Models when Provider is empty, else none.
+	Models []ModelLimits
 }
 
 // NewClient returns an *http.Client whose Transport applies p.
@@ -384,7 +402,7 @@ func (t *Transport) Send(req *http.Request, b Body) (*http.Response, error) {
 // send admits the call under the Limiter and the Meter, then runs it.
 func (c *call) send(req *http.Request, b Body) (*http.Response, error) {
 	t := c.t
-	if t.Limiter != nil { // the wait comes before the money is held
+	if t.Limiter != nil && (c.xs == nil || c.xs.skip == nil) { // the wait comes before the money is held; a primary skipped takes no slot (run's first attempt takes one)
 		if err := c.admit(); err != nil {
 			c.end()
 			return nil, err

@@ -181,6 +181,27 @@ type Provider struct {
 	// validated; refused on a kind that sends a key. If empty, the
 	// standard chain (Application Default Credentials, the AWS chain).
 	CredentialsFile string `yaml:"credentials_file"`
+
+	// Models declares what some of the provider's models can take, by
+	// model: its name, or a name ending in '*' for every model that starts
+	// with the rest (its own name wins, then the longest such prefix). A
+	// target whose model cannot take a request is skipped without a call
+	// (sluice.Transport.Models). If empty, none.
+	Models map[string]ModelLimits `yaml:"models"`
+}
+
+// ModelLimits is what one of a provider's models can take.
+type ModelLimits struct {
+	// Context is its context window, Output its most output tokens. If
+	// zero, not declared.
+	Context int64 `yaml:"context,tokens"`
+	Output  int64 `yaml:"output,tokens"`
+
+	// Tools (tool definitions, calls and results), Images and JSONSchema
+	// (a JSON schema for the answer) say what it takes. Default true.
+	Tools      bool `yaml:"tools"`
+	Images     bool `yaml:"images"`
+	JSONSchema bool `yaml:"json_schema"`
 }
 
 // PoolKey is one key of a provider's pool.

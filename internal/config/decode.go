@@ -77,6 +77,7 @@ type slot struct {
 //
 //	size        a byte count: 1024, 512KiB, 20MiB, 1GiB
 //	count       a whole number of at least 1
+//	tokens      a count of tokens, at least 1
 //	share       a fraction (0.2) or a percentage (20%)
 //	off         with share: also off, stored as -1
 //	allow       a bool written allow (true) or refuse (false)

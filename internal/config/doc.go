@@ -149,6 +149,16 @@
 //	max_concurrent  [1024] calls in flight to the provider, counted across the processes
 //	                sharing the state; beyond it a call waits for a slot (at most its
 //	                policy's max_queue), then gets 429 rate_limited
+//	models.MODEL    [none] what the provider's model MODEL can take (a name ending in *
+//	                covers every model that starts with the rest; its own name wins, then
+//	                the longest such prefix, whole): context, its window, and output, its
+//	                most output tokens [not declared], at least 1; tools (definitions,
+//	                calls, results), images and json_schema (a schema for the answer)
+//	                [true]. A target, the route's provider (when a fallback follows) or
+//	                a fallback, whose model cannot take a request is skipped without a
+//	                call (log: skipped: <reason>); its context is checked against the
+//	                request's words, fewer than its tokens in the public tokenizers, so
+//	                only a request that surely does not fit is skipped
 //
 // routes, a list [/openai to openai and /anthropic to
 // anthropic, both interactive]:
@@ -251,8 +261,9 @@
 // budget without a positive limit, a known period or scope, an
 // api_key_env on a listen address off loopback without auth.keys, a kind
 // that is not a dialect's, a region that does not look like one, a
-// credentials_file that cannot be read, and either on a kind that sends a
-// key. Messages never show a token, a key or a URL's password.
+// credentials_file that cannot be read, either on a kind that sends a
+// key, and a model's declaration with a '*' inside its name or a size
+// below 1. Messages never show a token, a key or a URL's password.
 // Config.Warnings lists what is allowed but likely a mistake.
 //
 // # Worst case

@@ -42,6 +42,8 @@ func fresh(t reflect.Type, name string) reflect.Value {
 		}
 	case *PoolKey:
 		p.Weight = 1
+	case *ModelLimits:
+		*p = ModelLimits{Tools: true, Images: true, JSONSchema: true}
 	case *Route:
 		*p = Route{Policy: "interactive", RetrySafe: true}
 	case *sluice.Policy: // nightly for nightly, interactive for any other name

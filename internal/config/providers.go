@@ -41,7 +41,26 @@ func checkProvider(name string, pr Provider) error {
 		checkBaseURL(key(path, "base_url"), pr.BaseURL),
 		envName(key(path, "api_key_env"), pr.APIKeyEnv, "OPENAI_API_KEY"),
 		checkPool(key(path, "api_keys_env"), pr),
-		atLeast1(key(path, "max_concurrent"), pr.MaxConcurrent, "default "+strconv.Itoa(DefaultMaxConcurrent)))
+		atLeast1(key(path, "max_concurrent"), pr.MaxConcurrent, "default "+strconv.Itoa(DefaultMaxConcurrent)),
+		checkModels(key(path, "models"), pr.Models))
+}
+
+// checkModels checks a provider's declarations of its models at p: each
+// a model's name, or one that '*' ends, and no size below 0 (0 is none).
+func checkModels(p string, ms map[string]ModelLimits) error {
+	return byName(ms, func(model string, m ModelLimits) error {
+		mp, stem := key(p, model), strings.TrimSuffix(model, "*")
+		size := func(k string, n int64, eg string) error {
+			return refuse(n < 0, key(mp, k), "%d: must be at least 1 token (e.g. %s), or left out when not known", n, eg)
+		}
+		switch {
+		case model == "":
+			return errf(p, "an empty model name; name the model, e.g. gpt-4o-mini, or gpt-4o* for every model that starts with gpt-4o")
+		case strings.Contains(stem, "*"):
+			return errf(mp, "'*' may only end a name, as in gpt-4o*")
+		}
+		return cmp.Or(size("context", m.Context, "128000"), size("output", m.Output, "16384"))
+	})
 }
 
 // projectRE is what a Google Cloud project looks like in a path: its id

@@ -52,9 +52,12 @@ func setScalar(v reflect.Value, n *yaml.Node, path, opts string) error {
 			return bad("%s is not a number (write e.g. 0.15)")
 		}
 		v.SetFloat(f)
-	case has(opts, "count"):
+	case has(opts, "count"), has(opts, "tokens"):
 		var i int64
 		if tag != "!!int" || n.Decode(&i) != nil || i < 1 {
+			if has(opts, "tokens") {
+				return bad("%s is not a count of tokens of at least 1 (write e.g. 128000, or leave it out when not known)")
+			}
 			return bad("%s is not a whole number of at least 1 (write e.g. 120)")
 		}
 		v.SetInt(i)

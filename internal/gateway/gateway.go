@@ -347,6 +347,7 @@ func (g *Gateway) transport(rt *route, pol sluice.Policy) *sluice.Transport {
 		RetryBudget: rt.provider.budget,
 		Dialect:     rt.provider.d,
 		Signer:      rt.provider.signer,
+		Models:      rt.provider.models,
 		Log:         g.log,
 		Observe:     g.observer(rt, &pol),
 		// A JSON answer is read whole inside its attempt: a stall or cut is

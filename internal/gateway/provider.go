@@ -2,13 +2,16 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/dialect/awssign"
+	"github.com/sluice-llm/sluice/dialect/chat"
 	"github.com/sluice-llm/sluice/dialect/googleauth"
 	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/scrub"
@@ -32,6 +35,9 @@ type provider struct {
 	// dialect that signs (dialect.Traits.Signs); nil for one that takes a
 	// key.
 	signer dialect.Signer
+	// models are what its models can take (providers.X.models); nil when
+	// none is declared.
+	models []sluice.ModelLimits
 	// budget caps the retries to the provider from every route and policy,
 	// across reloads.
 	budget *sluice.RetryBudget
@@ -76,7 +82,28 @@ func (sh *shared) newProvider(name string, p config.Provider) (*provider, error)
 			return nil, fmt.Errorf("gateway: providers.%s.api_key_env names $%s, which is empty (export the key, or remove api_key_env to pass clients' keys through)", name, p.APIKeyEnv)
 		}
 	}
+	pv.models = modelLimits(p.Models)
 	return pv, nil
+}
+
+// modelLimits returns a provider's declarations of its models as the
+// engine reads them, by name; nil when there are none.
+func modelLimits(ms map[string]config.ModelLimits) []sluice.ModelLimits {
+	var out []sluice.ModelLimits
+	for _, name := range slices.Sorted(maps.Keys(ms)) {
+		m := ms[name]
+		l := sluice.ModelLimits{Model: name, Context: m.Context, Output: m.Output}
+		for _, c := range []struct {
+			takes bool
+			f     chat.Feature
+		}{{m.Tools, chat.FeatureTools}, {m.Images, chat.FeatureImages}, {m.JSONSchema, chat.FeatureJSONSchema}} {
+			if !c.takes {
+				l.Lacks = append(l.Lacks, c.f)
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // fallbacks returns a route's fallback targets. A fallback on another host
@@ -115,6 +142,9 @@ func (g *Gateway) fallbacks(r config.Route) ([]sluice.Target, error) {
 		}
 		out = append(out, sluice.Target{Provider: to.name, Model: f.Model, Rewrite: to.rewriteFrom(from),
 			RetryBudget: to.budget, Signer: to.signer})
+	}
+	for i := range out { // each target carries what its provider declares of its models, whatever its dialect
+		out[i].Models = g.providers[out[i].Provider].models
 	}
 	return out, nil
 }
