@@ -241,6 +241,14 @@ func TestModelLimitsTranslatedTarget(t *testing.T) {
 		t.Errorf("a request it can take: status %d (%s): %s; want anthropic's answer, translated", resp.StatusCode,
 			resp.Header.Get("Sluice-Translated"), got)
 	}
+	// A request that names no output limit is given the model's declared
+	// one, when less than the default Anthropic needs one of.
+	r.tr.Fallbacks[0].Models[0].Output = 1000
+	r.post(t, strings.Replace(limitTools, `"max_tokens":64,`, "", 1))
+	reqs := anthropic.Provider.Requests()
+	if sent := string(reqs[len(reqs)-1].Body); !strings.Contains(sent, `"max_tokens":1000`) {
+		t.Errorf("sent %s, want max_tokens 1000, the declared output", sent)
+	}
 }
 
 // A fallback of the Transport's own provider (Provider empty) takes the

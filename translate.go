@@ -121,7 +121,8 @@ func vertexBody(body []byte) []byte {
 
 // DefaultTranslatedMaxTokens is the output limit a request that names
 // none is given when it is translated for an API that requires one
-// (Anthropic Messages' max_tokens). A longer answer stops with the
+// (Anthropic Messages' max_tokens), or the model's declared Output
+// (ModelLimits) when that is less. A longer answer stops with the
 // client's max-tokens stop reason; send max_tokens to allow more.
 const DefaultTranslatedMaxTokens = 4096
 
@@ -191,6 +192,9 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	cr.Model = model
 	if cr.MaxTokens == 0 && to == chat.Anthropic {
 		cr.MaxTokens = DefaultTranslatedMaxTokens // Anthropic requires one; OpenAI and Gemini clients often send none
+		if lim := limitsOf(c.t.modelsOf(c.target), model); lim != nil && lim.Output > 0 {
+			cr.MaxTokens = min(cr.MaxTokens, lim.Output) // no more than the model is declared to write
+		}
 	}
 	cr.IncludeUsage = cr.Stream // the target's usage, for the Meter and the client (its encoder writes it as the client asked)
 	claudeOnVertex := tg.Dialect == dialect.Vertex && to == chat.Anthropic
