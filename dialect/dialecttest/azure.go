@@ -20,7 +20,7 @@ var Azure = Speaker{
 				`,"messages":[{"role":"user","content":"hi"}]}`}
 	},
 	KeyHeader:   "Api-Key",
-	Scripts:     OpenAI.Scripts, // the fake answers Azure as OpenAI, in Azure's words
+	Scripts:     azureScripts(), // the fake answers Azure as OpenAI, in Azure's words
 	InvalidType: OpenAI.InvalidType,
 	Answer:      openAIAnswer,
 	Stream:      openAIStream,
@@ -42,3 +42,12 @@ var Azure = Speaker{
 // azureDeployments is the path under which Azure OpenAI names the
 // deployment.
 const azureDeployments = "/openai/deployments/"
+
+// azureScripts are OpenAI's, but for a stream cut or stalled after its
+// two pieces: Azure's streams begin with the prompt's filter results, an
+// event before OpenAI's role chunk.
+func azureScripts() Scripts {
+	s := OpenAI.Scripts
+	s.Cut, s.Stall = "stream:cut-after=4", "stream:stall-after=4"
+	return s
+}
