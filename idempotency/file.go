@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,7 +94,7 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 		return nil, errors.New("idempotency: empty answers directory")
 	}
 	if !fileStoreSupported {
-		return nil, flock(nil, true)
+		return nil, flock(-1, true)
 	}
 	for _, d := range []string{dir, filepath.Join(dir, ".locks")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -138,7 +137,12 @@ func (f *File) Close() error {
 // checkID refuses an ID that is not Key.ID's 64 hex digits: the only names
 // the store makes files of.
 func checkID(id string) error {
-	if len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
+	ok := len(id) == 64
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+	}
+	if !ok {
 		return fmt.Errorf("idempotency: store id %q is not a Key.ID", id)
 	}
 	return nil
@@ -161,12 +165,12 @@ func (f *File) transformShard(i int, change func(s *shard, t *table) error) (err
 		if err != nil {
 			return fmt.Errorf("idempotency: open lock file: %w", err)
 		}
-		s.t.f = lf
+		s.t.f, s.t.fd = lf, int(lf.Fd())
 	}
-	if err := flock(s.t.f, true); err != nil {
+	if err := flock(s.t.fd, true); err != nil {
 		return fmt.Errorf("idempotency: lock: %w", err)
 	}
-	defer flock(s.t.f, false)
+	defer flock(s.t.fd, false)
 	defer func() {
 		if errors.Is(err, errCut) { // map it again, and read the log again, next time
 			s.t.unmap()

@@ -39,6 +39,7 @@ import (
 // mapped again. Lock files grow, a page at a time, and never shrink.
 type table struct {
 	f   *os.File
+	fd  int     // f's descriptor, which flock takes
 	mem []byte  // the lock file, mapped shared; nil before the first step
 	n   int     // marks
 	log logHead // the log's generation and committed length

@@ -9,14 +9,15 @@ import (
 
 const fileStoreSupported = true
 
-// flock takes (or, with !on, lets go of) the exclusive flock of f.
-func flock(f *os.File, on bool) error {
+// flock takes (or, with !on, lets go of) the exclusive flock of the open
+// file fd.
+func flock(fd int, on bool) error {
 	how := syscall.LOCK_UN
 	if on {
 		how = syscall.LOCK_EX
 	}
 	for {
-		if err := syscall.Flock(int(f.Fd()), how); err != syscall.EINTR {
+		if err := syscall.Flock(fd, how); err != syscall.EINTR {
 			return err
 		}
 	}
