@@ -18,7 +18,8 @@ type FileOptions struct {
 	// MaxAnswer is the largest answer body Keep keeps, in bytes. If zero,
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
-	// MaxBytes bounds the bytes the answer logs take together; past it a
+	// MaxBytes bounds the bytes the answer logs' records take together
+	// (each log runs in zeros up to 64 KiB past them); past it a
 	// sweep drops the answers expiring first (with one ttl: the oldest)
 	// down to nine tenths of it, never a mark. If zero,
 	// DefaultMaxBytes (512 MiB).
@@ -38,15 +39,17 @@ type FileOptions struct {
 // unlock, as lockedfile.Transform does), which is held for a few system
 // calls and never across a call. The lock file is mapped shared, so the
 // table is read and changed in memory: a step's system calls are the
-// flock's two and those of the log (Keep's one write of its answer, a
-// replay's one read); a change is whole or absent even when its process
-// is killed in the middle of it. Keep
-// appends the answer to the log as one record and commits it by the
-// table's change, so a reader sees the whole answer or none, and no
+// flock's two and a replay's one read; a change is whole or absent even
+// when its process is killed in the middle of it. Keep
+// appends the answer to the log as one record, copied into a mapped
+// window at the log's end (a write call only when the window moves on,
+// every 64 KiB, or for a record that does not fit it), and commits it by
+// the table's change, so a reader sees the whole answer or none, and no
 // answer costs a file of its own: creating one cost more than the rest
-// of a call. Each process indexes the logs it reads (ID to offset,
-// reading only the records' heads, and only those appended since it last
-// looked), so Begin finds a kept answer with a map lookup and one read. A
+// of a call. A log runs in zeros up to 64 KiB past its last record.
+// Each process indexes the logs it reads (ID to offset, reading only the
+// records' heads, and only those appended since it last looked), so Begin
+// finds a kept answer with a map lookup and one read. A
 // table that fails its checksum (a power cut mid-write) reads as holding
 // no marks, and its log is found again by reading it. A lock file takes
 // a page at least (4 KiB), more while its shard holds more than 28 marks;
@@ -82,6 +85,7 @@ type shard struct {
 	mu    sync.Mutex
 	t     table // the lock file and the table it holds
 	log   *os.File
+	win   window  // where records are appended to log
 	head  logHead // the log open and how far index has read it
 	index map[[32]byte]entry
 	rec   []byte // what a record is encoded into
@@ -123,11 +127,10 @@ func (f *File) Close() error {
 		s := &f.locks[i]
 		s.mu.Lock()
 		s.t.unmap()
-		for _, lf := range []**os.File{&s.t.f, &s.log} {
-			if *lf != nil {
-				(*lf).Close()
-				*lf = nil
-			}
+		s.closeLog()
+		if s.t.f != nil {
+			s.t.f.Close()
+			s.t.f = nil
 		}
 		s.mu.Unlock()
 	}
@@ -174,6 +177,7 @@ func (f *File) transformShard(i int, change func(s *shard, t *table) error) (err
 	defer func() {
 		if errors.Is(err, errCut) { // map it again, and read the log again, next time
 			s.t.unmap()
+			s.win.unmap()
 			s.head = logHead{gen: ^uint64(0)}
 		}
 	}()

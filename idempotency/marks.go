@@ -79,9 +79,9 @@ var (
 	sentinel    = binary.LittleEndian.Uint64([]byte("SLUIEND1"))
 )
 
-// errCut is the error of a step whose lock file was cut short under its
-// mapping while it ran.
-var errCut = errors.New("idempotency: a lock file was cut short while in use")
+// errCut is the error of a step whose lock file, or answer log, was cut
+// short under its mapping while it ran.
+var errCut = errors.New("idempotency: a lock file or answer log was cut short while in use")
 
 // load brings t up to the table the lock file holds, which the caller has
 // locked: it maps the file again if it grew or was cut, and completes a

@@ -15,4 +15,6 @@ func flock(int, bool) error {
 
 func mmap(*os.File, int) ([]byte, error) { return nil, flock(-1, true) }
 
+func mmapAt(*os.File, int64, int) ([]byte, error) { return nil, flock(-1, true) }
+
 func munmap([]byte) error { return nil }

@@ -28,4 +28,10 @@ func mmap(f *os.File, n int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
 
+// mmapAt maps the n bytes of f from off, a multiple of the page size,
+// shared, for reading and writing.
+func mmapAt(f *os.File, off int64, n int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+}
+
 func munmap(b []byte) error { return syscall.Munmap(b) }
