@@ -19,7 +19,8 @@ type FileOptions struct {
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
 	// MaxBytes bounds the bytes the answer logs' records take together
-	// (each log runs in zeros up to 64 KiB past them); past it a
+	// (each log runs in zeros past them, 16 KiB or up to a quarter of
+	// its length, 64 KiB at most); past it a
 	// sweep drops the answers expiring first (with one ttl: the oldest)
 	// down to nine tenths of it, never a mark. If zero,
 	// DefaultMaxBytes (512 MiB).
@@ -40,16 +41,16 @@ type FileOptions struct {
 // calls and never across a call. The lock file is mapped shared, so the
 // table is read and changed in memory: a step's system calls are the
 // flock's two and a replay's one read; a change is whole or absent even
-// when its process is killed in the middle of it. Keep
-// appends the answer to the log as one record, copied into a mapped
-// window at the log's end (a write call only when the window moves on,
-// every 64 KiB, or for a record that does not fit it), and commits it by
-// the table's change, so a reader sees the whole answer or none, and no
-// answer costs a file of its own: creating one cost more than the rest
-// of a call. A log runs in zeros up to 64 KiB past its last record.
-// Each process indexes the logs it reads (ID to offset, reading only the
-// records' heads, and only those appended since it last looked), so Begin
-// finds a kept answer with a map lookup and one read. A
+// when its process is killed in the middle of it. Keep appends the answer
+// to the log as one record, copied into a mapped window at the log's end
+// (a write call only when the window moves on, every 16 to 64 KiB, or for
+// a record that does not fit it), and commits it by the table's change,
+// so a reader sees the whole answer or none, and no answer costs a file
+// of its own: creating one cost more than the rest of a call. A log runs
+// in zeros past its last record: 16 KiB, or up to a quarter of its length
+// (64 KiB at most). Each process indexes the logs it reads (ID to offset,
+// reading only the records' heads, and only those appended since it last
+// looked), so Begin finds a kept answer with a map lookup and one read. A
 // table that fails its checksum (a power cut mid-write) reads as holding
 // no marks, and its log is found again by reading it. A lock file takes
 // a page at least (4 KiB), more while its shard holds more than 28 marks;

@@ -6,8 +6,8 @@ import (
 )
 
 // A shard appends its records through a window: the part of its log
-// from the page that holds the committed end, windowSize bytes, mapped
-// shared. A record that fits in the window is copied into it, so a Keep
+// from the page that holds the committed end, mapped shared; a quarter of
+// the log's length before it, from 16 KiB to 64 KiB. A record that fits in the window is copied into it, so a Keep
 // makes no system call but its flock's two: the kernel takes a fault at
 // a page's first write (and again once the page was written back), where
 // a write call ran a write's checks and dirtied the file's inode at every
@@ -20,14 +20,24 @@ import (
 // lock file is), so the blocks are the file's before a byte lands in the
 // mapping: a full disk fails that write, and the record is then written
 // with a write call, which fails as it did before, rather than the page
-// faulting. A log thus runs up to windowSize bytes of zeros past its
-// committed end, which no reader reads (they read to the committed end,
-// and a log found again is read to its last whole record). A record that
-// does not fit in a window is written with a write call.
-const windowSize = 64 << 10
+// faulting. A log thus runs in zeros past its committed end, up to 16 KiB
+// or a quarter of its length (64 KiB at most), which no reader reads (they
+// read to the committed end, and a log found again is read to its last
+// whole record). A record that does not fit in a window is written with a
+// write call.
+const (
+	windowMin = 16 << 10
+	windowMax = 64 << 10
+)
+
+// windowLen is the length of a window from at, a multiple of the page
+// size: a quarter of the log before it, in pages, within the bounds.
+func windowLen(at int64) int64 {
+	return min(max(at/4&^int64(os.Getpagesize()-1), windowMin), windowMax)
+}
 
 // zeros is what a log is extended with; it is only read.
-var zeros [windowSize]byte
+var zeros [windowMax]byte
 
 // window is a shard's mapped window on its open log.
 type window struct {
@@ -42,7 +52,7 @@ type window struct {
 func (w *window) put(log *os.File, rec []byte, off int64) bool {
 	if off < w.at || off+int64(len(rec)) > w.at+int64(len(w.mem)) {
 		at := off &^ int64(os.Getpagesize()-1)
-		if off+int64(len(rec)) > at+windowSize || w.remap(log, at) != nil {
+		if off+int64(len(rec)) > at+windowLen(at) || w.remap(log, at) != nil {
 			return false
 		}
 	}
@@ -50,8 +60,8 @@ func (w *window) put(log *os.File, rec []byte, off int64) bool {
 	return true
 }
 
-// remap maps w over the windowSize bytes of log from at, a multiple of
-// the page size, first extending log with zeros to their end.
+// remap maps w over the windowLen(at) bytes of log from at, a multiple
+// of the page size, first extending log with zeros to their end.
 func (w *window) remap(log *os.File, at int64) error {
 	w.unmap()
 	info, err := log.Stat()
@@ -61,12 +71,13 @@ func (w *window) remap(log *os.File, at int64) error {
 	if info.Size() < at { // cut short by someone else: not extended with zeros
 		return fmt.Errorf("idempotency: answer log %s is shorter than its committed end", log.Name())
 	}
-	if end := at + windowSize; info.Size() < end {
+	n := windowLen(at)
+	if end := at + n; info.Size() < end {
 		if _, err := log.WriteAt(zeros[:end-info.Size()], info.Size()); err != nil {
 			return fmt.Errorf("idempotency: extend answer log: %w", err)
 		}
 	}
-	mem, err := mmapAt(log, at, windowSize)
+	mem, err := mmapAt(log, at, int(n))
 	if err != nil {
 		return err
 	}

@@ -294,8 +294,8 @@ func TestFileWindowOutlivesItsWriter(t *testing.T) {
 	writer.cmd.Wait()
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	for _, name := range logs {
-		if fi, err := os.Stat(name); err != nil || fi.Size()%(64<<10) != 0 {
-			t.Errorf("%s: %v, want a log run to its window's end", filepath.Base(name), err)
+		if fi, err := os.Stat(name); err != nil || fi.Size() != 16<<10 {
+			t.Errorf("%s: %v, want a log run in zeros to its first window's end, 16 KiB", filepath.Base(name), err)
 		}
 	}
 	f := openFile(t, dir, idempotency.FileOptions{})
