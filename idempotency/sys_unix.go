@@ -3,7 +3,9 @@
 package idempotency
 
 import (
+	"errors"
 	"os"
+	"runtime"
 	"syscall"
 )
 
@@ -29,8 +31,13 @@ func mmap(f *os.File, n int) ([]byte, error) {
 }
 
 // mmapAt maps the n bytes of f from off, a multiple of the page size,
-// shared, for reading and writing.
+// shared, for reading and writing. Not on OpenBSD, whose mappings and
+// read calls do not share one page cache: a record written in a mapping
+// might not yet be what another process reads.
 func mmapAt(f *os.File, off int64, n int) ([]byte, error) {
+	if runtime.GOOS == "openbsd" {
+		return nil, errors.ErrUnsupported
+	}
 	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
 
