@@ -19,11 +19,10 @@ type FileOptions struct {
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
 	// MaxBytes bounds the bytes the answer logs' records take together
-	// (each log runs in zeros past them, 16 KiB or up to a quarter of
-	// its length, 64 KiB at most); past it a
-	// sweep drops the answers expiring first (with one ttl: the oldest)
-	// down to nine tenths of it, never a mark. If zero,
-	// DefaultMaxBytes (512 MiB).
+	// (each log runs in zeros past them, 16 KiB or up to a quarter of its
+	// length, 64 KiB at most); past it a sweep drops the answers expiring
+	// first (with one ttl: the oldest) down to nine tenths of it, never a
+	// mark. If zero, DefaultMaxBytes (512 MiB).
 	MaxBytes int64
 }
 

@@ -5,16 +5,17 @@ import (
 	"os"
 )
 
-// A shard appends its records through a window: the part of its log
-// from the page that holds the committed end, mapped shared; a quarter of
-// the log's length before it, from 16 KiB to 64 KiB. A record that fits in the window is copied into it, so a Keep
-// makes no system call but its flock's two: the kernel takes a fault at
-// a page's first write (and again once the page was written back), where
-// a write call ran a write's checks and dirtied the file's inode at every
-// record. What the window shows is the page cache, which other processes
-// read and write with read and write calls, or through windows of their
-// own: the table's change, under the same flock, commits the record as it
-// did one written with a write call.
+// A shard appends its records through a window: the part of its log from
+// the page that holds the committed end, mapped shared, as long as a
+// quarter of the log before it, from 16 KiB to 64 KiB. A record that fits
+// in the window is copied into it, so a Keep makes no system call but its
+// flock's two: the kernel takes a fault at a page's first write (and
+// again once the page was written back), where a write call ran a write's
+// checks and dirtied the file's inode at every record. What the window
+// shows is the page cache, which other processes read and write with read
+// and write calls, or through windows of their own: the table's change,
+// under the same flock, commits the record as it did one written with a
+// write call.
 //
 // The log is first extended with written zeros to the window's end (as a
 // lock file is), so the blocks are the file's before a byte lands in the
