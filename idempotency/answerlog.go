@@ -108,8 +108,7 @@ func (f *File) logPath(i int, gen uint64) string {
 // to it).
 func (f *File) syncLog(i int, s *shard, t *table) error {
 	if s.log != nil && (s.head.gen != t.log.gen || t.log.end < s.head.end) {
-		s.log.Close()
-		s.log = nil
+		s.closeLog()
 	}
 	if s.log == nil {
 		clear(s.index)
@@ -211,8 +210,10 @@ func (f *File) appendAnswer(i int, s *shard, t *table, j int, m Mark, a *Answer,
 	}
 	id := binID(m.ID)
 	s.rec = appendRecord(s.rec[:0], id, m.fp, a, now, expires)
-	if _, err := s.log.WriteAt(s.rec, h.end); err != nil {
-		return 0, fmt.Errorf("idempotency: keep answer: %w", err)
+	if !s.win.put(s.log, s.rec, h.end) {
+		if _, err := s.log.WriteAt(s.rec, h.end); err != nil {
+			return 0, fmt.Errorf("idempotency: keep answer: %w", err)
+		}
 	}
 	e := entry{off: h.end, size: int64(len(s.rec)), expires: expires.UnixNano()}
 	if cap(s.rec) > 64<<10 {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,10 +18,11 @@ type FileOptions struct {
 	// MaxAnswer is the largest answer body Keep keeps, in bytes. If zero,
 	// DefaultMaxAnswer (8 MiB).
 	MaxAnswer int64
-	// MaxBytes bounds the bytes the answer logs take together; past it a
-	// sweep drops the answers expiring first (with one ttl: the oldest)
-	// down to nine tenths of it, never a mark. If zero,
-	// DefaultMaxBytes (512 MiB).
+	// MaxBytes bounds the bytes the answer logs' records take together
+	// (each log runs in zeros past them, 16 KiB or up to a quarter of its
+	// length, 64 KiB at most); past it a sweep drops the answers expiring
+	// first (with one ttl: the oldest) down to nine tenths of it, never a
+	// mark. If zero, DefaultMaxBytes (512 MiB).
 	MaxBytes int64
 }
 
@@ -39,13 +39,15 @@ type FileOptions struct {
 // unlock, as lockedfile.Transform does), which is held for a few system
 // calls and never across a call. The lock file is mapped shared, so the
 // table is read and changed in memory: a step's system calls are the
-// flock's two and those of the log (Keep's one write of its answer, a
-// replay's one read); a change is whole or absent even when its process
-// is killed in the middle of it. Keep
-// appends the answer to the log as one record and commits it by the
-// table's change, so a reader sees the whole answer or none, and no
-// answer costs a file of its own: creating one cost more than the rest
-// of a call. Each process indexes the logs it reads (ID to offset,
+// flock's two and a replay's one read; a change is whole or absent even
+// when its process is killed in the middle of it. Keep appends the answer
+// to the log as one record, copied into a mapped window at the log's end
+// (a write call only when the window moves on, every 16 to 64 KiB, or for
+// a record that does not fit it), and commits it by the table's change,
+// so a reader sees the whole answer or none, and no answer costs a file
+// of its own: creating one cost more than the rest of a call. A log runs
+// in zeros past its last record: 16 KiB, or up to a quarter of its length
+// (64 KiB at most). Each process indexes the logs it reads (ID to offset,
 // reading only the records' heads, and only those appended since it last
 // looked), so Begin finds a kept answer with a map lookup and one read. A
 // table that fails its checksum (a power cut mid-write) reads as holding
@@ -83,6 +85,7 @@ type shard struct {
 	mu    sync.Mutex
 	t     table // the lock file and the table it holds
 	log   *os.File
+	win   window  // where records are appended to log
 	head  logHead // the log open and how far index has read it
 	index map[[32]byte]entry
 	rec   []byte // what a record is encoded into
@@ -95,7 +98,7 @@ func OpenFile(dir string, opts FileOptions) (*File, error) {
 		return nil, errors.New("idempotency: empty answers directory")
 	}
 	if !fileStoreSupported {
-		return nil, flock(nil, true)
+		return nil, flock(-1, true)
 	}
 	for _, d := range []string{dir, filepath.Join(dir, ".locks")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -124,11 +127,10 @@ func (f *File) Close() error {
 		s := &f.locks[i]
 		s.mu.Lock()
 		s.t.unmap()
-		for _, lf := range []**os.File{&s.t.f, &s.log} {
-			if *lf != nil {
-				(*lf).Close()
-				*lf = nil
-			}
+		s.closeLog()
+		if s.t.f != nil {
+			s.t.f.Close()
+			s.t.f = nil
 		}
 		s.mu.Unlock()
 	}
@@ -138,7 +140,12 @@ func (f *File) Close() error {
 // checkID refuses an ID that is not Key.ID's 64 hex digits: the only names
 // the store makes files of.
 func checkID(id string) error {
-	if len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
+	ok := len(id) == 64
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+	}
+	if !ok {
 		return fmt.Errorf("idempotency: store id %q is not a Key.ID", id)
 	}
 	return nil
@@ -161,15 +168,16 @@ func (f *File) transformShard(i int, change func(s *shard, t *table) error) (err
 		if err != nil {
 			return fmt.Errorf("idempotency: open lock file: %w", err)
 		}
-		s.t.f = lf
+		s.t.f, s.t.fd = lf, int(lf.Fd())
 	}
-	if err := flock(s.t.f, true); err != nil {
+	if err := flock(s.t.fd, true); err != nil {
 		return fmt.Errorf("idempotency: lock: %w", err)
 	}
-	defer flock(s.t.f, false)
+	defer flock(s.t.fd, false)
 	defer func() {
 		if errors.Is(err, errCut) { // map it again, and read the log again, next time
 			s.t.unmap()
+			s.win.unmap()
 			s.head = logHead{gen: ^uint64(0)}
 		}
 	}()

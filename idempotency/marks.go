@@ -39,6 +39,7 @@ import (
 // mapped again. Lock files grow, a page at a time, and never shrink.
 type table struct {
 	f   *os.File
+	fd  int     // f's descriptor, which flock takes
 	mem []byte  // the lock file, mapped shared; nil before the first step
 	n   int     // marks
 	log logHead // the log's generation and committed length
@@ -78,9 +79,9 @@ var (
 	sentinel    = binary.LittleEndian.Uint64([]byte("SLUIEND1"))
 )
 
-// errCut is the error of a step whose lock file was cut short under its
-// mapping while it ran.
-var errCut = errors.New("idempotency: a lock file was cut short while in use")
+// errCut is the error of a step whose lock file, or answer log, was cut
+// short under its mapping while it ran.
+var errCut = errors.New("idempotency: a lock file or answer log was cut short while in use")
 
 // load brings t up to the table the lock file holds, which the caller has
 // locked: it maps the file again if it grew or was cut, and completes a

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +29,8 @@ import (
 //	release                → "ok"
 //
 // UNTIL is a lease's end in Unix nanoseconds; a child's clock is the wall
-// clock.
+// clock. A child started with IDEM_FSIZE may write no file past that many
+// bytes (RLIMIT_FSIZE): a disk that is full for it.
 func TestMain(m *testing.M) {
 	if os.Getenv("IDEM_CHILD") == "file" {
 		os.Exit(runChild())
@@ -36,6 +39,12 @@ func TestMain(m *testing.M) {
 }
 
 func runChild() int {
+	if n, err := strconv.ParseUint(os.Getenv("IDEM_FSIZE"), 10, 64); err == nil {
+		if err := setFileSizeLimit(n); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
 	f, err := idempotency.OpenFile(os.Getenv("IDEM_DIR"), idempotency.FileOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -85,10 +94,10 @@ type child struct {
 	lines chan string
 }
 
-func startChild(t *testing.T, dir string) *child {
+func startChild(t *testing.T, dir string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "IDEM_CHILD=file", "IDEM_DIR="+dir)
+	cmd.Env = append(append(os.Environ(), "IDEM_CHILD=file", "IDEM_DIR="+dir), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -217,5 +226,86 @@ func TestFileKilledHolderIsNotWedged(t *testing.T) {
 	}
 	if l := other.do("begin job body 1m"); l != "replay mine" {
 		t.Fatalf("another process after the keep: %q", l)
+	}
+}
+
+// TestFileFullDiskKeepsWholeOrNothing: a process that cannot grow its
+// answer log (a full disk) cannot extend it for a window to append
+// through: an answer that still fits is written with a write call and
+// kept; one that does not fit is not kept, nothing of it is ever read,
+// and its mark stays until released. Every other process, and one opened
+// after the first is killed, replays what was kept.
+func TestFileFullDiskKeepsWholeOrNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the full disk is a file size limit, set on Linux only")
+	}
+	dir := t.TempDir()
+	full := startChild(t, dir, "IDEM_FSIZE=16384")
+	if l := full.do("begin small body 1m"); !strings.HasPrefix(l, "run ") {
+		t.Fatal(l)
+	}
+	if l := full.do("keep fits"); l != "ok" {
+		t.Fatalf("an answer that fits the disk: %q, want ok", l)
+	}
+	big := strings.Repeat("x", 20000)
+	if l := full.do("begin big body 1m"); !strings.HasPrefix(l, "run ") {
+		t.Fatal(l)
+	}
+	if l := full.do("keep %s", big); !strings.HasPrefix(l, "error ") {
+		t.Fatalf("an answer over the disk's room: %q, want an error", l)
+	}
+	other := openFile(t, dir, idempotency.FileOptions{})
+	now := time.Now()
+	if r, err := other.Begin(storetest.ID("small"), storetest.FP("body"), time.Minute, now); err != nil || r.Verdict != idempotency.Replay || string(r.Answer.Body) != "fits" {
+		t.Fatalf("the answer kept on a full disk: %v %v, want it replayed", r.Verdict, err)
+	}
+	if r, err := other.Begin(storetest.ID("big"), storetest.FP("body"), time.Minute, now); err != nil || r.Verdict != idempotency.InFlight {
+		t.Fatalf("the answer not kept: %v %v, want its mark in flight", r.Verdict, err)
+	}
+	if l := full.do("release"); l != "ok" {
+		t.Fatal(l)
+	}
+	full.cmd.Process.Kill()
+	full.cmd.Wait()
+	fresh := openFile(t, dir, idempotency.FileOptions{})
+	if r, err := fresh.Begin(storetest.ID("big"), storetest.FP("body"), time.Minute, now); err != nil || r.Verdict != idempotency.Run {
+		t.Fatalf("the answer not kept, once released: %v %v, want run", r.Verdict, err)
+	}
+	if r, _ := fresh.Begin(storetest.ID("small"), storetest.FP("body"), time.Minute, now); r.Verdict != idempotency.Replay || string(r.Answer.Body) != "fits" {
+		t.Fatalf("after the kill, in a new opener: %v, want the answer replayed", r.Verdict)
+	}
+}
+
+// TestFileWindowOutlivesItsWriter: answers a process appended through its
+// log's mapped window (the log runs in zeros to the window's end) are
+// replayed by a process opened after it was killed with SIGKILL.
+func TestFileWindowOutlivesItsWriter(t *testing.T) {
+	if runtime.GOOS == "openbsd" {
+		t.Skip("no window on OpenBSD: its logs are written with write calls")
+	}
+	dir := t.TempDir()
+	writer := startChild(t, dir)
+	for i := range 3 {
+		if l := writer.do("begin w%d body 1m", i); !strings.HasPrefix(l, "run ") {
+			t.Fatal(l)
+		}
+		if l := writer.do("keep answer-%d", i); l != "ok" {
+			t.Fatal(l)
+		}
+	}
+	writer.cmd.Process.Kill()
+	writer.cmd.Wait()
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, name := range logs {
+		if fi, err := os.Stat(name); err != nil || fi.Size() != 16<<10 {
+			t.Errorf("%s: %v, want a log run in zeros to its first window's end, 16 KiB", filepath.Base(name), err)
+		}
+	}
+	f := openFile(t, dir, idempotency.FileOptions{})
+	for i := range 3 {
+		r, err := f.Begin(storetest.ID(fmt.Sprintf("w%d", i)), storetest.FP("body"), time.Minute, time.Now())
+		if err != nil || r.Verdict != idempotency.Replay || string(r.Answer.Body) != fmt.Sprintf("answer-%d", i) {
+			t.Fatalf("answer %d after its writer was killed: %v %v", i, r.Verdict, err)
+		}
 	}
 }

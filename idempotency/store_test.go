@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -122,7 +123,7 @@ func TestFileDamagedCountsAsAbsent(t *testing.T) {
 	if err != nil || !bytes.Contains(b, []byte("whole")) {
 		t.Fatalf("the kept answer: %d bytes, %v", len(b), err)
 	}
-	b[len(b)-1] ^= 1 // the record fails its checksum
+	b[bytes.LastIndex(b, []byte("whole"))+4] ^= 1 // the record's last byte (zeros run past it): it fails its checksum
 	os.WriteFile(path, b, 0o600)
 	r, err = f.Begin(id, fp, time.Minute, c.Now())
 	if err != nil || r.Verdict != idempotency.Run {
@@ -506,5 +507,33 @@ func TestFileReadsEarlierLockFiles(t *testing.T) {
 	}
 	if r, err := openFile(t, dir, idempotency.FileOptions{}).Begin(id, storetest.FP("x"), time.Minute, c.Now()); err != nil || r.Verdict != idempotency.InFlight {
 		t.Fatalf("%v %v, want the earlier mark in flight", r.Verdict, err)
+	}
+}
+
+// TestFileLogZerosBounded: a log runs in zeros past its last record (the
+// window Keep appends through) by 16 KiB while it is small, by at most a
+// quarter of its length as it grows, never more than 64 KiB.
+func TestFileLogZerosBounded(t *testing.T) {
+	if runtime.GOOS == "openbsd" {
+		t.Skip("no window on OpenBSD: its logs are written with write calls")
+	}
+	dir := t.TempDir()
+	f := openFile(t, dir, idempotency.FileOptions{})
+	c := storetest.NewFakeClock()
+	ids := make([]string, 120)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("ab%062x", i) // one shard
+	}
+	for n, id := range ids {
+		keepN(t, f, c, []string{id}, 4<<10)
+		st, err := f.Sweep(c.Now())
+		fi, err2 := os.Stat(filepath.Join(dir, "ab-1.log"))
+		if err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		zeros := fi.Size() - st.Bytes
+		if zeros < 0 || zeros > max(16<<10, st.Bytes/4) || zeros > 64<<10 {
+			t.Fatalf("after %d answers: %d bytes of records, %d of zeros past them", n+1, st.Bytes, zeros)
+		}
 	}
 }

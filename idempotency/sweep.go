@@ -190,9 +190,7 @@ func (f *File) rewrite(i int, s *shard, t *table, now time.Time, drop []int64, s
 	}
 	all, _ := filepath.Glob(filepath.Join(f.dir, fmt.Sprintf("%02x-*.log", i)))
 	stale := slices.DeleteFunc(all, func(name string) bool { return name == f.logPath(i, next.gen) })
-	if s.log != nil {
-		s.log.Close()
-	}
+	s.closeLog()
 	s.log, s.head, s.index = lf, next, index
 	return stale, nil
 }

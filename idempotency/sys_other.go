@@ -9,10 +9,12 @@ import (
 
 const fileStoreSupported = false
 
-func flock(*os.File, bool) error {
+func flock(int, bool) error {
 	return errors.New("idempotency: the file store needs flock: use the memory or redis store")
 }
 
-func mmap(*os.File, int) ([]byte, error) { return nil, flock(nil, true) }
+func mmap(*os.File, int) ([]byte, error) { return nil, flock(-1, true) }
+
+func mmapAt(*os.File, int64, int) ([]byte, error) { return nil, flock(-1, true) }
 
 func munmap([]byte) error { return nil }

@@ -3,20 +3,23 @@
 package idempotency
 
 import (
+	"errors"
 	"os"
+	"runtime"
 	"syscall"
 )
 
 const fileStoreSupported = true
 
-// flock takes (or, with !on, lets go of) the exclusive flock of f.
-func flock(f *os.File, on bool) error {
+// flock takes (or, with !on, lets go of) the exclusive flock of the open
+// file fd.
+func flock(fd int, on bool) error {
 	how := syscall.LOCK_UN
 	if on {
 		how = syscall.LOCK_EX
 	}
 	for {
-		if err := syscall.Flock(int(f.Fd()), how); err != syscall.EINTR {
+		if err := syscall.Flock(fd, how); err != syscall.EINTR {
 			return err
 		}
 	}
@@ -25,6 +28,17 @@ func flock(f *os.File, on bool) error {
 // mmap maps the first n bytes of f, shared, for reading and writing.
 func mmap(f *os.File, n int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+}
+
+// mmapAt maps the n bytes of f from off, a multiple of the page size,
+// shared, for reading and writing. Not on OpenBSD, whose mappings and
+// read calls do not share one page cache: a record written in a mapping
+// might not yet be what another process reads.
+func mmapAt(f *os.File, off int64, n int) ([]byte, error) {
+	if runtime.GOOS == "openbsd" {
+		return nil, errors.ErrUnsupported
+	}
+	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
 
 func munmap(b []byte) error { return syscall.Munmap(b) }
