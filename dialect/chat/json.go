@@ -24,9 +24,10 @@ var (
 	errTrailing  = errors.New("data after the JSON value")
 )
 
-// members reads the members of the JSON object data, in order. A key
-// given twice is an error: APIs and JSON parsers disagree on which wins.
-func members(data []byte) ([]member, error) {
+// membersSlow is members read by encoding/json's tokens: the reference
+// the fast read is held to, and the reader of a text it leaves, which
+// says why it is refused.
+func membersSlow(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -85,6 +86,9 @@ func isString(v json.RawMessage) bool {
 
 // unmarshal decodes v into p, an error naming key when it does not.
 func unmarshal(v json.RawMessage, p any, key string) error {
+	if unmarshalFast(v, p) {
+		return nil
+	}
 	if err := json.Unmarshal(v, p); err != nil {
 		return errors.New(key + ": " + err.Error())
 	}
@@ -138,6 +142,16 @@ func (o *object) has(k string) bool {
 
 // MarshalJSON writes the object, members in the order set.
 func (o *object) MarshalJSON() ([]byte, error) {
+	if b, ok := o.appendTo(nil); ok {
+		return b, nil
+	}
+	return o.marshalSlow()
+}
+
+// marshalSlow is MarshalJSON by encoding/json, member by member: the
+// reference appendTo is held to, and the writer of an object that does
+// not marshal, which says why.
+func (o *object) marshalSlow() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
