@@ -112,6 +112,9 @@ func (o *object) set(k string, v any) {
 			return
 		}
 	}
+	if o.keys == nil { // room for an API's object, grown once at most
+		o.keys, o.vals = make([]string, 0, 8), make([]any, 0, 8)
+	}
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, v)
 }
@@ -176,7 +179,8 @@ func (o *object) bytes() ([]byte, error) { return o.MarshalJSON() }
 
 // kv returns an object of the key and value pairs given, in order.
 func kv(pairs ...any) *object {
-	o := &object{}
+	n := len(pairs) / 2
+	o := &object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		o.set(pairs[i].(string), pairs[i+1])
 	}
