@@ -67,6 +67,13 @@ var trickyObjects = []string{
 	`{"type":"x","ſtop":1}`,
 	`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"temperature":0.5,"stream":true}`,
 	`{"max_tokens":5.0,"stream":"true","model":null}`,
+	`{"type":"text","text":"Hello \"there\"","cache_control":{"type":"ephemeral"}}`,
+	`{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city": "Paris"}}`,
+	`{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"18C"}],"is_error":true}`,
+	`{"type":"tool_result","tool_use_id":"toolu_1","content":"18C","is_error":null,"source":null}`,
+	`{"type":"text","text":5}`,
+	`{"type":"text","Text":null,"text":"a"}`,
+	`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}`,
 }
 
 // corpus returns every body and frame of the test corpora and the tricky
@@ -132,6 +139,18 @@ func checkFastRead(t *testing.T, data []byte) {
 		}
 		if !reflect.DeepEqual(ms, slow) {
 			t.Fatalf("members of %q:\nfast %q\nslow %q", data, ms, slow)
+		}
+	}
+	if ms, ok := membersFast(data); ok {
+		var fast anthropicBlockIn
+		if fast.fill(ms) {
+			var slow anthropicBlockIn
+			if err := json.Unmarshal(data, &slow); err != nil {
+				t.Fatalf("anthropic block read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("anthropic block %q:\nfast %+v\nslow %+v", data, fast, slow)
+			}
 		}
 	}
 	// Each member's value, and data itself, into the plain types.
