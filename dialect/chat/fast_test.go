@@ -74,6 +74,12 @@ var trickyObjects = []string{
 	`{"type":"text","text":5}`,
 	`{"type":"text","Text":null,"text":"a"}`,
 	`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}`,
+	`{"role":"user","content":"hi","name":"ann"}`,
+	`{"role":"assistant","content":null,"refusal":"no","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
+	`{"role":"assistant","refusal":null,"tool_calls":null}`,
+	`{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"18C"}]}`,
+	`{"role":"assistant","tool_calls":[{"id":5}]}`,
+	`{"role":"user","Role":null,"content":"x"}`,
 }
 
 // corpus returns every body and frame of the test corpora and the tricky
@@ -93,12 +99,39 @@ func corpus() [][]byte {
 	for _, c := range requestCases {
 		for _, w := range c.wire {
 			out = append(out, []byte(w))
+			out = append(out, nested([]byte(w))...)
 		}
 	}
 	for _, c := range answerCases {
 		for _, w := range c.wire {
 			out = append(out, []byte(w))
+			out = append(out, nested([]byte(w))...)
 		}
+	}
+	return out
+}
+
+// nested returns a body's messages and content blocks, as written.
+func nested(body []byte) [][]byte {
+	var r struct {
+		Messages []json.RawMessage
+		Content  json.RawMessage
+	}
+	json.Unmarshal(body, &r)
+	var out [][]byte
+	blocks := func(v json.RawMessage) {
+		var bs []json.RawMessage
+		json.Unmarshal(v, &bs)
+		for _, b := range bs {
+			out = append(out, b)
+		}
+	}
+	blocks(r.Content)
+	for _, m := range r.Messages {
+		out = append(out, m)
+		var c struct{ Content json.RawMessage }
+		json.Unmarshal(m, &c)
+		blocks(c.Content)
 	}
 	return out
 }
@@ -150,6 +183,18 @@ func checkFastRead(t *testing.T, data []byte) {
 			}
 			if !reflect.DeepEqual(fast, slow) {
 				t.Fatalf("anthropic block %q:\nfast %+v\nslow %+v", data, fast, slow)
+			}
+		}
+	}
+	if ms, ok := membersFast(data); ok {
+		var fast openAIMessage
+		if fast.fill(ms) {
+			var slow openAIMessage
+			if err := json.Unmarshal(data, &slow); err != nil {
+				t.Fatalf("openai message read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("openai message %q:\nfast %+v\nslow %+v", data, fast, slow)
 			}
 		}
 	}
