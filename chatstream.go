@@ -58,7 +58,7 @@ type chatStream struct {
 	brkEv *chat.Error // the provider's error event it broke on, if any
 
 	// What the caller has.
-	text     []byte // the text the caller got
+	text     []byte // the text the caller got, kept when resumable
 	tools    bool   // a tool call reached it
 	finished bool   // the answer's stop reason reached it
 	top      int    // the highest block begun; -1 before any
@@ -233,7 +233,9 @@ func (r *chatStream) handle(evs []chat.Event) {
 			if ev.Text = r.unseen(ev.Text); ev.Text == "" {
 				continue
 			}
-			r.text = append(r.text, ev.Text...)
+			if r.resumable { // what a continuation is asked to go on from
+				r.text = append(r.text, ev.Text...)
+			}
 			r.pieces++
 		case chat.EventToolStart, chat.EventToolArgs:
 			if len(r.suppress) > 0 {
