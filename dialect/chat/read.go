@@ -187,12 +187,24 @@ func unmarshalString(v []byte, p *string) error {
 // over. It is false — the read gives way to encoding/json — when v is no
 // valid object, a name is given twice, a key matches a name only as
 // encoding/json folds keys (case, escapes), or f is false.
+//
+// The walk checks v as json.Valid does; fieldsIn is fields for a v that
+// is part of a text fields checked, whose strings it does not check
+// again.
 func fields(v []byte, names []string, f func(i int, v []byte) bool) bool {
+	return walkFields(v, names, f, request.Walk)
+}
+
+func fieldsIn(v []byte, names []string, f func(i int, v []byte) bool) bool {
+	return walkFields(v, names, f, request.Members)
+}
+
+func walkFields(v []byte, names []string, f func(i int, v []byte) bool, walk func([]byte, func(k, v []byte) bool) bool) bool {
 	if len(v) == 0 || v[0] != '{' {
 		return false
 	}
 	var seen uint64
-	return request.Walk(v, func(k, val []byte) bool {
+	return walk(v, func(k, val []byte) bool {
 		for i, n := range names {
 			if string(k) == n {
 				if seen&(1<<i) != 0 {

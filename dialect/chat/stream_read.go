@@ -79,7 +79,7 @@ func (c *openAIChunkIn) readChoices(v []byte, s *openAIScratch) bool {
 	ch := &s.choices[0]
 	*ch = openAIChoiceIn{}
 	c.Choices = s.choices[:1]
-	return fields(e, openAIChoiceNames, func(i int, v []byte) bool {
+	return fieldsIn(e, openAIChoiceNames, func(i int, v []byte) bool {
 		switch i {
 		case 0:
 			return readInt(v, &ch.Index)
@@ -99,7 +99,7 @@ func (d *openAIDeltaIn) readFast(v []byte, s *openAIScratch) bool {
 	if string(v) == "null" {
 		return true
 	}
-	return fields(v, openAIDeltaNames, func(i int, v []byte) bool {
+	return fieldsIn(v, openAIDeltaNames, func(i int, v []byte) bool {
 		switch i {
 		case 0:
 			return readStringPtr(v, &d.Content, &s.content)
@@ -117,7 +117,7 @@ func (d *openAIDeltaIn) readFast(v []byte, s *openAIScratch) bool {
 		tc := &s.calls[0]
 		*tc = openAIToolCall{}
 		d.ToolCalls = s.calls[:1]
-		return fields(e, openAIToolCallNames, func(i int, v []byte) bool {
+		return fieldsIn(e, openAIToolCallNames, func(i int, v []byte) bool {
 			switch i {
 			case 0:
 				if string(v) == "null" {
@@ -134,7 +134,7 @@ func (d *openAIDeltaIn) readFast(v []byte, s *openAIScratch) bool {
 			if string(v) == "null" {
 				return true
 			}
-			return fields(v, openAIFuncNames, func(i int, v []byte) bool {
+			return fieldsIn(v, openAIFuncNames, func(i int, v []byte) bool {
 				if i == 0 {
 					return readString(v, &tc.Function.Name)
 				}
@@ -187,7 +187,7 @@ func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
 			d := &s.delta
 			*d = anthropicDeltaIn{}
 			ev.Delta = d
-			return fields(v, anthropicDeltaNames, func(i int, v []byte) bool {
+			return fieldsIn(v, anthropicDeltaNames, func(i int, v []byte) bool {
 				switch i {
 				case 0:
 					return readString(v, &d.Type)
