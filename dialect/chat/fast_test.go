@@ -74,6 +74,9 @@ var trickyObjects = []string{
 	`{"type":"text","text":5}`,
 	`{"type":"text","Text":null,"text":"a"}`,
 	`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}`,
+	`{"id":"msg_1","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":"a"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":2}}`,
+	`{"id":"msg_1","type":"message","content":null,"stop_reason":null,"usage":null,"Model":"x"}`,
+	`{"id":"msg_1","type":"message","content":{},"stop_sequence":"END"}`,
 	`{"role":"user","content":"hi","name":"ann"}`,
 	`{"role":"assistant","content":null,"refusal":"no","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
 	`{"role":"assistant","refusal":null,"tool_calls":null}`,
@@ -172,6 +175,16 @@ func checkFastRead(t *testing.T, data []byte) {
 		}
 		if !reflect.DeepEqual(ms, slow) {
 			t.Fatalf("members of %q:\nfast %q\nslow %q", data, ms, slow)
+		}
+	}
+	var fastM anthropicMessage
+	if fastM.readFast(data, fields) {
+		var slow anthropicMessage
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("anthropic message read fast, refused by encoding/json (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fastM, slow) {
+			t.Fatalf("anthropic message %q:\nfast %+v\nslow %+v", data, fastM, slow)
 		}
 	}
 	if ms, ok := membersFast(data); ok {

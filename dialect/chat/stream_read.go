@@ -170,7 +170,7 @@ func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
 				return true
 			}
 			ev.Message = new(anthropicMessage)
-			return json.Unmarshal(v, ev.Message) == nil
+			return ev.Message.readFast(v, fieldsIn)
 		case 2:
 			if null {
 				return true
@@ -207,5 +207,37 @@ func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
 			ev.Usage = new(anthropicUsage)
 			return json.Unmarshal(v, ev.Usage) == nil
 		}
+	})
+}
+
+var anthropicMessageNames = []string{"id", "type", "model", "content", "stop_reason", "stop_sequence", "usage"}
+
+// readFast reads the message data into w as json.Unmarshal would, its
+// members walked by walk (fields, or fieldsIn for a part of a text
+// checked); false when data is not of the shapes it reads. The content
+// blocks and the usage are read by encoding/json.
+func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, func(int, []byte) bool) bool) bool {
+	*w = anthropicMessage{}
+	return walk(data, anthropicMessageNames, func(i int, v []byte) bool {
+		null := string(v) == "null"
+		switch i {
+		case 0:
+			return readString(v, &w.ID)
+		case 1:
+			return readString(v, &w.Type)
+		case 2:
+			return readString(v, &w.Model)
+		case 3:
+			return null || json.Unmarshal(v, &w.Content) == nil
+		case 4:
+			return readStringPtr(v, &w.StopReason, new(string))
+		case 5:
+			return readStringPtr(v, &w.StopSequence, new(string))
+		}
+		if null {
+			return true
+		}
+		w.Usage = new(anthropicUsage)
+		return json.Unmarshal(v, w.Usage) == nil
 	})
 }
