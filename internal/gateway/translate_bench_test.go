@@ -20,11 +20,16 @@ import (
 // stream of 3 pieces each (fake.Provider.Chat), 48 text events.
 const benchBlocks = 16
 
-// BenchmarkTranslatedCall is what translation costs a client: an OpenAI
-// call over loopback to the gateway, whose provider's breaker is open,
-// answered over loopback by a fallback on the fake that speaks OpenAI
-// (same) or Anthropic (translated), whole or streamed (benchBlocks text
-// blocks, 3 pieces each). The client reads the whole answer.
+// BenchmarkTranslatedCall is what translation costs a client: a call over
+// loopback to the gateway, whose provider's breaker is open, answered
+// over loopback by a fallback on the fake, whole or streamed (benchBlocks
+// text blocks, 3 pieces each); the client reads the whole answer. The
+// name says the client's dialect and the fallback's: openai-openai and
+// anthropic-anthropic are same-dialect calls, openai-anthropic and
+// anthropic-openai translated ones. A translated call is best set against
+// the same-dialect call of the same fallback (the fake's side is the
+// same): openai-anthropic against anthropic-anthropic, anthropic-openai
+// against openai-openai.
 func BenchmarkTranslatedCall(b *testing.B) {
 	parts := make([]chat.Part, benchBlocks)
 	for i := range parts {
@@ -34,25 +39,43 @@ func BenchmarkTranslatedCall(b *testing.B) {
 	defer up.Close()
 	up.Provider.MaxRequests = 1 << 30
 	up.Provider.Chat = &chat.Answer{Content: parts, Stop: chat.StopEndTurn, Usage: chat.Usage{Input: 9, Output: 120}}
+	bodies := map[string]string{
+		config.KindOpenAI:    `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`,
+		config.KindAnthropic: `{"model":"claude-haiku-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`,
+	}
+	paths := map[string]string{config.KindOpenAI: "/openai/v1/chat/completions", config.KindAnthropic: "/anthropic/v1/messages"}
+	models := map[string]string{config.KindOpenAI: "gpt-4o-mini", config.KindAnthropic: "claude-haiku-4-5"}
 	for _, stream := range []bool{false, true} {
-		body := `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`
 		kind := "json"
 		if stream {
-			body = strings.Replace(body, "{", `{"stream":true,"stream_options":{"include_usage":true},`, 1)
 			kind = "stream"
 		}
-		for _, tc := range []struct{ name, to, model string }{
-			{"same", config.KindOpenAI, "gpt-4o-mini"}, {"translated", config.KindAnthropic, "claude-haiku-4-5"},
+		for _, pair := range [][2]string{
+			{config.KindOpenAI, config.KindOpenAI}, {config.KindOpenAI, config.KindAnthropic},
+			{config.KindAnthropic, config.KindAnthropic}, {config.KindAnthropic, config.KindOpenAI},
 		} {
-			b.Run(kind+"/"+tc.name, func(b *testing.B) {
+			in, to := pair[0], pair[1]
+			body := bodies[in]
+			if stream {
+				opts := `"stream":true,`
+				if in == config.KindOpenAI {
+					opts += `"stream_options":{"include_usage":true},`
+				}
+				body = strings.Replace(body, "{", "{"+opts, 1)
+			}
+			b.Run(kind+"/"+in+"-"+to, func(b *testing.B) {
 				cfg := config.Default()
 				cfg.State.Backend = config.BackendMemory
 				p := cfg.Policies["interactive"]
 				p.Breaker.Failures, p.Breaker.Cool = 1, time.Hour
 				cfg.Policies["interactive"] = p
-				cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:9", MaxConcurrent: 64}
-				cfg.Providers["backup"] = config.Provider{Kind: tc.to, BaseURL: up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
-				cfg.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: tc.model}}
+				cfg.Providers[in] = config.Provider{Kind: in, BaseURL: "http://127.0.0.1:9", MaxConcurrent: 64}
+				cfg.Providers["backup"] = config.Provider{Kind: to, BaseURL: up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+				for i := range cfg.Routes {
+					if cfg.Routes[i].Provider == in {
+						cfg.Routes[i].Fallbacks = []config.Target{{Provider: "backup", Model: models[to]}}
+					}
+				}
 				gw, err := New(cfg, Options{AttemptLog: io.Discard, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "sk-bench" }})
 				if err != nil {
 					b.Fatal(err)
@@ -64,7 +87,12 @@ func BenchmarkTranslatedCall(b *testing.B) {
 				defer client.CloseIdleConnections()
 				var n int
 				call := func() {
-					resp, err := client.Post(srv.URL+"/openai/v1/chat/completions", "application/json", strings.NewReader(body))
+					req, _ := http.NewRequest("POST", srv.URL+paths[in], strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					if in == config.KindAnthropic {
+						req.Header.Set("Anthropic-Version", "2023-06-01")
+					}
+					resp, err := client.Do(req)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -74,7 +102,7 @@ func BenchmarkTranslatedCall(b *testing.B) {
 					if resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "backup" {
 						b.Fatalf("answered %d by %q: %s", resp.StatusCode, resp.Header.Get("Sluice-Provider"), buf.Bytes())
 					}
-					if want := "Block 15 of the"; !bytes.Contains(buf.Bytes(), []byte(want)) && !stream {
+					if want := "Block 15 of the"; !stream && !bytes.Contains(buf.Bytes(), []byte(want)) {
 						b.Fatalf("the answer lacks %q: %s", want, buf.Bytes())
 					}
 					n = buf.Len()
