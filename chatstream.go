@@ -48,6 +48,7 @@ type chatStream struct {
 
 	buf  []byte
 	out  []byte // bytes for the caller not yet read
+	obuf []byte // out's buffer, written again from its start once out is read
 	evs  []chat.Event
 	frs  []chat.Frame
 	done bool // the caller's stream has ended (its stop or its error event)
@@ -57,7 +58,7 @@ type chatStream struct {
 	brkEv *chat.Error // the provider's error event it broke on, if any
 
 	// What the caller has.
-	text     []byte // the text the caller got
+	text     []byte // the text the caller got, kept when resumable
 	tools    bool   // a tool call reached it
 	finished bool   // the answer's stop reason reached it
 	top      int    // the highest block begun; -1 before any
@@ -83,7 +84,7 @@ type chatStream struct {
 // request req.
 func newChatStream(c *call, from chat.Codec, req *chat.Request) *chatStream {
 	return &chatStream{c: c, req: req, from: from, enc: from.NewStreamEncoder(req), top: -1,
-		buf: make([]byte, 4096)}
+		buf: make([]byte, 4096), obuf: make([]byte, 0, 8192)} // a read's events, written, fit obuf
 }
 
 // startStream hands the first attempt's stream resp over in b as the
@@ -232,7 +233,9 @@ func (r *chatStream) handle(evs []chat.Event) {
 			if ev.Text = r.unseen(ev.Text); ev.Text == "" {
 				continue
 			}
-			r.text = append(r.text, ev.Text...)
+			if r.resumable { // what a continuation is asked to go on from
+				r.text = append(r.text, ev.Text...)
+			}
 			r.pieces++
 		case chat.EventToolStart, chat.EventToolArgs:
 			if len(r.suppress) > 0 {
@@ -283,8 +286,15 @@ func (r *chatStream) emit(ev chat.Event) {
 		frs, _ = r.enc.Encode(frs[:0], failEvent(err))
 		r.done = true
 	}
+	fresh := len(r.out) == 0
+	if fresh {
+		r.out = r.obuf[:0] // the caller has read it all
+	}
 	for _, f := range frs {
 		r.out = sse.AppendEvent(r.out, f.Event, f.Data)
+	}
+	if fresh {
+		r.obuf = r.out[:0]
 	}
 	r.frs = frs
 	if ev.Type == chat.EventStop || ev.Type == chat.EventError {

@@ -261,6 +261,54 @@ func anthropicBlocks(v json.RawMessage, what string) ([]Part, error) {
 	return parts, nil
 }
 
+// anthropicBlockIn is a content block as anthropicBlock reads it.
+type anthropicBlockIn struct {
+	Text         string          `json:"text"`
+	Source       json.RawMessage `json:"source"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Input        json.RawMessage `json:"input"`
+	ToolUseID    string          `json:"tool_use_id"`
+	Content      json.RawMessage `json:"content"`
+	IsError      bool            `json:"is_error"`
+	CacheControl json.RawMessage `json:"cache_control"`
+}
+
+// fill sets b from the block's members ms as json.Unmarshal would, when
+// each is named exactly as a field and of plain values (unmarshalFast);
+// false, for json.Unmarshal to read the block, when not.
+func (b *anthropicBlockIn) fill(ms []member) bool {
+	for _, m := range ms {
+		var ok bool
+		switch m.Key {
+		case "type":
+			ok = true
+		case "text":
+			ok = unmarshalFast(m.Value, &b.Text)
+		case "id":
+			ok = unmarshalFast(m.Value, &b.ID)
+		case "name":
+			ok = unmarshalFast(m.Value, &b.Name)
+		case "tool_use_id":
+			ok = unmarshalFast(m.Value, &b.ToolUseID)
+		case "is_error":
+			ok = unmarshalFast(m.Value, &b.IsError)
+		case "source":
+			b.Source, ok = m.Value, true
+		case "input":
+			b.Input, ok = m.Value, true
+		case "content":
+			b.Content, ok = m.Value, true
+		case "cache_control":
+			b.CacheControl, ok = m.Value, true
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func anthropicBlock(raw json.RawMessage) (Part, error) {
 	ms, err := members(raw)
 	if err != nil {
@@ -280,19 +328,12 @@ func anthropicBlock(raw json.RawMessage) (Part, error) {
 		return Part{Type: PartOther, Other: &Other{Dialect: anthropicName, Feature: anthropicOtherFeatures[typ], Type: typ,
 			Raw: raw}}, nil
 	}
-	var b struct {
-		Text         string          `json:"text"`
-		Source       json.RawMessage `json:"source"`
-		ID           string          `json:"id"`
-		Name         string          `json:"name"`
-		Input        json.RawMessage `json:"input"`
-		ToolUseID    string          `json:"tool_use_id"`
-		Content      json.RawMessage `json:"content"`
-		IsError      bool            `json:"is_error"`
-		CacheControl json.RawMessage `json:"cache_control"`
-	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return Part{}, malformed(anthropicDisplay, typ+" block", err)
+	var b anthropicBlockIn
+	if !b.fill(ms) {
+		b = anthropicBlockIn{}
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return Part{}, malformed(anthropicDisplay, typ+" block", err)
+		}
 	}
 	cache, err := anthropicCache(b.CacheControl)
 	if err != nil {

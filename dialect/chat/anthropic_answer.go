@@ -81,8 +81,11 @@ type anthropicMessage struct {
 
 func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 	var w anthropicMessage
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, malformed(anthropicDisplay, "answer", err)
+	if !w.readFast(body, fields) {
+		w = anthropicMessage{}
+		if err := json.Unmarshal(body, &w); err != nil {
+			return nil, malformed(anthropicDisplay, "answer", err)
+		}
 	}
 	if w.Type != "message" {
 		return nil, malformedf(anthropicDisplay, "answer", "type %q, not message", w.Type)

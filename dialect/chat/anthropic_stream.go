@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,9 @@ type anthropicDecoder struct {
 	open    []int // the blocks begun and not stopped
 	delta   bool
 	done    bool
+
+	ev      anthropicEvent   // the event being read, reused
+	scratch anthropicScratch // what its fast read points into
 }
 
 // anthropicEvent is a stream event as the decoder reads it.
@@ -30,23 +34,29 @@ type anthropicEvent struct {
 	Message      *anthropicMessage `json:"message"`
 	Index        *int              `json:"index"`
 	ContentBlock json.RawMessage   `json:"content_block"`
-	Delta        *struct {
-		Type         string  `json:"type"`
-		Text         string  `json:"text"`
-		PartialJSON  string  `json:"partial_json"`
-		StopReason   *string `json:"stop_reason"`
-		StopSequence *string `json:"stop_sequence"`
-	} `json:"delta"`
-	Usage *anthropicUsage `json:"usage"`
+	Delta        *anthropicDeltaIn `json:"delta"`
+	Usage        *anthropicUsage   `json:"usage"`
+}
+
+// anthropicDeltaIn is an event's delta as the decoder reads it.
+type anthropicDeltaIn struct {
+	Type         string  `json:"type"`
+	Text         string  `json:"text"`
+	PartialJSON  string  `json:"partial_json"`
+	StopReason   *string `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
 }
 
 func (d *anthropicDecoder) Decode(dst []Event, f Frame) ([]Event, error) {
 	if d.done {
 		return dst, nil
 	}
-	var ev anthropicEvent
-	if err := json.Unmarshal(f.Data, &ev); err != nil {
-		return dst, malformed(anthropicDisplay, "stream event", err)
+	ev := &d.ev
+	if !ev.readFast(f.Data, &d.scratch) {
+		*ev = anthropicEvent{}
+		if err := json.Unmarshal(f.Data, ev); err != nil {
+			return dst, malformed(anthropicDisplay, "stream event", err)
+		}
 	}
 	typ := ev.Type
 	if typ == "" {
@@ -245,11 +255,28 @@ func (e *anthropicEncoder) flush(dst []Frame) ([]Frame, error) {
 }
 
 func anthropicFrame(dst []Frame, typ string, v any) ([]Frame, error) {
+	if b, ok := appendValue(nil, v); ok {
+		return append(dst, Frame{Event: typ, Data: b}), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return dst, err
 	}
 	return append(dst, Frame{Event: typ, Data: b}), nil
+}
+
+// anthropicDelta appends the content_block_delta of block i of type typ
+// whose piece, a member named by key, is s.
+func anthropicDelta(dst []Frame, i int, key, typ, s string) []Frame {
+	b := make([]byte, 0, len(s)+96)
+	b = append(b, `{"type":"content_block_delta","index":`...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, `,"delta":{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, key...)
+	b = appendString(b, s)
+	b = append(b, "}}"...)
+	return append(dst, Frame{Event: "content_block_delta", Data: b})
 }
 
 // closeBlock stops the open block.
@@ -325,8 +352,7 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 				return dst, err
 			}
 		}
-		return anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
-			"delta", kv("type", "text_delta", "text", ev.Text)))
+		return anthropicDelta(dst, e.blocks[ev.Index], `","text":`, "text_delta", ev.Text), nil
 	case EventToolStart:
 		if _, ok := e.blocks[ev.Index]; ok || e.queuedFor(ev.Index) != nil {
 			return dst, cannot(anthropicDisplay, "block %d begun twice", ev.Index)
@@ -349,10 +375,7 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 			return dst, nil
 		}
 		e.args.WriteString(ev.Args)
-		if dst, err = anthropicFrame(dst, "content_block_delta", kv("type", "content_block_delta", "index", e.blocks[ev.Index],
-			"delta", kv("type", "input_json_delta", "partial_json", ev.Args))); err != nil {
-			return dst, err
-		}
+		dst = anthropicDelta(dst, e.blocks[ev.Index], `","partial_json":`, "input_json_delta", ev.Args)
 		if len(e.queued) > 0 && json.Valid([]byte(e.args.String())) { // whole: the calls held back go on
 			return e.flush(dst)
 		}

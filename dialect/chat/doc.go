@@ -36,5 +36,8 @@
 // EventError, and every encoder writes an EventError as its API's error
 // event, so a cut or a failure never reaches a client as a clean end.
 //
-// The package imports only the standard library.
+// JSON is read through the module's one JSON reader (internal/request's
+// Walk) and written by appenders, with encoding/json for what is not
+// plain; both ways are held to encoding/json's results by the tests.
+// Besides that reader the package imports only the standard library.
 package chat

@@ -24,9 +24,10 @@ var (
 	errTrailing  = errors.New("data after the JSON value")
 )
 
-// members reads the members of the JSON object data, in order. A key
-// given twice is an error: APIs and JSON parsers disagree on which wins.
-func members(data []byte) ([]member, error) {
+// membersSlow is members read by encoding/json's tokens: the reference
+// the fast read is held to, and the reader of a text it leaves, which
+// says why it is refused.
+func membersSlow(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -85,6 +86,9 @@ func isString(v json.RawMessage) bool {
 
 // unmarshal decodes v into p, an error naming key when it does not.
 func unmarshal(v json.RawMessage, p any, key string) error {
+	if unmarshalFast(v, p) {
+		return nil
+	}
 	if err := json.Unmarshal(v, p); err != nil {
 		return errors.New(key + ": " + err.Error())
 	}
@@ -107,6 +111,9 @@ func (o *object) set(k string, v any) {
 			o.vals[i] = v
 			return
 		}
+	}
+	if o.keys == nil { // room for an API's object, grown once at most
+		o.keys, o.vals = make([]string, 0, 8), make([]any, 0, 8)
 	}
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, v)
@@ -138,6 +145,16 @@ func (o *object) has(k string) bool {
 
 // MarshalJSON writes the object, members in the order set.
 func (o *object) MarshalJSON() ([]byte, error) {
+	if b, ok := o.appendTo(nil); ok {
+		return b, nil
+	}
+	return o.marshalSlow()
+}
+
+// marshalSlow is MarshalJSON by encoding/json, member by member: the
+// reference appendTo is held to, and the writer of an object that does
+// not marshal, which says why.
+func (o *object) marshalSlow() ([]byte, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -162,7 +179,8 @@ func (o *object) bytes() ([]byte, error) { return o.MarshalJSON() }
 
 // kv returns an object of the key and value pairs given, in order.
 func kv(pairs ...any) *object {
-	o := &object{}
+	n := len(pairs) / 2
+	o := &object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		o.set(pairs[i].(string), pairs[i+1])
 	}

@@ -178,6 +178,34 @@ type openAIToolCall struct {
 	} `json:"function"`
 }
 
+// fill sets om from the message's members ms as json.Unmarshal would,
+// when each is named exactly as a field and of plain values
+// (unmarshalFast; tool calls by encoding/json); false, for json.Unmarshal
+// to read the message, when not.
+func (om *openAIMessage) fill(ms []member) bool {
+	for _, m := range ms {
+		var ok bool
+		switch m.Key {
+		case "role":
+			ok = unmarshalFast(m.Value, &om.Role)
+		case "content":
+			om.Content, ok = m.Value, true
+		case "name":
+			ok = unmarshalFast(m.Value, &om.Name)
+		case "tool_call_id":
+			ok = unmarshalFast(m.Value, &om.ToolCallID)
+		case "refusal":
+			ok = readStringPtr(m.Value, &om.Refusal, new(string))
+		case "tool_calls":
+			ok = json.Unmarshal(m.Value, &om.ToolCalls) == nil
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // openAIMessageKeys are the members of a message the model carries.
 var openAIMessageKeys = map[string]bool{
 	"role": true, "content": true, "name": true, "tool_calls": true, "tool_call_id": true, "refusal": true,
@@ -200,8 +228,11 @@ func openAIMessages(r *Request, v json.RawMessage) error {
 			}
 		}
 		var om openAIMessage
-		if err := json.Unmarshal(raw, &om); err != nil {
-			return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
+		if !om.fill(ms) {
+			om = openAIMessage{}
+			if err := json.Unmarshal(raw, &om); err != nil {
+				return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
+			}
 		}
 		if err := openAIMessageIn(&in, &om); err != nil {
 			return err

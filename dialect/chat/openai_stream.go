@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 )
 
 // OpenAI's stream: chat.completion.chunk data events, the answer's
@@ -28,25 +29,34 @@ type openAIDecoder struct {
 	usage    *Usage
 	delta    bool // EventDelta was sent
 	done     bool // [DONE] or an error came
+
+	chunk   openAIChunkIn // the chunk being read, reused
+	scratch openAIScratch // what its fast read points into
 }
 
 // openAIChunkIn is a chunk as the decoder reads it.
 type openAIChunkIn struct {
-	ID      string `json:"id"`
-	Created int64  `json:"created"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   *string          `json:"content"`
-			Refusal   *string          `json:"refusal"`
-			ToolCalls []openAIToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		Logprobs     json.RawMessage `json:"logprobs"`
-		FinishReason *string         `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openAIUsage    `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	ID      string           `json:"id"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
+	Choices []openAIChoiceIn `json:"choices"`
+	Usage   *openAIUsage     `json:"usage"`
+	Error   json.RawMessage  `json:"error"`
+}
+
+// openAIChoiceIn is a chunk's choice as the decoder reads it.
+type openAIChoiceIn struct {
+	Index        int             `json:"index"`
+	Delta        openAIDeltaIn   `json:"delta"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+}
+
+// openAIDeltaIn is a choice's delta as the decoder reads it.
+type openAIDeltaIn struct {
+	Content   *string          `json:"content"`
+	Refusal   *string          `json:"refusal"`
+	ToolCalls []openAIToolCall `json:"tool_calls"`
 }
 
 func (d *openAIDecoder) Decode(dst []Event, f Frame) ([]Event, error) {
@@ -61,9 +71,12 @@ func (d *openAIDecoder) Decode(dst []Event, f Frame) ([]Event, error) {
 		}
 		return append(d.sendDelta(dst), Event{Type: EventStop}), nil
 	}
-	var c openAIChunkIn
-	if err := json.Unmarshal(data, &c); err != nil {
-		return dst, malformed(openAIDisplay, "stream event", err)
+	c := &d.chunk
+	if !c.readFast(data, &d.scratch) {
+		*c = openAIChunkIn{}
+		if err := json.Unmarshal(data, c); err != nil {
+			return dst, malformed(openAIDisplay, "stream event", err)
+		}
 	}
 	if !isNull(c.Error) {
 		d.done = true
@@ -226,7 +239,63 @@ type openAIChoiceDelta struct {
 	FinishReason *string   `json:"finish_reason"`
 }
 
+// chunk appends the chunk of one choice whose delta is delta, and
+// finish_reason finish (null when nil).
 func (e *openAIEncoder) chunk(dst []Frame, delta any, finish *string) ([]Frame, error) {
+	b := e.head(64)
+	b, ok := appendValue(b, delta)
+	if !ok {
+		return e.chunkSlow(dst, delta, finish)
+	}
+	return append(dst, Frame{Data: e.tail(b, finish)}), nil
+}
+
+// textChunk appends the chunk of a piece of text.
+func (e *openAIEncoder) textChunk(dst []Frame, text string) []Frame {
+	b := e.head(len(text) + 16)
+	b = append(b, `{"content":`...)
+	b = appendString(b, text)
+	b = append(b, '}')
+	return append(dst, Frame{Data: e.tail(b, nil)})
+}
+
+// argsChunk appends the chunk of a piece of the arguments of tool call k.
+func (e *openAIEncoder) argsChunk(dst []Frame, k int, args string) []Frame {
+	b := e.head(len(args) + 64)
+	b = append(b, `{"tool_calls":[{"index":`...)
+	b = strconv.AppendInt(b, int64(k), 10)
+	b = append(b, `,"function":{"arguments":`...)
+	b = appendString(b, args)
+	b = append(b, "}}]}"...)
+	return append(dst, Frame{Data: e.tail(b, nil)})
+}
+
+// head begins a chunk of one choice, up to its delta, in a buffer with
+// room for n bytes more; tail ends it.
+func (e *openAIEncoder) head(n int) []byte {
+	b := make([]byte, 0, len(e.id)+len(e.model)+160+n)
+	b = append(b, `{"id":`...)
+	b = appendString(b, e.id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, e.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, e.model)
+	return append(b, `,"choices":[{"index":0,"delta":`...)
+}
+
+func (e *openAIEncoder) tail(b []byte, finish *string) []byte {
+	b = append(b, `,"logprobs":null,"finish_reason":`...)
+	if finish == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, *finish)
+	}
+	return append(b, "}]}"...)
+}
+
+// chunkSlow is chunk by encoding/json: the reference chunk is held to,
+// and the writer of a delta that does not marshal, which says why.
+func (e *openAIEncoder) chunkSlow(dst []Frame, delta any, finish *string) ([]Frame, error) {
 	c := openAIChunkOut{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
 		Choices: []openAIChoiceDelta{{Delta: delta, FinishReason: finish}}}
 	b, err := json.Marshal(c)
@@ -257,7 +326,7 @@ func (e *openAIEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Text == "" {
 			return dst, nil
 		}
-		return e.chunk(dst, kv("content", ev.Text), nil)
+		return e.textChunk(dst, ev.Text), nil
 	case EventToolStart:
 		k := len(e.tools)
 		e.tools[ev.Index] = k
@@ -271,7 +340,7 @@ func (e *openAIEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if ev.Args == "" {
 			return dst, nil
 		}
-		return e.chunk(dst, kv("tool_calls", []any{kv("index", k, "function", kv("arguments", ev.Args))}), nil)
+		return e.argsChunk(dst, k, ev.Args), nil
 	case EventDelta:
 		finish, err := openAIFinishOut(ev.Stop)
 		if err != nil {

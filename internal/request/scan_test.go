@@ -1,6 +1,9 @@
 package request
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestModel(t *testing.T) {
 	tests := []struct{ body, want string }{
@@ -64,4 +67,28 @@ func FuzzModel(f *testing.F) {
 			t.Fatalf("after WithModel the model is %q (was %q) in %q", Model(out), m, out)
 		}
 	})
+}
+
+// TestMembersIsWalkOnValidText: on every valid case, Members shows the
+// members Walk shows and is true, as Walk is; and it stops where the
+// member function says.
+func TestMembersIsWalkOnValidText(t *testing.T) {
+	for _, c := range validCases {
+		data := []byte(c)
+		if !Walk(data, nil) {
+			continue
+		}
+		var walked, shown []string
+		Walk(data, func(k, v []byte) bool { walked = append(walked, string(k)+"="+string(v)); return true })
+		if !Members(data, func(k, v []byte) bool { shown = append(shown, string(k)+"="+string(v)); return true }) {
+			t.Errorf("Members(%.40q) is false on a valid text", c)
+		}
+		if strings.Join(walked, "\n") != strings.Join(shown, "\n") {
+			t.Errorf("Members(%.40q) shows %q, Walk %q", c, shown, walked)
+		}
+	}
+	n := 0
+	if Members([]byte(chatAnswer), func(k, v []byte) bool { n++; return false }) || n != 1 {
+		t.Errorf("Members went on after its member function stopped it (%d members)", n)
+	}
 }

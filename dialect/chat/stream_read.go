@@ -1,0 +1,243 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The fast read of the stream events that come by the dozen: OpenAI's
+// chunks of one choice (text, a tool call's arguments) and Anthropic's
+// events, read member by member (fields) into the structs encoding/json
+// would fill, the same values in the same fields; an event of another
+// shape — several choices, escapes in a key, a member twice, a value of
+// an unexpected type — gives way to json.Unmarshal. Each decoder reuses
+// one event and the scratch its pointers point into.
+
+var (
+	openAIChunkNames    = []string{"id", "created", "model", "choices", "usage", "error"}
+	openAIChoiceNames   = []string{"index", "delta", "logprobs", "finish_reason"}
+	openAIDeltaNames    = []string{"content", "refusal", "tool_calls"}
+	openAIToolCallNames = []string{"index", "id", "type", "function"}
+	openAIFuncNames     = []string{"name", "arguments"}
+)
+
+// openAIScratch is what a fast-read chunk's pointers point into.
+type openAIScratch struct {
+	choices                  [1]openAIChoiceIn
+	calls                    [1]openAIToolCall
+	content, refusal, finish string
+	args                     string
+	callIndex                int
+}
+
+// readFast reads the chunk data into c as json.Unmarshal would; false
+// when data is not of the shapes it reads.
+func (c *openAIChunkIn) readFast(data []byte, s *openAIScratch) bool {
+	*c = openAIChunkIn{}
+	return fields(data, openAIChunkNames, func(i int, v []byte) bool {
+		switch i {
+		case 0:
+			return readString(v, &c.ID)
+		case 1:
+			if string(v) == "null" {
+				return true
+			}
+			n, ok := plainInt(v, 64)
+			c.Created = n
+			return ok
+		case 2:
+			return readString(v, &c.Model)
+		case 3:
+			return c.readChoices(v, s)
+		case 4:
+			if string(v) == "null" {
+				return true
+			}
+			c.Usage = new(openAIUsage)
+			return json.Unmarshal(v, c.Usage) == nil
+		default:
+			c.Error = json.RawMessage(v)
+			return true
+		}
+	})
+}
+
+// readChoices reads a chunk's choices: none, or one read here; several
+// are read by encoding/json.
+func (c *openAIChunkIn) readChoices(v []byte, s *openAIScratch) bool {
+	if string(v) == "null" {
+		return true
+	}
+	e, ok := only(v)
+	if !ok {
+		return false
+	}
+	if e == nil {
+		c.Choices = s.choices[:0]
+		return true
+	}
+	ch := &s.choices[0]
+	*ch = openAIChoiceIn{}
+	c.Choices = s.choices[:1]
+	return fieldsIn(e, openAIChoiceNames, func(i int, v []byte) bool {
+		switch i {
+		case 0:
+			return readInt(v, &ch.Index)
+		case 1:
+			return ch.Delta.readFast(v, s)
+		case 2:
+			ch.Logprobs = json.RawMessage(v)
+			return true
+		default:
+			return readStringPtr(v, &ch.FinishReason, &s.finish)
+		}
+	})
+}
+
+// readFast reads a choice's delta.
+func (d *openAIDeltaIn) readFast(v []byte, s *openAIScratch) bool {
+	if string(v) == "null" {
+		return true
+	}
+	return fieldsIn(v, openAIDeltaNames, func(i int, v []byte) bool {
+		switch i {
+		case 0:
+			return readStringPtr(v, &d.Content, &s.content)
+		case 1:
+			return readStringPtr(v, &d.Refusal, &s.refusal)
+		}
+		if string(v) == "null" {
+			d.ToolCalls = nil
+			return true
+		}
+		e, ok := only(v)
+		if !ok || e == nil {
+			return false
+		}
+		tc := &s.calls[0]
+		*tc = openAIToolCall{}
+		d.ToolCalls = s.calls[:1]
+		return fieldsIn(e, openAIToolCallNames, func(i int, v []byte) bool {
+			switch i {
+			case 0:
+				if string(v) == "null" {
+					tc.Index = nil
+					return true
+				}
+				tc.Index = &s.callIndex
+				return readInt(v, tc.Index)
+			case 1:
+				return readString(v, &tc.ID)
+			case 2:
+				return readString(v, &tc.Type)
+			}
+			if string(v) == "null" {
+				return true
+			}
+			return fieldsIn(v, openAIFuncNames, func(i int, v []byte) bool {
+				if i == 0 {
+					return readString(v, &tc.Function.Name)
+				}
+				return readStringPtr(v, &tc.Function.Arguments, &s.args)
+			})
+		})
+	})
+}
+
+var (
+	anthropicEventNames = []string{"type", "message", "index", "content_block", "delta", "usage"}
+	anthropicDeltaNames = []string{"type", "text", "partial_json", "stop_reason", "stop_sequence"}
+)
+
+// anthropicScratch is what a fast-read event's pointers point into.
+type anthropicScratch struct {
+	index               int
+	delta               anthropicDeltaIn
+	stopReason, stopSeq string
+}
+
+// readFast reads the event data into ev as json.Unmarshal would; false
+// when data is not of the shapes it reads.
+func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
+	*ev = anthropicEvent{}
+	return fields(data, anthropicEventNames, func(i int, v []byte) bool {
+		null := string(v) == "null"
+		switch i {
+		case 0:
+			return readString(v, &ev.Type)
+		case 1:
+			if null {
+				return true
+			}
+			ev.Message = new(anthropicMessage)
+			return ev.Message.readFast(v, fieldsIn)
+		case 2:
+			if null {
+				return true
+			}
+			ev.Index = &s.index
+			return readInt(v, ev.Index)
+		case 3:
+			ev.ContentBlock = bytes.Clone(v)
+			return true
+		case 4:
+			if null {
+				return true
+			}
+			d := &s.delta
+			*d = anthropicDeltaIn{}
+			ev.Delta = d
+			return fieldsIn(v, anthropicDeltaNames, func(i int, v []byte) bool {
+				switch i {
+				case 0:
+					return readString(v, &d.Type)
+				case 1:
+					return readString(v, &d.Text)
+				case 2:
+					return readString(v, &d.PartialJSON)
+				case 3:
+					return readStringPtr(v, &d.StopReason, &s.stopReason)
+				}
+				return readStringPtr(v, &d.StopSequence, &s.stopSeq)
+			})
+		default:
+			if null {
+				return true
+			}
+			ev.Usage = new(anthropicUsage)
+			return json.Unmarshal(v, ev.Usage) == nil
+		}
+	})
+}
+
+var anthropicMessageNames = []string{"id", "type", "model", "content", "stop_reason", "stop_sequence", "usage"}
+
+// readFast reads the message data into w as json.Unmarshal would, its
+// members walked by walk (fields, or fieldsIn for a part of a text
+// checked); false when data is not of the shapes it reads. The content
+// blocks and the usage are read by encoding/json.
+func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, func(int, []byte) bool) bool) bool {
+	*w = anthropicMessage{}
+	return walk(data, anthropicMessageNames, func(i int, v []byte) bool {
+		null := string(v) == "null"
+		switch i {
+		case 0:
+			return readString(v, &w.ID)
+		case 1:
+			return readString(v, &w.Type)
+		case 2:
+			return readString(v, &w.Model)
+		case 3:
+			return null || json.Unmarshal(v, &w.Content) == nil
+		case 4:
+			return readStringPtr(v, &w.StopReason, new(string))
+		case 5:
+			return readStringPtr(v, &w.StopSequence, new(string))
+		}
+		if null {
+			return true
+		}
+		w.Usage = new(anthropicUsage)
+		return json.Unmarshal(v, w.Usage) == nil
+	})
+}
