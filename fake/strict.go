@@ -1030,8 +1030,19 @@ func checkConverse(body []byte) error {
 				if !slices.Contains(pending, id) {
 					return fmt.Errorf("The toolUseId %s in the toolResult at %s matches no toolUse of the previous turn.", id, bw)
 				}
-				if _, err := array(t["content"], bw+".toolResult.content"); err != nil {
+				rc, err := array(t["content"], bw+".toolResult.content")
+				if err != nil {
 					return err
+				}
+				if len(rc) == 0 { // some of Bedrock's models take none; one that is refused wedges the conversation
+					return fmt.Errorf("The content field at %s.toolResult cannot be empty. Add a ToolResultContentBlock and try again.", bw)
+				}
+				for k, c := range rc {
+					if co, err := object(c, bw); err == nil && co.has("text") {
+						if s, _, _ := co.str("text", bw); strings.TrimSpace(s) == "" {
+							return fmt.Errorf("The text field in the ToolResultContentBlock object at %s.toolResult.content.%d is blank. Add text to the text field, and try again.", bw, k)
+						}
+					}
 				}
 				results = append(results, id)
 			}

@@ -68,6 +68,8 @@ func TestStrictRules(t *testing.T) {
 		{"bedrock/assistant first", converse{}, `{"messages":[{"role":"assistant","content":[{"text":"x"}]}]}`, "start with a user message"},
 		{"bedrock/not alternating", converse{}, `{"messages":[{"role":"user","content":[{"text":"x"}]},{"role":"user","content":[{"text":"y"}]}]}`, "alternate"},
 		{"bedrock/result of no use", converse{}, `{` + brTools + `,"messages":[` + strings.Replace(brTurns, `"toolResult":{"toolUseId":"c1"`, `"toolResult":{"toolUseId":"c2"`, 1) + `]}`, "matches no toolUse"},
+		{"bedrock/empty result", converse{}, `{` + brTools + `,"messages":[` + strings.Replace(brTurns, `[{"text":"18C"}]`, `[]`, 1) + `]}`, "cannot be empty"},
+		{"bedrock/blank result", converse{}, `{` + brTools + `,"messages":[` + strings.Replace(brTurns, `[{"text":"18C"}]`, `[{"text":" "}]`, 1) + `]}`, "is blank"},
 		{"bedrock/tool without toolSpec", converse{}, `{"toolConfig":{"tools":[{"name":"get_weather"}]},"messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "tools[0]"},
 		{"bedrock/schema not json", converse{}, `{"toolConfig":{"tools":[{"toolSpec":{"name":"get_weather","inputSchema":{"type":"object"}}}]},"messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "inputSchema"},
 		{"bedrock/image of a bad format", converse{}, `{"messages":[{"role":"user","content":[{"image":{"format":"image/png","source":{"bytes":"AA=="}}}]}]}`, "image.format"},
@@ -200,5 +202,27 @@ func TestChatAnswerServed(t *testing.T) {
 	resp = post(t, s, "/v1/responses", "", `{"model":"m","input":"hi"}`)
 	if b := readAll(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "fake answer") {
 		t.Errorf("responses: %d %s", resp.StatusCode, b)
+	}
+}
+
+// A tool that returned nothing, or only blanks, is translated for
+// Bedrock as a text Converse takes (chat.NoToolOutput): the strict
+// Converse refuses neither an empty content nor a blank text.
+func TestEmptyToolResultForConverse(t *testing.T) {
+	for _, out := range []string{`""`, `"\n "`, `[]`} {
+		body := `{"model":"m","tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}],"messages":[` +
+			`{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},` +
+			`{"role":"tool","tool_call_id":"c1","content":` + out + `}]}`
+		r, err := chat.OpenAI.DecodeRequest([]byte(body))
+		if err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		b, err := chat.Bedrock.EncodeRequest(r)
+		if err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if err := checkConverse(b); err != nil || !strings.Contains(string(b), `"content":[{"text":"`+chat.NoToolOutput+`"}]`) {
+			t.Errorf("tool output %s written as %s: %v", out, b, err)
+		}
 	}
 }

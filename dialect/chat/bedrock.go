@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"strings"
 )
 
 // Bedrock is Amazon Bedrock's Converse API (POST /model/{modelId}/converse
@@ -27,7 +28,9 @@ import (
 //   - a JSON schema is outputConfig.textFormat, the schema a string;
 //   - an image is its bytes (png, jpeg, gif, webp); Bedrock takes no URL;
 //   - a toolResult's json content is read as the text of its JSON; status
-//     error is IsError;
+//     error is IsError; a tool result of no text but blanks is written
+//     as the text NoToolOutput, since Converse refuses a blank text block
+//     and some of its models an empty content;
 //   - stopReason guardrail_intervened and content_filtered are
 //     StopContentFilter, model_context_window_exceeded StopMaxTokens;
 //   - usage: inputTokens leaves out the cached tokens, as Usage.Input
@@ -37,6 +40,10 @@ import (
 // x-amzn-ErrorType header, which EncodeError does not set
 // (BedrockErrorType names it).
 var Bedrock Codec = bedrockCodec{}
+
+// NoToolOutput is the text a tool result that holds nothing (or only
+// blanks) is written as for Bedrock's Converse, which refuses it empty.
+const NoToolOutput = "(no output)"
 
 type bedrockCodec struct{}
 
@@ -571,7 +578,9 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 		for _, c := range tr.Content {
 			switch c.Type {
 			case PartText:
-				content = append(content, kv("text", c.Text))
+				if strings.TrimSpace(c.Text) != "" {
+					content = append(content, kv("text", c.Text))
+				}
 			case PartImage:
 				img, err := bedrockImage(c.Image)
 				if err != nil {
@@ -581,6 +590,9 @@ func bedrockBlockOut(blocks []any, p Part) ([]any, error) {
 			default:
 				return nil, cannot(bedrockDisplay, "%s part in a tool result", c.Type.a())
 			}
+		}
+		if len(content) == 0 {
+			content = append(content, kv("text", NoToolOutput))
 		}
 		res := &object{}
 		res.set("toolUseId", tr.CallID)
