@@ -222,6 +222,7 @@ func checkFastRead(t *testing.T, data []byte) {
 		for _, p := range []func() any{
 			func() any { return new(string) }, func() any { return new(bool) },
 			func() any { return new(int) }, func() any { return new(int64) },
+			func() any { return new([]json.RawMessage) },
 		} {
 			fast, slow := p(), p()
 			if unmarshalFast(v, fast) {

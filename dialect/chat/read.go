@@ -57,6 +57,22 @@ func membersFast(data []byte) ([]member, bool) {
 	return ms, ok && valid
 }
 
+// elements splits the JSON array v into its elements, as json.Unmarshal
+// reads it into a []json.RawMessage: each element as written, in one copy
+// of v; false when v is no valid array.
+func elements(v []byte) ([]json.RawMessage, bool) {
+	if len(v) == 0 || v[0] != '[' {
+		return nil, false
+	}
+	v = bytes.Clone(v)
+	raws := make([]json.RawMessage, 0, 4)
+	valid := request.Elements(v, func(e []byte) bool {
+		raws = append(raws, e[:len(e):len(e)])
+		return true
+	})
+	return raws, valid
+}
+
 // plainString returns the JSON string v's contents when it has no
 // escapes and is valid UTF-8, as it is written.
 func plainString(v []byte) (string, bool) {
@@ -130,16 +146,26 @@ func plainInt(v []byte, bits int) (int64, bool) {
 
 // unmarshalFast decodes the plain values into p as json.Unmarshal does:
 // a string, an integer, a boolean, or null (which leaves them as they
-// are); false, nothing written, for anything else.
+// are), and an array split into its elements; false, nothing written, for
+// anything else.
 func unmarshalFast(v []byte, p any) bool {
 	if string(v) == "null" {
-		switch p.(type) {
+		switch p := p.(type) {
 		case *string, *bool, *int, *int64:
+			return true
+		case *[]json.RawMessage:
+			*p = nil
 			return true
 		}
 		return false
 	}
 	switch p := p.(type) {
+	case *[]json.RawMessage:
+		raws, ok := elements(v)
+		if ok {
+			*p = raws
+		}
+		return ok
 	case *string:
 		s, ok := plainString(v)
 		if ok {

@@ -228,7 +228,7 @@ func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, fun
 		case 2:
 			return readString(v, &w.Model)
 		case 3:
-			return null || json.Unmarshal(v, &w.Content) == nil
+			return null || unmarshalFast(v, &w.Content)
 		case 4:
 			return readStringPtr(v, &w.StopReason, new(string))
 		case 5:
