@@ -180,7 +180,7 @@ type openAIToolCall struct {
 
 // fill sets om from the message's members ms as json.Unmarshal would,
 // when each is named exactly as a field and of plain values
-// (unmarshalFast; tool calls by encoding/json); false, for json.Unmarshal
+// (unmarshalFast, readToolCalls); false, for json.Unmarshal
 // to read the message, when not.
 func (om *openAIMessage) fill(ms []member) bool {
 	for _, m := range ms {
@@ -197,7 +197,7 @@ func (om *openAIMessage) fill(ms []member) bool {
 		case "refusal":
 			ok = readStringPtr(m.Value, &om.Refusal, new(string))
 		case "tool_calls":
-			ok = json.Unmarshal(m.Value, &om.ToolCalls) == nil
+			ok = readToolCalls(m.Value, &om.ToolCalls)
 		}
 		if !ok {
 			return false

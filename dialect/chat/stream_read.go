@@ -117,29 +117,36 @@ func (d *openAIDeltaIn) readFast(v []byte, s *openAIScratch) bool {
 		tc := &s.calls[0]
 		*tc = openAIToolCall{}
 		d.ToolCalls = s.calls[:1]
-		return fieldsIn(e, openAIToolCallNames, func(i int, v []byte) bool {
-			switch i {
-			case 0:
-				if string(v) == "null" {
-					tc.Index = nil
-					return true
-				}
-				tc.Index = &s.callIndex
-				return readInt(v, tc.Index)
-			case 1:
-				return readString(v, &tc.ID)
-			case 2:
-				return readString(v, &tc.Type)
-			}
+		return readToolCall(e, tc, &s.callIndex, &s.args)
+	})
+}
+
+// readToolCall reads the tool call v, a part of a text already checked,
+// into tc, zero, as json.Unmarshal would, its index read into index and
+// its arguments into args when they are not null.
+func readToolCall(v []byte, tc *openAIToolCall, index *int, args *string) bool {
+	return fieldsIn(v, openAIToolCallNames, func(i int, v []byte) bool {
+		switch i {
+		case 0:
 			if string(v) == "null" {
+				tc.Index = nil
 				return true
 			}
-			return fieldsIn(v, openAIFuncNames, func(i int, v []byte) bool {
-				if i == 0 {
-					return readString(v, &tc.Function.Name)
-				}
-				return readStringPtr(v, &tc.Function.Arguments, &s.args)
-			})
+			tc.Index = index
+			return readInt(v, tc.Index)
+		case 1:
+			return readString(v, &tc.ID)
+		case 2:
+			return readString(v, &tc.Type)
+		}
+		if string(v) == "null" {
+			return true
+		}
+		return fieldsIn(v, openAIFuncNames, func(i int, v []byte) bool {
+			if i == 0 {
+				return readString(v, &tc.Function.Name)
+			}
+			return readStringPtr(v, &tc.Function.Arguments, args)
 		})
 	})
 }
@@ -238,6 +245,48 @@ func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, fun
 			return true
 		}
 		w.Usage = new(anthropicUsage)
-		return json.Unmarshal(v, w.Usage) == nil
+		return w.Usage.readFast(v)
 	})
+}
+
+// anthropicUsageNames are anthropicUsage's members, in its fields' order.
+var anthropicUsageNames = []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
+
+// readFast reads the usage object v, a part of a text already checked,
+// into u as json.Unmarshal would; false when v is not of the shapes it
+// reads.
+func (u *anthropicUsage) readFast(v []byte) bool {
+	*u = anthropicUsage{}
+	ps := [...]**int64{&u.InputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, &u.OutputTokens}
+	return fieldsIn(v, anthropicUsageNames, func(i int, v []byte) bool {
+		if string(v) == "null" {
+			*ps[i] = nil
+			return true
+		}
+		n, ok := plainInt(v, 64)
+		*ps[i] = &n
+		return ok
+	})
+}
+
+// readToolCalls reads the array of tool calls v, a part of a text already
+// checked, into p as json.Unmarshal would; false when v is not of the
+// shapes it reads.
+func readToolCalls(v []byte, p *[]openAIToolCall) bool {
+	if string(v) == "null" {
+		*p = nil
+		return true
+	}
+	raws, ok := elements(v)
+	if !ok {
+		return false
+	}
+	calls := make([]openAIToolCall, len(raws))
+	for i, raw := range raws {
+		if !readToolCall(raw, &calls[i], new(int), new(string)) {
+			return false
+		}
+	}
+	*p = calls
+	return true
 }
