@@ -187,6 +187,16 @@ func checkFastRead(t *testing.T, data []byte) {
 			t.Fatalf("anthropic message %q:\nfast %+v\nslow %+v", data, fastM, slow)
 		}
 	}
+	var fastO openAIAnswerIn
+	if fastO.readFast(data) {
+		var slow openAIAnswerIn
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("openai answer read fast, refused by encoding/json (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fastO, slow) {
+			t.Fatalf("openai answer %q:\nfast %+v\nslow %+v", data, fastO, slow)
+		}
+	}
 	if ms, ok := membersFast(data); ok {
 		var fast anthropicBlockIn
 		if fast.fill(ms) {
@@ -270,6 +280,16 @@ func TestFastReadIsEncodingJSONs(t *testing.T) {
 	}
 	if _, ok := membersFast([]byte(requestCases[2].wire["openai"])); !ok {
 		t.Errorf("a request's members not read fast")
+	}
+	for _, c := range answerCases {
+		var a openAIAnswerIn
+		if w, ok := c.wire["openai"]; ok && json.Valid([]byte(w)) && !a.readFast([]byte(w)) {
+			t.Errorf("openai answer not read fast: %s", w)
+		}
+		var m anthropicMessage
+		if w, ok := c.wire["anthropic"]; ok && json.Valid([]byte(w)) && !m.readFast([]byte(w), fields) {
+			t.Errorf("anthropic answer not read fast: %s", w)
+		}
 	}
 }
 
