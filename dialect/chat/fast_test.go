@@ -395,7 +395,19 @@ func TestAppendIsMarshals(t *testing.T) {
 	checkAppend(t, []string(nil))
 	checkAppend(t, struct{}{})
 	checkAppend(t, StopEndTurn)
-	checkAppend(t, anthropicUsageOut(Usage{Input: 1, Output: 2}))
+	for _, u := range []Usage{{}, {Input: 1, Output: 2}, {Input: -3, CacheRead: 1 << 40, CacheWrite: 7, Output: -1}} {
+		checkAppend(t, anthropicUsageOut(u))
+		checkAppend(t, kv("usage", anthropicUsageOut(u)))
+		checkAppend(t, openAIUsageOut(u))
+		checkAppend(t, kv("usage", openAIUsageOut(u)))
+	}
+	n := int64(5)
+	checkAppend(t, &anthropicUsage{})
+	checkAppend(t, &anthropicUsage{OutputTokens: &n})
+	checkAppend(t, &anthropicUsage{CacheReadInputTokens: &n, OutputTokens: &n})
+	checkAppend(t, (*anthropicUsage)(nil))
+	checkAppend(t, &openAIUsage{PromptTokens: 1, TotalTokens: -1})
+	checkAppend(t, (*openAIUsage)(nil))
 	checkAppend(t, map[string]int{"b": 1, "a": 2})
 	checkAppend(t, kv("a", kv("b", kv("c", []any{kv("d", 1.5)}))))
 
