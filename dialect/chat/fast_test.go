@@ -83,6 +83,9 @@ var trickyObjects = []string{
 	`{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"18C"}]}`,
 	`{"role":"assistant","tool_calls":[{"id":5}]}`,
 	`{"role":"user","Role":null,"content":"x"}`,
+	`{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object"},"strict":true}}`,
+	`{"type":"function","function":{"name":"f","strict":false,"parameters":null}}`,
+	`{"type":"function","function":null}`, `{"type":"web_search","function":{"strict":1}}`,
 }
 
 // corpus returns every body and frame of the test corpora and the tricky
@@ -114,11 +117,13 @@ func corpus() [][]byte {
 	return out
 }
 
-// nested returns a body's messages and content blocks, as written.
+// nested returns a body's messages, content blocks and tools, as
+// written.
 func nested(body []byte) [][]byte {
 	var r struct {
 		Messages []json.RawMessage
 		Content  json.RawMessage
+		Tools    []json.RawMessage
 	}
 	json.Unmarshal(body, &r)
 	var out [][]byte
@@ -128,6 +133,9 @@ func nested(body []byte) [][]byte {
 		for _, b := range bs {
 			out = append(out, b)
 		}
+	}
+	for _, t := range r.Tools {
+		out = append(out, t)
 	}
 	blocks(r.Content)
 	for _, m := range r.Messages {
@@ -185,6 +193,16 @@ func checkFastRead(t *testing.T, data []byte) {
 		}
 		if !reflect.DeepEqual(fastM, slow) {
 			t.Fatalf("anthropic message %q:\nfast %+v\nslow %+v", data, fastM, slow)
+		}
+	}
+	var fastT openAIToolIn
+	if json.Valid(data) && fastT.readFast(data) { // a part of a text already checked
+		var slow openAIToolIn
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("openai tool read fast, refused by encoding/json (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fastT, slow) {
+			t.Fatalf("openai tool %q:\nfast %+v\nslow %+v", data, fastT, slow)
 		}
 	}
 	var fastO openAIAnswerIn
@@ -280,6 +298,10 @@ func TestFastReadIsEncodingJSONs(t *testing.T) {
 	}
 	if _, ok := membersFast([]byte(requestCases[2].wire["openai"])); !ok {
 		t.Errorf("a request's members not read fast")
+	}
+	var tool openAIToolIn
+	if w := `{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}`; !tool.readFast([]byte(w)) {
+		t.Errorf("openai tool not read fast: %s", w)
 	}
 	for _, c := range answerCases {
 		var a openAIAnswerIn

@@ -381,23 +381,75 @@ func dataURL(u string) (*Image, error) {
 	return &Image{MediaType: mt, Data: data}, nil
 }
 
+// openAIToolIn is a tool as OpenAI writes it.
+type openAIToolIn struct {
+	Type     string            `json:"type"`
+	Function *openAIFunctionIn `json:"function"`
+}
+
+// openAIFunctionIn is a tool's function.
+type openAIFunctionIn struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
+}
+
+var (
+	openAIToolNames     = []string{"type", "function"}
+	openAIFunctionNames = []string{"name", "description", "parameters", "strict"}
+)
+
+// readFast reads the tool v, a part of a text already checked, into t as
+// json.Unmarshal would; false when v is not of the shapes it reads.
+func (t *openAIToolIn) readFast(v []byte) bool {
+	*t = openAIToolIn{}
+	return fieldsIn(v, openAIToolNames, func(i int, v []byte) bool {
+		if i == 0 {
+			return readString(v, &t.Type)
+		}
+		if string(v) == "null" {
+			t.Function = nil
+			return true
+		}
+		f := new(openAIFunctionIn)
+		t.Function = f
+		return fieldsIn(v, openAIFunctionNames, func(i int, v []byte) bool {
+			switch i {
+			case 0:
+				return readString(v, &f.Name)
+			case 1:
+				return readString(v, &f.Description)
+			case 2:
+				f.Parameters = json.RawMessage(v)
+				return true
+			}
+			switch string(v) {
+			case "null":
+				f.Strict = nil
+			case "true", "false":
+				b := string(v) == "true"
+				f.Strict = &b
+			default:
+				return false
+			}
+			return true
+		})
+	})
+}
+
 func openAITools(r *Request, v json.RawMessage) error {
 	var raws []json.RawMessage
 	if err := unmarshal(v, &raws, "tools"); err != nil {
 		return err
 	}
 	for _, raw := range raws {
-		var t struct {
-			Type     string `json:"type"`
-			Function *struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				Parameters  json.RawMessage `json:"parameters"`
-				Strict      *bool           `json:"strict"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return malformed(openAIDisplay, "tool", err)
+		var t openAIToolIn
+		if !t.readFast(raw) {
+			t = openAIToolIn{}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return malformed(openAIDisplay, "tool", err)
+			}
 		}
 		if t.Type != "function" || t.Function == nil {
 			r.Extras = append(r.Extras, Extra{Feature: FeatureBuiltinTool, Dialect: openAIName, Name: t.Type, Value: raw})
