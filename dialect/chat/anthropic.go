@@ -310,7 +310,7 @@ func (b *anthropicBlockIn) fill(ms []member) bool {
 }
 
 func anthropicBlock(raw json.RawMessage) (Part, error) {
-	ms, err := members(raw)
+	ms, err := membersOwned(raw)
 	if err != nil {
 		return Part{}, malformed(anthropicDisplay, "content block", err)
 	}

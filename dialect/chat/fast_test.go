@@ -185,6 +185,20 @@ func checkFastRead(t *testing.T, data []byte) {
 			t.Fatalf("members of %q:\nfast %q\nslow %q", data, ms, slow)
 		}
 	}
+	if json.Valid(data) { // a part of a text already checked
+		if ms, ok := walkMembers(bytes.Clone(data), false); ok {
+			slow, err := membersSlow(data)
+			if err != nil {
+				t.Fatalf("members read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			if len(ms) == 0 {
+				ms = nil
+			}
+			if !reflect.DeepEqual(ms, slow) {
+				t.Fatalf("members of %q:\nowned %q\nslow %q", data, ms, slow)
+			}
+		}
+	}
 	var fastM anthropicMessage
 	if fastM.readFast(data, fields) {
 		var slow anthropicMessage

@@ -218,7 +218,7 @@ func openAIMessages(r *Request, v json.RawMessage) error {
 	}
 	in := openAIRequest{Request: r}
 	for i, raw := range raws {
-		ms, err := members(raw)
+		ms, err := membersOwned(raw)
 		if err != nil {
 			return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
 		}

@@ -26,10 +26,27 @@ func members(data []byte) ([]member, error) {
 	return membersSlow(data)
 }
 
+// membersOwned is members for data that is a part of a text already
+// checked (such as an element that elements split), and its caller's own
+// copy: the values are slices of data itself, and its strings are not
+// checked again.
+func membersOwned(data []byte) ([]member, error) {
+	if ms, ok := walkMembers(data, false); ok {
+		return ms, nil
+	}
+	return membersSlow(data)
+}
+
 // membersFast is members for a valid object whose keys are plain
 // (no escapes, valid UTF-8) and given once; false for anything else.
 // The values are slices of one copy of data.
 func membersFast(data []byte) ([]member, bool) {
+	return walkMembers(data, true)
+}
+
+// walkMembers is membersFast, on a copy of data and checking it when
+// strict, or on data itself, a part of a text already checked.
+func walkMembers(data []byte, strict bool) ([]member, bool) {
 	i := 0
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
 		i++
@@ -37,10 +54,12 @@ func membersFast(data []byte) ([]member, bool) {
 	if i == len(data) || data[i] != '{' {
 		return nil, false
 	}
-	data = bytes.Clone(data)
+	if strict {
+		data = bytes.Clone(data)
+	}
 	ms := make([]member, 0, 8)
 	ok := true
-	valid := request.Walk(data, func(k, v []byte) bool {
+	show := func(k, v []byte) bool {
 		if bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k) {
 			ok = false
 			return false
@@ -53,7 +72,13 @@ func membersFast(data []byte) ([]member, bool) {
 		}
 		ms = append(ms, member{string(k), v[:len(v):len(v)]})
 		return true
-	})
+	}
+	var valid bool
+	if strict {
+		valid = request.Walk(data, show)
+	} else {
+		valid = request.Members(data, show)
+	}
 	return ms, ok && valid
 }
 
