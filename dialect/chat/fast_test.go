@@ -513,3 +513,19 @@ func TestHandWrittenFrames(t *testing.T) {
 		checkHandWritten(t, s)
 	}
 }
+
+// TestElementsAreACopy: the elements split from an array are a copy, as
+// encoding/json's are: writing over the array later leaves them as read.
+func TestElementsAreACopy(t *testing.T) {
+	v := []byte(`[{"a":1}, "x"]`)
+	raws, ok := elements(v)
+	if !ok || len(raws) != 2 {
+		t.Fatalf("elements(%s) = %q, %v", v, raws, ok)
+	}
+	for i := range v {
+		v[i] = ' '
+	}
+	if string(raws[0]) != `{"a":1}` || string(raws[1]) != `"x"` {
+		t.Errorf("elements changed with the array: %q", raws)
+	}
+}
