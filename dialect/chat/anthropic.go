@@ -310,14 +310,14 @@ func (b *anthropicBlockIn) fill(ms []member) bool {
 }
 
 func anthropicBlock(raw json.RawMessage) (Part, error) {
-	ms, err := members(raw)
+	ms, err := membersOwned(raw)
 	if err != nil {
 		return Part{}, malformed(anthropicDisplay, "content block", err)
 	}
 	var typ string
 	for _, m := range ms {
 		if m.Key == "type" {
-			json.Unmarshal(m.Value, &typ)
+			unmarshalString(m.Value, &typ)
 		}
 	}
 	keys, ok := anthropicBlockKeys[typ]
@@ -363,7 +363,7 @@ func anthropicBlock(raw json.RawMessage) (Part, error) {
 		case isNull(b.Content):
 		case isString(b.Content):
 			var s string
-			json.Unmarshal(b.Content, &s)
+			unmarshalString(b.Content, &s)
 			if s != "" {
 				tr.Content = []Part{Text(s)}
 			}

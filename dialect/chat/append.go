@@ -67,6 +67,10 @@ func appendValue(b []byte, v any) ([]byte, bool) {
 		return append(b, ']'), true
 	case struct{}:
 		return append(b, "{}"...), true
+	case *anthropicUsage:
+		return v.appendTo(b), true
+	case *openAIUsage:
+		return v.appendTo(b), true
 	}
 	m, err := json.Marshal(v)
 	if err != nil {
@@ -216,4 +220,46 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendTo appends u as json.Marshal writes it: the members set, in the
+// fields' order.
+func (u *anthropicUsage) appendTo(b []byte) []byte {
+	if u == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	n := len(b)
+	for i, p := range [...]*int64{u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens} {
+		if p == nil {
+			continue
+		}
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, anthropicUsageNames[i]...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, *p, 10)
+	}
+	return append(b, '}')
+}
+
+// appendTo appends u as json.Marshal writes it.
+func (u *openAIUsage) appendTo(b []byte) []byte {
+	if u == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, u.PromptTokens, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, u.CompletionTokens, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, u.TotalTokens, 10)
+	if u.PromptDetails != nil {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, u.PromptDetails.CachedTokens, 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }

@@ -83,6 +83,9 @@ var trickyObjects = []string{
 	`{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"18C"}]}`,
 	`{"role":"assistant","tool_calls":[{"id":5}]}`,
 	`{"role":"user","Role":null,"content":"x"}`,
+	`{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object"},"strict":true}}`,
+	`{"type":"function","function":{"name":"f","strict":false,"parameters":null}}`,
+	`{"type":"function","function":null}`, `{"type":"web_search","function":{"strict":1}}`,
 }
 
 // corpus returns every body and frame of the test corpora and the tricky
@@ -114,11 +117,13 @@ func corpus() [][]byte {
 	return out
 }
 
-// nested returns a body's messages and content blocks, as written.
+// nested returns a body's messages, content blocks and tools, as
+// written.
 func nested(body []byte) [][]byte {
 	var r struct {
 		Messages []json.RawMessage
 		Content  json.RawMessage
+		Tools    []json.RawMessage
 	}
 	json.Unmarshal(body, &r)
 	var out [][]byte
@@ -128,6 +133,9 @@ func nested(body []byte) [][]byte {
 		for _, b := range bs {
 			out = append(out, b)
 		}
+	}
+	for _, t := range r.Tools {
+		out = append(out, t)
 	}
 	blocks(r.Content)
 	for _, m := range r.Messages {
@@ -177,6 +185,20 @@ func checkFastRead(t *testing.T, data []byte) {
 			t.Fatalf("members of %q:\nfast %q\nslow %q", data, ms, slow)
 		}
 	}
+	if json.Valid(data) { // a part of a text already checked
+		if ms, ok := walkMembers(bytes.Clone(data), false); ok {
+			slow, err := membersSlow(data)
+			if err != nil {
+				t.Fatalf("members read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			if len(ms) == 0 {
+				ms = nil
+			}
+			if !reflect.DeepEqual(ms, slow) {
+				t.Fatalf("members of %q:\nowned %q\nslow %q", data, ms, slow)
+			}
+		}
+	}
 	var fastM anthropicMessage
 	if fastM.readFast(data, fields) {
 		var slow anthropicMessage
@@ -185,6 +207,26 @@ func checkFastRead(t *testing.T, data []byte) {
 		}
 		if !reflect.DeepEqual(fastM, slow) {
 			t.Fatalf("anthropic message %q:\nfast %+v\nslow %+v", data, fastM, slow)
+		}
+	}
+	var fastT openAIToolIn
+	if json.Valid(data) && fastT.readFast(data) { // a part of a text already checked
+		var slow openAIToolIn
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("openai tool read fast, refused by encoding/json (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fastT, slow) {
+			t.Fatalf("openai tool %q:\nfast %+v\nslow %+v", data, fastT, slow)
+		}
+	}
+	var fastO openAIAnswerIn
+	if fastO.readFast(data) {
+		var slow openAIAnswerIn
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("openai answer read fast, refused by encoding/json (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fastO, slow) {
+			t.Fatalf("openai answer %q:\nfast %+v\nslow %+v", data, fastO, slow)
 		}
 	}
 	if ms, ok := membersFast(data); ok {
@@ -222,6 +264,7 @@ func checkFastRead(t *testing.T, data []byte) {
 		for _, p := range []func() any{
 			func() any { return new(string) }, func() any { return new(bool) },
 			func() any { return new(int) }, func() any { return new(int64) },
+			func() any { return new([]json.RawMessage) },
 		} {
 			fast, slow := p(), p()
 			if unmarshalFast(v, fast) {
@@ -269,6 +312,20 @@ func TestFastReadIsEncodingJSONs(t *testing.T) {
 	}
 	if _, ok := membersFast([]byte(requestCases[2].wire["openai"])); !ok {
 		t.Errorf("a request's members not read fast")
+	}
+	var tool openAIToolIn
+	if w := `{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}`; !tool.readFast([]byte(w)) {
+		t.Errorf("openai tool not read fast: %s", w)
+	}
+	for _, c := range answerCases {
+		var a openAIAnswerIn
+		if w, ok := c.wire["openai"]; ok && json.Valid([]byte(w)) && !a.readFast([]byte(w)) {
+			t.Errorf("openai answer not read fast: %s", w)
+		}
+		var m anthropicMessage
+		if w, ok := c.wire["anthropic"]; ok && json.Valid([]byte(w)) && !m.readFast([]byte(w), fields) {
+			t.Errorf("anthropic answer not read fast: %s", w)
+		}
 	}
 }
 
@@ -374,7 +431,19 @@ func TestAppendIsMarshals(t *testing.T) {
 	checkAppend(t, []string(nil))
 	checkAppend(t, struct{}{})
 	checkAppend(t, StopEndTurn)
-	checkAppend(t, anthropicUsageOut(Usage{Input: 1, Output: 2}))
+	for _, u := range []Usage{{}, {Input: 1, Output: 2}, {Input: -3, CacheRead: 1 << 40, CacheWrite: 7, Output: -1}} {
+		checkAppend(t, anthropicUsageOut(u))
+		checkAppend(t, kv("usage", anthropicUsageOut(u)))
+		checkAppend(t, openAIUsageOut(u))
+		checkAppend(t, kv("usage", openAIUsageOut(u)))
+	}
+	n := int64(5)
+	checkAppend(t, &anthropicUsage{})
+	checkAppend(t, &anthropicUsage{OutputTokens: &n})
+	checkAppend(t, &anthropicUsage{CacheReadInputTokens: &n, OutputTokens: &n})
+	checkAppend(t, (*anthropicUsage)(nil))
+	checkAppend(t, &openAIUsage{PromptTokens: 1, TotalTokens: -1})
+	checkAppend(t, (*openAIUsage)(nil))
 	checkAppend(t, map[string]int{"b": 1, "a": 2})
 	checkAppend(t, kv("a", kv("b", kv("c", []any{kv("d", 1.5)}))))
 
@@ -442,5 +511,21 @@ func checkHandWritten(t *testing.T, s string) {
 func TestHandWrittenFrames(t *testing.T) {
 	for _, s := range trickyStrings {
 		checkHandWritten(t, s)
+	}
+}
+
+// TestElementsAreACopy: the elements split from an array are a copy, as
+// encoding/json's are: writing over the array later leaves them as read.
+func TestElementsAreACopy(t *testing.T) {
+	v := []byte(`[{"a":1}, "x"]`)
+	raws, ok := elements(v)
+	if !ok || len(raws) != 2 {
+		t.Fatalf("elements(%s) = %q, %v", v, raws, ok)
+	}
+	for i := range v {
+		v[i] = ' '
+	}
+	if string(raws[0]) != `{"a":1}` || string(raws[1]) != `"x"` {
+		t.Errorf("elements changed with the array: %q", raws)
 	}
 }

@@ -180,7 +180,7 @@ type openAIToolCall struct {
 
 // fill sets om from the message's members ms as json.Unmarshal would,
 // when each is named exactly as a field and of plain values
-// (unmarshalFast; tool calls by encoding/json); false, for json.Unmarshal
+// (unmarshalFast, readToolCalls); false, for json.Unmarshal
 // to read the message, when not.
 func (om *openAIMessage) fill(ms []member) bool {
 	for _, m := range ms {
@@ -197,7 +197,7 @@ func (om *openAIMessage) fill(ms []member) bool {
 		case "refusal":
 			ok = readStringPtr(m.Value, &om.Refusal, new(string))
 		case "tool_calls":
-			ok = json.Unmarshal(m.Value, &om.ToolCalls) == nil
+			ok = readToolCalls(m.Value, &om.ToolCalls)
 		}
 		if !ok {
 			return false
@@ -218,7 +218,7 @@ func openAIMessages(r *Request, v json.RawMessage) error {
 	}
 	in := openAIRequest{Request: r}
 	for i, raw := range raws {
-		ms, err := members(raw)
+		ms, err := membersOwned(raw)
 		if err != nil {
 			return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
 		}
@@ -381,23 +381,75 @@ func dataURL(u string) (*Image, error) {
 	return &Image{MediaType: mt, Data: data}, nil
 }
 
+// openAIToolIn is a tool as OpenAI writes it.
+type openAIToolIn struct {
+	Type     string            `json:"type"`
+	Function *openAIFunctionIn `json:"function"`
+}
+
+// openAIFunctionIn is a tool's function.
+type openAIFunctionIn struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
+}
+
+var (
+	openAIToolNames     = []string{"type", "function"}
+	openAIFunctionNames = []string{"name", "description", "parameters", "strict"}
+)
+
+// readFast reads the tool v, a part of a text already checked, into t as
+// json.Unmarshal would; false when v is not of the shapes it reads.
+func (t *openAIToolIn) readFast(v []byte) bool {
+	*t = openAIToolIn{}
+	return fieldsIn(v, openAIToolNames, func(i int, v []byte) bool {
+		if i == 0 {
+			return readString(v, &t.Type)
+		}
+		if string(v) == "null" {
+			t.Function = nil
+			return true
+		}
+		f := new(openAIFunctionIn)
+		t.Function = f
+		return fieldsIn(v, openAIFunctionNames, func(i int, v []byte) bool {
+			switch i {
+			case 0:
+				return readString(v, &f.Name)
+			case 1:
+				return readString(v, &f.Description)
+			case 2:
+				f.Parameters = json.RawMessage(v)
+				return true
+			}
+			switch string(v) {
+			case "null":
+				f.Strict = nil
+			case "true", "false":
+				b := string(v) == "true"
+				f.Strict = &b
+			default:
+				return false
+			}
+			return true
+		})
+	})
+}
+
 func openAITools(r *Request, v json.RawMessage) error {
 	var raws []json.RawMessage
 	if err := unmarshal(v, &raws, "tools"); err != nil {
 		return err
 	}
 	for _, raw := range raws {
-		var t struct {
-			Type     string `json:"type"`
-			Function *struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				Parameters  json.RawMessage `json:"parameters"`
-				Strict      *bool           `json:"strict"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return malformed(openAIDisplay, "tool", err)
+		var t openAIToolIn
+		if !t.readFast(raw) {
+			t = openAIToolIn{}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return malformed(openAIDisplay, "tool", err)
+			}
 		}
 		if t.Type != "function" || t.Function == nil {
 			r.Extras = append(r.Extras, Extra{Feature: FeatureBuiltinTool, Dialect: openAIName, Name: t.Type, Value: raw})

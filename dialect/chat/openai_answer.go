@@ -65,26 +65,35 @@ func openAIUsageOut(u Usage) *openAIUsage {
 	return w
 }
 
+// openAIAnswerIn is an answer as OpenAI writes it.
+type openAIAnswerIn struct {
+	ID      string           `json:"id"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
+	Choices []openAIChoiceAn `json:"choices"`
+	Usage   *openAIUsage     `json:"usage"`
+}
+
+// openAIChoiceAn is a choice of an answer.
+type openAIChoiceAn struct {
+	Message struct {
+		Content     *string          `json:"content"`
+		Refusal     *string          `json:"refusal"`
+		ToolCalls   []openAIToolCall `json:"tool_calls"`
+		Annotations []any            `json:"annotations"`
+		Audio       json.RawMessage  `json:"audio"`
+	} `json:"message"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason string          `json:"finish_reason"`
+}
+
 func (openAICodec) DecodeAnswer(body []byte) (*Answer, error) {
-	var w struct {
-		ID      string `json:"id"`
-		Created int64  `json:"created"`
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content     *string          `json:"content"`
-				Refusal     *string          `json:"refusal"`
-				ToolCalls   []openAIToolCall `json:"tool_calls"`
-				Annotations []any            `json:"annotations"`
-				Audio       json.RawMessage  `json:"audio"`
-			} `json:"message"`
-			Logprobs     json.RawMessage `json:"logprobs"`
-			FinishReason string          `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *openAIUsage `json:"usage"`
-	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, malformed(openAIDisplay, "answer", err)
+	var w openAIAnswerIn
+	if !w.readFast(body) {
+		w = openAIAnswerIn{}
+		if err := json.Unmarshal(body, &w); err != nil {
+			return nil, malformed(openAIDisplay, "answer", err)
+		}
 	}
 	if len(w.Choices) != 1 {
 		return nil, notInModel(openAIDisplay, "answer with %d choices", len(w.Choices))

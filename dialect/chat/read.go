@@ -26,10 +26,27 @@ func members(data []byte) ([]member, error) {
 	return membersSlow(data)
 }
 
+// membersOwned is members for data that is a part of a text already
+// checked (such as an element that elements split), and its caller's own
+// copy: the values are slices of data itself, and its strings are not
+// checked again.
+func membersOwned(data []byte) ([]member, error) {
+	if ms, ok := walkMembers(data, false); ok {
+		return ms, nil
+	}
+	return membersSlow(data)
+}
+
 // membersFast is members for a valid object whose keys are plain
 // (no escapes, valid UTF-8) and given once; false for anything else.
 // The values are slices of one copy of data.
 func membersFast(data []byte) ([]member, bool) {
+	return walkMembers(data, true)
+}
+
+// walkMembers is membersFast, on a copy of data and checking it when
+// strict, or on data itself, a part of a text already checked.
+func walkMembers(data []byte, strict bool) ([]member, bool) {
 	i := 0
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
 		i++
@@ -37,10 +54,12 @@ func membersFast(data []byte) ([]member, bool) {
 	if i == len(data) || data[i] != '{' {
 		return nil, false
 	}
-	data = bytes.Clone(data)
+	if strict {
+		data = bytes.Clone(data)
+	}
 	ms := make([]member, 0, 8)
 	ok := true
-	valid := request.Walk(data, func(k, v []byte) bool {
+	show := func(k, v []byte) bool {
 		if bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k) {
 			ok = false
 			return false
@@ -53,8 +72,30 @@ func membersFast(data []byte) ([]member, bool) {
 		}
 		ms = append(ms, member{string(k), v[:len(v):len(v)]})
 		return true
-	})
+	}
+	var valid bool
+	if strict {
+		valid = request.Walk(data, show)
+	} else {
+		valid = request.Members(data, show)
+	}
 	return ms, ok && valid
+}
+
+// elements splits the JSON array v into its elements, as json.Unmarshal
+// reads it into a []json.RawMessage: each element as written, in one copy
+// of v; false when v is no valid array.
+func elements(v []byte) ([]json.RawMessage, bool) {
+	if len(v) == 0 || v[0] != '[' {
+		return nil, false
+	}
+	v = bytes.Clone(v)
+	raws := make([]json.RawMessage, 0, 4)
+	valid := request.Elements(v, func(e []byte) bool {
+		raws = append(raws, e[:len(e):len(e)])
+		return true
+	})
+	return raws, valid
 }
 
 // plainString returns the JSON string v's contents when it has no
@@ -130,16 +171,26 @@ func plainInt(v []byte, bits int) (int64, bool) {
 
 // unmarshalFast decodes the plain values into p as json.Unmarshal does:
 // a string, an integer, a boolean, or null (which leaves them as they
-// are); false, nothing written, for anything else.
+// are), and an array split into its elements; false, nothing written, for
+// anything else.
 func unmarshalFast(v []byte, p any) bool {
 	if string(v) == "null" {
-		switch p.(type) {
+		switch p := p.(type) {
 		case *string, *bool, *int, *int64:
+			return true
+		case *[]json.RawMessage:
+			*p = nil
 			return true
 		}
 		return false
 	}
 	switch p := p.(type) {
+	case *[]json.RawMessage:
+		raws, ok := elements(v)
+		if ok {
+			*p = raws
+		}
+		return ok
 	case *string:
 		s, ok := plainString(v)
 		if ok {

@@ -54,7 +54,7 @@ func (c *openAIChunkIn) readFast(data []byte, s *openAIScratch) bool {
 				return true
 			}
 			c.Usage = new(openAIUsage)
-			return json.Unmarshal(v, c.Usage) == nil
+			return c.Usage.readFast(v)
 		default:
 			c.Error = json.RawMessage(v)
 			return true
@@ -117,29 +117,36 @@ func (d *openAIDeltaIn) readFast(v []byte, s *openAIScratch) bool {
 		tc := &s.calls[0]
 		*tc = openAIToolCall{}
 		d.ToolCalls = s.calls[:1]
-		return fieldsIn(e, openAIToolCallNames, func(i int, v []byte) bool {
-			switch i {
-			case 0:
-				if string(v) == "null" {
-					tc.Index = nil
-					return true
-				}
-				tc.Index = &s.callIndex
-				return readInt(v, tc.Index)
-			case 1:
-				return readString(v, &tc.ID)
-			case 2:
-				return readString(v, &tc.Type)
-			}
+		return readToolCall(e, tc, &s.callIndex, &s.args)
+	})
+}
+
+// readToolCall reads the tool call v, a part of a text already checked,
+// into tc, zero, as json.Unmarshal would, its index read into index and
+// its arguments into args when they are not null.
+func readToolCall(v []byte, tc *openAIToolCall, index *int, args *string) bool {
+	return fieldsIn(v, openAIToolCallNames, func(i int, v []byte) bool {
+		switch i {
+		case 0:
 			if string(v) == "null" {
+				tc.Index = nil
 				return true
 			}
-			return fieldsIn(v, openAIFuncNames, func(i int, v []byte) bool {
-				if i == 0 {
-					return readString(v, &tc.Function.Name)
-				}
-				return readStringPtr(v, &tc.Function.Arguments, &s.args)
-			})
+			tc.Index = index
+			return readInt(v, tc.Index)
+		case 1:
+			return readString(v, &tc.ID)
+		case 2:
+			return readString(v, &tc.Type)
+		}
+		if string(v) == "null" {
+			return true
+		}
+		return fieldsIn(v, openAIFuncNames, func(i int, v []byte) bool {
+			if i == 0 {
+				return readString(v, &tc.Function.Name)
+			}
+			return readStringPtr(v, &tc.Function.Arguments, args)
 		})
 	})
 }
@@ -228,7 +235,7 @@ func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, fun
 		case 2:
 			return readString(v, &w.Model)
 		case 3:
-			return null || json.Unmarshal(v, &w.Content) == nil
+			return null || unmarshalFast(v, &w.Content)
 		case 4:
 			return readStringPtr(v, &w.StopReason, new(string))
 		case 5:
@@ -238,6 +245,169 @@ func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, fun
 			return true
 		}
 		w.Usage = new(anthropicUsage)
-		return json.Unmarshal(v, w.Usage) == nil
+		return w.Usage.readFast(v)
+	})
+}
+
+// anthropicUsageNames are anthropicUsage's members, in its fields' order.
+var anthropicUsageNames = []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
+
+// readFast reads the usage object v, a part of a text already checked,
+// into u as json.Unmarshal would; false when v is not of the shapes it
+// reads.
+func (u *anthropicUsage) readFast(v []byte) bool {
+	*u = anthropicUsage{}
+	ps := [...]**int64{&u.InputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, &u.OutputTokens}
+	return fieldsIn(v, anthropicUsageNames, func(i int, v []byte) bool {
+		if string(v) == "null" {
+			*ps[i] = nil
+			return true
+		}
+		n, ok := plainInt(v, 64)
+		*ps[i] = &n
+		return ok
+	})
+}
+
+// readToolCalls reads the array of tool calls v, a part of a text already
+// checked, into p as json.Unmarshal would; false when v is not of the
+// shapes it reads.
+func readToolCalls(v []byte, p *[]openAIToolCall) bool {
+	if string(v) == "null" {
+		*p = nil
+		return true
+	}
+	raws, ok := elements(v)
+	if !ok {
+		return false
+	}
+	calls := make([]openAIToolCall, len(raws))
+	for i, raw := range raws {
+		if !readToolCall(raw, &calls[i], new(int), new(string)) {
+			return false
+		}
+	}
+	*p = calls
+	return true
+}
+
+var (
+	openAIAnswerNames  = []string{"id", "created", "model", "choices", "usage"}
+	openAIChoiceANames = []string{"message", "logprobs", "finish_reason"}
+	openAIMessageNames = []string{"content", "refusal", "tool_calls", "annotations", "audio"}
+	openAIUsageNames   = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}
+)
+
+// readFast reads the answer data into w as json.Unmarshal would; false
+// when data is not of the shapes it reads: one choice, or none, and no
+// annotations.
+func (w *openAIAnswerIn) readFast(data []byte) bool {
+	*w = openAIAnswerIn{}
+	return fields(data, openAIAnswerNames, func(i int, v []byte) bool {
+		null := string(v) == "null"
+		switch i {
+		case 0:
+			return readString(v, &w.ID)
+		case 1:
+			if null {
+				return true
+			}
+			n, ok := plainInt(v, 64)
+			w.Created = n
+			return ok
+		case 2:
+			return readString(v, &w.Model)
+		case 3:
+			if null {
+				w.Choices = nil
+				return true
+			}
+			e, ok := only(v)
+			if !ok {
+				return false
+			}
+			if e == nil {
+				w.Choices = []openAIChoiceAn{}
+				return true
+			}
+			w.Choices = make([]openAIChoiceAn, 1)
+			return w.Choices[0].readFast(e)
+		}
+		if null {
+			w.Usage = nil
+			return true
+		}
+		w.Usage = new(openAIUsage)
+		return w.Usage.readFast(v)
+	})
+}
+
+// readFast reads a choice of an answer, a part of a text already checked.
+func (c *openAIChoiceAn) readFast(v []byte) bool {
+	return fieldsIn(v, openAIChoiceANames, func(i int, v []byte) bool {
+		switch i {
+		case 1:
+			c.Logprobs = json.RawMessage(v)
+			return true
+		case 2:
+			return readString(v, &c.FinishReason)
+		}
+		if string(v) == "null" {
+			return true
+		}
+		m := &c.Message
+		return fieldsIn(v, openAIMessageNames, func(i int, v []byte) bool {
+			switch i {
+			case 0:
+				return readStringPtr(v, &m.Content, new(string))
+			case 1:
+				return readStringPtr(v, &m.Refusal, new(string))
+			case 2:
+				return readToolCalls(v, &m.ToolCalls)
+			case 3:
+				switch e, ok := only(v); {
+				case string(v) == "null":
+					m.Annotations = nil
+				case ok && e == nil:
+					m.Annotations = []any{}
+				default:
+					return false
+				}
+				return true
+			}
+			m.Audio = json.RawMessage(v)
+			return true
+		})
+	})
+}
+
+// readFast reads the usage object v, a part of a text already checked,
+// into u as json.Unmarshal would.
+func (u *openAIUsage) readFast(v []byte) bool {
+	ps := [...]*int64{&u.PromptTokens, &u.CompletionTokens, &u.TotalTokens}
+	return fieldsIn(v, openAIUsageNames, func(i int, v []byte) bool {
+		if string(v) == "null" {
+			if i == 3 {
+				u.PromptDetails = nil
+			}
+			return true
+		}
+		if i < 3 {
+			n, ok := plainInt(v, 64)
+			*ps[i] = n
+			return ok
+		}
+		d := &struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		}{}
+		u.PromptDetails = d
+		return fieldsIn(v, []string{"cached_tokens"}, func(_ int, v []byte) bool {
+			if string(v) == "null" {
+				return true
+			}
+			n, ok := plainInt(v, 64)
+			d.CachedTokens = n
+			return ok
+		})
 	})
 }

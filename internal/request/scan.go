@@ -153,5 +153,5 @@ func KeyIs(key []byte, name string) bool { return jsonName(key, name) }
 // part of a text Walk found valid, such as a member's value, it shows
 // what Walk shows and is true unless member stops it.
 func Members(data []byte, member func(key, value []byte) bool) bool {
-	return walk(data, member, false)
+	return walk(data, member, nil, false)
 }

@@ -38,7 +38,17 @@ func Valid(data []byte) bool { return Walk(data, nil) }
 // returns false the walk stops there, and Walk returns false. It serves
 // any JSON object, an answer's as well as a request's.
 func Walk(data []byte, member func(key, value []byte) bool) (valid bool) {
-	return walk(data, member, true)
+	return walk(data, member, nil, true)
+}
+
+// Elements is Walk for an array: it validates data exactly as json.Valid
+// does and calls element, if not nil, with each element of data when data
+// is an array, in order, as the pass reads it: the value without the
+// white space around it. An element shown before the pass fails is of a
+// text that is not valid, for the caller to drop. When element returns
+// false the walk stops there, and Elements returns false.
+func Elements(data []byte, element func(value []byte) bool) (valid bool) {
+	return walk(data, nil, element, true)
 }
 
 // members is Walk on a request's hot path: the same pass, but the
@@ -47,11 +57,11 @@ func Walk(data []byte, member func(key, value []byte) bool) (valid bool) {
 // text that Walk finds valid shows the same members; one it does not may
 // show members past a string it would have refused.
 func members(data []byte, member func(key, value []byte) bool) {
-	walk(data, member, false)
+	walk(data, member, nil, false)
 }
 
-// walk is Walk, checking the strings' contents when strict.
-func walk(data []byte, member func(key, value []byte) bool, strict bool) (valid bool) {
+// walk is Walk and Elements, checking the strings' contents when strict.
+func walk(data []byte, member func(key, value []byte) bool, element func(value []byte) bool, strict bool) (valid bool) {
 	skipString := skipString
 	if !strict {
 		skipString = jumpString
@@ -83,6 +93,9 @@ value: // a value starts at i
 					i++
 					depth--
 					break
+				}
+				if depth == 1 {
+					valAt = i
 				}
 				continue value
 			}
@@ -126,8 +139,14 @@ value: // a value starts at i
 		}
 		// A value ended at i: what may follow it in its container.
 		for {
-			if depth == 1 && member != nil && objects[0]&1 != 0 && !member(data[keyAt+1:keyEnd-1], data[valAt:i]) {
-				return false
+			if depth == 1 {
+				if objects[0]&1 != 0 {
+					if member != nil && !member(data[keyAt+1:keyEnd-1], data[valAt:i]) {
+						return false
+					}
+				} else if element != nil && !element(data[valAt:i]) {
+					return false
+				}
 			}
 			i = skipSpace(data, i)
 			if depth == 0 {
@@ -149,6 +168,8 @@ value: // a value starts at i
 					if depth == 1 {
 						keyAt, keyEnd, valAt = at, end, i
 					}
+				} else if depth == 1 {
+					valAt = i
 				}
 				continue value
 			case c == '}' && inObject, c == ']' && !inObject:

@@ -39,6 +39,8 @@ var validCases = []string{
 	strings.Repeat(`[{"a":`, 100) + "0" + strings.Repeat("}]", 100),
 	strings.Repeat(`[{"a":`, 100) + "0" + strings.Repeat("]}", 100),
 	chatAnswer, chatAnswer + "x", chatAnswer[:len(chatAnswer)-1],
+	` [ 1 , {"a":[2,3]} ,"x\"]" , [ ] ,{ }, [[]] ] `, `[{"a":1},{"b":[{"c":2}]}]`, `[null]`, `[ "a" ]`,
+	`[1,{"a":[2,]}]`, `[{"a":1}{"b":2}]`, `[[1],[2]`,
 }
 
 // TestValidAgreesWithEncodingJSON: Valid says what json.Valid says, case
@@ -50,9 +52,13 @@ func TestValidAgreesWithEncodingJSON(t *testing.T) {
 		if got := Valid([]byte(c)); got != want {
 			t.Errorf("Valid(%.60q) = %v, json.Valid says %v", c, got, want)
 		}
+		if got := Elements([]byte(c), func([]byte) bool { return true }); got != want {
+			t.Errorf("Elements(%.60q) = %v, json.Valid says %v", c, got, want)
+		}
 		if want {
 			valid++
 			checkMembers(t, []byte(c))
+			checkElements(t, []byte(c))
 		}
 	}
 	if valid == 0 || valid == len(validCases) {
@@ -85,8 +91,12 @@ func FuzzValid(f *testing.F) {
 		if got := Valid(data); got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid says %v", data, got, want)
 		}
+		if got := Elements(data, func([]byte) bool { return true }); got != want {
+			t.Fatalf("Elements(%q) = %v, json.Valid says %v", data, got, want)
+		}
 		if want {
 			checkMembers(t, data)
+			checkElements(t, data)
 		}
 	})
 }
@@ -135,6 +145,51 @@ func checkMembers(t *testing.T, data []byte) {
 	})
 	if !slices.Equal(fast, want) {
 		t.Fatalf("members(%q) shows %q, encoding/json %q", data, fast, want)
+	}
+}
+
+// checkElements: on valid JSON, Elements shows the elements of a
+// top-level array that encoding/json reads into []json.RawMessage, in
+// order, as written; and Walk shows none of them as members.
+func checkElements(t *testing.T, data []byte) {
+	t.Helper()
+	var got []string
+	Elements(data, func(v []byte) bool {
+		got = append(got, string(v))
+		return true
+	})
+	var raws []json.RawMessage
+	if json.Unmarshal(data, &raws) != nil {
+		if len(got) != 0 {
+			t.Fatalf("Elements(%q) shows elements %q of a text that is not an array", data, got)
+		}
+		return
+	}
+	var want []string
+	for _, r := range raws {
+		want = append(want, string(r))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Elements(%q) shows %q, encoding/json %q", data, got, want)
+	}
+	Walk(data, func(k, v []byte) bool {
+		if data[0] == '[' {
+			t.Fatalf("Walk(%q) shows a member %q of an array", data, k)
+		}
+		return true
+	})
+}
+
+// TestElementsStops: an element for which the callback returns false is
+// the last shown, and Elements returns false.
+func TestElementsStops(t *testing.T) {
+	var got []string
+	valid := Elements([]byte(`[1,[2],3]`), func(v []byte) bool {
+		got = append(got, string(v))
+		return string(v) != "[2]"
+	})
+	if valid || !slices.Equal(got, []string{"1", "[2]"}) {
+		t.Errorf("Elements stopped at [2]: valid %v, elements %q; want false and 1, [2]", valid, got)
 	}
 }
 
