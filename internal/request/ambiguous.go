@@ -69,7 +69,7 @@ func hasEscape(k []byte) bool {
 func Unique(b []byte, names ...string) error {
 	seen := false
 	var err error
-	members(b, func(k, _ []byte) bool {
+	Members(b, func(k, _ []byte) bool {
 		for _, name := range names {
 			if !jsonName(k, name) {
 				continue

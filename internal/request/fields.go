@@ -56,7 +56,7 @@ func Scan(b []byte) (Fields, error) {
 	var seen [len(scanned)]bool
 	streamBad := false
 	var err error
-	members(b, func(k, v []byte) bool {
+	Members(b, func(k, v []byte) bool {
 		m := scannedMember(k)
 		if m < 0 {
 			if mayName(k, 's') && jsonName(k, "stream_options") {

@@ -61,7 +61,7 @@ func Int(b []byte, key string) (int64, bool) {
 // well-formed object prefix.
 func findKey(b []byte, key string) (start, end int) {
 	start, end = -1, -1
-	members(b, func(k, v []byte) bool {
+	Members(b, func(k, v []byte) bool {
 		if string(k) != key {
 			return true
 		}
@@ -147,11 +147,3 @@ func hex4(s []byte) (rune, bool) {
 // matches keys to a struct's fields: escapes decoded, case folded. name is
 // ASCII.
 func KeyIs(key []byte, name string) bool { return jsonName(key, name) }
-
-// Members is Walk in the pass of a request's hot path (members): the
-// strings passed over quote to quote, their contents not checked. For a
-// part of a text Walk found valid, such as a member's value, it shows
-// what Walk shows and is true unless member stops it.
-func Members(data []byte, member func(key, value []byte) bool) bool {
-	return walk(data, member, nil, false)
-}

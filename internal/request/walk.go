@@ -51,13 +51,15 @@ func Elements(data []byte, element func(value []byte) bool) (valid bool) {
 	return walk(data, nil, element, true)
 }
 
-// members is Walk on a request's hot path: the same pass, but the
+// Members is Walk on a request's hot path: the same pass, but the
 // strings' contents are passed over quote to quote (bytes.IndexByte), not
 // checked, so that a body of long messages is read at memchr's speed. A
-// text that Walk finds valid shows the same members; one it does not may
-// show members past a string it would have refused.
-func members(data []byte, member func(key, value []byte) bool) {
-	walk(data, member, nil, false)
+// text that Walk finds valid, or a part of one such as a member's value,
+// shows the same members, and Members is true unless member stops it;
+// one Walk does not find valid may show members past a string it would
+// have refused.
+func Members(data []byte, member func(key, value []byte) bool) bool {
+	return walk(data, member, nil, false)
 }
 
 // walk is Walk and Elements, checking the strings' contents when strict.

@@ -137,14 +137,14 @@ func checkMembers(t *testing.T, data []byte) {
 		t.Fatalf("Walk(%q) shows members %q, encoding/json %q", data, got, want)
 	}
 	var fast []string
-	members(data, func(k, v []byte) bool {
+	Members(data, func(k, v []byte) bool {
 		var key string
 		json.Unmarshal([]byte(`"`+string(k)+`"`), &key)
 		fast = append(fast, key+"\x00"+string(v))
 		return true
 	})
 	if !slices.Equal(fast, want) {
-		t.Fatalf("members(%q) shows %q, encoding/json %q", data, fast, want)
+		t.Fatalf("Members(%q) shows %q, encoding/json %q", data, fast, want)
 	}
 }
 
