@@ -1,10 +1,10 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Anthropic's stream: named events, message_start (the message with
@@ -199,7 +199,7 @@ type anthropicEncoder struct {
 	cur     int         // the chat block whose Anthropic block is open, -1 when none
 	tool    bool        // the open block is a tool call's
 	// args are the open tool call's arguments so far.
-	args strings.Builder
+	args bytes.Buffer
 	// queued are the tool calls begun while another tool call's block was
 	// open and its arguments not yet whole JSON, held back, their
 	// arguments gathered, until that block ends or its arguments are
@@ -213,7 +213,7 @@ type anthropicEncoder struct {
 type queuedTool struct {
 	index    int
 	id, name string
-	args     strings.Builder
+	args     bytes.Buffer
 	stopped  bool
 }
 
@@ -245,8 +245,8 @@ func (e *anthropicEncoder) flush(dst []Frame) ([]Frame, error) {
 				break
 			}
 		}
-		e.args.WriteString(q.args.String())
-		if !q.stopped && !(len(e.queued) > 0 && json.Valid([]byte(q.args.String()))) {
+		e.args.Write(q.args.Bytes())
+		if !q.stopped && !(len(e.queued) > 0 && json.Valid(q.args.Bytes())) {
 			return dst, nil
 		}
 		dst, err = e.closeBlock(dst)
@@ -357,7 +357,7 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		if _, ok := e.blocks[ev.Index]; ok || e.queuedFor(ev.Index) != nil {
 			return dst, cannot(anthropicDisplay, "block %d begun twice", ev.Index)
 		}
-		if e.cur >= 0 && e.tool && !json.Valid([]byte(e.args.String())) || len(e.queued) > 0 {
+		if e.cur >= 0 && e.tool && !json.Valid(e.args.Bytes()) || len(e.queued) > 0 {
 			e.queued = append(e.queued, &queuedTool{index: ev.Index, id: ev.ID, name: ev.Name})
 			return dst, nil
 		}
@@ -376,7 +376,7 @@ func (e *anthropicEncoder) Encode(dst []Frame, ev Event) ([]Frame, error) {
 		}
 		e.args.WriteString(ev.Args)
 		dst = anthropicDelta(dst, e.blocks[ev.Index], `","partial_json":`, "input_json_delta", ev.Args)
-		if len(e.queued) > 0 && json.Valid([]byte(e.args.String())) { // whole: the calls held back go on
+		if len(e.queued) > 0 && json.Valid(e.args.Bytes()) { // whole: the calls held back go on
 			return e.flush(dst)
 		}
 		return dst, nil

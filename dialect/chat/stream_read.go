@@ -212,7 +212,7 @@ func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
 				return true
 			}
 			ev.Usage = new(anthropicUsage)
-			return json.Unmarshal(v, ev.Usage) == nil
+			return ev.Usage.readFast(v)
 		}
 	})
 }
