@@ -337,6 +337,9 @@ func (c *call) refused(line int, err error) bool {
 		return true
 	}
 	if c.last == nil && c.lastErr == nil {
+		if c.anyway() { // the primary, skipped by its declared limits, called after all
+			return true
+		}
 		c.lastErr = err
 	}
 	return false

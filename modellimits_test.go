@@ -387,3 +387,27 @@ func TestModelLimitsGeminiOutput(t *testing.T) {
 		t.Errorf("512 tokens: status %d from %s: %s; want small's answer", resp.StatusCode, resp.Header.Get("Sluice-Provider"), got)
 	}
 }
+
+// The primary skipped by its declared limits and the one fallback
+// refused by its open breaker: the primary is called after all, as when
+// every fallback is skipped, and the client gets its own answer.
+func TestModelLimitsSkippedThenBreakerRefused(t *testing.T) {
+	big := fake.NewServer("200")
+	t.Cleanup(big.Close)
+	r := newXLRig(t, dialect.OpenAI, "/v1/chat/completions", to("big", "big-1", nil, big.URL))
+	r.tr.Models = []ModelLimits{{Model: "gpt-4o", Lacks: []chat.Feature{chat.FeatureTools}}}
+	r.tr.Policy.Breaker.Failures, r.tr.Policy.Breaker.Cool = 1, time.Hour
+	p, err := r.tr.Breaker("big").Allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Done(breaker.Failure, time.Millisecond)
+	resp, got := r.post(t, limitTools)
+	if resp.Header.Get("Sluice-Provider") != "primary" || r.primary.Provider.Calls() != 1 || big.Provider.Calls() != 0 {
+		t.Fatalf("status %d from %q: %s; primary %d calls, big %d; want the primary's own answer from one call",
+			resp.StatusCode, resp.Header.Get("Sluice-Provider"), got, r.primary.Provider.Calls(), big.Provider.Calls())
+	}
+	if o := outcomes(attemptLines(t, r.logs)); len(o) != 3 || o[0] != "primary:skipped" || o[1] != "big:circuit_open" {
+		t.Errorf("lines %v, want the primary skipped, big refused, then the primary's attempt", o)
+	}
+}
