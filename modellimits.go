@@ -134,7 +134,10 @@ func (c *call) fit(i int) {
 // neither way): nothing then says the model cannot take it.
 func (c *call) beyond(lim *ModelLimits) error {
 	maxTokens := c.in.MaxTokens
-	if lim.Context == 0 && len(lim.Lacks) == 0 && (lim.Output == 0 || maxTokens > 0) {
+	// Every word is a byte of the body at least: a body no longer than the
+	// context fits it, whatever its words.
+	fits := lim.Context == 0 || int64(len(c.in.Bytes)) <= lim.Context
+	if fits && len(lim.Lacks) == 0 && (lim.Output == 0 || maxTokens > 0) {
 		return c.overOutput(lim, maxTokens) // no need to read the request
 	}
 	in, err := c.chatRequest()
@@ -154,7 +157,7 @@ func (c *call) beyond(lim *ModelLimits) error {
 	if err := c.overOutput(lim, maxTokens); err != nil {
 		return err
 	}
-	if lim.Context > 0 {
+	if !fits {
 		if n := estimateTokens(in); n > lim.Context {
 			return &LimitError{Model: c.model, Limit: "context", Need: n, Max: lim.Context}
 		}
