@@ -49,8 +49,12 @@ type window struct {
 // put copies rec into the log at off through w, mapping w again over off
 // (and extending the log) when it does not show off..off+len(rec). It
 // reports false when rec must be written with a write call instead: too
-// large for a window, or the log could not be extended or mapped.
+// large for a window, the log could not be extended or mapped, or no
+// window is used here (windowSupported).
 func (w *window) put(log *os.File, rec []byte, off int64) bool {
+	if !windowSupported {
+		return false
+	}
 	if off < w.at || off+int64(len(rec)) > w.at+int64(len(w.mem)) {
 		at := off &^ int64(os.Getpagesize()-1)
 		if off+int64(len(rec)) > at+windowLen(at) || w.remap(log, at) != nil {

@@ -9,6 +9,8 @@ import (
 
 const fileStoreSupported = false
 
+const windowSupported = false
+
 func flock(int, bool) error {
 	return errors.New("idempotency: the file store needs flock: use the memory or redis store")
 }

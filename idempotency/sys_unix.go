@@ -3,13 +3,18 @@
 package idempotency
 
 import (
-	"errors"
 	"os"
 	"runtime"
 	"syscall"
 )
 
 const fileStoreSupported = true
+
+// windowSupported says whether Keep writes through a mapped window on the
+// log (logwindow.go): not on OpenBSD, whose mappings and read calls do
+// not share one page cache, so that a record written in a mapping might
+// not yet be what another process reads.
+const windowSupported = runtime.GOOS != "openbsd"
 
 // flock takes (or, with !on, lets go of) the exclusive flock of the open
 // file fd.
@@ -31,13 +36,8 @@ func mmap(f *os.File, n int) ([]byte, error) {
 }
 
 // mmapAt maps the n bytes of f from off, a multiple of the page size,
-// shared, for reading and writing. Not on OpenBSD, whose mappings and
-// read calls do not share one page cache: a record written in a mapping
-// might not yet be what another process reads.
+// shared, for reading and writing.
 func mmapAt(f *os.File, off int64, n int) ([]byte, error) {
-	if runtime.GOOS == "openbsd" {
-		return nil, errors.ErrUnsupported
-	}
 	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
 
