@@ -378,6 +378,8 @@ func TestDecodeAnswerRefuses(t *testing.T) {
 		{OpenAI, `{"choices":[`, "malformed OpenAI answer", ErrMalformed},
 		{Anthropic, `{"type":"message","content":[{"type":"thinking","thinking":"hm","signature":"s"}],"stop_reason":"end_turn"}`,
 			"Anthropic answer's thinking block is not in the chat model", ErrUnsupported},
+		{Anthropic, `{"type":"message","content":[{"type":"text","text":"a","input":{}}],"stop_reason":"end_turn"}`,
+			"Anthropic answer's text block is not in the chat model", ErrUnsupported}, // a member of another block type
 		{Anthropic, `{"type":"message","content":[],"stop_reason":"pause_turn"}`, `stop_reason "pause_turn"`, ErrUnsupported},
 		{Anthropic, `{"type":"error","error":{"type":"overloaded_error"}}`, "type \"error\", not message", ErrMalformed},
 		{Gemini, `{"candidates":[{"content":{"parts":[{"text":"hm","thought":true}]},"finishReason":"STOP"}]}`,

@@ -1,8 +1,11 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
+
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Anthropic is Anthropic's Messages API (/v1/messages).
@@ -309,31 +312,107 @@ func (b *anthropicBlockIn) fill(ms []member) bool {
 	return true
 }
 
-func anthropicBlock(raw json.RawMessage) (Part, error) {
-	ms, err := membersOwned(raw)
-	if err != nil {
-		return Part{}, malformed(anthropicDisplay, "content block", err)
-	}
-	var typ string
-	for _, m := range ms {
-		if m.Key == "type" {
-			unmarshalString(m.Value, &typ)
+// anthropicBlockFields are the members anthropicBlockIn reads, by the
+// bit readFast gives each; anthropicBlockAllows, those of each block
+// type the model carries, as bits.
+var (
+	anthropicBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
+		"is_error", "cache_control"}
+	anthropicBlockAllows = func() map[string]uint16 {
+		allows := map[string]uint16{}
+		for typ, keys := range anthropicBlockKeys {
+			for _, k := range keys {
+				allows[typ] |= 1 << slices.Index(anthropicBlockFields, k)
+			}
 		}
+		return allows
+	}()
+)
+
+// readFast reads the block raw, a part of a text already checked, into b
+// in one walk, as fill reads its members, and returns its type and the
+// members it gives a value other than null, as bits of
+// anthropicBlockFields. It is false, b half read, when a member is none
+// of those fields, is given twice, or is not plain (unmarshalFast), and
+// when raw is no object.
+func (b *anthropicBlockIn) readFast(raw []byte) (typ string, given uint16, ok bool) {
+	if raw = bytes.TrimLeft(raw, " \t\r\n"); len(raw) == 0 || raw[0] != '{' {
+		return "", 0, false // no object: the read by members says so
 	}
-	keys, ok := anthropicBlockKeys[typ]
-	for _, m := range ms {
-		ok = ok && (slices.Contains(keys, m.Key) || isNull(m.Value))
+	var seen uint16
+	ok = request.Members(raw, func(k, v []byte) bool {
+		i := slices.Index(anthropicBlockFields, string(k))
+		if i < 0 || seen&(1<<i) != 0 {
+			return false
+		}
+		seen |= 1 << i
+		if string(v) != "null" {
+			given |= 1 << i
+		}
+		switch i {
+		case 0:
+			return unmarshalFast(v, &typ)
+		case 1:
+			return unmarshalFast(v, &b.Text)
+		case 2:
+			b.Source = v
+		case 3:
+			return unmarshalFast(v, &b.ID)
+		case 4:
+			return unmarshalFast(v, &b.Name)
+		case 5:
+			b.Input = v
+		case 6:
+			return unmarshalFast(v, &b.ToolUseID)
+		case 7:
+			b.Content = v
+		case 8:
+			return unmarshalFast(v, &b.IsError)
+		case 9:
+			b.CacheControl = v
+		}
+		return true
+	})
+	return typ, given, ok
+}
+
+func anthropicBlock(raw json.RawMessage) (Part, error) {
+	var b anthropicBlockIn
+	typ, given, fast := b.readFast(raw)
+	allows, ok := anthropicBlockAllows[typ]
+	if !fast {
+		ms, err := membersOwned(raw)
+		if err != nil {
+			return Part{}, malformed(anthropicDisplay, "content block", err)
+		}
+		var t string // typ and b stay on the stack: encoding/json's reads take these
+		for _, m := range ms {
+			if m.Key == "type" {
+				unmarshalString(m.Value, &t)
+			}
+		}
+		typ = t
+		keys, known := anthropicBlockKeys[typ]
+		ok = known
+		for _, m := range ms {
+			ok = ok && (slices.Contains(keys, m.Key) || isNull(m.Value))
+		}
+		if ok {
+			slow := new(anthropicBlockIn)
+			if !slow.fill(ms) {
+				*slow = anthropicBlockIn{}
+				if err := json.Unmarshal(raw, slow); err != nil {
+					return Part{}, malformed(anthropicDisplay, typ+" block", err)
+				}
+			}
+			b = *slow
+		}
+	} else {
+		ok = ok && given&^allows == 0
 	}
 	if !ok {
 		return Part{Type: PartOther, Other: &Other{Dialect: anthropicName, Feature: anthropicOtherFeatures[typ], Type: typ,
 			Raw: raw}}, nil
-	}
-	var b anthropicBlockIn
-	if !b.fill(ms) {
-		b = anthropicBlockIn{}
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return Part{}, malformed(anthropicDisplay, typ+" block", err)
-		}
 	}
 	cache, err := anthropicCache(b.CacheControl)
 	if err != nil {

@@ -90,7 +90,7 @@ func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 	if w.Type != "message" {
 		return nil, malformedf(anthropicDisplay, "answer", "type %q, not message", w.Type)
 	}
-	a := &Answer{ID: w.ID, Model: w.Model}
+	a := &Answer{ID: w.ID, Model: w.Model, Content: make([]Part, 0, len(w.Content))}
 	for _, raw := range w.Content {
 		p, err := anthropicBlock(raw)
 		if err != nil {

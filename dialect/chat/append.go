@@ -175,6 +175,12 @@ const hexDigits = "0123456789abcdef"
 // characters and U+2028, U+2029 escaped, invalid UTF-8 written as U+FFFD.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	b = appendEscaped(b, s)
+	return append(b, '"')
+}
+
+// appendEscaped appends s as appendString does, without the quotes.
+func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
@@ -218,8 +224,7 @@ func appendString(b []byte, s string) []byte {
 		i += size
 		start = i
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // appendTo appends u as json.Marshal writes it: the members set, in the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -196,6 +197,26 @@ func checkFastRead(t *testing.T, data []byte) {
 			}
 			if !reflect.DeepEqual(ms, slow) {
 				t.Fatalf("members of %q:\nowned %q\nslow %q", data, ms, slow)
+			}
+		}
+	}
+	if json.Valid(data) {
+		var fastB anthropicBlockIn
+		if typ, given, ok := fastB.readFast(bytes.Clone(data)); ok {
+			var slow anthropicBlockIn
+			var kind struct{ Type string }
+			if err := json.Unmarshal(data, &slow); err != nil || json.Unmarshal(data, &kind) != nil {
+				t.Fatalf("content block read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			ms, _ := membersSlow(data)
+			var want uint16
+			for _, m := range ms {
+				if !isNull(m.Value) {
+					want |= 1 << slices.Index(anthropicBlockFields, m.Key)
+				}
+			}
+			if !reflect.DeepEqual(fastB, slow) || typ != kind.Type || given != want {
+				t.Fatalf("content block %q:\nfast %q %b %+v\nslow %q %b %+v", data, typ, given, fastB, kind.Type, want, slow)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package chat
 import (
 	"cmp"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -142,43 +143,66 @@ func (openAICodec) EncodeAnswer(a *Answer) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := &object{}
-	msg.set("role", "assistant")
-	var text strings.Builder
-	hasText := false
-	var calls []any
+	size, texts, calls := 320+len(a.ID)+len(a.Model), 0, 0
 	for _, p := range a.Content {
 		switch p.Type {
 		case PartText:
-			text.WriteString(p.Text)
-			hasText = true
+			size += len(p.Text) + len(p.Text)/8
+			texts++
 		case PartToolCall:
-			calls = append(calls, openAICallOut(p.ToolCall))
+			size += 96 + len(p.ToolCall.ID) + len(p.ToolCall.Name) + 2*len(p.ToolCall.Args)
+			calls++
 		default:
 			return nil, cannot(openAIDisplay, "%s block in an answer", p.Type.a())
 		}
 	}
-	if hasText {
-		msg.set("content", text.String())
-	} else {
-		msg.set("content", nil)
+	b := make([]byte, 0, size)
+	b = append(b, `{"id":`...)
+	b = appendString(b, a.ID)
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, a.Created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, a.Model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	if texts == 0 {
+		b = append(b, "null"...)
+	} else { // the text blocks as one string: escaped one by one, as each is whole UTF-8
+		b = append(b, '"')
+		for _, p := range a.Content {
+			if p.Type == PartText {
+				b = appendEscaped(b, p.Text)
+			}
+		}
+		b = append(b, '"')
 	}
-	if len(calls) > 0 {
-		msg.set("tool_calls", calls)
+	if calls > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for _, p := range a.Content {
+			if p.Type == PartToolCall {
+				if b[len(b)-1] != '[' {
+					b = append(b, ',')
+				}
+				b = appendOpenAICall(b, p.ToolCall)
+			}
+		}
+		b = append(b, ']')
 	}
-	msg.set("refusal", nil)
-	o := &object{}
-	o.set("id", a.ID)
-	o.set("object", "chat.completion")
-	o.set("created", a.Created)
-	o.set("model", a.Model)
-	o.set("choices", []any{kv("index", 0, "message", msg, "logprobs", nil, "finish_reason", finish)})
-	o.set("usage", openAIUsageOut(a.Usage))
-	return o.bytes()
+	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
+	b = appendString(b, finish)
+	b = append(b, `}],"usage":`...)
+	b = openAIUsageOut(a.Usage).appendTo(b)
+	return append(b, '}'), nil
 }
 
-func openAICallOut(c *ToolCall) *object {
-	return kv("id", c.ID, "type", "function", "function", kv("name", c.Name, "arguments", string(c.Args)))
+// appendOpenAICall appends tool call c as an answer's message holds it.
+func appendOpenAICall(b []byte, c *ToolCall) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, c.ID)
+	b = append(b, `,"type":"function","function":{"name":`...)
+	b = appendString(b, c.Name)
+	b = append(b, `,"arguments":`...)
+	b = appendString(b, string(c.Args))
+	return append(b, "}}"...)
 }
 
 // Errors.
