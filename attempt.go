@@ -113,9 +113,13 @@ func (a *attempt) cause(err error) error {
 	return c
 }
 
-// readAll reads a response body under the idle timer, at most limit bytes.
-func (a *attempt) readAll(rc io.Reader, limit int) ([]byte, error) {
+// readAll reads a response body under the idle timer, at most limit bytes,
+// into one buffer when size, its declared length, is known (-1 unknown).
+func (a *attempt) readAll(rc io.Reader, limit int, size int64) ([]byte, error) {
 	var buf bytes.Buffer
+	if size > 0 && size <= int64(limit) {
+		buf.Grow(int(size) + bytes.MinRead) // one buffer: ReadFrom keeps MinRead free
+	}
 	_, err := buf.ReadFrom(&idleReader{a: a, r: io.LimitReader(rc, int64(limit))})
 	return buf.Bytes(), err
 }
@@ -239,7 +243,7 @@ func (c *call) try(a *attempt) (*http.Response, verdict, error) {
 	} else {
 		a.disarm()
 		if c.t.BufferBody {
-			head, err := a.readAll(resp.Body, maxBufferedBody)
+			head, err := a.readAll(resp.Body, maxBufferedBody, resp.ContentLength)
 			b.head, b.n = head, int64(len(head))
 			if err != nil {
 				resp.Body.Close()
@@ -314,7 +318,7 @@ func (c *call) unsigned(a *attempt, err error) verdict {
 // judgeError reads a ≥400 response's body and judges it. The response,
 // with its body in memory, is what the caller gets if no retry follows.
 func (c *call) judgeError(a *attempt, resp *http.Response) (*http.Response, verdict, error) {
-	buf, err := a.readAll(resp.Body, maxErrorBody)
+	buf, err := a.readAll(resp.Body, maxErrorBody, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
 		v := c.failed(a, err)

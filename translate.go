@@ -300,7 +300,7 @@ func (c *call) translateAnswer(a *attempt, resp *http.Response, b *body, head []
 	raw := head
 	if !c.t.BufferBody { // read whole here: an answer is translated whole
 		var err error
-		if raw, err = a.readAll(resp.Body, maxBufferedBody); err != nil {
+		if raw, err = a.readAll(resp.Body, maxBufferedBody, resp.ContentLength); err != nil {
 			return err
 		}
 	}

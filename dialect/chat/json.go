@@ -175,7 +175,12 @@ func (o *object) marshalSlow() ([]byte, error) {
 }
 
 // bytes returns the object's JSON.
-func (o *object) bytes() ([]byte, error) { return o.MarshalJSON() }
+func (o *object) bytes() ([]byte, error) {
+	if b, ok := o.appendTo(make([]byte, 0, 512)); ok { // a request's or an answer's room, grown a few times at most
+		return b, nil
+	}
+	return o.marshalSlow()
+}
 
 // kv returns an object of the key and value pairs given, in order.
 func kv(pairs ...any) *object {
