@@ -131,35 +131,57 @@ func (anthropicCodec) EncodeAnswer(a *Answer) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	content := []any{}
+	size := 320 + len(a.ID) + len(a.Model) + len(a.StopSequence)
 	for _, p := range a.Content {
+		size += 32 + len(p.Text) + len(p.Text)/8
+		if p.ToolCall != nil {
+			size += 48 + len(p.ToolCall.ID) + len(p.ToolCall.Name) + len(p.ToolCall.Args)
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"id":`...)
+	b = appendString(b, a.ID)
+	b = append(b, `,"type":"message","role":"assistant","model":`...)
+	b = appendString(b, a.Model)
+	b = append(b, `,"content":[`...)
+	for i, p := range a.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
 		switch p.Type {
 		case PartText:
-			content = append(content, kv("type", "text", "text", p.Text))
+			b = append(b, `{"type":"text","text":`...)
+			b = appendString(b, p.Text)
 		case PartToolCall:
 			args, err := argsObject(anthropicName, p.ToolCall)
 			if err != nil {
 				return nil, err
 			}
-			content = append(content, anthropicToolUse(p.ToolCall.ID, p.ToolCall.Name, args))
+			b = append(b, `{"type":"tool_use","id":`...)
+			b = appendString(b, p.ToolCall.ID)
+			b = append(b, `,"name":`...)
+			b = appendString(b, p.ToolCall.Name)
+			b = append(b, `,"input":`...)
+			var ok bool
+			if b, ok = appendRaw(b, args); !ok {
+				return nil, cannot(anthropicDisplay, "the arguments of tool call %q, which are not JSON", p.ToolCall.ID)
+			}
 		default:
 			return nil, cannot(anthropicDisplay, "%s block in an answer", p.Type.a())
 		}
+		b = append(b, '}')
 	}
-	o := &object{}
-	o.set("id", a.ID)
-	o.set("type", "message")
-	o.set("role", "assistant")
-	o.set("model", a.Model)
-	o.set("content", content)
-	o.set("stop_reason", stop)
+	b = append(b, `],"stop_reason":`...)
+	b = appendString(b, stop)
+	b = append(b, `,"stop_sequence":`...)
 	if a.StopSequence != "" {
-		o.set("stop_sequence", a.StopSequence)
+		b = appendString(b, a.StopSequence)
 	} else {
-		o.set("stop_sequence", nil)
+		b = append(b, "null"...)
 	}
-	o.set("usage", anthropicUsageOut(a.Usage))
-	return o.bytes()
+	b = append(b, `,"usage":`...)
+	b = anthropicUsageOut(a.Usage).appendTo(b)
+	return append(b, '}'), nil
 }
 
 func anthropicToolUse(id, name string, input json.RawMessage) *object {

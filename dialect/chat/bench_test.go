@@ -58,43 +58,52 @@ func BenchmarkTranslateStreamEvent(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/event")
 }
 
-// BenchmarkTranslateGatewayShape: the gateway benchmark's call
-// (internal/gateway BenchmarkTranslatedCall, json/openai-anthropic) without
-// its sockets: a short OpenAI request written as Anthropic's, and an
-// Anthropic answer of 16 text blocks written as OpenAI's.
+// BenchmarkTranslateGatewayShape: the gateway benchmark's calls
+// (internal/gateway BenchmarkTranslatedCall, json/openai-anthropic and
+// json/anthropic-openai) without their sockets: a short request written
+// in the other dialect, and an answer of 16 text blocks written back.
 func BenchmarkTranslateGatewayShape(b *testing.B) {
-	req := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`)
 	parts := make([]Part, 16)
 	for i := range parts {
 		parts[i] = Text("Block " + strconv.Itoa(i) + " of the answer, in three pieces. ")
 	}
-	answer, err := Anthropic.EncodeAnswer(&Answer{ID: "msg_1", Model: "claude-haiku-4-5", Content: parts, Stop: StopEndTurn, Usage: Usage{Input: 9, Output: 120}})
-	if err != nil {
-		b.Fatal(err)
+	answer := &Answer{ID: "msg_1", Model: "m", Content: parts, Stop: StopEndTurn, Usage: Usage{Input: 9, Output: 120}}
+	for _, pair := range []struct {
+		from, to Codec
+		request  string
+	}{
+		{OpenAI, Anthropic, `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`},
+		{Anthropic, OpenAI, `{"model":"claude-haiku-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		name := pair.from.Name() + "-" + pair.to.Name()
+		wire, err := pair.to.EncodeAnswer(answer)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/request", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := pair.from.DecodeRequest([]byte(pair.request))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Model, r.MaxTokens = "m", 4096 // as the engine sets them
+				if _, err := pair.to.EncodeRequest(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/answer", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a, err := pair.to.DecodeAnswer(wire)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := pair.from.EncodeAnswer(a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
-	b.Run("request", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r, err := OpenAI.DecodeRequest(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Model, r.MaxTokens = "claude-haiku-4-5", 4096 // as the engine sets them
-			if _, err := Anthropic.EncodeRequest(r); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("answer", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			a, err := Anthropic.DecodeAnswer(answer)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := OpenAI.EncodeAnswer(a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
