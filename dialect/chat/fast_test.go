@@ -55,6 +55,12 @@ var trickyObjects = []string{
 	`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_tokens_details":{"cached_tokens":1}}}`,
 	`{"usage":{"prompt_tokens":"1"}}`,
 	`{"error":{"message":"x"}}`,
+	`{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low"}}`,
+	`{"type":"image_url","image_url":{"URL":"https://x/y.png","detail":null},"Text":"a"}`,
+	`{"type":"image_url","image_url":"https://x/y.png"}`,
+	`{"type":"text","text":"a","cache_control":{"type":"ephemeral"},"input":null}`,
+	`{"type":"text","text":"a","id":"x","id":"y"}`,
+	`{"type":"tool_use","id":"t","name":"f","input":{"a":[1,{"b":null}]},"cache_control":null}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}`,
 	`{"type":"content_block_delta","index":-1,"delta":{"type":"text_delta","text":"a"}}`,
 	`{"type":"content_block_delta","index":null,"delta":null}`,
@@ -220,6 +226,18 @@ func checkFastRead(t *testing.T, data []byte) {
 			}
 		}
 	}
+	if json.Valid(data) {
+		var fastP openAIPartIn
+		if fastP.readFast(bytes.Clone(data)) {
+			var slow openAIPartIn
+			if err := json.Unmarshal(data, &slow); err != nil {
+				t.Fatalf("content part read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			if fastP != slow {
+				t.Fatalf("content part %q:\nfast %+v\nslow %+v", data, fastP, slow)
+			}
+		}
+	}
 	var fastM anthropicMessage
 	if fastM.readFast(data, fields) {
 		var slow anthropicMessage
@@ -333,6 +351,12 @@ func TestFastReadIsEncodingJSONs(t *testing.T) {
 	}
 	if _, ok := membersFast([]byte(requestCases[2].wire["openai"])); !ok {
 		t.Errorf("a request's members not read fast")
+	}
+	for _, w := range []string{`{"type":"text","text":"hi"}`, `{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low"}}`} {
+		var p openAIPartIn
+		if !p.readFast([]byte(w)) {
+			t.Errorf("openai content part not read fast: %s", w)
+		}
 	}
 	var tool openAIToolIn
 	if w := `{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}`; !tool.readFast([]byte(w)) {

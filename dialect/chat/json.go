@@ -84,12 +84,19 @@ func isString(v json.RawMessage) bool {
 	return len(v) > 0 && v[0] == '"'
 }
 
-// unmarshal decodes v into p, an error naming key when it does not.
-func unmarshal(v json.RawMessage, p any, key string) error {
+// unmarshal decodes v into p, an error naming key when it does not. What
+// encoding/json decodes goes through a copy of *p, so that p, which
+// encoding/json would keep, stays where its caller put it, most often on
+// the stack.
+func unmarshal[T any](v json.RawMessage, p *T, key string) error {
 	if unmarshalFast(v, p) {
 		return nil
 	}
-	if err := json.Unmarshal(v, p); err != nil {
+	q := new(T)
+	*q = *p
+	err := json.Unmarshal(v, q)
+	*p = *q
+	if err != nil {
 		return errors.New(key + ": " + err.Error())
 	}
 	return nil

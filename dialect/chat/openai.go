@@ -334,16 +334,13 @@ func openAIContent(v json.RawMessage, images bool) ([]Part, error) {
 	}
 	parts := make([]Part, 0, len(raws))
 	for _, raw := range raws {
-		var p struct {
-			Type     string `json:"type"`
-			Text     string `json:"text"`
-			ImageURL struct {
-				URL    string `json:"url"`
-				Detail string `json:"detail"`
-			} `json:"image_url"`
-		}
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, malformed(openAIDisplay, "content part", err)
+		var p openAIPartIn
+		if !p.readFast(raw) {
+			slow := new(openAIPartIn) // p stays on the stack
+			if err := json.Unmarshal(raw, slow); err != nil {
+				return nil, malformed(openAIDisplay, "content part", err)
+			}
+			p = *slow
 		}
 		switch {
 		case p.Type == "text":
@@ -367,6 +364,46 @@ func openAIContent(v json.RawMessage, images bool) ([]Part, error) {
 	}
 	return parts, nil
 }
+
+// openAIPartIn is a content part as openAIContent reads it.
+type openAIPartIn struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
+	} `json:"image_url"`
+}
+
+// openAIPartNames are the members of a content part openAIPartIn reads.
+var openAIPartNames = []string{"type", "text", "image_url"}
+
+// readFast reads the part raw, a part of a text already checked, as
+// json.Unmarshal reads it into p, in one walk; false, p half read, where
+// it gives way to encoding/json (fieldsIn, unmarshalFast).
+func (p *openAIPartIn) readFast(raw []byte) bool {
+	return fieldsIn(raw, openAIPartNames, func(i int, v []byte) bool {
+		switch i {
+		case 0:
+			return unmarshalFast(v, &p.Type)
+		case 1:
+			return unmarshalFast(v, &p.Text)
+		}
+		if string(v) == "null" {
+			return true
+		}
+		return fieldsIn(v, openAIImageNames, func(i int, v []byte) bool {
+			if i == 0 {
+				return unmarshalFast(v, &p.ImageURL.URL)
+			}
+			return unmarshalFast(v, &p.ImageURL.Detail)
+		})
+	})
+}
+
+// openAIImageNames are the members of a part's image_url that
+// openAIPartIn reads.
+var openAIImageNames = []string{"url", "detail"}
 
 // dataURL reads an image URL: a data: URL is the image's bytes.
 func dataURL(u string) (*Image, error) {
