@@ -81,9 +81,8 @@ type anthropicMessage struct {
 
 func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 	var w anthropicMessage
-	if !w.readFast(body, fields) {
-		w = anthropicMessage{}
-		if err := json.Unmarshal(body, &w); err != nil {
+	if !w.readFast(body, true) {
+		if err := unmarshalFresh(body, &w); err != nil {
 			return nil, malformed(anthropicDisplay, "answer", err)
 		}
 	}

@@ -102,6 +102,16 @@ func unmarshal[T any](v json.RawMessage, p *T, key string) error {
 	return nil
 }
 
+// unmarshalFresh decodes data into *p as json.Unmarshal decodes it into
+// a zero T, through a T of its own, so that p stays where its caller put
+// it: the slow read of a value first read fast.
+func unmarshalFresh[T any](data []byte, p *T) error {
+	q := new(T)
+	err := json.Unmarshal(data, q)
+	*p = *q
+	return err
+}
+
 // object is a JSON object written in the order its members are set.
 // Setting a member that does not marshal keeps the first error, which
 // MarshalJSON returns.

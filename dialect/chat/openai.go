@@ -229,8 +229,7 @@ func openAIMessages(r *Request, v json.RawMessage) error {
 		}
 		var om openAIMessage
 		if !om.fill(ms) {
-			om = openAIMessage{}
-			if err := json.Unmarshal(raw, &om); err != nil {
+			if err := unmarshalFresh(raw, &om); err != nil {
 				return malformed(openAIDisplay, "message "+strconv.Itoa(i), err)
 			}
 		}
@@ -483,8 +482,7 @@ func openAITools(r *Request, v json.RawMessage) error {
 	for _, raw := range raws {
 		var t openAIToolIn
 		if !t.readFast(raw) {
-			t = openAIToolIn{}
-			if err := json.Unmarshal(raw, &t); err != nil {
+			if err := unmarshalFresh(raw, &t); err != nil {
 				return malformed(openAIDisplay, "tool", err)
 			}
 		}

@@ -91,8 +91,7 @@ type openAIChoiceAn struct {
 func (openAICodec) DecodeAnswer(body []byte) (*Answer, error) {
 	var w openAIAnswerIn
 	if !w.readFast(body) {
-		w = openAIAnswerIn{}
-		if err := json.Unmarshal(body, &w); err != nil {
+		if err := unmarshalFresh(body, &w); err != nil {
 			return nil, malformed(openAIDisplay, "answer", err)
 		}
 	}

@@ -243,19 +243,20 @@ func unmarshalString(v []byte, p *string) error {
 // is part of a text fields checked, whose strings it does not check
 // again.
 func fields(v []byte, names []string, f func(i int, v []byte) bool) bool {
-	return walkFields(v, names, f, request.Walk)
+	return walkFields(v, names, true, f)
 }
 
 func fieldsIn(v []byte, names []string, f func(i int, v []byte) bool) bool {
-	return walkFields(v, names, f, request.Members)
+	return walkFields(v, names, false, f)
 }
 
-func walkFields(v []byte, names []string, f func(i int, v []byte) bool, walk func([]byte, func(k, v []byte) bool) bool) bool {
+// walkFields is fields when strict, else fieldsIn.
+func walkFields(v []byte, names []string, strict bool, f func(i int, v []byte) bool) bool {
 	if len(v) == 0 || v[0] != '{' {
 		return false
 	}
 	var seen uint64
-	return walk(v, func(k, val []byte) bool {
+	member := func(k, val []byte) bool {
 		for i, n := range names {
 			if string(k) == n {
 				if seen&(1<<i) != 0 {
@@ -271,7 +272,11 @@ func walkFields(v []byte, names []string, f func(i int, v []byte) bool, walk fun
 			}
 		}
 		return true
-	})
+	}
+	if strict {
+		return request.Walk(v, member)
+	}
+	return request.Members(v, member)
 }
 
 // only returns the one element of the JSON array v, an object, and true;
@@ -299,7 +304,7 @@ func readString(v []byte, p *string) bool {
 		*p = s
 		return true
 	}
-	return v[0] == '"' && json.Unmarshal(v, p) == nil
+	return v[0] == '"' && unmarshalFresh(v, p) == nil
 }
 
 // readStringPtr reads the JSON string v into *p, pointing it at s, or sets

@@ -177,7 +177,7 @@ func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
 				return true
 			}
 			ev.Message = new(anthropicMessage)
-			return ev.Message.readFast(v, fieldsIn)
+			return ev.Message.readFast(v, false)
 		case 2:
 			if null {
 				return true
@@ -223,9 +223,9 @@ var anthropicMessageNames = []string{"id", "type", "model", "content", "stop_rea
 // members walked by walk (fields, or fieldsIn for a part of a text
 // checked); false when data is not of the shapes it reads. The content
 // blocks and the usage are read by encoding/json.
-func (w *anthropicMessage) readFast(data []byte, walk func([]byte, []string, func(int, []byte) bool) bool) bool {
+func (w *anthropicMessage) readFast(data []byte, strict bool) bool {
 	*w = anthropicMessage{}
-	return walk(data, anthropicMessageNames, func(i int, v []byte) bool {
+	return walkFields(data, anthropicMessageNames, strict, func(i int, v []byte) bool {
 		null := string(v) == "null"
 		switch i {
 		case 0:
