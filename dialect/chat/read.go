@@ -86,12 +86,22 @@ func walkMembers(data []byte, strict bool) ([]member, bool) {
 // reads it into a []json.RawMessage: each element as written, in one copy
 // of v; false when v is no valid array.
 func elements(v []byte) ([]json.RawMessage, bool) {
+	return splitArray(v, request.Elements)
+}
+
+// elementsIn is elements for v, a part of a text already checked, whose
+// strings it does not check again.
+func elementsIn(v []byte) ([]json.RawMessage, bool) {
+	return splitArray(v, request.Items)
+}
+
+func splitArray(v []byte, walk func([]byte, func([]byte) bool) bool) ([]json.RawMessage, bool) {
 	if len(v) == 0 || v[0] != '[' {
 		return nil, false
 	}
 	v = bytes.Clone(v)
 	raws := make([]json.RawMessage, 0, 4)
-	valid := request.Elements(v, func(e []byte) bool {
+	valid := walk(v, func(e []byte) bool {
 		raws = append(raws, e[:len(e):len(e)])
 		return true
 	})

@@ -235,7 +235,12 @@ func (w *anthropicMessage) readFast(data []byte, strict bool) bool {
 		case 2:
 			return readString(v, &w.Model)
 		case 3:
-			return null || unmarshalFast(v, &w.Content)
+			if null {
+				return true
+			}
+			raws, ok := elementsIn(v) // v is checked: fields' walk, or the event's
+			w.Content = raws
+			return ok
 		case 4:
 			return readStringPtr(v, &w.StopReason, new(string))
 		case 5:
@@ -277,7 +282,7 @@ func readToolCalls(v []byte, p *[]openAIToolCall) bool {
 		*p = nil
 		return true
 	}
-	raws, ok := elements(v)
+	raws, ok := elementsIn(v)
 	if !ok {
 		return false
 	}

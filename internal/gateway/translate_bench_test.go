@@ -29,7 +29,9 @@ const benchBlocks = 16
 // anthropic-openai translated ones. A translated call is best set against
 // the same-dialect call of the same fallback (the fake's side is the
 // same): openai-anthropic against anthropic-anthropic, anthropic-openai
-// against openai-openai.
+// against openai-openai. Beside the time, it reports the process's CPU
+// per call inside the timed loop (user-ns/op, sys-ns/op: the client, the
+// gateway and the fake together).
 func BenchmarkTranslatedCall(b *testing.B) {
 	parts := make([]chat.Part, benchBlocks)
 	for i := range parts {
@@ -109,9 +111,11 @@ func BenchmarkTranslatedCall(b *testing.B) {
 				}
 				call() // connection refused: the breaker opens, the fallback answers
 				b.ReportAllocs()
+				cpu := processCPU()
 				for b.Loop() {
 					call()
 				}
+				cpu.report(b)
 				b.ReportMetric(float64(n), "B/answer")
 			})
 		}

@@ -62,7 +62,15 @@ func Members(data []byte, member func(key, value []byte) bool) bool {
 	return walk(data, member, nil, false)
 }
 
-// walk is Walk and Elements, checking the strings' contents when strict.
+// Items is Elements as Members is Walk: for an array that is a text Walk
+// or Elements finds valid, or a part of one, it shows the same elements,
+// its strings passed over quote to quote, not checked again.
+func Items(data []byte, element func(value []byte) bool) bool {
+	return walk(data, nil, element, false)
+}
+
+// walk is Walk, Members, Elements and Items, checking the strings'
+// contents when strict.
 func walk(data []byte, member func(key, value []byte) bool, element func(value []byte) bool, strict bool) (valid bool) {
 	skipString := skipString
 	if !strict {

@@ -148,8 +148,8 @@ func checkMembers(t *testing.T, data []byte) {
 	}
 }
 
-// checkElements: on valid JSON, Elements shows the elements of a
-// top-level array that encoding/json reads into []json.RawMessage, in
+// checkElements: on valid JSON, Elements and Items show the elements of
+// a top-level array that encoding/json reads into []json.RawMessage, in
 // order, as written; and Walk shows none of them as members.
 func checkElements(t *testing.T, data []byte) {
 	t.Helper()
@@ -171,6 +171,10 @@ func checkElements(t *testing.T, data []byte) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Elements(%q) shows %q, encoding/json %q", data, got, want)
+	}
+	var items []string
+	if !Items(data, func(v []byte) bool { items = append(items, string(v)); return true }) || !slices.Equal(items, want) {
+		t.Fatalf("Items(%q) shows %q, encoding/json %q", data, items, want)
 	}
 	Walk(data, func(k, v []byte) bool {
 		if data[0] == '[' {
