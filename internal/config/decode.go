@@ -16,7 +16,7 @@ import (
 )
 
 // Parse parses a YAML config over the built-in defaults and validates it.
-// A key the file gives replaces its default; the package doc says how
+// A key the file gives replaces its default; CONFIG.md says how
 // sections, presets and null values combine with the defaults. A drain
 // left out is the longest total of the policies the file ends with.
 func Parse(data []byte) (*Config, error) {
