@@ -1,6 +1,6 @@
 // Package config reads the YAML config of the gateway (sluice serve) into
-// a typed Config, fills in the defaults, refuses mistakes with one clear
-// line, and reckons how long a call can take at worst.
+// a typed Config, fills in the defaults and refuses mistakes with one
+// clear line.
 //
 // CONFIG.md, at the root of the repository, is the operator's reference:
 // which file is read, how it combines with the defaults, and every key
@@ -14,8 +14,5 @@
 //
 //	config: policies.interactive.retry.max_atempts: unknown key (did you mean max_attempts?) at line 7
 //
-// Config.Warnings lists what is allowed but likely a mistake. WorstCase
-// and Config.WorstCaseRoute give the longest a call can spend on attempts
-// and the waits between them, bounded by total; `sluice check` prints
-// them.
+// Config.Warnings lists what is allowed but likely a mistake.
 package config
