@@ -4,12 +4,12 @@
 //
 // # Worst cases
 //
-// A policy's worst case is config.WorstCase: every attempt's connect and
+// A policy's worst case (worstcase.go) is every attempt's connect and
 // first_byte, plus before each retry the longer of the backoff ceiling and
 // max_retry_after with its jitter, bounded by total. The unbounded sum is
 // shown next to it; when it passes total, the last attempts of a failing
-// call never start. A route's worst case is config.WorstCaseRoute: the
-// primary's schedule and then each fallback's, still bounded by total.
+// call never start. A route's worst case is the primary's schedule and
+// then each fallback's, still bounded by total.
 //
 // # Units
 //

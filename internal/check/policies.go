@@ -17,8 +17,8 @@ type policyRow struct {
 	Attempts      int    `json:"attempts"`
 	PerAttempt    int64  `json:"per_attempt_ms"` // connect + first_byte
 	Total         int64  `json:"total_ms"`
-	WorstCase     int64  `json:"worst_case_ms"`     // config.WorstCase
-	Unbounded     int64  `json:"unbounded_ms"`      // config.WorstCaseUnbounded
+	WorstCase     int64  `json:"worst_case_ms"`     // worstCase
+	Unbounded     int64  `json:"unbounded_ms"`      // worstCaseUnbounded
 	CutByTotal    bool   `json:"bounded_by_total"`  // total cuts the schedule short
 	WithFallbacks int64  `json:"with_fallbacks_ms"` // the longest route under it, fallbacks included
 	MaxQueue      int64  `json:"max_queue_ms"`      // the longest an attempt waits for a rate-limit slot
@@ -31,7 +31,7 @@ type routeRow struct {
 	Provider   string          `json:"provider"`
 	Policy     string          `json:"policy"`
 	Fallbacks  []config.Target `json:"fallbacks"`
-	WorstCase  int64           `json:"worst_case_ms"` // config.WorstCaseRoute
+	WorstCase  int64           `json:"worst_case_ms"` // worstCaseRoute
 	Unbounded  int64           `json:"unbounded_ms"`  // every target's full schedule, back to back
 	CutByTotal bool            `json:"bounded_by_total"`
 }
@@ -47,8 +47,8 @@ func policyRows(c *config.Config) []policyRow {
 			Attempts:   p.Retry.MaxAttempts,
 			PerAttempt: addSat(p.Timeout.Connect, p.Timeout.FirstByte).Milliseconds(),
 			Total:      p.Timeout.Total.Milliseconds(),
-			WorstCase:  config.WorstCase(c.Policies[name]).Milliseconds(),
-			Unbounded:  config.WorstCaseUnbounded(c.Policies[name]).Milliseconds(),
+			WorstCase:  worstCase(c.Policies[name]).Milliseconds(),
+			Unbounded:  worstCaseUnbounded(c.Policies[name]).Milliseconds(),
 		}
 		row.CutByTotal = row.Unbounded > row.Total
 		row.MaxQueue = maxQueue(p).Milliseconds()
@@ -97,10 +97,10 @@ func rateRows(c *config.Config) []rateRow {
 // withFallbacks is the worst case of a call under the policy name: alone,
 // or on the route using it with the most fallbacks.
 func withFallbacks(c *config.Config, name string) time.Duration {
-	w := config.WorstCase(c.Policies[name])
+	w := worstCase(c.Policies[name])
 	for _, r := range c.Routes {
 		if r.Policy == name {
-			w = max(w, c.WorstCaseRoute(r))
+			w = max(w, worstCaseRoute(c, r))
 		}
 	}
 	return w
@@ -111,14 +111,14 @@ func routeRows(c *config.Config) []routeRow {
 	out := make([]routeRow, 0, len(c.Routes))
 	for _, r := range c.Routes {
 		p := c.Policies[r.Policy]
-		unb := mulSat(config.WorstCaseUnbounded(p), 1+len(r.Fallbacks))
+		unb := mulSat(worstCaseUnbounded(p), 1+len(r.Fallbacks))
 		fb := r.Fallbacks
 		if fb == nil {
 			fb = []config.Target{}
 		}
 		out = append(out, routeRow{
 			Prefix: r.Prefix, Provider: r.Provider, Policy: r.Policy, Fallbacks: fb,
-			WorstCase:  c.WorstCaseRoute(r).Milliseconds(),
+			WorstCase:  worstCaseRoute(c, r).Milliseconds(),
 			Unbounded:  unb.Milliseconds(),
 			CutByTotal: unb > p.WithDefaults().Timeout.Total,
 		})

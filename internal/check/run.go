@@ -195,7 +195,7 @@ func judgeTarget(c *config.Config, opt options) (judgedBy, error) {
 	worst := withFallbacks(c, name)
 	if name == "" {
 		name, reason = "interactive", "built in, as the config has no policy"
-		worst = config.WorstCase(sluice.Interactive())
+		worst = worstCase(sluice.Interactive())
 	}
 	return judgedBy{Policy: name, Reason: reason, WorstMS: worst.Milliseconds(),
 		MarginMS: opt.margin.Milliseconds(), NeedMS: addSat(worst, opt.margin).Milliseconds(),

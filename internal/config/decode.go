@@ -16,7 +16,7 @@ import (
 )
 
 // Parse parses a YAML config over the built-in defaults and validates it.
-// A key the file gives replaces its default; the package doc says how
+// A key the file gives replaces its default; CONFIG.md says how
 // sections, presets and null values combine with the defaults. A drain
 // left out is the longest total of the policies the file ends with.
 func Parse(data []byte) (*Config, error) {
@@ -29,10 +29,7 @@ func Parse(data []byte) (*Config, error) {
 	}
 	c := Default()
 	d := &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
-	if root, err = d.deref(root); err != nil {
-		return nil, err
-	}
-	if !isNull(root) {
+	if root = deref(root); !isNull(root) {
 		if root.Kind != yaml.MappingNode {
 			return nil, errAt(root.Line, "", "the file must be a mapping of keys (listen:, routes:, policies:, …), found %s", describe(root))
 		}
@@ -137,28 +134,32 @@ func snake(name string) string {
 // v's, or of inner. Null values are skipped, so that they keep their
 // defaults.
 func (d *decoder) fields(v reflect.Value, n *yaml.Node, path string, inner map[string]slot) error {
-	es, err := d.entries(n, path)
-	if err != nil || len(es) == 0 {
-		return err
-	}
 	ks := keys(v)
 	maps.Copy(ks, inner)
-	for _, e := range es {
-		p := key(path, e.key)
+	return d.pairs(n, path, func(e entry, p string, val *yaml.Node) error {
 		s, ok := ks[e.key]
-		if !ok {
+		switch {
+		case !ok:
 			return errAt(e.line, p, "unknown key%s", suggest(e.key, slices.Collect(maps.Keys(ks))))
-		}
-		d.lines[p] = e.line
-		val, err := d.deref(e.value)
-		if err != nil {
-			return err
-		}
-		if isNull(val) {
-			continue
+		case isNull(val):
+			return nil
 		}
 		d.given[p] = true
-		if err := d.value(s, val, p); err != nil {
+		return d.value(s, val, p)
+	})
+}
+
+// pairs calls f with each pair of the mapping n (see entries), the path
+// of its key, whose line it records, and its value dereferenced.
+func (d *decoder) pairs(n *yaml.Node, path string, f func(e entry, p string, val *yaml.Node) error) error {
+	es, err := d.entries(n, path)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		p := key(path, e.key)
+		d.lines[p] = e.line
+		if err := f(e, p, deref(e.value)); err != nil {
 			return err
 		}
 	}
@@ -176,8 +177,7 @@ func (d *decoder) value(s slot, n *yaml.Node, path string) error {
 		return d.value(slot{v: v.Elem(), opts: s.opts, inner: s.inner}, n, path)
 	case has(s.opts, "per_minute"):
 		return setScalar(v.FieldByName("Limit"), n, path, "count")
-	case has(s.opts, "text"):
-		return setText(v, n, path)
+	case has(s.opts, "text"): // a single value, read by its type
 	case v.Kind() == reflect.Struct:
 		return d.fields(v, n, path, s.inner)
 	case v.Kind() == reflect.Slice:
@@ -198,11 +198,7 @@ func (d *decoder) list(v reflect.Value, n *yaml.Node, path string) error {
 	}
 	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
 	for i, it := range n.Content {
-		it, err := d.deref(it)
-		if err != nil {
-			return err
-		}
-		p := index(path, i)
+		it, p := deref(it), index(path, i)
 		d.lines[p] = it.Line
 		e, err := d.entry(v.Type().Elem(), "", it, p)
 		if err != nil {
@@ -217,25 +213,14 @@ func (d *decoder) list(v reflect.Value, n *yaml.Node, path string) error {
 // named decodes a mapping of names the operator chose into the map v,
 // replacing it. A null entry keeps what fresh gives it.
 func (d *decoder) named(v reflect.Value, n *yaml.Node, path string) error {
-	es, err := d.entries(n, path)
-	if err != nil {
-		return err
-	}
 	v.Set(reflect.MakeMap(v.Type()))
-	for _, e := range es {
-		p := key(path, e.key)
-		d.lines[p] = e.line
-		val, err := d.deref(e.value)
-		if err != nil {
-			return err
-		}
+	return d.pairs(n, path, func(e entry, p string, val *yaml.Node) error {
 		ev, err := d.entry(v.Type().Elem(), e.key, val, p)
-		if err != nil {
-			return err
+		if err == nil {
+			v.SetMapIndex(reflect.ValueOf(e.key), ev)
 		}
-		v.SetMapIndex(reflect.ValueOf(e.key), ev)
-	}
-	return nil
+		return err
+	})
 }
 
 // entry decodes n, dereferenced, at path into a fresh entry of type t

@@ -54,12 +54,12 @@ func scalarType(t reflect.Type) bool {
 }
 
 // TestEveryKeyDecodesAndIsDocumented: every field of Config, and of the
-// engine's types it holds, is a key whose value decodes, and the package
-// doc's reference names it. A field added to sluice.Policy, say, becomes a
-// key of every policy: this fails until the doc names it (or foreign says
-// "-").
+// engine's types it holds, is a key whose value decodes, and CONFIG.md,
+// the operator's reference, names it. A field added to sluice.Policy, say,
+// becomes a key of every policy: this fails until CONFIG.md names it (or
+// foreign says "-").
 func TestEveryKeyDecodesAndIsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
+	doc, err := os.ReadFile("../../CONFIG.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestEveryKeyDecodesAndIsDocumented(t *testing.T) {
 	for _, p := range all {
 		k := regexp.MustCompile(`[A-Za-z_]+$`).FindString(p)
 		if !regexp.MustCompile(`\b` + k + `\b`).Match(doc) {
-			t.Errorf("%s: the package doc does not name %s", p, k)
+			t.Errorf("%s: CONFIG.md does not name %s", p, k)
 		}
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzParse: Parse never panics, refuses with one line starting with
-// "config: ", and every config it accepts passes Validate.
+// "config: ", and every config it accepts passes Validate. (The worst
+// case of its routes is fuzzed in internal/check, which reckons it.)
 func FuzzParse(f *testing.F) {
 	if data, err := os.ReadFile("testdata/design.yaml"); err == nil {
 		f.Add(data)
@@ -29,11 +30,6 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := c.Validate(); err != nil {
 			t.Fatalf("accepted config fails Validate: %v", err)
-		}
-		for _, r := range c.Routes {
-			if w := c.WorstCaseRoute(r); w <= 0 || w > c.Policies[r.Policy].Timeout.Total {
-				t.Fatalf("WorstCaseRoute(%+v) = %v, outside (0, total]", r, w)
-			}
 		}
 	})
 }

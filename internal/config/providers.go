@@ -49,17 +49,11 @@ func checkProvider(name string, pr Provider) error {
 // a model's name, or one that '*' ends, and no size below 0 (0 is none).
 func checkModels(p string, ms map[string]ModelLimits) error {
 	return byName(ms, func(model string, m ModelLimits) error {
-		mp, stem := key(p, model), strings.TrimSuffix(model, "*")
 		size := func(k string, n int64, eg string) error {
-			return refuse(n < 0, key(mp, k), "%d: must be at least 1 token (e.g. %s), or left out when not known", n, eg)
+			return refuse(n < 0, key(key(p, model), k), "%d: must be at least 1 token (e.g. %s), or left out when not known", n, eg)
 		}
-		switch {
-		case model == "":
-			return errf(p, "an empty model name; name the model, e.g. gpt-4o-mini, or gpt-4o* for every model that starts with gpt-4o")
-		case strings.Contains(stem, "*"):
-			return errf(mp, "'*' may only end a name, as in gpt-4o*")
-		}
-		return cmp.Or(size("context", m.Context, "128000"), size("output", m.Output, "16384"))
+		return cmp.Or(modelName(p, model, ", or gpt-4o* for every model that starts with gpt-4o"),
+			size("context", m.Context, "128000"), size("output", m.Output, "16384"))
 	})
 }
 

@@ -21,6 +21,10 @@ func setScalar(v reflect.Value, n *yaml.Node, path, opts string) error {
 	s, tag := n.Value, n.ShortTag()
 	bad := func(format string) error { return errAt(n.Line, path, format, quote(s)) }
 	switch {
+	case has(opts, "text"): // the type reads its own text and says what is wrong with it
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			return errAt(n.Line, path, "%s", err.Error())
+		}
 	case v.Type() == reflect.TypeFor[time.Duration]():
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil {
@@ -65,18 +69,6 @@ func setScalar(v reflect.Value, n *yaml.Node, path, opts string) error {
 		if tag != "!!int" || n.Decode(v.Addr().Interface()) != nil {
 			return bad("%s is not a whole number (write e.g. 3)")
 		}
-	}
-	return nil
-}
-
-// setText decodes the single value n at path into v, whose type reads
-// its own text (encoding.TextUnmarshaler) and says what is wrong with it.
-func setText(v reflect.Value, n *yaml.Node, path string) error {
-	if n.Kind != yaml.ScalarNode {
-		return errAt(n.Line, path, "must be a single value, found %s", describe(n))
-	}
-	if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
-		return errAt(n.Line, path, "%s", err.Error())
 	}
 	return nil
 }

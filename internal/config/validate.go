@@ -275,19 +275,24 @@ func checkPeriod(path, s string) error {
 func (c *Config) checkPrices() error {
 	return byName(c.Prices, func(model string, pr spend.Price) error {
 		p := key("prices", model)
-		stem, _ := strings.CutSuffix(model, "*")
-		switch {
-		case model == "":
-			return errf("prices", "an empty model name; name the model, e.g. gpt-4o-mini")
-		case strings.Contains(stem, "*"):
-			return errf(p, "'*' may only end a name, as in gpt-4o*")
-		}
 		price := func(k string, v float64) error {
 			return refuse(!(v >= 0) || math.IsInf(v, 0), key(p, k), "%v: must be 0 or more (USD per million tokens, e.g. 0.15)", v)
 		}
-		return cmp.Or(price("input", pr.Input), price("output", pr.Output),
+		return cmp.Or(modelName("prices", model, ""), price("input", pr.Input), price("output", pr.Output),
 			price("cache_read", pr.CacheRead), price("cache_write", pr.CacheWrite))
 	})
+}
+
+// modelName checks the name of a model, which '*' may end, under the
+// section at path; more says more of how to name one.
+func modelName(path, model, more string) error {
+	switch {
+	case model == "":
+		return errf(path, "an empty model name; name the model, e.g. gpt-4o-mini%s", more)
+	case strings.Contains(strings.TrimSuffix(model, "*"), "*"):
+		return errf(key(path, model), "'*' may only end a name, as in gpt-4o*")
+	}
+	return nil
 }
 
 func (c *Config) checkLimits() error {

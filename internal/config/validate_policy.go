@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/limit"
@@ -85,4 +86,12 @@ func (c *Config) checkPriorities() error {
 			"%s%%: give the share batch calls may never take, from 0%% to below 100%% (write e.g. 20%%)",
 			strconv.FormatFloat(l.Reserve*100, 'f', -1, 64))
 	}))
+}
+
+// addSat adds two non-negative durations, saturating at the largest one.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -86,15 +86,14 @@ func (d *decoder) spend(n int) error {
 	return nil
 }
 
-// deref follows aliases to the node they name.
-func (d *decoder) deref(n *yaml.Node) (*yaml.Node, error) {
-	for n != nil && n.Kind == yaml.AliasNode {
-		if err := d.spend(1); err != nil {
-			return nil, err
-		}
-		n = n.Alias
+// deref follows an alias to the node it names. What it leads to is
+// counted against the expansion cap where it is walked: a mapping's or a
+// list's nodes, as they are read.
+func deref(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode {
+		return n.Alias
 	}
-	return n, nil
+	return n
 }
 
 func isNull(n *yaml.Node) bool {
@@ -116,9 +115,8 @@ func describe(n *yaml.Node) string {
 // entries returns the pairs of the mapping n, merge keys (<<) resolved, in
 // the order written. A null n has none.
 func (d *decoder) entries(n *yaml.Node, path string) ([]entry, error) {
-	n, err := d.deref(n)
-	if err != nil || isNull(n) {
-		return nil, err
+	if n = deref(n); isNull(n) {
+		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil, errAt(n.Line, path, "must be a mapping of keys, found %s", describe(n))
@@ -130,10 +128,7 @@ func (d *decoder) entries(n *yaml.Node, path string) ([]entry, error) {
 	var merges []*yaml.Node
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, err := d.deref(n.Content[i])
-		if err != nil {
-			return nil, err
-		}
+		k := deref(n.Content[i])
 		if k == nil || k.Kind != yaml.ScalarNode {
 			return nil, errAt(n.Content[i].Line, path, "a key must be a plain name, found %s", describe(k))
 		}
@@ -164,13 +159,13 @@ func (d *decoder) entries(n *yaml.Node, path string) ([]entry, error) {
 // yet: explicit keys win, then earlier merged mappings.
 func (d *decoder) merge(out []entry, seen map[string]int, merges []*yaml.Node, path string) ([]entry, error) {
 	for _, m := range merges {
-		m, err := d.deref(m)
-		if err != nil {
-			return nil, err
-		}
+		m = deref(m)
 		srcs := []*yaml.Node{m}
 		if m != nil && m.Kind == yaml.SequenceNode {
 			srcs = m.Content
+		}
+		if err := d.spend(len(srcs)); err != nil {
+			return nil, err
 		}
 		for _, src := range srcs {
 			es, err := d.entries(src, path)

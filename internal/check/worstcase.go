@@ -1,13 +1,14 @@
-package config
+package check
 
 import (
 	"math"
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
 )
 
-// WorstCase returns the longest a call under p can spend on its attempts
+// worstCase returns the longest a call under p can spend on its attempts
 // and the waits between them — the time by which it has failed for good
 // or its answer has started — bounded by the total timeout:
 //
@@ -25,25 +26,25 @@ import (
 //
 // For the interactive policy: 3·(5s + 20s) + 2·22s = 119s, bounded by
 // total: 30s. For nightly: 5·(10s + 120s) + 4·132s = 1178s, bounded: 600s.
-func WorstCase(p sluice.Policy) time.Duration {
+func worstCase(p sluice.Policy) time.Duration {
 	p = p.WithDefaults()
 	return min(p.Timeout.Total, span(p))
 }
 
-// WorstCaseUnbounded returns the sum that WorstCase bounds by total: how
+// worstCaseUnbounded returns the sum that worstCase bounds by total: how
 // long the attempts and waits of p would take if total did not cut them
 // short. When it is larger than total, the last attempts of a failing call
 // never happen.
-func WorstCaseUnbounded(p sluice.Policy) time.Duration {
+func worstCaseUnbounded(p sluice.Policy) time.Duration {
 	return span(p.WithDefaults())
 }
 
-// WorstCaseRoute returns WorstCase for a call on route r: the primary and
+// worstCaseRoute returns worstCase for a call on route r: the primary and
 // then each fallback target, every one with all the attempts and waits of
 // the route's policy, the whole call still bounded by the policy's total.
 // A route whose policy c does not define is reckoned with the interactive
 // defaults.
-func (c *Config) WorstCaseRoute(r Route) time.Duration {
+func worstCaseRoute(c *config.Config, r config.Route) time.Duration {
 	p := c.Policies[r.Policy].WithDefaults()
 	return min(p.Timeout.Total, mulSat(span(p), 1+len(r.Fallbacks)))
 }
@@ -73,23 +74,4 @@ func backoff(r sluice.Retry, n int) time.Duration {
 		return r.Cap
 	}
 	return min(r.Cap, r.Base<<shift)
-}
-
-// addSat adds two non-negative durations, saturating at the largest one.
-func addSat(a, b time.Duration) time.Duration {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// mulSat multiplies a non-negative duration by k, saturating.
-func mulSat(d time.Duration, k int) time.Duration {
-	if k <= 0 {
-		return 0
-	}
-	if d > math.MaxInt64/time.Duration(k) {
-		return math.MaxInt64
-	}
-	return d * time.Duration(k)
 }

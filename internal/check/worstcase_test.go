@@ -1,11 +1,13 @@
-package config
+package check
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/internal/config"
 )
 
 func policyOf(connect, firstByte, total time.Duration, attempts int, base, cap, mra time.Duration) sluice.Policy {
@@ -46,37 +48,59 @@ func TestWorstCase(t *testing.T) {
 		{"huge durations", policyOf(math.MaxInt64/2, math.MaxInt64/2, math.MaxInt64, 3, math.MaxInt64, math.MaxInt64, math.MaxInt64), math.MaxInt64, math.MaxInt64},
 	}
 	for _, tc := range cases {
-		if got := WorstCase(tc.p); got != tc.bounded {
-			t.Errorf("%s: WorstCase = %v, want %v", tc.name, got, tc.bounded)
+		if got := worstCase(tc.p); got != tc.bounded {
+			t.Errorf("%s: worstCase = %v, want %v", tc.name, got, tc.bounded)
 		}
-		if got := WorstCaseUnbounded(tc.p); got != tc.unbnd {
-			t.Errorf("%s: WorstCaseUnbounded = %v, want %v", tc.name, got, tc.unbnd)
+		if got := worstCaseUnbounded(tc.p); got != tc.unbnd {
+			t.Errorf("%s: worstCaseUnbounded = %v, want %v", tc.name, got, tc.unbnd)
 		}
 	}
 }
 
+// FuzzWorstCaseRoute: every route of a config that Parse accepts has a
+// worst case above 0 and at most its policy's total.
+func FuzzWorstCaseRoute(f *testing.F) {
+	if data, err := os.ReadFile("../config/testdata/design.yaml"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte("policies:\n  interactive: &b {retry: {max_attempts: 2}}\n  x: {<<: *b}\n"))
+	f.Add([]byte("routes: [{prefix: /a, provider: openai, fallbacks: [{provider: openai, model: m}]}]\n"))
+	f.Add([]byte("policies: {interactive: {retry: {max_attempts: 1000000, base: 1ns, cap: 1ns}}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := config.Parse(data)
+		if err != nil {
+			return
+		}
+		for _, r := range c.Routes {
+			if w := worstCaseRoute(c, r); w <= 0 || w > c.Policies[r.Policy].Timeout.Total {
+				t.Fatalf("worstCaseRoute(%+v) = %v, outside (0, total]", r, w)
+			}
+		}
+	})
+}
+
 func TestWorstCaseRoute(t *testing.T) {
 	s, ms := time.Second, time.Millisecond
-	c := Default()
+	c := config.Default()
 	c.Policies["quick"] = policyOf(s, 2*s, 10*time.Minute, 4, s, 5*s, 2*s)
 	c.Policies["tight"] = policyOf(s, 2*s, time.Minute, 4, s, 5*s, 2*s)
-	fb := []Target{{Provider: "openai", Model: "a"}, {Provider: "openai", Model: "b"}}
+	fb := []config.Target{{Provider: "openai", Model: "a"}, {Provider: "openai", Model: "b"}}
 	cases := []struct {
 		name  string
-		route Route
+		route config.Route
 		want  time.Duration
 	}{
 		{"default route", c.Routes[0], 30 * s},
-		{"no fallbacks", Route{Policy: "quick"}, 20400 * ms},
+		{"no fallbacks", config.Route{Policy: "quick"}, 20400 * ms},
 		// Three targets of 20.4s each.
-		{"two fallbacks", Route{Policy: "quick", Fallbacks: fb}, 61200 * ms},
+		{"two fallbacks", config.Route{Policy: "quick", Fallbacks: fb}, 61200 * ms},
 		// 61.2s, cut at the total of 60s.
-		{"bounded by total", Route{Policy: "tight", Fallbacks: fb}, time.Minute},
-		{"undefined policy is interactive", Route{Policy: "nope", Fallbacks: fb}, 30 * s},
+		{"bounded by total", config.Route{Policy: "tight", Fallbacks: fb}, time.Minute},
+		{"undefined policy is interactive", config.Route{Policy: "nope", Fallbacks: fb}, 30 * s},
 	}
 	for _, tc := range cases {
-		if got := c.WorstCaseRoute(tc.route); got != tc.want {
-			t.Errorf("%s: WorstCaseRoute = %v, want %v", tc.name, got, tc.want)
+		if got := worstCaseRoute(c, tc.route); got != tc.want {
+			t.Errorf("%s: worstCaseRoute = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
