@@ -86,14 +86,14 @@ func (o *object) appendTo(b []byte) ([]byte, bool) {
 		return b, false
 	}
 	b = append(b, '{')
-	for i, k := range o.keys {
+	for i, m := range o.members {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, m.key)
 		b = append(b, ':')
 		var ok bool
-		if b, ok = appendValue(b, o.vals[i]); !ok {
+		if b, ok = appendValue(b, m.val); !ok {
 			return b, false
 		}
 	}

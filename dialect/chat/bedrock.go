@@ -467,7 +467,7 @@ func (bedrockCodec) EncodeRequest(r *Request) ([]byte, error) {
 	if len(r.Stop) > 0 {
 		ic.set("stopSequences", r.Stop)
 	}
-	if len(ic.keys) > 0 {
+	if len(ic.members) > 0 {
 		o.set("inferenceConfig", ic)
 	}
 	var tools []any

@@ -269,15 +269,15 @@ func hasResult(parts []Part, id string) bool {
 // member of o it extends (stream_options.x beside include_usage,
 // output_config.effort beside format), else as a member of its own.
 func mergeExtras(o, extras *object) {
-	for i, k := range extras.keys {
-		if c, ok := extras.vals[i].(*object); ok && o.has(k) {
-			dst := o.obj(k)
-			for j, ck := range c.keys {
-				dst.set(ck, c.vals[j])
+	for _, m := range extras.members {
+		if c, ok := m.val.(*object); ok && o.has(m.key) {
+			dst := o.obj(m.key)
+			for _, cm := range c.members {
+				dst.set(cm.key, cm.val)
 			}
 			continue
 		}
-		o.set(k, extras.vals[i])
+		o.set(m.key, m.val)
 	}
 }
 

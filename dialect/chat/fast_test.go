@@ -398,13 +398,13 @@ func refJSON(v any) ([]byte, error) {
 			return nil, v.err
 		}
 		b := []byte{'{'}
-		for i, k := range v.keys {
+		for i, p := range v.members {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, rawString(k)...)
+			b = append(b, rawString(p.key)...)
 			b = append(b, ':')
-			m, err := refJSON(v.vals[i])
+			m, err := refJSON(p.val)
 			if err != nil {
 				return nil, err
 			}

@@ -573,7 +573,7 @@ func (geminiCodec) EncodeRequest(r *Request) ([]byte, error) {
 			g.set("responseJsonSchema", f.Schema)
 		}
 	}
-	if len(g.keys) > 0 {
+	if len(g.members) > 0 {
 		o.set("generationConfig", g)
 	}
 	mergeExtras(o, extras)

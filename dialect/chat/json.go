@@ -116,31 +116,36 @@ func unmarshalFresh[T any](data []byte, p *T) error {
 // Setting a member that does not marshal keeps the first error, which
 // MarshalJSON returns.
 type object struct {
-	keys []string
-	vals []any // json.RawMessage, *object, or any value to marshal
-	err  error
+	members []pair
+	err     error
+}
+
+// pair is a member of an object: its key and its value, a
+// json.RawMessage, an *object, or any value to marshal.
+type pair struct {
+	key string
+	val any
 }
 
 // set sets member k to v, replacing a member set before.
 func (o *object) set(k string, v any) {
-	for i, key := range o.keys {
-		if key == k {
-			o.vals[i] = v
+	for i := range o.members {
+		if o.members[i].key == k {
+			o.members[i].val = v
 			return
 		}
 	}
-	if o.keys == nil { // room for an API's object, grown once at most
-		o.keys, o.vals = make([]string, 0, 8), make([]any, 0, 8)
+	if o.members == nil { // room for an API's object, grown once at most
+		o.members = make([]pair, 0, 8)
 	}
-	o.keys = append(o.keys, k)
-	o.vals = append(o.vals, v)
+	o.members = append(o.members, pair{k, v})
 }
 
 // obj returns member k, an object, set empty if it was not set.
 func (o *object) obj(k string) *object {
-	for i, key := range o.keys {
-		if key == k {
-			if c, ok := o.vals[i].(*object); ok {
+	for _, m := range o.members {
+		if m.key == k {
+			if c, ok := m.val.(*object); ok {
 				return c
 			}
 		}
@@ -152,8 +157,8 @@ func (o *object) obj(k string) *object {
 
 // has reports whether member k is set.
 func (o *object) has(k string) bool {
-	for _, key := range o.keys {
-		if key == k {
+	for _, m := range o.members {
+		if m.key == k {
 			return true
 		}
 	}
@@ -176,15 +181,15 @@ func (o *object) marshalSlow() ([]byte, error) {
 		return nil, o.err
 	}
 	b := []byte{'{'}
-	for i, k := range o.keys {
+	for i, m := range o.members {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, rawString(k)...)
+		b = append(b, rawString(m.key)...)
 		b = append(b, ':')
-		v, err := json.Marshal(o.vals[i])
+		v, err := json.Marshal(m.val)
 		if err != nil {
-			return nil, errors.New(k + ": " + err.Error())
+			return nil, errors.New(m.key + ": " + err.Error())
 		}
 		b = append(b, v...)
 	}
@@ -202,7 +207,7 @@ func (o *object) bytes() ([]byte, error) {
 // kv returns an object of the key and value pairs given, in order.
 func kv(pairs ...any) *object {
 	n := len(pairs) / 2
-	o := &object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
+	o := &object{members: make([]pair, 0, n)}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		o.set(pairs[i].(string), pairs[i+1])
 	}
