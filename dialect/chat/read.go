@@ -70,7 +70,7 @@ func walkMembers(data []byte, strict bool) ([]member, bool) {
 				return false
 			}
 		}
-		ms = append(ms, member{string(k), v[:len(v):len(v)]})
+		ms = append(ms, member{intern(k), v[:len(v):len(v)]})
 		return true
 	}
 	var valid bool
@@ -126,8 +126,8 @@ func plainString(v []byte) (string, bool) {
 	return intern(s), true
 }
 
-// intern returns s as a string, the names the stream events repeat
-// without allocating.
+// intern returns s as a string, the names the stream events and the
+// requests' keys repeat without allocating.
 func intern(s []byte) string {
 	switch string(s) {
 	case "":
@@ -156,6 +156,34 @@ func intern(s []byte) string {
 		return "tool_use"
 	case "text":
 		return "text"
+	case "type":
+		return "type"
+	case "role":
+		return "role"
+	case "content":
+		return "content"
+	case "model":
+		return "model"
+	case "messages":
+		return "messages"
+	case "system":
+		return "system"
+	case "max_tokens":
+		return "max_tokens"
+	case "stream":
+		return "stream"
+	case "tools":
+		return "tools"
+	case "tool_choice":
+		return "tool_choice"
+	case "name":
+		return "name"
+	case "id":
+		return "id"
+	case "input":
+		return "input"
+	case "user":
+		return "user"
 	}
 	return string(s)
 }
