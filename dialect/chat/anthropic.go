@@ -195,12 +195,11 @@ func anthropicSystem(v json.RawMessage) ([]Part, error) {
 }
 
 func anthropicMessages(r *Request, v json.RawMessage) error {
-	var msgs []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := unmarshal(v, &msgs, "messages"); err != nil {
-		return err
+	var msgs []anthropicMessageIn
+	if !readAnthropicMessages(v, &msgs) {
+		if err := unmarshal(v, &msgs, "messages"); err != nil {
+			return err
+		}
 	}
 	for _, m := range msgs {
 		var role Role
@@ -228,6 +227,41 @@ func anthropicMessages(r *Request, v json.RawMessage) error {
 		r.Messages = append(r.Messages, Message{Role: role, Parts: parts})
 	}
 	return nil
+}
+
+// anthropicMessageIn is a message of a request, as anthropicMessages
+// reads it.
+type anthropicMessageIn struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// anthropicMessageInNames are the members anthropicMessageIn reads.
+var anthropicMessageInNames = []string{"role", "content"}
+
+// readAnthropicMessages reads the array of messages v, a part of a text
+// already checked, into p as json.Unmarshal would; false, p half read,
+// where it gives way to encoding/json (fieldsIn, unmarshalFast).
+func readAnthropicMessages(v []byte, p *[]anthropicMessageIn) bool {
+	raws, ok := elementsIn(v)
+	if !ok {
+		return false
+	}
+	msgs := make([]anthropicMessageIn, len(raws))
+	for i, raw := range raws {
+		m := &msgs[i]
+		if !fieldsIn(raw, anthropicMessageInNames, func(i int, v []byte) bool {
+			if i == 0 {
+				return unmarshalFast(v, &m.Role)
+			}
+			m.Content = v // null too, as a json.RawMessage reads it
+			return true
+		}) {
+			return false
+		}
+	}
+	*p = msgs
+	return true
 }
 
 // anthropicBlockKeys are the members of each block type the model

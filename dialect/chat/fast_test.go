@@ -55,6 +55,10 @@ var trickyObjects = []string{
 	`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_tokens_details":{"cached_tokens":1}}}`,
 	`{"usage":{"prompt_tokens":"1"}}`,
 	`{"error":{"message":"x"}}`,
+	`[{"role":"user","content":null}]`,
+	`[{"role":"user","Content":"x"},{"role":"assistant","content":"y","role":"user"}]`,
+	`[null]`,
+	`[{"role":"user","content":[{"type":"text","text":"a"}]},{"role":"assistant","content":"b","extra":1}]`,
 	`{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low"}}`,
 	`{"type":"image_url","image_url":{"URL":"https://x/y.png","detail":null},"Text":"a"}`,
 	`{"type":"image_url","image_url":"https://x/y.png"}`,
@@ -235,6 +239,18 @@ func checkFastRead(t *testing.T, data []byte) {
 			}
 			if fastP != slow {
 				t.Fatalf("content part %q:\nfast %+v\nslow %+v", data, fastP, slow)
+			}
+		}
+	}
+	if json.Valid(data) {
+		var fastMs []anthropicMessageIn
+		if readAnthropicMessages(bytes.Clone(data), &fastMs) {
+			var slow []anthropicMessageIn
+			if err := json.Unmarshal(data, &slow); err != nil {
+				t.Fatalf("messages read fast, refused by encoding/json (%v): %q", err, data)
+			}
+			if !reflect.DeepEqual(fastMs, slow) {
+				t.Fatalf("messages %q:\nfast %q\nslow %q", data, fastMs, slow)
 			}
 		}
 	}
