@@ -169,8 +169,9 @@ func (e *SkippedError) Unwrap() error { return e.Err }
 
 // translateFor prepares the call's request for target tg, which speaks
 // another dialect than the call: its URL (the target's endpoint for its
-// model), its headers and its body. An error wrapping chat.ErrUnsupported
-// says the target cannot take the request.
+// model), its headers and its body, set in r, the target's copy of the
+// request, whose URL and headers are its own (aim). An error wrapping
+// chat.ErrUnsupported says the target cannot take the request.
 func (c *call) translateFor(tg *Target, r *http.Request) error {
 	model := tg.Model
 	if model == "" {
@@ -208,9 +209,8 @@ func (c *call) translateFor(tg *Target, r *http.Request) error {
 	if claudeOnVertex {
 		body = vertexBody(body)
 	}
-	u := *r.URL
-	u.Path, u.RawPath, u.RawQuery = path, rawPath, query
-	r.URL = &u
+	// r and its URL are aim's copies, set in place.
+	r.URL.Path, r.URL.RawPath, r.URL.RawQuery = path, rawPath, query
 	r.Header.Del("Accept-Encoding") // the answer is read here, so plain
 	r.Header.Del("Content-Length")
 	r.Header.Set("Content-Type", "application/json")
