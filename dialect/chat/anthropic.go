@@ -770,6 +770,9 @@ func anthropicBlockOut(p Part) (any, error) {
 		if p.Text == "" {
 			return nil, nil
 		}
+		if p.Cache == nil {
+			return textPart(p.Text), nil
+		}
 		o.set("type", "text")
 		o.set("text", p.Text)
 	case PartImage:

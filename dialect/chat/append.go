@@ -67,6 +67,8 @@ func appendValue(b []byte, v any) ([]byte, bool) {
 		return append(b, ']'), true
 	case struct{}:
 		return append(b, "{}"...), true
+	case textPart:
+		return v.appendTo(b), true
 	case *anthropicUsage:
 		return v.appendTo(b), true
 	case *openAIUsage:
@@ -268,3 +270,18 @@ func (u *openAIUsage) appendTo(b []byte) []byte {
 	}
 	return append(b, '}')
 }
+
+// textPart is a text part, {"type":"text","text":...}, as Anthropic
+// writes a content block and OpenAI a content part without more members:
+// one value, where an object takes three.
+type textPart string
+
+func (t textPart) appendTo(b []byte) []byte {
+	b = append(b, `{"type":"text","text":`...)
+	b = appendString(b, string(t))
+	return append(b, '}')
+}
+
+// MarshalJSON writes the part, for encoding/json's writing of an object
+// (marshalSlow).
+func (t textPart) MarshalJSON() ([]byte, error) { return t.appendTo(nil), nil }

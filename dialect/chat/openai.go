@@ -782,7 +782,7 @@ func openAIContentOut(parts []Part, images bool, where string) (any, error) {
 	for _, p := range parts {
 		switch {
 		case p.Type == PartText:
-			out = append(out, kv("type", "text", "text", p.Text))
+			out = append(out, textPart(p.Text))
 		case p.Type == PartImage && images:
 			u, err := imageURL(openAIDisplay, p.Image)
 			if err != nil {
