@@ -115,12 +115,7 @@ func plainString(v []byte) (string, bool) {
 		return "", false
 	}
 	s := v[1 : len(v)-1]
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	if !utf8.Valid(s) {
+	if !request.Plain(s) || !utf8.Valid(s) {
 		return "", false
 	}
 	return intern(s), true

@@ -243,3 +243,23 @@ func TestPlain8(t *testing.T) {
 		}
 	}
 }
+
+// TestPlain: Plain is false exactly when a byte is a quote, a backslash
+// or a control character, wherever it stands in the eight-byte steps.
+func TestPlain(t *testing.T) {
+	for c := range 256 {
+		want := c >= 0x20 && c != '"' && c != '\\'
+		for n := 1; n <= 19; n++ {
+			for at := range n {
+				s := bytes.Repeat([]byte{'a'}, n)
+				s[at] = byte(c)
+				if got := Plain(s); got != want {
+					t.Fatalf("Plain(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+	if !Plain(nil) || !Plain([]byte("héllo wörld, plain and long enough")) {
+		t.Error("Plain refuses a plain text")
+	}
+}
