@@ -311,41 +311,6 @@ type anthropicBlockIn struct {
 	CacheControl json.RawMessage `json:"cache_control"`
 }
 
-// fill sets b from the block's members ms as json.Unmarshal would, when
-// each is named exactly as a field and of plain values (unmarshalFast);
-// false, for json.Unmarshal to read the block, when not.
-func (b *anthropicBlockIn) fill(ms []member) bool {
-	for _, m := range ms {
-		var ok bool
-		switch m.Key {
-		case "type":
-			ok = true
-		case "text":
-			ok = unmarshalFast(m.Value, &b.Text)
-		case "id":
-			ok = unmarshalFast(m.Value, &b.ID)
-		case "name":
-			ok = unmarshalFast(m.Value, &b.Name)
-		case "tool_use_id":
-			ok = unmarshalFast(m.Value, &b.ToolUseID)
-		case "is_error":
-			ok = unmarshalFast(m.Value, &b.IsError)
-		case "source":
-			b.Source, ok = m.Value, true
-		case "input":
-			b.Input, ok = m.Value, true
-		case "content":
-			b.Content, ok = m.Value, true
-		case "cache_control":
-			b.CacheControl, ok = m.Value, true
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // anthropicBlockFields are the members anthropicBlockIn reads, by the
 // bit readFast gives each; anthropicBlockAllows, those of each block
 // type the model carries, as bits.
@@ -364,7 +329,7 @@ var (
 )
 
 // readFast reads the block raw, a part of a text already checked, into b
-// in one walk, as fill reads its members, and returns its type and the
+// in one walk, as json.Unmarshal would, and returns its type and the
 // members it gives a value other than null, as bits of
 // anthropicBlockFields. It is false, b half read, when a member is none
 // of those fields, is given twice, or is not plain (unmarshalFast), and
@@ -419,7 +384,7 @@ func anthropicBlock(raw json.RawMessage) (Part, error) {
 		if err != nil {
 			return Part{}, malformed(anthropicDisplay, "content block", err)
 		}
-		var t string // typ and b stay on the stack: encoding/json's reads take these
+		var t string // typ stays on the stack: encoding/json's read takes t
 		for _, m := range ms {
 			if m.Key == "type" {
 				unmarshalString(m.Value, &t)
@@ -431,15 +396,10 @@ func anthropicBlock(raw json.RawMessage) (Part, error) {
 		for _, m := range ms {
 			ok = ok && (slices.Contains(keys, m.Key) || isNull(m.Value))
 		}
-		if ok {
-			slow := new(anthropicBlockIn)
-			if !slow.fill(ms) {
-				*slow = anthropicBlockIn{}
-				if err := json.Unmarshal(raw, slow); err != nil {
-					return Part{}, malformed(anthropicDisplay, typ+" block", err)
-				}
+		if ok { // where readFast gives way, so would any other fast read
+			if err := unmarshalFresh(raw, &b); err != nil {
+				return Part{}, malformed(anthropicDisplay, typ+" block", err)
 			}
-			b = *slow
 		}
 	} else {
 		ok = ok && given&^allows == 0
