@@ -220,6 +220,7 @@ type openAIEncoder struct {
 	model   string
 	created int64
 	tools   map[int]int // block index → tool_calls index
+	prefix  []byte      // a chunk's beginning, up to its delta: head's, made at the first
 }
 
 // openAIChunkOut is a chunk as OpenAI writes it.
@@ -271,16 +272,21 @@ func (e *openAIEncoder) argsChunk(dst []Frame, k int, args string) []Frame {
 }
 
 // head begins a chunk of one choice, up to its delta, in a buffer with
-// room for n bytes more; tail ends it.
+// room for n bytes more; tail ends it. The beginning is the same in every
+// chunk (the id, model and created set at the start), so it is written
+// once.
 func (e *openAIEncoder) head(n int) []byte {
-	b := make([]byte, 0, len(e.id)+len(e.model)+160+n)
-	b = append(b, `{"id":`...)
-	b = appendString(b, e.id)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
-	b = strconv.AppendInt(b, e.created, 10)
-	b = append(b, `,"model":`...)
-	b = appendString(b, e.model)
-	return append(b, `,"choices":[{"index":0,"delta":`...)
+	if e.prefix == nil {
+		b := make([]byte, 0, len(e.id)+len(e.model)+128)
+		b = append(b, `{"id":`...)
+		b = appendString(b, e.id)
+		b = append(b, `,"object":"chat.completion.chunk","created":`...)
+		b = strconv.AppendInt(b, e.created, 10)
+		b = append(b, `,"model":`...)
+		b = appendString(b, e.model)
+		e.prefix = append(b, `,"choices":[{"index":0,"delta":`...)
+	}
+	return append(make([]byte, 0, len(e.prefix)+48+n), e.prefix...)
 }
 
 func (e *openAIEncoder) tail(b []byte, finish *string) []byte {
