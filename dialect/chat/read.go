@@ -86,25 +86,32 @@ func walkMembers(data []byte, strict bool) ([]member, bool) {
 // reads it into a []json.RawMessage: each element as written, in one copy
 // of v; false when v is no valid array.
 func elements(v []byte) ([]json.RawMessage, bool) {
-	return splitArray(v, request.Elements)
+	return splitArray(v, true)
 }
 
 // elementsIn is elements for v, a part of a text already checked, whose
 // strings it does not check again.
 func elementsIn(v []byte) ([]json.RawMessage, bool) {
-	return splitArray(v, request.Items)
+	return splitArray(v, false)
 }
 
-func splitArray(v []byte, walk func([]byte, func([]byte) bool) bool) ([]json.RawMessage, bool) {
+// splitArray is elements when strict, else elementsIn.
+func splitArray(v []byte, strict bool) ([]json.RawMessage, bool) {
 	if len(v) == 0 || v[0] != '[' {
 		return nil, false
 	}
 	v = bytes.Clone(v)
 	raws := make([]json.RawMessage, 0, 4)
-	valid := walk(v, func(e []byte) bool {
+	element := func(e []byte) bool {
 		raws = append(raws, e[:len(e):len(e)])
 		return true
-	})
+	}
+	var valid bool
+	if strict {
+		valid = request.Elements(v, element)
+	} else {
+		valid = request.Items(v, element)
+	}
 	return raws, valid
 }
 
