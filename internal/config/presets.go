@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
@@ -88,14 +89,16 @@ func finishProvider(pr *Provider, path string) (err error) {
 	if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 		pr.BaseURL = t
 	}
-	if r := regional[pr.Kind]; pr.Region == "" && r.chain != nil {
-		switch pr.Region, err = r.chain(); {
+	if chain, ok := regionChains[pr.Kind]; pr.Region == "" && ok {
+		switch pr.Region, err = chain.read(); {
 		case err != nil:
 			return errf(key(path, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
-		case pr.Region != "" && !regionRE.MatchString(pr.Region):
+		case pr.Region != "" && !dialect.IsRegion(pr.Region):
 			return errf(key(path, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
 		}
 	}
-	pr.BaseURL = cmp.Or(pr.BaseURL, regionalBaseURL(pr.Kind, pr.Region))
+	if pr.BaseURL == "" {
+		pr.BaseURL, _ = dialect.RegionalBaseURL(pr.Kind, pr.Region)
+	}
 	return nil
 }
