@@ -36,19 +36,7 @@ type Redis struct {
 
 	// TLS, when set (even empty), turns TLS on; state.url's rediss://
 	// turns it on too. Default nil.
-	TLS *RedisTLS `yaml:"tls"`
-}
-
-// RedisTLS names the files of the TLS connection to Redis.
-type RedisTLS struct {
-	// CAFile is the PEM file of the CAs that sign the servers'
-	// certificates. Default "": the system's CAs.
-	CAFile string `yaml:"ca_file"`
-
-	// CertFile and KeyFile are the client certificate and its key (PEM),
-	// both or neither. Default "".
-	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	TLS *redisconn.TLS `yaml:"tls"`
 }
 
 // The Redis modes.
@@ -191,9 +179,5 @@ func (c *Config) RedisWhere() string { return c.redisConn().Where() }
 // redisConn is how to reach the state's Redis, without the password.
 func (c *Config) redisConn() redisconn.Config {
 	r := c.State.Redis
-	rc := redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master, Username: r.Username}
-	if r.TLS != nil {
-		rc.TLS = &redisconn.TLS{CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile}
-	}
-	return rc
+	return redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master, Username: r.Username, TLS: r.TLS}
 }
