@@ -11,31 +11,26 @@ import (
 )
 
 // Redis says how the redis backend reaches Redis beyond one server: a
-// master watched by Sentinel, or a Redis Cluster, with the ACL user, where
-// the password is and TLS.
+// master watched by Sentinel or a Redis Cluster, the ACL user, the
+// password's variable and TLS.
 type Redis struct {
-	// Mode is single (one server at State.URL), sentinel (the master the
-	// sentinels of Addrs know as Master) or cluster (the cluster the seed
-	// nodes of Addrs belong to). Default single.
+	// Mode is single, sentinel or cluster. Default single.
 	Mode string `yaml:"mode"`
 
-	// Addrs are the sentinels (sentinel) or the seed nodes (cluster), each
-	// host:port. Required by those modes, refused by single.
+	// Addrs are the sentinels (sentinel) or the seed nodes (cluster),
+	// each host:port.
 	Addrs []string `yaml:"addrs"`
 
-	// Master is the master's name among the sentinels. Required by
-	// sentinel, refused by the other modes.
+	// Master is the master's name among the sentinels (sentinel).
 	Master string `yaml:"master"`
 
 	// Username is the ACL user. Default none (Redis's default user).
 	Username string `yaml:"username"`
 
-	// PasswordEnv names the environment variable holding the password. The
-	// password is never written in the config. Default none.
+	// PasswordEnv names the variable holding the password. Default none.
 	PasswordEnv string `yaml:"password_env"`
 
-	// TLS, when set (even empty), turns TLS on; state.url's rediss://
-	// turns it on too. Default nil.
+	// TLS, when set (even empty), turns TLS on. Default nil.
 	TLS *redisconn.TLS `yaml:"tls"`
 }
 
