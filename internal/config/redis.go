@@ -122,30 +122,16 @@ func pathErr(err error) error {
 	return err
 }
 
-// RedisPassword returns the password state.redis.password_env names, ""
-// when it names none, or an error when the variable is unset or empty.
-func (c *Config) RedisPassword() (string, error) {
-	name := c.State.Redis.PasswordEnv
-	if name == "" {
-		return "", nil
-	}
-	p := os.Getenv(name)
-	if p == "" {
-		return "", errf("state.redis.password_env", "the environment variable %s is unset or empty; export the Redis password in it", name)
-	}
-	return p, nil
-}
-
 // RedisConn returns how to reach the state's Redis, the password read
-// from the environment; an error when password_env names an unset
-// variable.
+// from the variable state.redis.password_env names; an error when that
+// variable is unset or empty.
 func (c *Config) RedisConn() (redisconn.Config, error) {
-	pw, err := c.RedisPassword()
-	if err != nil {
-		return redisconn.Config{}, err
-	}
 	rc := c.redisConn()
-	rc.Password = pw
+	if name := c.State.Redis.PasswordEnv; name != "" {
+		if rc.Password = os.Getenv(name); rc.Password == "" {
+			return redisconn.Config{}, errf("state.redis.password_env", "the environment variable %s is unset or empty; export the Redis password in it", name)
+		}
+	}
 	return rc, nil
 }
 
