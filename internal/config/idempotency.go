@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Idempotency says how answers are kept per Idempotency-Key, so that a
 // duplicate is replayed instead of sent (and billed) again.
@@ -31,13 +34,8 @@ func defaultIdempotency() Idempotency {
 
 func (c *Config) checkIdempotency() error {
 	id := c.Idempotency
-	switch {
-	case id.TTL <= 0:
-		return errf("idempotency.ttl", "%s: give a positive duration (default 24h)", id.TTL)
-	case id.MaxAnswer <= 0:
-		return errf("idempotency.max_answer", "%d: give a positive size (default 8MiB)", id.MaxAnswer)
-	case id.MaxBytes < id.MaxAnswer:
-		return errf("idempotency.max_bytes", "%d is less than max_answer %d: give at least that (default 512MiB)", id.MaxBytes, id.MaxAnswer)
-	}
-	return nil
+	return cmp.Or(refuse(id.TTL <= 0, "idempotency.ttl", "%s: give a positive duration (default 24h)", id.TTL),
+		refuse(id.MaxAnswer <= 0, "idempotency.max_answer", "%d: give a positive size (default 8MiB)", id.MaxAnswer),
+		refuse(id.MaxBytes < id.MaxAnswer, "idempotency.max_bytes",
+			"%d is less than max_answer %d: give at least that (default 512MiB)", id.MaxBytes, id.MaxAnswer))
 }

@@ -65,15 +65,11 @@ var projectRE = regexp.MustCompile(`^[a-z0-9]+([-.:][a-z0-9]+)*$`)
 // checkProject checks a provider's project at p: on kind vertex only, and
 // one that looks like a project.
 func checkProject(p string, pr Provider) error {
-	switch {
-	case pr.Project == "":
-		return nil
-	case pr.Kind != kindVertex:
-		return errf(p, "kind %s has no projects; project is Vertex AI's (kind vertex), remove it", pr.Kind)
-	case !projectRE.MatchString(pr.Project):
-		return errf(p, "%s is not a Google Cloud project id or number, e.g. my-project or 123456789012", quote(pr.Project))
-	}
-	return nil
+	given := pr.Project != ""
+	return cmp.Or(refuse(given && pr.Kind != kindVertex, p,
+		"kind %s has no projects; project is Vertex AI's (kind vertex), remove it", pr.Kind),
+		refuse(given && !projectRE.MatchString(pr.Project), p,
+			"%s is not a Google Cloud project id or number, e.g. my-project or 123456789012", quote(pr.Project)))
 }
 
 // checkPool checks a provider's pool of keys at p: not beside api_key_env,
@@ -91,13 +87,10 @@ func checkPool(p string, pr Provider) error {
 	return each(pr.APIKeys, func(i int, k PoolKey) error {
 		ip, dup := index(p, i), seen[k.Env]
 		seen[k.Env] = true
-		switch {
-		case !envNameRE.MatchString(k.Env):
-			return errf(ip, "%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env))
-		case dup:
-			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
-		}
-		return atLeast1(key(ip, "weight"), k.Weight, "default 1")
+		return cmp.Or(refuse(!envNameRE.MatchString(k.Env), ip,
+			"%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env)),
+			refuse(dup, ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env),
+			atLeast1(key(ip, "weight"), k.Weight, "default 1"))
 	})
 }
 
