@@ -22,6 +22,9 @@ func (anthropic) Kind() string { return "anthropic" }
 // dialect.
 func (anthropic) owns(p string) bool { return strings.HasSuffix(p, "/messages") }
 
+// address: Anthropic's API has one address, not one per region.
+func (anthropic) address(string) (string, bool) { return "", false }
+
 func (anthropic) Request(path string, body []byte) Request { return bodyRequest(path, body) }
 
 func (anthropic) Retarget(path string, body []byte, model string) (string, []byte, bool) {

@@ -37,6 +37,9 @@ func (azure) owns(p string) bool {
 	return strings.Contains(p, azureDeployments) || strings.HasPrefix(p, azureV1)
 }
 
+// address: an Azure OpenAI resource has an address of its own.
+func (azure) address(string) (string, bool) { return "", false }
+
 // azureDeployment returns the deployment an Azure OpenAI path names and
 // where it lies in p: /openai/deployments/{deployment}/{operation…},
 // after any base path (an API gateway in front of Azure); "", -1, -1 when

@@ -84,6 +84,11 @@ func (bedrock) owns(p string) bool {
 	return start >= 0
 }
 
+// address: Bedrock Runtime's endpoint in region.
+func (bedrock) address(region string) (string, bool) {
+	return "https://bedrock-runtime." + region + ".amazonaws.com", true
+}
+
 // Request reads a Bedrock Runtime path's model and operation, and the
 // body's output limit: Converse's inferenceConfig.maxTokens, else
 // Anthropic's max_tokens. Any other path is read as a body that names its

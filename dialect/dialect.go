@@ -5,8 +5,9 @@
 // each holding where a request names its model and its stream, how the
 // provider's errors, quotas, rate limits and overloads look, the stream's
 // framing and its terminal event, the usage fields, the rate-limit headers
-// and their reset formats, the key's header, the shape of the gateway's
-// own errors in that dialect, and what an attempt's span says of it. What
+// and their reset formats, the key's header, its address in a region
+// where it has one (RegionalBaseURL), the shape of the gateway's own
+// errors in that dialect, and what an attempt's span says of it. What
 // several share is apart: server-sent events (sse.go), the usage object
 // of OpenAI and Anthropic (usage.go), rate-limit header parsing
 // (limits.go), keys in headers and queries (client.go).

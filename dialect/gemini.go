@@ -64,6 +64,9 @@ func (gemini) owns(p string) bool {
 	return method != ""
 }
 
+// address: the Gemini API has one address, not one per region.
+func (gemini) address(string) (string, bool) { return "", false }
+
 func (gemini) Request(path string, body []byte) Request {
 	r := bodyRequest(path, body)
 	m, method := geminiPath(path)

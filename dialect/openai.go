@@ -21,6 +21,9 @@ var OpenAI Dialect = openAI{}
 // owns: OpenAI's paths are shared by the servers that speak its API.
 func (openAI) owns(string) bool { return false }
 
+// address: an OpenAI-compatible API is wherever its server is.
+func (openAI) address(string) (string, bool) { return "", false }
+
 type openAI struct{}
 
 func (openAI) Kind() string { return "openai" }

@@ -1,6 +1,9 @@
 package dialect
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // all are the dialects, in the order Kinds lists them: the values of
 // OpenAI, Azure, Anthropic, Vertex, Gemini and Bedrock, each with what
@@ -13,6 +16,9 @@ type dialect interface {
 	// owns reports whether a URL path is the dialect's alone (false for
 	// one whose paths others share, as OpenAI's).
 	owns(path string) bool
+	// address returns the address of the dialect's cloud endpoint for
+	// region, and whether its address follows from a region at all.
+	address(region string) (string, bool)
 }
 
 // Lookup returns the dialect a config's kind names, and whether there is
@@ -68,3 +74,28 @@ func ForPath(p string) Dialect {
 	}
 	return OpenAI
 }
+
+// RegionalBaseURL returns the address of a provider of kind in region,
+// for the dialects reached at their cloud's endpoint for a region
+// (Bedrock, Vertex AI), and whether kind is one of them. The address is
+// "" when region is not a region (IsRegion): it is written into a host
+// name.
+func RegionalBaseURL(kind, region string) (url string, regional bool) {
+	for _, d := range all {
+		if d.Kind() == kind {
+			url, regional = d.address(region)
+			if !IsRegion(region) {
+				url = ""
+			}
+			return url, regional
+		}
+	}
+	return "", false
+}
+
+// IsRegion reports whether r looks like a cloud's region: lower-case
+// letters and digits in words joined by single dashes (us-east-1,
+// europe-west4, global).
+func IsRegion(r string) bool { return regionRE.MatchString(r) }
+
+var regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)

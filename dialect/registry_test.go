@@ -37,6 +37,33 @@ func TestForPath(t *testing.T) {
 	}
 }
 
+// A regional dialect's address follows from its region, written into a
+// host name only when it looks like one; any other dialect's does not.
+func TestRegionalBaseURL(t *testing.T) {
+	for _, tc := range []struct {
+		kind, region, want string
+		regional           bool
+	}{
+		{"bedrock", "us-east-1", "https://bedrock-runtime.us-east-1.amazonaws.com", true},
+		{"bedrock", "eu-central-2", "https://bedrock-runtime.eu-central-2.amazonaws.com", true},
+		{"vertex", "us-central1", "https://us-central1-aiplatform.googleapis.com", true},
+		{"vertex", "global", "https://aiplatform.googleapis.com", true},
+		{"vertex", "", "", true},
+		{"bedrock", "evil.example/x", "", true},
+		{"bedrock", "US-EAST-1", "", true},
+		{"bedrock", "us-east-", "", true},
+		{"openai", "us-east-1", "", false},
+		{"azure", "us-east-1", "", false},
+		{"anthropic", "us-east-1", "", false},
+		{"gemini", "us-east-1", "", false},
+		{"mystery", "us-east-1", "", false},
+	} {
+		if got, regional := RegionalBaseURL(tc.kind, tc.region); got != tc.want || regional != tc.regional {
+			t.Errorf("RegionalBaseURL(%q, %q) = %q, %v; want %q, %v", tc.kind, tc.region, got, regional, tc.want, tc.regional)
+		}
+	}
+}
+
 // BenchmarkForPath is what a library Transport that names no dialect pays
 // per call to find one and read its path.
 func BenchmarkForPath(b *testing.B) {

@@ -97,6 +97,15 @@ func (vertex) owns(p string) bool {
 	return ok
 }
 
+// address: Vertex AI's endpoint in region (its location), the global
+// endpoint for global.
+func (vertex) address(region string) (string, bool) {
+	if region == "global" {
+		return "https://aiplatform.googleapis.com", true
+	}
+	return "https://" + region + "-aiplatform.googleapis.com", true
+}
+
 // Request reads the model and the stream from a publisher model path, the
 // output limit from the body (Gemini's generationConfig.maxOutputTokens,
 // Anthropic's max_tokens). Anthropic's body may ask for a stream too

@@ -17,20 +17,18 @@ import (
 	"github.com/sluice-llm/sluice/spend"
 )
 
-// Config is the whole configuration of the gateway. Parse and Load fill it
-// over Default; a Config built by hand should start from Default too, since
-// Validate refuses the zero values that Parse never leaves.
+// Config is the whole configuration of the gateway: CONFIG.md gives each
+// key's default and meaning. Parse and Load fill it over Default; a Config
+// built by hand should start from Default too, since Validate refuses the
+// zero values that Parse never leaves.
 type Config struct {
 	// Listen is the address the gateway serves on, host:port.
 	// Default 127.0.0.1:8080.
 	Listen string `yaml:"listen"`
 
-	// Drain is how long in-flight calls and streams may run on after
-	// SIGTERM or SIGINT; the gateway stops as soon as the last one ends,
-	// so a long drain costs a stop nothing unless a call that long is in
-	// flight. Default the longest total of the policies (LongestTotal,
-	// 10m with the built-in nightly), so that a stop cuts no call; 0 stops
-	// at once.
+	// Drain is how long in-flight calls may run on after SIGTERM or
+	// SIGINT. Default the longest total of the policies (LongestTotal),
+	// so that a stop cuts no call; 0 stops at once.
 	Drain time.Duration `yaml:"drain"`
 
 	// State says where breaker and budget state lives.
@@ -51,49 +49,42 @@ type Config struct {
 	// Routes map path prefixes to providers, in the order written.
 	Routes []Route `yaml:"routes"`
 
-	// Policies are the named timeout, retry and breaker policies. Parse
-	// sets each policy's Name to its key and its Breaker.Lease to its
-	// total timeout.
+	// Policies are the named policies. Parse sets each one's Name to its
+	// key and its Breaker.Lease to its total timeout.
 	Policies map[string]sluice.Policy `yaml:"policies"`
 
-	// Budgets are the spend caps. Parse sets an empty Scope to "all".
+	// Budgets are the spend caps. Parse presets each Scope to "all".
 	Budgets []spend.Budget `yaml:"budgets"`
 
 	// Rates are the rate limits calls queue under (limits.rates), per
-	// minute. Parse sets an empty Scope to "provider".
+	// minute. Parse presets each Scope to "provider".
 	Rates []limit.Limit `yaml:"limits.rates"`
 
-	// Prices are USD per million tokens, by model. A key ending in '*'
-	// matches every model that starts with the rest of the key.
+	// Prices are USD per million tokens, by model ('*' ends a prefix).
 	Prices map[string]spend.Price `yaml:"prices"`
 
 	// Limits bound what a client may send.
 	Limits Limits `yaml:"limits"`
 
-	// Tracing says where OpenTelemetry traces go (tracing.go).
+	// Tracing says where OpenTelemetry traces go.
 	Tracing Tracing `yaml:"tracing"`
 
-	// Idempotency says how answers are kept per Idempotency-Key
-	// (idempotency.go).
+	// Idempotency says how answers are kept per Idempotency-Key.
 	Idempotency Idempotency `yaml:"idempotency"`
 }
 
 // State says where shared state (breakers, budgets) lives.
 type State struct {
-	// Backend is memory (one process), file (one host) or redis (many
-	// hosts). Default file.
+	// Backend is memory, file or redis. Default file.
 	Backend string `yaml:"backend"`
 
-	// Dir is the state directory. If empty, $XDG_STATE_HOME/sluice or
-	// ~/.local/state/sluice; see Config.StateDir.
+	// Dir is the state directory. If empty, see Config.StateDir.
 	Dir string `yaml:"dir"`
 
-	// URL is the Redis URL (redis://, rediss:// or unix://), required by
-	// the redis backend in mode single and refused otherwise.
+	// URL is the Redis URL of the redis backend in mode single.
 	URL string `yaml:"url"`
 
-	// Redis says how to reach Redis beyond one server, the user, the
-	// password's variable and TLS (redis.go).
+	// Redis says how to reach Redis beyond one server.
 	Redis Redis `yaml:"redis"`
 }
 
@@ -106,87 +97,59 @@ const (
 
 // Log says where the attempt log goes.
 type Log struct {
-	// Attempts is the JSONL file of attempts. If empty,
-	// <state dir>/attempts.jsonl; "-" is standard output.
+	// Attempts is the JSONL file of attempts. If empty, see
+	// Config.AttemptsPath.
 	Attempts string `yaml:"attempts"`
 }
 
 // Auth lists the client tokens the gateway accepts.
 type Auth struct {
-	// Keys are the accepted client tokens, each either the token itself or
-	// "sha256:" and the hex SHA-256 of the token. If empty, clients are not
-	// authenticated.
+	// Keys are the client tokens, each the token or sha256:<hex of its
+	// SHA-256>. If empty, clients are not authenticated.
 	Keys []string `yaml:"keys"`
 }
 
 // Admin guards the admin endpoints (/sluice/...).
 type Admin struct {
-	// TokenEnv names the environment variable that holds the admin token,
-	// required on a non-loopback address. If empty, no admin token.
+	// TokenEnv names the variable holding the admin token. Default none.
 	TokenEnv string `yaml:"token_env"`
 }
 
 // Provider is one upstream API.
 type Provider struct {
-	// Kind is the API dialect, one of package dialect's kinds
-	// (dialect.Kinds): openai (OpenAI-compatible), azure (Azure OpenAI:
-	// OpenAI's bodies, the api-key header, the deployment in the path),
-	// anthropic, gemini (Google's Gemini API), …
+	// Kind is the API dialect, one of dialect.Kinds.
 	Kind string `yaml:"kind"`
 
-	// BaseURL is where requests go: http or https, a host, an optional
-	// path, no query, fragment or user:password. Parse drops a trailing
-	// slash.
+	// BaseURL is where requests go. Parse drops a trailing slash, and
+	// makes a missing one of a regional kind from Region.
 	BaseURL string `yaml:"base_url"`
 
-	// APIKeyEnv names the environment variable that holds the provider key
-	// that the gateway injects. If empty, the client's own key is passed
-	// through.
+	// APIKeyEnv names the variable of the key the gateway injects. If
+	// empty, the client's own key is passed through.
 	APIKeyEnv string `yaml:"api_key_env"`
 
-	// APIKeys is a pool of provider keys the gateway injects instead of
-	// one: each attempt takes the next key that is neither paused by a
-	// rate limit nor out of quota, by weighted round robin. Config:
-	// api_keys_env: [A, {env: B, weight: 2}]. Exclusive with APIKeyEnv.
-	// If empty, no pool.
+	// APIKeys is a pool of keys injected instead of one, by weighted
+	// round robin. Default none.
 	APIKeys []PoolKey `yaml:"api_keys_env"`
 
-	// MaxConcurrent caps the calls in flight to this provider, counted
-	// across every process sharing the state; beyond it a call queues for
-	// a slot like under any limit (at most its policy's max_queue), then
-	// gets 429 rate_limited. Default DefaultMaxConcurrent.
+	// MaxConcurrent caps the calls in flight to the provider, across the
+	// processes sharing the state. Default DefaultMaxConcurrent.
 	MaxConcurrent int `yaml:"max_concurrent"`
 
-	// Region is the provider's region, for the dialects that sign their
-	// requests: Bedrock's (us-east-1), Vertex AI's location (us-central1):
-	// lower-case letters, digits and dashes. Parse makes a missing BaseURL
-	// of such a kind from it. Required by bedrock, and by vertex without a
-	// BaseURL; refused on a kind that sends a key. If empty in the file,
-	// Parse takes bedrock's from the standard AWS chain (AWS_REGION,
-	// AWS_DEFAULT_REGION, the AWS profile's region); else none.
+	// Region is the region of a dialect that signs (us-east-1). If empty,
+	// Parse takes bedrock's from the standard AWS chain.
 	Region string `yaml:"region"`
 
-	// Project is the Google Cloud project of a Vertex AI provider (its id,
-	// my-project, or its number), which a call of another kind translated
-	// for it is sent under, with Region as its location:
-	// {base}/v1/projects/{project}/locations/{region}/publishers/…
-	// Required, with Region, by a vertex provider that is a fallback of
-	// another kind; refused on any other kind. If empty, the provider
-	// takes only its own clients' calls, whose paths name their project.
+	// Project is a Vertex AI provider's Google Cloud project, for the
+	// calls of another kind translated for it. Default none.
 	Project string `yaml:"project"`
 
-	// CredentialsFile is a file of the gateway's own credentials for a
-	// dialect that signs: a Google service-account JSON file for Vertex
-	// AI. It must be a readable regular file when the config is
-	// validated; refused on a kind that sends a key. If empty, the
-	// standard chain (Application Default Credentials, the AWS chain).
+	// CredentialsFile is a file of credentials for a dialect that signs.
+	// If empty, the standard chain.
 	CredentialsFile string `yaml:"credentials_file"`
 
-	// Models declares what some of the provider's models can take, by
-	// model: its name, or a name ending in '*' for every model that starts
-	// with the rest (its own name wins, then the longest such prefix). A
-	// target whose model cannot take a request is skipped without a call
-	// (sluice.Transport.Models). If empty, none.
+	// Models says what some of the provider's models can take
+	// (sluice.Transport.Models), by model ('*' ends a prefix). Default none.
 	Models map[string]ModelLimits `yaml:"models"`
 }
 
@@ -197,8 +160,7 @@ type ModelLimits struct {
 	Context int64 `yaml:"context,tokens"`
 	Output  int64 `yaml:"output,tokens"`
 
-	// Tools (tool definitions, calls and results), Images and JSONSchema
-	// (a JSON schema for the answer) say what it takes. Default true.
+	// Tools, Images and JSONSchema say what it takes. Default true.
 	Tools      bool `yaml:"tools"`
 	Images     bool `yaml:"images"`
 	JSONSchema bool `yaml:"json_schema"`
@@ -209,8 +171,7 @@ type PoolKey struct {
 	// Env names the environment variable that holds the key.
 	Env string `yaml:"env,alone"`
 
-	// Weight is the key's share of the calls relative to the pool's other
-	// keys: a key of weight 2 takes twice the calls of one of weight 1.
+	// Weight is the key's share of the calls against the pool's others.
 	// Default 1.
 	Weight int `yaml:"weight"`
 }
@@ -265,31 +226,26 @@ type Target struct {
 
 // Limits bound what a client may send.
 type Limits struct {
-	// MaxBodyBytes caps a request body; a larger one gets 413.
-	// Default 20 MiB.
+	// MaxBodyBytes caps a request body (413). Default 20 MiB.
 	MaxBodyBytes int64 `yaml:"max_body,size"`
 
 	// ReadHeaderTimeout bounds the reading of a request's headers.
 	// Default 10s.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
 
-	// MaxHeaderBytes caps the size of a request's headers (and request
-	// line); larger ones get 431. Go's server allows 4 KiB of slack above
-	// it. Default DefaultMaxHeaderBytes (64 KiB).
+	// MaxHeaderBytes caps a request's headers (431). Go's server allows
+	// 4 KiB of slack above it. Default DefaultMaxHeaderBytes.
 	MaxHeaderBytes int64 `yaml:"max_header_bytes,size"`
 
-	// PromoteAfter is how long a batch call waits for a rate-limit slot
-	// before it is admitted as an interactive one (limits.promote_after).
-	// Default DefaultPromoteAfter (30s).
+	// PromoteAfter is how long a batch call waits for a slot before it is
+	// admitted as interactive. Default DefaultPromoteAfter.
 	PromoteAfter time.Duration `yaml:"promote_after"`
 }
 
 // DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
 const DefaultMaxHeaderBytes = 64 << 10
 
-// DefaultPromoteAfter is the default limits.promote_after: how long a
-// batch call waits for a rate-limit slot before it is admitted as an
-// interactive one.
+// DefaultPromoteAfter is the default limits.promote_after.
 const DefaultPromoteAfter = 30 * time.Second
 
 // Default returns the built-in configuration: the one `sluice serve` runs

@@ -66,11 +66,10 @@ type slot struct {
 	inner map[string]slot
 }
 
-// keys returns the keys of the struct v, by its fields. The keys of the
-// file are the fields of Config and of the types it holds, each named by
-// its yaml tag: `yaml:"max_body,size"` is the key max_body, whose value is
-// written as a size. A tag's options say how a value is written when its
-// Go type does not say it:
+// keys returns the keys of the struct v, each a field named by its yaml
+// tag: `yaml:"max_body,size"` is the key max_body, whose value is written
+// as a size. A tag's options say how a value is written when its Go type
+// does not say it:
 //
 //	size        a byte count: 1024, 512KiB, 20MiB, 1GiB
 //	count       a whole number of at least 1

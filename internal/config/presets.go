@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
@@ -19,12 +20,8 @@ import (
 const GeminiBaseURL = "https://generativelanguage.googleapis.com"
 
 // presetProviders are the providers a provider entry of the same name
-// takes its missing fields from: the built-in ones (openai, anthropic),
-// and gemini, which is not built in (the default config has no /gemini
-// route) but needs no more than its name:
-//
-//	providers:
-//	  gemini: {api_key_env: GEMINI_API_KEY}
+// takes its missing fields from: the built-in ones, and gemini, which is
+// not built in (it needs a route).
 func presetProviders() map[string]Provider {
 	p := defaultProviders()
 	p["gemini"] = Provider{Kind: KindGemini, BaseURL: GeminiBaseURL, MaxConcurrent: DefaultMaxConcurrent}
@@ -88,14 +85,16 @@ func finishProvider(pr *Provider, path string) (err error) {
 	if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 		pr.BaseURL = t
 	}
-	if r := regional[pr.Kind]; pr.Region == "" && r.chain != nil {
-		switch pr.Region, err = r.chain(); {
+	if chain, ok := regionChains[pr.Kind]; pr.Region == "" && ok {
+		switch pr.Region, err = chain.read(); {
 		case err != nil:
 			return errf(key(path, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
-		case pr.Region != "" && !regionRE.MatchString(pr.Region):
+		case pr.Region != "" && !dialect.IsRegion(pr.Region):
 			return errf(key(path, "region"), "missing, and the standard chain's, %s, is not a region: write e.g. region: us-east-1, or fix AWS_REGION or the profile", quote(pr.Region))
 		}
 	}
-	pr.BaseURL = cmp.Or(pr.BaseURL, regionalBaseURL(pr.Kind, pr.Region))
+	if pr.BaseURL == "" {
+		pr.BaseURL, _ = dialect.RegionalBaseURL(pr.Kind, pr.Region)
+	}
 	return nil
 }

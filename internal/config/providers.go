@@ -65,15 +65,11 @@ var projectRE = regexp.MustCompile(`^[a-z0-9]+([-.:][a-z0-9]+)*$`)
 // checkProject checks a provider's project at p: on kind vertex only, and
 // one that looks like a project.
 func checkProject(p string, pr Provider) error {
-	switch {
-	case pr.Project == "":
-		return nil
-	case pr.Kind != kindVertex:
-		return errf(p, "kind %s has no projects; project is Vertex AI's (kind vertex), remove it", pr.Kind)
-	case !projectRE.MatchString(pr.Project):
-		return errf(p, "%s is not a Google Cloud project id or number, e.g. my-project or 123456789012", quote(pr.Project))
-	}
-	return nil
+	given := pr.Project != ""
+	return cmp.Or(refuse(given && pr.Kind != kindVertex, p,
+		"kind %s has no projects; project is Vertex AI's (kind vertex), remove it", pr.Kind),
+		refuse(given && !projectRE.MatchString(pr.Project), p,
+			"%s is not a Google Cloud project id or number, e.g. my-project or 123456789012", quote(pr.Project)))
 }
 
 // checkPool checks a provider's pool of keys at p: not beside api_key_env,
@@ -91,13 +87,10 @@ func checkPool(p string, pr Provider) error {
 	return each(pr.APIKeys, func(i int, k PoolKey) error {
 		ip, dup := index(p, i), seen[k.Env]
 		seen[k.Env] = true
-		switch {
-		case !envNameRE.MatchString(k.Env):
-			return errf(ip, "%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env))
-		case dup:
-			return errf(ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env)
-		}
-		return atLeast1(key(ip, "weight"), k.Weight, "default 1")
+		return cmp.Or(refuse(!envNameRE.MatchString(k.Env), ip,
+			"%s is not an environment variable name (write e.g. OPENAI_KEY_A or {env: OPENAI_KEY_A, weight: 2})", quote(k.Env)),
+			refuse(dup, ip, "$%s is listed twice; list each key once and give it a weight instead", k.Env),
+			atLeast1(key(ip, "weight"), k.Weight, "default 1"))
 	})
 }
 
@@ -144,59 +137,35 @@ func kindList() string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
-// regional are the kinds whose address follows from their region (the
-// dialects that sign their requests), by kind: the address of a region,
-// whether the region is needed even when base_url is given, because
-// each request's signature names it, and the region of the standard
-// chain of the kind's cloud, taken when the file names none (nil: none),
-// with where that chain reads it, as the fix of a missing region says.
-var regional = map[string]struct {
-	address   func(region string) string
-	alwaysOne bool
-	chain     func() (string, error)
-	chainHint string
+// regionChains are the kinds each of whose requests is signed for its
+// region, so that they need one even when base_url is given, by kind:
+// the standard chain of the kind's cloud, which gives the region when the
+// file names none, and where it reads it, as the fix of a missing region
+// says.
+var regionChains = map[string]struct {
+	read func() (string, error)
+	hint string
 }{
-	"bedrock": {func(r string) string { return "https://bedrock-runtime." + r + ".amazonaws.com" }, true,
-		awssign.Region, ", or set AWS_REGION (or the AWS profile's region)"},
-	"vertex": {func(r string) string {
-		if r == "global" {
-			return "https://aiplatform.googleapis.com"
-		}
-		return "https://" + r + "-aiplatform.googleapis.com"
-	}, false, nil, ""},
+	"bedrock": {awssign.Region, ", or set AWS_REGION (or the AWS profile's region)"},
 }
-
-// regionalBaseURL returns the address of a provider of kind in region, ""
-// when kind's address does not follow from a region, or region is not
-// one (Validate then says so).
-func regionalBaseURL(kind, region string) string {
-	r, ok := regional[kind]
-	if !ok || !regionRE.MatchString(region) {
-		return ""
-	}
-	return r.address(region)
-}
-
-// regionRE is what a region looks like: lower-case letters and digits in
-// words joined by single dashes (us-east-1, europe-west4, global).
-var regionRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // checkSigning checks what only a dialect that signs its requests takes:
 // a region that looks like one, a credentials file that can be read,
 // neither given to a kind that carries a plain key, and the region a
 // regional kind needs.
 func checkSigning(path string, d dialect.Dialect, pr Provider) error {
-	r, isRegional := regional[pr.Kind]
+	chain, signsRegion := regionChains[pr.Kind]
+	_, regional := dialect.RegionalBaseURL(pr.Kind, "")
 	signs := d.Traits().Signs
 	rp, cp := key(path, "region"), key(path, "credentials_file")
 	switch {
-	case pr.Region != "" && !regionRE.MatchString(pr.Region):
+	case pr.Region != "" && !dialect.IsRegion(pr.Region):
 		return errf(rp, "%s is not a region: lower-case letters, digits and dashes, e.g. us-east-1 or us-central1", quote(pr.Region))
 	case pr.Region != "" && !signs:
 		return errf(rp, "kind %s sends a key and signs nothing, so it takes no region; remove region", pr.Kind)
-	case pr.Region == "" && isRegional && r.alwaysOne:
-		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1%s", pr.Kind, r.chainHint)
-	case pr.Region == "" && isRegional && pr.BaseURL == "":
+	case pr.Region == "" && signsRegion:
+		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1%s", pr.Kind, chain.hint)
+	case pr.Region == "" && regional && pr.BaseURL == "":
 		return errf(rp, "missing; kind %s needs its region (location) for its address, e.g. region: us-central1, or a base_url", pr.Kind)
 	}
 	if pr.CredentialsFile == "" {

@@ -15,7 +15,7 @@ import (
 func TestKindsAreTheDialects(t *testing.T) {
 	for _, k := range dialect.Kinds() {
 		src := "providers: {p: {kind: " + k + ", base_url: \"https://h.example\"}}\nroutes: [{prefix: /p, provider: p}]\n"
-		if _, ok := regional[k]; ok {
+		if _, regional := dialect.RegionalBaseURL(k, ""); regional {
 			src = "providers: {p: {kind: " + k + ", region: us-east-1, base_url: \"https://h.example\"}}\nroutes: [{prefix: /p, provider: p}]\n"
 		}
 		c, err := Parse([]byte(src))
@@ -132,29 +132,18 @@ func TestCheckSigning(t *testing.T) {
 	}
 }
 
-// A regional kind's address follows from its region; Parse fills it in
-// when base_url is not given.
+// A regional kind's address follows from its region
+// (dialect.RegionalBaseURL); Parse fills it in when base_url is not
+// given.
 func TestRegionalBaseURL(t *testing.T) {
-	for _, tc := range []struct{ kind, region, want string }{
-		{"bedrock", "us-east-1", "https://bedrock-runtime.us-east-1.amazonaws.com"},
-		{"bedrock", "eu-central-2", "https://bedrock-runtime.eu-central-2.amazonaws.com"},
-		{"vertex", "us-central1", "https://us-central1-aiplatform.googleapis.com"},
-		{"vertex", "global", "https://aiplatform.googleapis.com"},
-		{"vertex", "", ""},
-		{"bedrock", "evil.example/x", ""},
-		{"openai", "us-east-1", ""},
-	} {
-		if got := regionalBaseURL(tc.kind, tc.region); got != tc.want {
-			t.Errorf("regionalBaseURL(%q, %q) = %q, want %q", tc.kind, tc.region, got, tc.want)
-		}
-	}
-	for kind := range regional {
-		if _, ok := dialect.Lookup(kind); !ok {
-			t.Fatalf("kind %s is not a dialect", kind)
+	for _, kind := range dialect.Kinds() {
+		want, regional := dialect.RegionalBaseURL(kind, "us-east-1")
+		if !regional {
+			continue
 		}
 		c, err := Parse([]byte("providers: {p: {kind: " + kind + ", region: us-east-1}}\nroutes: [{prefix: /p, provider: p}]\n"))
-		if err != nil || c.Providers["p"].BaseURL != regionalBaseURL(kind, "us-east-1") {
-			t.Errorf("kind %s with a region only: %+v, %v; want base_url %s", kind, c.Providers["p"], err, regionalBaseURL(kind, "us-east-1"))
+		if err != nil || want == "" || c.Providers["p"].BaseURL != want {
+			t.Errorf("kind %s with a region only: %+v, %v; want base_url %s", kind, c.Providers["p"], err, want)
 		}
 	}
 }

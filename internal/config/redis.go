@@ -11,44 +11,27 @@ import (
 )
 
 // Redis says how the redis backend reaches Redis beyond one server: a
-// master watched by Sentinel, or a Redis Cluster, with the ACL user, where
-// the password is and TLS.
+// master watched by Sentinel or a Redis Cluster, the ACL user, the
+// password's variable and TLS.
 type Redis struct {
-	// Mode is single (one server at State.URL), sentinel (the master the
-	// sentinels of Addrs know as Master) or cluster (the cluster the seed
-	// nodes of Addrs belong to). Default single.
+	// Mode is single, sentinel or cluster. Default single.
 	Mode string `yaml:"mode"`
 
-	// Addrs are the sentinels (sentinel) or the seed nodes (cluster), each
-	// host:port. Required by those modes, refused by single.
+	// Addrs are the sentinels (sentinel) or the seed nodes (cluster),
+	// each host:port.
 	Addrs []string `yaml:"addrs"`
 
-	// Master is the master's name among the sentinels. Required by
-	// sentinel, refused by the other modes.
+	// Master is the master's name among the sentinels (sentinel).
 	Master string `yaml:"master"`
 
 	// Username is the ACL user. Default none (Redis's default user).
 	Username string `yaml:"username"`
 
-	// PasswordEnv names the environment variable holding the password. The
-	// password is never written in the config. Default none.
+	// PasswordEnv names the variable holding the password. Default none.
 	PasswordEnv string `yaml:"password_env"`
 
-	// TLS, when set (even empty), turns TLS on; state.url's rediss://
-	// turns it on too. Default nil.
-	TLS *RedisTLS `yaml:"tls"`
-}
-
-// RedisTLS names the files of the TLS connection to Redis.
-type RedisTLS struct {
-	// CAFile is the PEM file of the CAs that sign the servers'
-	// certificates. Default "": the system's CAs.
-	CAFile string `yaml:"ca_file"`
-
-	// CertFile and KeyFile are the client certificate and its key (PEM),
-	// both or neither. Default "".
-	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	// TLS, when set (even empty), turns TLS on. Default nil.
+	TLS *redisconn.TLS `yaml:"tls"`
 }
 
 // The Redis modes.
@@ -139,30 +122,16 @@ func pathErr(err error) error {
 	return err
 }
 
-// RedisPassword returns the password state.redis.password_env names, ""
-// when it names none, or an error when the variable is unset or empty.
-func (c *Config) RedisPassword() (string, error) {
-	name := c.State.Redis.PasswordEnv
-	if name == "" {
-		return "", nil
-	}
-	p := os.Getenv(name)
-	if p == "" {
-		return "", errf("state.redis.password_env", "the environment variable %s is unset or empty; export the Redis password in it", name)
-	}
-	return p, nil
-}
-
 // RedisConn returns how to reach the state's Redis, the password read
-// from the environment; an error when password_env names an unset
-// variable.
+// from the variable state.redis.password_env names; an error when that
+// variable is unset or empty.
 func (c *Config) RedisConn() (redisconn.Config, error) {
-	pw, err := c.RedisPassword()
-	if err != nil {
-		return redisconn.Config{}, err
-	}
 	rc := c.redisConn()
-	rc.Password = pw
+	if name := c.State.Redis.PasswordEnv; name != "" {
+		if rc.Password = os.Getenv(name); rc.Password == "" {
+			return redisconn.Config{}, errf("state.redis.password_env", "the environment variable %s is unset or empty; export the Redis password in it", name)
+		}
+	}
 	return rc, nil
 }
 
@@ -191,9 +160,5 @@ func (c *Config) RedisWhere() string { return c.redisConn().Where() }
 // redisConn is how to reach the state's Redis, without the password.
 func (c *Config) redisConn() redisconn.Config {
 	r := c.State.Redis
-	rc := redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master, Username: r.Username}
-	if r.TLS != nil {
-		rc.TLS = &redisconn.TLS{CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile}
-	}
-	return rc
+	return redisconn.Config{Mode: r.Mode, URL: c.State.URL, Addrs: r.Addrs, Master: r.Master, Username: r.Username, TLS: r.TLS}
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sluice-llm/sluice/internal/redisconn"
 )
 
 func TestRedisModesParse(t *testing.T) {
@@ -22,7 +24,7 @@ func TestRedisModesParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Redis{Mode: "sentinel", Addrs: []string{"10.0.0.1:26379", "[::1]:26380"}, Master: "mymaster",
-		Username: "sluice", PasswordEnv: "SLUICE_REDIS_PASSWORD", TLS: &RedisTLS{}}
+		Username: "sluice", PasswordEnv: "SLUICE_REDIS_PASSWORD", TLS: &redisconn.TLS{}}
 	if !reflect.DeepEqual(c.State.Redis, want) {
 		t.Fatalf("got %+v, want %+v", c.State.Redis, want)
 	}
@@ -72,17 +74,18 @@ func TestRedisRefuses(t *testing.T) {
 }
 
 func TestRedisPasswordFromEnvOnly(t *testing.T) {
-	c, err := Parse([]byte("state: {backend: redis, url: \"redis://h:1\", redis: {password_env: SLUICE_TEST_REDIS_PW}}\n"))
+	c, err := Parse([]byte("state: {backend: redis, url: \"redis://h:1\", redis: {password_env: SLUICE_TEST_REDIS_PW, tls: {}}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("SLUICE_TEST_REDIS_PW", "")
-	if _, err := c.RedisPassword(); err == nil || !strings.Contains(err.Error(), "SLUICE_TEST_REDIS_PW is unset or empty") {
+	if _, err := c.RedisConn(); err == nil || !strings.Contains(err.Error(), "SLUICE_TEST_REDIS_PW is unset or empty") {
 		t.Fatalf("unset: %v", err)
 	}
 	t.Setenv("SLUICE_TEST_REDIS_PW", "hunter2")
-	if p, err := c.RedisPassword(); p != "hunter2" || err != nil {
-		t.Fatalf("got %q, %v", p, err)
+	want := redisconn.Config{URL: "redis://h:1", Password: "hunter2", TLS: &redisconn.TLS{}}
+	if rc, err := c.RedisConn(); !reflect.DeepEqual(rc, want) || err != nil {
+		t.Fatalf("RedisConn() = %+v, %v; want %+v", rc, err, want)
 	}
 	if _, err := Parse([]byte("state: {backend: redis, url: \"redis://h:1\", redis: {password: hunter2}}\n")); err == nil ||
 		strings.Contains(err.Error(), "hunter2") {

@@ -2,24 +2,17 @@ package config
 
 import "net/url"
 
-// Tracing says whether and where the gateway sends OpenTelemetry traces:
-// a span for each call it forwards, a child span for each upstream
-// attempt, exported over OTLP/HTTP.
+// Tracing says whether and where the gateway sends OpenTelemetry traces,
+// over OTLP/HTTP.
 type Tracing struct {
-	// Enabled turns tracing on. Default false: no spans, no exporter.
+	// Enabled turns tracing on. Default false.
 	Enabled bool `yaml:"enabled"`
 
-	// Endpoint is the OTLP/HTTP traces URL, such as
-	// http://127.0.0.1:4318/v1/traces (http or https, sent as written). If
-	// empty, the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else
-	// OTEL_EXPORTER_OTLP_ENDPOINT (plus /v1/traces), else
-	// http://localhost:4318/v1/traces; the other OTEL_EXPORTER_OTLP_*
-	// variables (headers, timeout, certificates) apply either way.
+	// Endpoint is the OTLP/HTTP traces URL. If empty, the standard
+	// OTEL_EXPORTER_OTLP_* variables say.
 	Endpoint string `yaml:"endpoint"`
 
-	// SampleRatio is the share of new traces recorded, from 0 to 1; a
-	// call that continues a caller's trace (W3C traceparent) follows the
-	// caller's sampling decision. Default 1.
+	// SampleRatio is the share of new traces recorded, 0 to 1. Default 1.
 	SampleRatio float64 `yaml:"sample_ratio"`
 
 	// ServiceName is the traces' service.name. If empty,

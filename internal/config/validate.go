@@ -128,15 +128,11 @@ func (c *Config) checkState() error {
 func (c *Config) checkAuth() error {
 	return cmp.Or(each(c.Auth.Keys, func(i int, k string) error {
 		p := index("auth.keys", i)
-		switch {
-		case k == "":
-			return errf(p, "empty token; remove it or write a token")
-		case strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-			return errf(p, "a token must not hold spaces or control characters")
-		case strings.HasPrefix(k, "sha256:") && !sha256RE.MatchString(k):
-			return errf(p, "sha256: must be followed by the 64 hex digits of the token's SHA-256")
-		}
-		return nil
+		return cmp.Or(refuse(k == "", p, "empty token; remove it or write a token"),
+			refuse(strings.IndexFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0, p,
+				"a token must not hold spaces or control characters"),
+			refuse(strings.HasPrefix(k, "sha256:") && !sha256RE.MatchString(k), p,
+				"sha256: must be followed by the 64 hex digits of the token's SHA-256"))
 	}), envName("admin.token_env", c.Admin.TokenEnv, "SLUICE_ADMIN_TOKEN"))
 }
 
@@ -156,20 +152,14 @@ func (c *Config) checkRoutes() error {
 }
 
 func checkPrefix(path, s string) error {
-	n, segs := strings.TrimRight(s, "/"), strings.Split(s, "/")
-	switch {
-	case s == "":
-		return errf(path, "missing; write the path prefix, e.g. /openai")
-	case !strings.HasPrefix(s, "/"):
-		return errf(path, "%s must start with '/' (write %s)", quote(s), quote("/"+s))
-	case !prefixRE.MatchString(s):
-		return errf(path, "%s may hold only letters, digits and - _ . ~ / (no ?, #, %%, spaces)", quote(s))
-	case strings.Contains(s, "//") || slices.Contains(segs, "..") || slices.Contains(segs, "."):
-		return errf(path, "%s must be a clean path: no //, . or .. segments", quote(s))
-	case n == "/healthz" || n == "/metrics" || n == "/sluice" || strings.HasPrefix(n, "/sluice/"):
-		return errf(path, "%s is one of the gateway's own endpoints; choose another prefix", quote(s))
-	}
-	return nil
+	n, segs, q := strings.TrimRight(s, "/"), strings.Split(s, "/"), quote(s)
+	return cmp.Or(refuse(s == "", path, "missing; write the path prefix, e.g. /openai"),
+		refuse(!strings.HasPrefix(s, "/"), path, "%s must start with '/' (write %s)", q, quote("/"+s)),
+		refuse(!prefixRE.MatchString(s), path, "%s may hold only letters, digits and - _ . ~ / (no ?, #, %%, spaces)", q),
+		refuse(strings.Contains(s, "//") || slices.Contains(segs, "..") || slices.Contains(segs, "."), path,
+			"%s must be a clean path: no //, . or .. segments", q),
+		refuse(n == "/healthz" || n == "/metrics" || n == "/sluice" || strings.HasPrefix(n, "/sluice/"), path,
+			"%s is one of the gateway's own endpoints; choose another prefix", q))
 }
 
 func (c *Config) checkRoute(p string, r Route) error {
@@ -260,16 +250,12 @@ func checkListName(section, what string, i int, name string, names map[string]in
 }
 
 func checkPeriod(path, s string) error {
-	d, err := time.ParseDuration(s)
-	switch {
-	case s == "day" || s == "month":
+	if s == "day" || s == "month" {
 		return nil
-	case s == "":
-		return errf(path, "missing; write day, month or a duration such as 6h")
-	case err != nil || d <= 0:
-		return errf(path, "%s is not day, month or a positive duration such as 6h", quote(s))
 	}
-	return nil
+	d, err := time.ParseDuration(s)
+	return cmp.Or(refuse(s == "", path, "missing; write day, month or a duration such as 6h"),
+		refuse(err != nil || d <= 0, path, "%s is not day, month or a positive duration such as 6h", quote(s)))
 }
 
 func (c *Config) checkPrices() error {
@@ -286,13 +272,8 @@ func (c *Config) checkPrices() error {
 // modelName checks the name of a model, which '*' may end, under the
 // section at path; more says more of how to name one.
 func modelName(path, model, more string) error {
-	switch {
-	case model == "":
-		return errf(path, "an empty model name; name the model, e.g. gpt-4o-mini%s", more)
-	case strings.Contains(strings.TrimSuffix(model, "*"), "*"):
-		return errf(key(path, model), "'*' may only end a name, as in gpt-4o*")
-	}
-	return nil
+	return cmp.Or(refuse(model == "", path, "an empty model name; name the model, e.g. gpt-4o-mini%s", more),
+		refuse(strings.Contains(strings.TrimSuffix(model, "*"), "*"), key(path, model), "'*' may only end a name, as in gpt-4o*"))
 }
 
 func (c *Config) checkLimits() error {

@@ -75,7 +75,9 @@ type Config struct {
 	MaxRetries int
 }
 
-// TLS names the files of a TLS connection. Every field may be empty.
+// TLS names the files of a TLS connection. Every field may be empty. It
+// is also the config's state.redis.tls, whose keys are its fields' names
+// in snake_case (ca_file, cert_file, key_file).
 type TLS struct {
 	// CAFile is a PEM file of the CAs that sign the servers'
 	// certificates. If "", the system's CAs.
