@@ -284,7 +284,7 @@ var anthropicOtherFeatures = map[string]Feature{
 // anthropicBlocks reads an array of content blocks.
 func anthropicBlocks(v json.RawMessage, what string) ([]Part, error) {
 	var raws []json.RawMessage
-	if err := unmarshal(v, &raws, what); err != nil {
+	if err := rawsIn(v, &raws, what); err != nil {
 		return nil, err
 	}
 	parts := make([]Part, 0, len(raws))
@@ -478,7 +478,7 @@ func anthropicImage(v json.RawMessage) (*Image, error) {
 
 func anthropicTools(r *Request, v json.RawMessage) error {
 	var raws []json.RawMessage
-	if err := unmarshal(v, &raws, "tools"); err != nil {
+	if err := rawsIn(v, &raws, "tools"); err != nil {
 		return err
 	}
 	for _, raw := range raws {

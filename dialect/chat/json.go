@@ -102,6 +102,17 @@ func unmarshal[T any](v json.RawMessage, p *T, key string) error {
 	return nil
 }
 
+// rawsIn reads the JSON array v into its elements as unmarshal does, for
+// a v that is a part of a text already checked (a request's members, a
+// message's), whose strings it does not check again (elementsIn).
+func rawsIn(v json.RawMessage, p *[]json.RawMessage, key string) error {
+	if raws, ok := elementsIn(v); ok {
+		*p = raws
+		return nil
+	}
+	return unmarshal(v, p, key)
+}
+
 // unmarshalFresh decodes data into *p as json.Unmarshal decodes it into
 // a zero T, through a T of its own, so that p stays where its caller put
 // it: the slow read of a value first read fast.

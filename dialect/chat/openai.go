@@ -213,7 +213,7 @@ var openAIMessageKeys = map[string]bool{
 
 func openAIMessages(r *Request, v json.RawMessage) error {
 	var raws []json.RawMessage
-	if err := unmarshal(v, &raws, "messages"); err != nil {
+	if err := rawsIn(v, &raws, "messages"); err != nil {
 		return err
 	}
 	in := openAIRequest{Request: r}
@@ -328,7 +328,7 @@ func openAIContent(v json.RawMessage, images bool) ([]Part, error) {
 		return []Part{Text(s)}, nil
 	}
 	var raws []json.RawMessage
-	if err := unmarshal(v, &raws, "content"); err != nil {
+	if err := rawsIn(v, &raws, "content"); err != nil {
 		return nil, malformed(openAIDisplay, "message", err)
 	}
 	parts := make([]Part, 0, len(raws))
@@ -476,7 +476,7 @@ func (t *openAIToolIn) readFast(v []byte) bool {
 
 func openAITools(r *Request, v json.RawMessage) error {
 	var raws []json.RawMessage
-	if err := unmarshal(v, &raws, "tools"); err != nil {
+	if err := rawsIn(v, &raws, "tools"); err != nil {
 		return err
 	}
 	for _, raw := range raws {
