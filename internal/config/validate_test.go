@@ -93,6 +93,7 @@ var badConfigs = []struct {
 	{"prefix with query", "routes: [{prefix: \"/a?b\", provider: openai}]\n", "routes[0].prefix: \"/a?b\" may hold only"},
 	{"prefix on own endpoint", "routes: [{prefix: /metrics, provider: openai}]\n", "routes[0].prefix: \"/metrics\" is one of the gateway's own endpoints"},
 	{"prefix under admin", "routes: [{prefix: /sluice/x, provider: openai}]\n", "routes[0].prefix: \"/sluice/x\" is one of the gateway's own endpoints"},
+	{"prefix on the health check", "routes: [{prefix: /healthz, provider: openai}]\n", "routes[0].prefix: \"/healthz\" is one of the gateway's own endpoints"},
 	{"no routes", "routes: []\n", "routes: none defined"},
 	{"routes not a list", "routes: {prefix: /a}\n", "routes: must be a list, found a mapping"},
 	{"route not a mapping", "routes: [/openai]\n", `routes[0]: must be a mapping of keys, found "/openai"`},
