@@ -240,10 +240,11 @@ type anthropicMessageIn struct {
 var anthropicMessageInNames = []string{"role", "content"}
 
 // readAnthropicMessages reads the array of messages v, a part of a text
-// already checked, into p as json.Unmarshal would; false, p half read,
-// where it gives way to encoding/json (fieldsIn, unmarshalFast).
+// already checked and this read's own copy (a request's member), into p
+// as json.Unmarshal would; false, p half read, where it gives way to
+// encoding/json (fieldsIn, unmarshalFast).
 func readAnthropicMessages(v []byte, p *[]anthropicMessageIn) bool {
-	raws, ok := elementsIn(v)
+	raws, ok := elementsOwned(v)
 	if !ok {
 		return false
 	}

@@ -578,3 +578,53 @@ func TestElementsAreACopy(t *testing.T) {
 		t.Errorf("elements changed with the array: %q", raws)
 	}
 }
+
+// TestDecodedRequestOwnsItsBytes: a request read from a body holds none of
+// the body's bytes: overwriting the body after the read changes nothing
+// the read gave, in every case and dialect (its parts, tool calls and
+// arguments, schemas, what it keeps whole).
+func TestDecodedRequestOwnsItsBytes(t *testing.T) {
+	for _, c := range requestCases {
+		for name, w := range c.wire {
+			codec := codecs[name]
+			want, err := codec.DecodeRequest([]byte(w))
+			if err != nil {
+				continue // a case a dialect refuses is refused elsewhere
+			}
+			body := []byte(w)
+			got, err := codec.DecodeRequest(body)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.name, name, err)
+			}
+			for i := range body {
+				body[i] = 'x'
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: the request changed with its body:\n%+v\nwant %+v", c.name, name, got, want)
+			}
+		}
+	}
+}
+
+// TestDecodedAnswerOwnsItsBytes: the same for an answer.
+func TestDecodedAnswerOwnsItsBytes(t *testing.T) {
+	for _, c := range answerCases {
+		for name, w := range c.wire {
+			want, err := codecs[name].DecodeAnswer([]byte(w))
+			if err != nil {
+				continue
+			}
+			body := []byte(w)
+			got, err := codecs[name].DecodeAnswer(body)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.name, name, err)
+			}
+			for i := range body {
+				body[i] = 'x'
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: the answer changed with its body:\n%+v\nwant %+v", c.name, name, got, want)
+			}
+		}
+	}
+}

@@ -103,10 +103,12 @@ func unmarshal[T any](v json.RawMessage, p *T, key string) error {
 }
 
 // rawsIn reads the JSON array v into its elements as unmarshal does, for
-// a v that is a part of a text already checked (a request's members, a
-// message's), whose strings it does not check again (elementsIn).
+// a v that is a part of a text already checked and this read's own copy
+// (a request's members, a message's, a block's), whose strings it does
+// not check again and whose bytes it does not copy again
+// (elementsOwned).
 func rawsIn(v json.RawMessage, p *[]json.RawMessage, key string) error {
-	if raws, ok := elementsIn(v); ok {
+	if raws, ok := elementsOwned(v); ok {
 		*p = raws
 		return nil
 	}

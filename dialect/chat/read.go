@@ -86,21 +86,31 @@ func walkMembers(data []byte, strict bool) ([]member, bool) {
 // reads it into a []json.RawMessage: each element as written, in one copy
 // of v; false when v is no valid array.
 func elements(v []byte) ([]json.RawMessage, bool) {
-	return splitArray(v, true)
+	return splitArray(v, true, true)
 }
 
 // elementsIn is elements for v, a part of a text already checked, whose
 // strings it does not check again.
 func elementsIn(v []byte) ([]json.RawMessage, bool) {
-	return splitArray(v, false)
+	return splitArray(v, false, true)
 }
 
-// splitArray is elements when strict, else elementsIn.
-func splitArray(v []byte, strict bool) ([]json.RawMessage, bool) {
+// elementsOwned is elementsIn for v, a part of a text already checked
+// and this read's own copy of it (a request's members, as members copied
+// them): the elements are slices of v itself, not of a copy.
+func elementsOwned(v []byte) ([]json.RawMessage, bool) {
+	return splitArray(v, false, false)
+}
+
+// splitArray is elements when strict, else elementsIn, on a copy of v
+// when clone, else on v itself (elementsOwned).
+func splitArray(v []byte, strict, clone bool) ([]json.RawMessage, bool) {
 	if len(v) == 0 || v[0] != '[' {
 		return nil, false
 	}
-	v = bytes.Clone(v)
+	if clone {
+		v = bytes.Clone(v)
+	}
 	raws := make([]json.RawMessage, 0, 4)
 	element := func(e []byte) bool {
 		raws = append(raws, e[:len(e):len(e)])
