@@ -57,7 +57,7 @@ func walkMembers(data []byte, strict bool) ([]member, bool) {
 	if strict {
 		data = bytes.Clone(data)
 	}
-	ms := make([]member, 0, 8)
+	ms := make([]member, 0, 4) // a message's or a block's members; a body's grow once
 	ok := true
 	show := func(k, v []byte) bool {
 		if bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k) {
