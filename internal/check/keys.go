@@ -2,7 +2,11 @@ package check
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/sluice-llm/sluice/internal/nearest"
 )
 
 // words splits a space-separated list into a set.
@@ -94,46 +98,12 @@ func unknownKey(unitPath string, e entry) (finding, bool) {
 		return finding{}, false
 	}
 	fix := fmt.Sprintf("check the spelling against systemd.directives(7), or name it X-%s to keep it as a note", e.Key)
-	if near := closestKey(e.Key, known); near != "" {
+	if near := nearest.Name(e.Key, slices.Collect(maps.Keys(known))); near != "" {
 		fix = fmt.Sprintf("did you mean %s=? (keys are case-sensitive)", near)
 	}
 	return finding{File: e.File, Line: e.Line, Unit: unitName(unitPath), Setting: e.Key, Value: e.Value,
 		Problem: fmt.Sprintf("unknown key %s= in [%s]: systemd ignores the line", e.Key, e.Section),
 		Fix:     fix}, true
-}
-
-// closestKey returns the known key equal to k but for case, or one edit
-// away from it; "" when none.
-func closestKey(k string, known map[string]bool) string {
-	best := ""
-	for c := range known {
-		if strings.EqualFold(c, k) {
-			return c
-		}
-		if best == "" && oneEdit(strings.ToLower(c), strings.ToLower(k)) {
-			best = c
-		}
-	}
-	return best
-}
-
-// oneEdit reports whether a and b differ by one insertion, deletion or
-// substitution.
-func oneEdit(a, b string) bool {
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	if len(a)-len(b) > 1 {
-		return false
-	}
-	i := 0
-	for i < len(b) && a[i] == b[i] {
-		i++
-	}
-	if len(a) == len(b) {
-		return a[i+1:] == b[i+1:]
-	}
-	return a[i+1:] == b[i:]
 }
 
 // badCalendar is the finding for an OnCalendar= systemd refuses.

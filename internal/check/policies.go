@@ -83,7 +83,7 @@ type rateRow struct {
 // rateRows returns the rate limits of c in the order written.
 func rateRows(c *config.Config) []rateRow {
 	out := []rateRow{}
-	for _, l := range c.Rates {
+	for _, l := range c.Limits.Rates {
 		row := rateRow{Name: l.Name, Provider: l.Provider, Scope: l.Scope,
 			RequestsPerMinute: l.Requests.Limit, TokensPerMinute: l.Tokens.Limit, Concurrent: l.Concurrent}
 		if l.Requests.Limit > 0 {

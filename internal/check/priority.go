@@ -29,7 +29,7 @@ func prioritiesOf(c *config.Config) prioritiesRow {
 			r.Batch = append(r.Batch, name)
 		}
 	}
-	for _, l := range c.Rates {
+	for _, l := range c.Limits.Rates {
 		if l.Reserve > 0 {
 			if r.Reserves == nil {
 				r.Reserves = map[string]float64{}

@@ -56,10 +56,6 @@ type Config struct {
 	// Budgets are the spend caps. Parse presets each Scope to "all".
 	Budgets []spend.Budget `yaml:"budgets"`
 
-	// Rates are the rate limits calls queue under (limits.rates), per
-	// minute. Parse presets each Scope to "provider".
-	Rates []limit.Limit `yaml:"limits.rates"`
-
 	// Prices are USD per million tokens, by model ('*' ends a prefix).
 	Prices map[string]spend.Price `yaml:"prices"`
 
@@ -224,8 +220,13 @@ type Target struct {
 	Model    string `yaml:"model"`
 }
 
-// Limits bound what a client may send.
+// Limits bound what a client may send, and the rates its calls queue
+// under.
 type Limits struct {
+	// Rates are the rate limits calls queue under, per minute. Parse
+	// presets each Scope to "provider".
+	Rates []limit.Limit `yaml:"rates"`
+
 	// MaxBodyBytes caps a request body (413). Default 20 MiB.
 	MaxBodyBytes int64 `yaml:"max_body,size"`
 
@@ -265,9 +266,8 @@ func Default() *Config {
 			"nightly":     sluice.Nightly(),
 		},
 		Budgets:     []spend.Budget{},
-		Rates:       []limit.Limit{},
 		Prices:      map[string]spend.Price{},
-		Limits:      Limits{MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes, PromoteAfter: DefaultPromoteAfter},
+		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes, PromoteAfter: DefaultPromoteAfter},
 		Tracing:     Tracing{SampleRatio: 1},
 		Idempotency: defaultIdempotency(),
 	}

@@ -55,7 +55,7 @@ func TestDefaultValues(t *testing.T) {
 		{"policies", len(c.Policies), 2},
 		{"budgets", len(c.Budgets), 0},
 		{"prices", len(c.Prices), 0},
-		{"limits", c.Limits, Limits{MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s, MaxHeaderBytes: 64 * 1024, PromoteAfter: 30 * s}},
+		{"limits", c.Limits, Limits{Rates: []limit.Limit{}, MaxBodyBytes: 20 * 1024 * 1024, ReadHeaderTimeout: 10 * s, MaxHeaderBytes: 64 * 1024, PromoteAfter: 30 * s}},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -190,12 +190,11 @@ limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 			{Name: "daily", LimitUSD: 20, Period: "day", Scope: "all"},
 			{Name: "per-key", LimitUSD: 2.5, Period: "6h", Scope: "key", AllowOnLedgerError: true},
 		},
-		Rates: []limit.Limit{},
 		Prices: map[string]spend.Price{
 			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
 			"gpt-4.1*":    {Input: 2, Output: 8},
 		},
-		Limits:      Limits{MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10, PromoteAfter: DefaultPromoteAfter},
+		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10, PromoteAfter: DefaultPromoteAfter},
 		Tracing:     Tracing{SampleRatio: 1},
 		Idempotency: defaultIdempotency(),
 	}
@@ -576,8 +575,8 @@ func TestRatesDecoded(t *testing.T) {
 		{Name: "per-client", Scope: "key", Requests: limit.Rate{Limit: 10, Per: time.Minute}, Tokens: limit.Rate{Per: time.Minute},
 			Concurrent: 4},
 	}
-	if !reflect.DeepEqual(c.Rates, want) {
-		t.Errorf("rates %+v\nwant %+v", c.Rates, want)
+	if !reflect.DeepEqual(c.Limits.Rates, want) {
+		t.Errorf("rates %+v\nwant %+v", c.Limits.Rates, want)
 	}
 	for _, tt := range []struct{ yaml, want string }{
 		{"limits:\n  rates:\n    - {requests_per_minute: 1}\n", "limits.rates[0].name: missing"},

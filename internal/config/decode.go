@@ -82,7 +82,7 @@ type slot struct {
 //	text        a value the field's type reads itself (encoding.TextUnmarshaler)
 //
 // A tag "section.key" puts the key in another field's section
-// (Config.Rates is limits.rates), and "-" makes no key. The fields of
+// (sluice.Policy's BreakerScope is breaker.scope), and "-" makes no key. The fields of
 // other packages' types carry no tags: their key is their name in
 // snake_case (FirstByte is first_byte), but for those foreign names.
 func keys(v reflect.Value) map[string]slot {

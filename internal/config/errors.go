@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-llm/sluice/internal/nearest"
 )
 
 // Error is a refused config: which key, what is wrong with it and how to
@@ -74,66 +76,16 @@ func index(parent string, i int) string {
 // plainKey is a key written bare in a path.
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`).MatchString
 
-// suggest returns " (did you mean X?)" for the candidate closest to got,
-// or " (one of: a, b, c)" when none is close.
+// suggest returns " (did you mean X?)" for the candidate nearest got,
+// or " (one of: a, b, c)" when none is near.
 func suggest(got string, candidates []string) string {
 	if len(candidates) == 0 {
 		return ""
 	}
-	sorted := slices.Sorted(slices.Values(candidates))
-	if m := closest(fold(got), sorted); m != "" {
+	if m := nearest.Name(got, candidates); m != "" {
 		return " (did you mean " + m + "?)"
 	}
-	return " (one of: " + strings.Join(sorted, ", ") + ")"
-}
-
-// closest returns the first of the sorted candidates nearest g (folded):
-// within two edits, ignoring case, '_' and '-'; failing that, one that
-// starts with g or that g starts with (limit for limit_usd); or "".
-func closest(g string, sorted []string) string {
-	best, bestD := "", 3
-	for _, c := range sorted {
-		if d := distance(g, fold(c)); d < bestD && d < len([]rune(fold(c))) {
-			best, bestD = c, d
-		}
-	}
-	if best != "" {
-		return best
-	}
-	for _, c := range sorted {
-		f := fold(c)
-		if min(len([]rune(f)), len([]rune(g))) >= 4 && (strings.HasPrefix(f, g) || strings.HasPrefix(g, f)) {
-			return c
-		}
-	}
-	return ""
-}
-
-func fold(s string) string {
-	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-}
-
-// distance is the Levenshtein distance between a and b, in runes. Long
-// inputs are cut short: only near matches matter.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	ra, rb = ra[:min(len(ra), 64)], rb[:min(len(rb), 64)]
-	prev, cur := make([]int, len(rb)+1), make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return " (one of: " + strings.Join(slices.Sorted(slices.Values(candidates)), ", ") + ")"
 }
 
 // quote shows a value from the file in a message, cut short when long.

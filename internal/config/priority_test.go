@@ -26,7 +26,7 @@ policies:
 	if c.Limits.PromoteAfter != 45*time.Second {
 		t.Errorf("promote_after %v, want 45s", c.Limits.PromoteAfter)
 	}
-	if r := c.Rates; len(r) != 2 || r[0].Reserve != 0.2 || r[1].Reserve != 0.25 {
+	if r := c.Limits.Rates; len(r) != 2 || r[0].Reserve != 0.2 || r[1].Reserve != 0.25 {
 		t.Errorf("rates %+v, want reserves 0.2 and 0.25", r)
 	}
 	for name, want := range map[string]sluice.Priority{"webhook": sluice.PriorityInteractive, "cron": sluice.PriorityBatch, "nightly": sluice.PriorityBatch, "interactive": ""} {

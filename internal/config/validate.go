@@ -213,7 +213,7 @@ func (c *Config) checkBudgets() error {
 
 func (c *Config) checkRates() error {
 	names := map[string]int{}
-	return each(c.Rates, func(i int, l limit.Limit) error {
+	return each(c.Limits.Rates, func(i int, l limit.Limit) error {
 		p := index("limits.rates", i)
 		_, known := c.Providers[l.Provider]
 		check := l.Check()

@@ -81,7 +81,7 @@ func (c *Config) checkPriorities() error {
 	return cmp.Or(byName(c.Policies, func(name string, p sluice.Policy) error {
 		return refuse(!slices.Contains([]sluice.Priority{"", sluice.PriorityInteractive, sluice.PriorityBatch}, p.Priority),
 			key(key("policies", name), "priority"), "%s: use interactive or batch", quote(string(p.Priority)))
-	}), positive("limits.promote_after", c.Limits.PromoteAfter, "30s"), each(c.Rates, func(i int, l limit.Limit) error {
+	}), positive("limits.promote_after", c.Limits.PromoteAfter, "30s"), each(c.Limits.Rates, func(i int, l limit.Limit) error {
 		return refuse(!(l.Reserve >= 0 && l.Reserve < 1), key(index("limits.rates", i), "reserve"),
 			"%s%%: give the share batch calls may never take, from 0%% to below 100%% (write e.g. 20%%)",
 			strconv.FormatFloat(l.Reserve*100, 'f', -1, 64))

@@ -120,7 +120,7 @@ func TestCallersApartLimits(t *testing.T) {
 	for _, f := range callerForms {
 		t.Run(f.name, func(t *testing.T) {
 			e := newEnv(t, "200", func(c *config.Config) {
-				c.Rates = append(c.Rates, limit.Limit{Name: "per-client", Scope: "key", Requests: limit.Rate{Limit: 600, Per: time.Minute}})
+				c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: "per-client", Scope: "key", Requests: limit.Rate{Limit: 600, Per: time.Minute}})
 			})
 			path := "/openai/v1/chat/completions"
 			alicePath := path

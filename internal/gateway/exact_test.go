@@ -76,7 +76,7 @@ func TestFallbacksPastOpenBreakerKeepSlots(t *testing.T) {
 			c.Providers["openai"] = p
 		}},
 		{"limits.rates concurrent", "agents", func(c *config.Config) {
-			c.Rates = append(c.Rates, limit.Limit{Name: "agents", Scope: "all", Concurrent: 2})
+			c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: "agents", Scope: "all", Concurrent: 2})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,7 +124,7 @@ func TestChaosEverySlotBack(t *testing.T) {
 		c.Providers["openai"] = p
 		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 4}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}
-		c.Rates = append(c.Rates, limit.Limit{Name: "agents", Scope: "all", Concurrent: 8})
+		c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: "agents", Scope: "all", Concurrent: 8})
 		pol := c.Policies["interactive"]
 		pol.Breaker.Failures, pol.Breaker.Cool = 4, 50*time.Millisecond
 		pol.MaxQueue = 200 * time.Millisecond

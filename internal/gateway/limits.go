@@ -24,7 +24,7 @@ const codeRateLimited = "rate_limited"
 // every call in flight. It is there even with no rates, to learn the
 // pauses providers ask for.
 func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
-	limits := slices.Clone(cfg.Rates)
+	limits := slices.Clone(cfg.Limits.Rates)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		if n := cfg.Providers[name].MaxConcurrent; n > 0 {
 			limits = append(limits, limit.Limit{Name: config.MaxConcurrentLimit, Provider: name, Scope: "provider", Concurrent: n})
@@ -48,7 +48,7 @@ func newLimiter(cfg *config.Config, store limit.Store) *limit.Limiter {
 // hasKeyScope reports whether a limit of cfg is scoped per client, as
 // scopedByKey does for budgets.
 func hasKeyScope(cfg *config.Config) bool {
-	return slices.ContainsFunc(cfg.Rates, func(l limit.Limit) bool { return l.Scope == "key" })
+	return slices.ContainsFunc(cfg.Limits.Rates, func(l limit.Limit) bool { return l.Scope == "key" })
 }
 
 // answerRateLimited answers a call a rate limit refused, in the

@@ -18,7 +18,7 @@ import (
 // withRate adds a requests-per-minute limit on provider p.
 func withRate(name, p string, rpm int64) func(*config.Config) {
 	return func(c *config.Config) {
-		c.Rates = append(c.Rates, limit.Limit{Name: name, Provider: p, Scope: "provider",
+		c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: name, Provider: p, Scope: "provider",
 			Requests: limit.Rate{Limit: rpm, Per: time.Minute}})
 	}
 }
@@ -74,7 +74,7 @@ func TestRateLimitQueuesCalls(t *testing.T) {
 func TestRateLimitRefusesBeyondMaxQueue(t *testing.T) {
 	e := newEnv(t, "200", func(c *config.Config) {
 		withRate("slow", "", 60)(c) // one call a second, every provider together
-		c.Rates[0].Scope = "all"
+		c.Limits.Rates[0].Scope = "all"
 		for _, name := range []string{"interactive", "nightly"} {
 			p := c.Policies[name]
 			p.MaxQueue = 300 * time.Millisecond
@@ -225,7 +225,7 @@ func TestTokensLimitSettlesAsTheProvider(t *testing.T) {
 			// tokens, is 3.25 s of the bucket, past max_queue (1.6 s); the
 			// call uses about 30.
 			e := newEnv(t, "200", func(c *config.Config) {
-				c.Rates = append(c.Rates, limit.Limit{Name: "tpm", Scope: "provider",
+				c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: "tpm", Scope: "provider",
 					Tokens: limit.Rate{Limit: 6000, Per: time.Minute}})
 			})
 			for i, want := range []int{200, tt.second} {
@@ -264,7 +264,7 @@ func TestReloadKeepsRateLimitBuckets(t *testing.T) {
 	err := e.gw.Reload(func() (*config.Config, error) {
 		c := config.Default()
 		*c = *e.cfg
-		c.Rates = append([]limit.Limit(nil), e.cfg.Rates...)
+		c.Limits.Rates = append([]limit.Limit(nil), e.cfg.Limits.Rates...)
 		return c, nil
 	})
 	if err != nil {
@@ -291,7 +291,7 @@ func TestInFlightShown(t *testing.T) {
 		p := c.Providers["openai"]
 		p.MaxConcurrent = 2
 		c.Providers["openai"] = p
-		c.Rates = append(c.Rates, limit.Limit{Name: "agents", Provider: "openai", Scope: "provider", Concurrent: 4})
+		c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: "agents", Provider: "openai", Scope: "provider", Concurrent: 4})
 		pol := c.Policies["interactive"]
 		pol.Timeout.FirstByte, pol.Timeout.Total = 20*time.Second, 30*time.Second
 		c.Policies["interactive"] = pol

@@ -68,7 +68,7 @@ func BenchmarkForwardState(b *testing.B) {
 					cfg.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 1e9, Period: "day", Scope: "all"}}
 					cfg.Prices = map[string]spend.Price{"*": {Input: 0.15, Output: 0.6}}
 				case "limit":
-					cfg.Rates = []limit.Limit{{Name: "rpm", Requests: limit.Rate{Limit: 1e9, Per: time.Minute}}}
+					cfg.Limits.Rates = []limit.Limit{{Name: "rpm", Requests: limit.Rate{Limit: 1e9, Per: time.Minute}}}
 				}
 				opt := Options{AttemptLog: io.Discard}
 				var rt *roundTrips

@@ -22,7 +22,7 @@ import (
 // when there are neither budgets, nor prices, nor such limits.
 func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
 	if len(cfg.Budgets) == 0 && len(cfg.Prices) == 0 &&
-		!slices.ContainsFunc(cfg.Rates, func(l limit.Limit) bool { return l.Tokens.Limit > 0 }) {
+		!slices.ContainsFunc(cfg.Limits.Rates, func(l limit.Limit) bool { return l.Tokens.Limit > 0 }) {
 		return nil
 	}
 	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.PriceOf}

@@ -141,8 +141,8 @@ func checkRatesConfig(t *testing.T, b block) {
 	if n := c.Policies["nightly"]; n.MaxQueue != 120*time.Second {
 		t.Errorf("nightly's max_queue is %v, want 120s", n.MaxQueue)
 	}
-	if len(c.Rates) != 2 {
-		t.Errorf("%d limits, want 2", len(c.Rates))
+	if len(c.Limits.Rates) != 2 {
+		t.Errorf("%d limits, want 2", len(c.Limits.Rates))
 	}
 }
 
@@ -158,8 +158,8 @@ func checkPriorityConfig(t *testing.T, b block) {
 	if _, ok := c.Policies["interactive"]; !ok || c.Policies["nightly"].Priority != sluice.PriorityBatch {
 		t.Errorf("the block's policies are %v; it keeps interactive and nightly", c.Policies)
 	}
-	if len(c.Rates) != 1 || c.Rates[0].Reserve != 0.2 || c.Limits.PromoteAfter != 30*time.Second {
-		t.Errorf("rates %+v, promote_after %v", c.Rates, c.Limits.PromoteAfter)
+	if len(c.Limits.Rates) != 1 || c.Limits.Rates[0].Reserve != 0.2 || c.Limits.PromoteAfter != 30*time.Second {
+		t.Errorf("rates %+v, promote_after %v", c.Limits.Rates, c.Limits.PromoteAfter)
 	}
 
 	bare, err := config.Parse([]byte("policies:\n  interactive:\n  cron: {priority: batch}\n"))
