@@ -1,6 +1,10 @@
 package spend
 
-import "github.com/sluice-llm/sluice/dialect"
+import (
+	"strings"
+
+	"github.com/sluice-llm/sluice/dialect"
+)
 
 // Usage is the token usage a provider reported for one answer, as the
 // answer's dialect reads it (dialect.Dialect's Usage and StreamUsage).
@@ -14,6 +18,27 @@ type Price struct {
 	// CacheRead and CacheWrite price the tokens read from and written to
 	// the provider's prompt cache. If zero, Input is used.
 	CacheRead, CacheWrite float64
+}
+
+// Prices are the prices of models, by model: a key that '*' ends
+// prices every model that starts with what comes before it.
+type Prices map[string]Price
+
+// Of returns the price of model: its own key's, else the longest
+// wildcard key's ("gpt-4o*") that model starts with. Meter.Prices takes
+// it.
+func (ps Prices) Of(model string) (Price, bool) {
+	if p, ok := ps[model]; ok {
+		return p, true
+	}
+	best := "" // the longest wildcard key that matches
+	for k := range ps {
+		if stem, wild := strings.CutSuffix(k, "*"); wild && strings.HasPrefix(model, stem) && len(k) > len(best) {
+			best = k
+		}
+	}
+	p, ok := ps[best]
+	return p, ok && best != ""
 }
 
 // Cost returns the USD cost of u at the prices p. Cache reads and writes

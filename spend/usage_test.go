@@ -77,3 +77,30 @@ func ExamplePrice_Cost() {
 	// 472 87 10240 true
 	// $0.005793
 }
+
+func TestPricesOf(t *testing.T) {
+	ps := Prices{
+		"gpt-4o":       {Input: 2.5, Output: 10},
+		"gpt-4o*":      {Input: 1, Output: 1},
+		"gpt-4o-mini*": {Input: 0.15, Output: 0.6},
+		"*":            {Input: 9, Output: 9},
+	}
+	cases := []struct {
+		model string
+		want  Price
+	}{
+		{"gpt-4o", Price{Input: 2.5, Output: 10}},
+		{"gpt-4o-2024-08-06", Price{Input: 1, Output: 1}},
+		{"gpt-4o-mini-2024-07-18", Price{Input: 0.15, Output: 0.6}},
+		{"claude", Price{Input: 9, Output: 9}},
+	}
+	for _, tc := range cases {
+		if got, ok := ps.Of(tc.model); !ok || got != tc.want {
+			t.Errorf("Of(%q) = %v, %v; want %v", tc.model, got, ok, tc.want)
+		}
+	}
+	delete(ps, "*")
+	if _, ok := ps.Of("claude"); ok {
+		t.Error("Of(claude) found a price with no matching key")
+	}
+}

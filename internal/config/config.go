@@ -57,7 +57,7 @@ type Config struct {
 	Budgets []spend.Budget `yaml:"budgets"`
 
 	// Prices are USD per million tokens, by model ('*' ends a prefix).
-	Prices map[string]spend.Price `yaml:"prices"`
+	Prices spend.Prices `yaml:"prices"`
 
 	// Limits bound what a client may send.
 	Limits Limits `yaml:"limits"`
@@ -266,7 +266,7 @@ func Default() *Config {
 			"nightly":     sluice.Nightly(),
 		},
 		Budgets:     []spend.Budget{},
-		Prices:      map[string]spend.Price{},
+		Prices:      spend.Prices{},
 		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes, PromoteAfter: DefaultPromoteAfter},
 		Tracing:     Tracing{SampleRatio: 1},
 		Idempotency: defaultIdempotency(),
@@ -384,22 +384,4 @@ func expandHome(p, key string) (string, error) {
 		return "", errf(key, "no home directory to expand ~ in; write an absolute path")
 	}
 	return filepath.Join(home, strings.TrimPrefix(p[1:], "/")), nil
-}
-
-// PriceOf returns the price of model: the exact key if there is one, else
-// the longest wildcard key ("gpt-4o*") that model starts with.
-func (c *Config) PriceOf(model string) (spend.Price, bool) {
-	if p, ok := c.Prices[model]; ok && !strings.HasSuffix(model, "*") {
-		return p, true
-	}
-	best := "" // the longest wildcard key that matches
-	for k := range c.Prices {
-		if stem, wild := strings.CutSuffix(k, "*"); wild && strings.HasPrefix(model, stem) && len(k) > len(best) {
-			best = k
-		}
-	}
-	if best == "" {
-		return spend.Price{}, false
-	}
-	return c.Prices[best], true
 }

@@ -435,34 +435,6 @@ func TestStateDirAndAttemptsPath(t *testing.T) {
 	}
 }
 
-func TestPriceOf(t *testing.T) {
-	c := Default()
-	c.Prices = map[string]spend.Price{
-		"gpt-4o":       {Input: 2.5, Output: 10},
-		"gpt-4o*":      {Input: 1, Output: 1},
-		"gpt-4o-mini*": {Input: 0.15, Output: 0.6},
-		"*":            {Input: 9, Output: 9},
-	}
-	cases := []struct {
-		model string
-		want  spend.Price
-	}{
-		{"gpt-4o", spend.Price{Input: 2.5, Output: 10}},
-		{"gpt-4o-2024-08-06", spend.Price{Input: 1, Output: 1}},
-		{"gpt-4o-mini-2024-07-18", spend.Price{Input: 0.15, Output: 0.6}},
-		{"claude", spend.Price{Input: 9, Output: 9}},
-	}
-	for _, tc := range cases {
-		if got, ok := c.PriceOf(tc.model); !ok || got != tc.want {
-			t.Errorf("PriceOf(%q) = %v, %v; want %v", tc.model, got, ok, tc.want)
-		}
-	}
-	delete(c.Prices, "*")
-	if _, ok := c.PriceOf("claude"); ok {
-		t.Error("PriceOf(claude) found a price with no matching key")
-	}
-}
-
 func TestWarnings(t *testing.T) {
 	c := mustParse(t, `
 providers:
@@ -535,10 +507,10 @@ func TestCachePricesDecoded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := c.PriceOf("claude-sonnet-4")
+	got, ok := c.Prices.Of("claude-sonnet-4")
 	want := spend.Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
 	if !ok || got != want {
-		t.Fatalf("PriceOf = %+v, %v; want %+v", got, ok, want)
+		t.Fatalf("Prices.Of = %+v, %v; want %+v", got, ok, want)
 	}
 	// 1M cached prompt tokens cost the cache_read price, not input's.
 	if cost := got.Cost(spend.Usage{CacheRead: 1_000_000}); cost != 0.3 {

@@ -25,7 +25,7 @@ func newSpend(cfg *config.Config, ledger spend.Ledger) *spend.Meter {
 		!slices.ContainsFunc(cfg.Limits.Rates, func(l limit.Limit) bool { return l.Tokens.Limit > 0 }) {
 		return nil
 	}
-	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.PriceOf}
+	return &spend.Meter{Budgets: slices.Clone(cfg.Budgets), Ledger: ledger, Prices: cfg.Prices.Of}
 }
 
 // scopedByKey reports whether a budget is scoped per client key, the only

@@ -51,7 +51,7 @@ func checkGeminiConfig(t *testing.T, b block) {
 	if p := c.Providers["gemini"]; p.Kind != config.KindGemini || p.BaseURL != "https://generativelanguage.googleapis.com" || p.APIKeyEnv != "GEMINI_API_KEY" {
 		t.Errorf("gemini is %+v; the README says the preset gives kind gemini and its base_url", p)
 	}
-	if _, ok := c.PriceOf("gemini-2.5-flash-lite"); !ok {
+	if _, ok := c.Prices.Of("gemini-2.5-flash-lite"); !ok {
 		t.Error("gemini-2.5-flash* prices no gemini-2.5-flash model")
 	}
 	// Run too: checkNodeGemini serves this config.
@@ -100,7 +100,7 @@ func checkFullConfig(t *testing.T, b block) {
 	if n := c.Policies["nightly"]; n.Priority != sluice.PriorityBatch || n.Timeout.Total != 600*time.Second {
 		t.Errorf("nightly: {} is %+v; the block says the built-in nightly values, priority batch", n)
 	}
-	if p, ok := c.PriceOf("claude-sonnet-4-5"); !ok || p.CacheWrite != 3.75 {
+	if p, ok := c.Prices.Of("claude-sonnet-4-5"); !ok || p.CacheWrite != 3.75 {
 		t.Errorf("claude-sonnet* prices %+v, %v", p, ok)
 	}
 }
