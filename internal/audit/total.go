@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluice-llm/sluice/internal/cmdline"
 	"github.com/sluice-llm/sluice/internal/config"
 )
 
@@ -15,7 +16,7 @@ import (
 // has it, else its policy with the shortest total). With neither a config
 // nor a policy it returns 0: DefaultTotal, the built-in interactive one.
 func gatewayTotal(flagConfig, policy string) (time.Duration, string, error) {
-	path := config.Locate(flagConfig)
+	path := cmdline.LocateConfig(flagConfig).Path
 	if path == "" && policy == "" {
 		return 0, "", nil
 	}

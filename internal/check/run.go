@@ -132,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer, magic func(string) (uint32, er
 
 // check does the work: loads the config and the units and judges them.
 func check(opt options, magic func(string) (uint32, error)) (*report, error) {
-	path := config.Locate(opt.config)
+	path := cmdline.LocateConfig(opt.config).Path
 	c, err := config.Load(path)
 	if err == nil {
 		err = c.Validate()

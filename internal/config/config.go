@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -299,10 +298,6 @@ func defaultProviders() map[string]Provider {
 // EnvConfig is the environment variable that names the config file when no
 // --config flag is given.
 const EnvConfig = "SLUICE_CONFIG"
-
-// Locate returns the config file to load: flagValue when set, else the
-// value of $SLUICE_CONFIG, else "" (the built-in defaults).
-func Locate(flagValue string) string { return cmp.Or(flagValue, os.Getenv(EnvConfig)) }
 
 // maxFileSize caps a config file; real ones are a few kilobytes.
 const maxFileSize = 4 << 20

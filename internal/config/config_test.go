@@ -391,20 +391,6 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestLocate(t *testing.T) {
-	t.Setenv("SLUICE_CONFIG", "/etc/sluice.yaml")
-	if got := Locate("mine.yaml"); got != "mine.yaml" {
-		t.Errorf("Locate(flag) = %q", got)
-	}
-	if got := Locate(""); got != "/etc/sluice.yaml" {
-		t.Errorf("Locate(\"\") = %q, want $SLUICE_CONFIG", got)
-	}
-	t.Setenv("SLUICE_CONFIG", "")
-	if got := Locate(""); got != "" {
-		t.Errorf("Locate(\"\") with no env = %q", got)
-	}
-}
-
 func TestStateDirAndAttemptsPath(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)

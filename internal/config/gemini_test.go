@@ -29,7 +29,7 @@ func TestGeminiProvider(t *testing.T) {
 		t.Errorf("a misspelt kind: %v", err)
 	}
 	_, err = Parse([]byte("providers: {g: {base_url: \"https://x\"}}\n"))
-	if err == nil || !strings.Contains(err.Error(), "kind: gemini") {
+	if err == nil || !strings.Contains(err.Error(), ", gemini") {
 		t.Errorf("a missing kind: %v, want the message to list gemini", err)
 	}
 }

@@ -30,7 +30,7 @@ func checkProvider(name string, pr Provider) error {
 	case !nameRE.MatchString(name):
 		return errf(path, "a provider name may hold only letters, digits, '_', '-' and '.'")
 	case pr.Kind == "":
-		return errf(key(path, "kind"), "missing; set %s", kindList())
+		return errf(key(path, "kind"), "missing; set kind: openai for any OpenAI-compatible API, or one of %s", strings.Join(dialect.Kinds(), ", "))
 	case !ok:
 		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind), suggest(pr.Kind, dialect.Kinds()))
 	}
@@ -118,23 +118,6 @@ func checkBaseURL(path, s string) error {
 		return errf(path, "%s must not have a fragment (#…)", shown)
 	}
 	return nil
-}
-
-// kindList is what a kind may be, as the fix of a missing one says: every
-// dialect's name, kind: openai for any OpenAI-compatible API.
-func kindList() string {
-	kinds := dialect.Kinds()
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = "kind: " + k
-		if k == KindOpenAI {
-			parts[i] += " (an OpenAI-compatible API)"
-		}
-	}
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 // regionChains are the kinds each of whose requests is signed for its

@@ -57,10 +57,7 @@ func (c *Config) checkRedis() error {
 				"only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master"),
 			checkRedisURL(c.State.URL))
 	case RedisSentinel, RedisCluster:
-		what := "the sentinels"
-		if r.Mode == RedisCluster {
-			what = "the seed nodes"
-		}
+		what := map[string]string{RedisSentinel: "the sentinels", RedisCluster: "the seed nodes"}[r.Mode]
 		err = cmp.Or(refuse(c.State.URL != "", "state.url", "mode %s reaches Redis through state.redis.addrs; remove state.url", r.Mode),
 			refuse(len(r.Addrs) == 0, "state.redis.addrs", "mode %s needs %s, e.g. addrs: [10.0.0.1:26379, 10.0.0.2:26379]", r.Mode, what),
 			hostPorts("state.redis.addrs", r.Addrs),
@@ -70,23 +67,22 @@ func (c *Config) checkRedis() error {
 	default:
 		err = oneOf("state.redis.mode", "mode", r.Mode, RedisSingle, RedisSentinel, RedisCluster)
 	}
-	if err != nil {
-		return err
+	return cmp.Or(err, envName("state.redis.password_env", r.PasswordEnv, "SLUICE_REDIS_PASSWORD"), checkRedisTLS(r.TLS))
+}
+
+// checkRedisTLS checks state.redis.tls, when given: a client certificate
+// and its key both or neither, and every file readable.
+func checkRedisTLS(t *redisconn.TLS) error {
+	if t == nil {
+		return nil
 	}
-	if r.PasswordEnv != "" && !envNameRE.MatchString(r.PasswordEnv) {
-		return errf("state.redis.password_env", "%s is not an environment variable's name; name the variable holding the password, e.g. SLUICE_REDIS_PASSWORD", quote(r.PasswordEnv))
+	file := func(name, path string) error {
+		_, err := os.Stat(path)
+		return refuse(path != "" && err != nil, "state.redis.tls."+name, "cannot read %s: %v", path, pathErr(err))
 	}
-	if t := r.TLS; t != nil {
-		if (t.CertFile == "") != (t.KeyFile == "") {
-			return errf("state.redis.tls", "give both cert_file and key_file (the client certificate and its key), or neither")
-		}
-		for _, f := range []struct{ name, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
-			if _, err := os.Stat(f.path); f.path != "" && err != nil {
-				return errf("state.redis.tls."+f.name, "cannot read %s: %v", f.path, pathErr(err))
-			}
-		}
-	}
-	return nil
+	return cmp.Or(refuse((t.CertFile == "") != (t.KeyFile == ""), "state.redis.tls",
+		"give both cert_file and key_file (the client certificate and its key), or neither"),
+		file("ca_file", t.CAFile), file("cert_file", t.CertFile), file("key_file", t.KeyFile))
 }
 
 // hostPorts refuses the first of addrs that is not host:port.
@@ -137,13 +133,15 @@ func (c *Config) RedisConn() (redisconn.Config, error) {
 
 // StateWhere names the state store, for a start line, a listing or the
 // status page: "memory", "file:/var/lib/sluice" (or "file (dir unknown:
-// …)"), or the state's Redis as RedisWhere names it.
+// …)"), or the state's Redis as redisconn.Config.Where names it: the
+// URL without its password, or the Sentinel master and the sentinels, or
+// the cluster's seed nodes.
 func (c *Config) StateWhere() string {
 	switch c.State.Backend {
 	case BackendMemory:
 		return "memory"
 	case BackendRedis:
-		return c.RedisWhere()
+		return c.redisConn().Where()
 	}
 	dir, err := c.StateDir()
 	if err != nil {
@@ -151,11 +149,6 @@ func (c *Config) StateWhere() string {
 	}
 	return "file:" + dir
 }
-
-// RedisWhere names the state's Redis for a start line or a listing, as
-// redisconn.Config.Where does: the URL without its password, or the
-// Sentinel master and the sentinels, or the cluster's seed nodes.
-func (c *Config) RedisWhere() string { return c.redisConn().Where() }
 
 // redisConn is how to reach the state's Redis, without the password.
 func (c *Config) redisConn() redisconn.Config {

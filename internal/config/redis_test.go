@@ -58,7 +58,7 @@ func TestRedisRefuses(t *testing.T) {
 		{"single without url", "state: {backend: redis, redis: {mode: single}}\n", "state.url: the redis backend needs a URL"},
 		{"redis section on file", "state: {backend: file, redis: {mode: cluster}}\n", "state.redis: only the redis backend uses it"},
 		{"bad password_env", "state: {backend: redis, url: \"redis://h:1\", redis: {password_env: \"$P\"}}\n",
-			`state.redis.password_env: "$P" is not an environment variable's name`},
+			`state.redis.password_env: "$P" is not an environment variable name`},
 		{"cert without key", "state: {backend: redis, url: \"redis://h:1\", redis: {tls: {cert_file: c.pem}}}\n",
 			"state.redis.tls: give both cert_file and key_file"},
 		{"missing ca", "state: {backend: redis, url: \"redis://h:1\", redis: {tls: {ca_file: \"" + missing + "\"}}}\n",

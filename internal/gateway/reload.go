@@ -93,7 +93,7 @@ func redisOf(c *config.Config) string {
 	if c.State.Backend != config.BackendRedis {
 		return ""
 	}
-	s := c.RedisWhere()
+	s := c.StateWhere()
 	if r := c.State.Redis; r.PasswordEnv != "" {
 		s += " password_env=" + r.PasswordEnv
 	}
