@@ -326,12 +326,9 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("config: %v (check --config or $%s)", err, EnvConfig)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1)) // Parse refuses more
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %v", path, err)
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("config: %s is larger than 4 MiB; a config is a few kilobytes, is this the right file?", path)
 	}
 	return data, nil
 }

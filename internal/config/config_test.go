@@ -578,3 +578,22 @@ func TestDrainDefaultsToLongestTotal(t *testing.T) {
 		t.Errorf("Default().LongestTotal() = %v, %q; want 10m, nightly", d, name)
 	}
 }
+
+// TestOversizedFileRefused: a file over 4 MiB is refused unread beyond
+// its cap, by Parse and by Load, whose error names the file.
+func TestOversizedFileRefused(t *testing.T) {
+	big := []byte("listen: 127.0.0.1:8080\n" + strings.Repeat("# padding\n", maxFileSize/10+1))
+	if _, err := Parse(big); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Errorf("Parse of %d bytes = %v, want the size refused", len(big), err)
+	}
+	if _, err := Parse(big[:maxFileSize]); err != nil {
+		t.Errorf("Parse of exactly 4 MiB = %v, want it read", err)
+	}
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	if err := os.WriteFile(path, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Load of %d bytes = %v, want the size refused, naming the file", len(big), err)
+	}
+}

@@ -320,12 +320,7 @@ func translatedLacks(pr Provider) bool {
 // translatedTo says, for an error, the kinds a call of kind from may fall
 // back to besides its own: "" when none.
 func translatedTo(from string) string {
-	var kinds []string
-	for _, k := range dialect.Kinds() {
-		if k != from && translates(from, k) {
-			kinds = append(kinds, k)
-		}
-	}
+	kinds := slices.DeleteFunc(dialect.Kinds(), func(k string) bool { return k == from || !translates(from, k) })
 	if len(kinds) == 0 {
 		return ""
 	}
