@@ -212,8 +212,9 @@ type Route struct {
 	RetrySafe bool `yaml:"retry_safe"`
 }
 
-// Target is a fallback: another provider (of the same kind) and the model
-// the request's "model" is rewritten to.
+// Target is a fallback: another provider (of the route's kind, or of one
+// its calls are translated for) and the model the request's "model" is
+// rewritten to.
 type Target struct {
 	Provider string `yaml:"provider"`
 	Model    string `yaml:"model"`
