@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -81,7 +82,7 @@ type anthropicMessage struct {
 
 func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 	var w anthropicMessage
-	if !w.readFast(body, true) {
+	if !w.readFast(body, true, true) { // the blocks are body's: what is kept of them is copied below
 		if err := unmarshalFresh(body, &w); err != nil {
 			return nil, malformed(anthropicDisplay, "answer", err)
 		}
@@ -99,6 +100,9 @@ func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 			return nil, notInModel(anthropicDisplay, "answer's %s block", anthropicBlockType(p))
 		}
 		p.Cache = nil
+		if p.ToolCall != nil { // its strings are copies, its arguments body's own
+			p.ToolCall.Args = bytes.Clone(p.ToolCall.Args)
+		}
 		a.Content = append(a.Content, p)
 	}
 	if w.StopReason != nil {

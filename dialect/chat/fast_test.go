@@ -255,7 +255,7 @@ func checkFastRead(t *testing.T, data []byte) {
 		}
 	}
 	var fastM anthropicMessage
-	if fastM.readFast(data, true) {
+	if fastM.readFast(data, true, true) {
 		var slow anthropicMessage
 		if err := json.Unmarshal(data, &slow); err != nil {
 			t.Fatalf("anthropic message read fast, refused by encoding/json (%v): %q", err, data)
@@ -372,7 +372,7 @@ func TestFastReadIsEncodingJSONs(t *testing.T) {
 			t.Errorf("openai answer not read fast: %s", w)
 		}
 		var m anthropicMessage
-		if w, ok := c.wire["anthropic"]; ok && json.Valid([]byte(w)) && !m.readFast([]byte(w), true) {
+		if w, ok := c.wire["anthropic"]; ok && json.Valid([]byte(w)) && !m.readFast([]byte(w), true, true) {
 			t.Errorf("anthropic answer not read fast: %s", w)
 		}
 	}

@@ -177,7 +177,7 @@ func (ev *anthropicEvent) readFast(data []byte, s *anthropicScratch) bool {
 				return true
 			}
 			ev.Message = new(anthropicMessage)
-			return ev.Message.readFast(v, false)
+			return ev.Message.readFast(v, false, false)
 		case 2:
 			if null {
 				return true
@@ -222,8 +222,10 @@ var anthropicMessageNames = []string{"id", "type", "model", "content", "stop_rea
 // readFast reads the message data into w as json.Unmarshal would, its
 // members walked by walk (fields, or fieldsIn for a part of a text
 // checked); false when data is not of the shapes it reads. The content
-// blocks and the usage are read by encoding/json.
-func (w *anthropicMessage) readFast(data []byte, strict bool) bool {
+// blocks are split as they are written, in a copy of their own unless
+// borrow: then they are slices of data, for a caller that copies what it
+// keeps of them (DecodeAnswer).
+func (w *anthropicMessage) readFast(data []byte, strict, borrow bool) bool {
 	*w = anthropicMessage{}
 	return walkFields(data, anthropicMessageNames, strict, func(i int, v []byte) bool {
 		null := string(v) == "null"
@@ -238,8 +240,8 @@ func (w *anthropicMessage) readFast(data []byte, strict bool) bool {
 			if null {
 				return true
 			}
-			raws, ok := elementsIn(v) // v is checked: fields' walk, or the event's
-			w.Content = raws
+			var ok bool // v is checked: fields' walk, or the event's
+			w.Content, ok = splitArray(v, false, !borrow)
 			return ok
 		case 4:
 			return readStringPtr(v, &w.StopReason, new(string))
