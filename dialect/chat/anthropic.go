@@ -339,46 +339,64 @@ func (b *anthropicBlockIn) readFast(raw []byte) (typ string, given uint16, ok bo
 	if raw = bytes.TrimLeft(raw, " \t\r\n"); len(raw) == 0 || raw[0] != '{' {
 		return "", 0, false // no object: the read by members says so
 	}
-	var seen uint16
-	ok = request.Members(raw, func(k, v []byte) bool {
-		i := slices.Index(anthropicBlockFields, string(k))
-		if i < 0 || seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
-		if string(v) != "null" {
-			given |= 1 << i
-		}
-		switch i {
-		case 0:
-			return unmarshalFast(v, &typ)
-		case 1:
-			return unmarshalFast(v, &b.Text)
-		case 2:
-			b.Source = v
-		case 3:
-			return unmarshalFast(v, &b.ID)
-		case 4:
-			return unmarshalFast(v, &b.Name)
-		case 5:
-			b.Input = v
-		case 6:
-			return unmarshalFast(v, &b.ToolUseID)
-		case 7:
-			b.Content = v
-		case 8:
-			return unmarshalFast(v, &b.IsError)
-		case 9:
-			b.CacheControl = v
-		}
-		return true
-	})
-	return typ, given, ok
+	var r blockRead
+	ok = request.Members(raw, func(k, v []byte) bool { return r.member(b, k, v) })
+	return r.typ, r.given, ok
+}
+
+// blockRead is where a fast read of a block stands: its type, and the
+// members seen and given a value other than null (bits of
+// anthropicBlockFields).
+type blockRead struct {
+	typ         string
+	seen, given uint16
+}
+
+// member reads the member k: v of a block into b, as readFast does; false
+// when it cannot.
+func (r *blockRead) member(b *anthropicBlockIn, k, v []byte) bool {
+	i := slices.Index(anthropicBlockFields, string(k))
+	if i < 0 || r.seen&(1<<i) != 0 {
+		return false
+	}
+	r.seen |= 1 << i
+	if string(v) != "null" {
+		r.given |= 1 << i
+	}
+	switch i {
+	case 0:
+		return unmarshalFast(v, &r.typ)
+	case 1:
+		return unmarshalFast(v, &b.Text)
+	case 2:
+		b.Source = v
+	case 3:
+		return unmarshalFast(v, &b.ID)
+	case 4:
+		return unmarshalFast(v, &b.Name)
+	case 5:
+		b.Input = v
+	case 6:
+		return unmarshalFast(v, &b.ToolUseID)
+	case 7:
+		b.Content = v
+	case 8:
+		return unmarshalFast(v, &b.IsError)
+	case 9:
+		b.CacheControl = v
+	}
+	return true
 }
 
 func anthropicBlock(raw json.RawMessage) (Part, error) {
 	var b anthropicBlockIn
 	typ, given, fast := b.readFast(raw)
+	return b.part(raw, typ, given, fast)
+}
+
+// part is the block raw, b as readFast left it: read fast when fast,
+// else read again by encoding/json.
+func (b anthropicBlockIn) part(raw json.RawMessage, typ string, given uint16, fast bool) (Part, error) {
 	allows, ok := anthropicBlockAllows[typ]
 	if !fast {
 		ms, err := membersOwned(raw)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/sluice-llm/sluice/internal/request"
 )
 
 // Answers.
@@ -78,32 +80,45 @@ type anthropicMessage struct {
 	StopReason   *string           `json:"stop_reason"`
 	StopSequence *string           `json:"stop_sequence"`
 	Usage        *anthropicUsage   `json:"usage"`
+
+	// blocks is the content array as written, not split, when readFast
+	// borrowed it (Content is then nil): DecodeAnswer reads its blocks in
+	// the pass that splits them.
+	blocks []byte
 }
 
 func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 	var w anthropicMessage
-	if !w.readFast(body, true, true) { // the blocks are body's: what is kept of them is copied below
+	if !w.readFast(body, true, true) { // the blocks are body's: what is kept of them is copied
 		if err := unmarshalFresh(body, &w); err != nil {
 			return nil, malformed(anthropicDisplay, "answer", err)
 		}
 	}
+	return w.answer()
+}
+
+// answer is the Answer w holds, its blocks read from w.blocks when
+// readFast left them there, else from w.Content.
+func (w *anthropicMessage) answer() (*Answer, error) {
 	if w.Type != "message" {
 		return nil, malformedf(anthropicDisplay, "answer", "type %q, not message", w.Type)
 	}
-	a := &Answer{ID: w.ID, Model: w.Model, Content: make([]Part, 0, len(w.Content))}
-	for _, raw := range w.Content {
-		p, err := anthropicBlock(raw)
-		if err != nil {
-			return nil, err
+	a := &Answer{ID: w.ID, Model: w.Model}
+	var err error
+	if w.blocks != nil {
+		a.Content, err = anthropicAnswerBlocks(w.blocks)
+	} else {
+		a.Content = make([]Part, 0, len(w.Content))
+		for _, raw := range w.Content {
+			var p Part
+			if p, err = anthropicAnswerPart(anthropicBlock(raw)); err != nil {
+				break
+			}
+			a.Content = append(a.Content, p)
 		}
-		if p.Type != PartText && p.Type != PartToolCall {
-			return nil, notInModel(anthropicDisplay, "answer's %s block", anthropicBlockType(p))
-		}
-		p.Cache = nil
-		if p.ToolCall != nil { // its strings are copies, its arguments body's own
-			p.ToolCall.Args = bytes.Clone(p.ToolCall.Args)
-		}
-		a.Content = append(a.Content, p)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if w.StopReason != nil {
 		stop, ok := anthropicStop(*w.StopReason)
@@ -119,6 +134,52 @@ func (anthropicCodec) DecodeAnswer(body []byte) (*Answer, error) {
 		w.Usage.merge(&a.Usage)
 	}
 	return a, nil
+}
+
+// anthropicAnswerBlocks reads the content blocks of an answer, the array
+// v, a part of its body, in one pass (request.ItemMembers): each block's
+// members as the pass shows them, a block that cannot be read so read
+// again whole (anthropicBlock).
+func anthropicAnswerBlocks(v []byte) ([]Part, error) {
+	parts := make([]Part, 0, 4) // an answer's text and tool calls; a long one grows
+	var b anthropicBlockIn
+	var r blockRead
+	fast := true
+	var err error
+	ok := request.ItemMembers(v, func(k, val []byte) bool {
+		fast = fast && r.member(&b, k, val)
+		return true
+	}, func(raw []byte) bool {
+		var p Part
+		if fast && raw[0] == '{' {
+			p, err = anthropicAnswerPart(b.part(raw, r.typ, r.given, true))
+		} else {
+			p, err = anthropicAnswerPart(anthropicBlock(raw))
+		}
+		parts = append(parts, p)
+		b, r, fast = anthropicBlockIn{}, blockRead{}, true
+		return err == nil
+	})
+	if err == nil && !ok {
+		err = malformedf(anthropicDisplay, "answer", "content is no array of blocks")
+	}
+	return parts, err
+}
+
+// anthropicAnswerPart is the part p read from a block of an answer, or
+// err: a text or a tool call, which holds nothing of the answer's body.
+func anthropicAnswerPart(p Part, err error) (Part, error) {
+	switch {
+	case err != nil:
+		return Part{}, err
+	case p.Type != PartText && p.Type != PartToolCall:
+		return Part{}, notInModel(anthropicDisplay, "answer's %s block", anthropicBlockType(p))
+	}
+	p.Cache = nil
+	if p.ToolCall != nil { // its strings are copies, its arguments the body's own
+		p.ToolCall.Args = bytes.Clone(p.ToolCall.Args)
+	}
+	return p, nil
 }
 
 // anthropicBlockType names a part as Anthropic's block types do.

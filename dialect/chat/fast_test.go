@@ -88,6 +88,14 @@ var trickyObjects = []string{
 	`{"id":"msg_1","type":"message","role":"assistant","model":"c","content":[{"type":"text","text":"a"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":2}}`,
 	`{"id":"msg_1","type":"message","content":null,"stop_reason":null,"usage":null,"Model":"x"}`,
 	`{"id":"msg_1","type":"message","content":{},"stop_sequence":"END"}`,
+	// Answers whose blocks a fast read gives up on, one after another and
+	// between plain ones: an escape, a member given twice, a member of
+	// no block, a block that is no object, a tool call's arguments.
+	`{"id":"m","type":"message","content":[{"type":"text","text":"a\nb"},{"type":"text","text":"c"},{"type":"tool_use","id":"t1","name":"f","input":{"x":[1,{"y":2}]}}]}`,
+	`{"id":"m","type":"message","content":[{"type":"text","text":"a","text":"b"},{"type":"text","text":"c"}]}`,
+	`{"id":"m","type":"message","content":[{"type":"text","text":"a","citations":null},{"type":"text","text":"c","citations":[{"x":1}]},{"type":"text","text":"d"}]}`,
+	`{"id":"m","type":"message","content":[{"type":"text","text":"a"},"b",{"type":"text","text":"c"}]}`,
+	`{"id":"m","type":"message","content":[{"type":"tool_use","id":"t1","name":"f","input":null},{"type":"thinking","thinking":"x"}]}`,
 	`{"role":"user","content":"hi","name":"ann"}`,
 	`{"role":"assistant","content":null,"refusal":"no","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`,
 	`{"role":"assistant","refusal":null,"tool_calls":null}`,
@@ -254,8 +262,20 @@ func checkFastRead(t *testing.T, data []byte) {
 			}
 		}
 	}
+	var borrowed anthropicMessage
+	if borrowed.readFast(data, true, true) { // an answer's blocks read in one pass, as DecodeAnswer reads them
+		var slow anthropicMessage
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("anthropic answer read fast, refused by encoding/json (%v): %q", err, data)
+		}
+		fastA, fastErr := borrowed.answer()
+		slowA, slowErr := slow.answer()
+		if (fastErr == nil) != (slowErr == nil) || !reflect.DeepEqual(fastA, slowA) {
+			t.Fatalf("anthropic answer %q:\nin one pass %+v, %v\nblock by block %+v, %v", data, fastA, fastErr, slowA, slowErr)
+		}
+	}
 	var fastM anthropicMessage
-	if fastM.readFast(data, true, true) {
+	if fastM.readFast(data, true, false) {
 		var slow anthropicMessage
 		if err := json.Unmarshal(data, &slow); err != nil {
 			t.Fatalf("anthropic message read fast, refused by encoding/json (%v): %q", err, data)

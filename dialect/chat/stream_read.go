@@ -222,9 +222,9 @@ var anthropicMessageNames = []string{"id", "type", "model", "content", "stop_rea
 // readFast reads the message data into w as json.Unmarshal would, its
 // members walked by walk (fields, or fieldsIn for a part of a text
 // checked); false when data is not of the shapes it reads. The content
-// blocks are split as they are written, in a copy of their own unless
-// borrow: then they are slices of data, for a caller that copies what it
-// keeps of them (DecodeAnswer).
+// blocks are split as they are written, in a copy of their own; when
+// borrow, they are left whole in blocks, a slice of data, for a caller
+// that reads them and copies what it keeps of them (DecodeAnswer).
 func (w *anthropicMessage) readFast(data []byte, strict, borrow bool) bool {
 	*w = anthropicMessage{}
 	return walkFields(data, anthropicMessageNames, strict, func(i int, v []byte) bool {
@@ -240,8 +240,12 @@ func (w *anthropicMessage) readFast(data []byte, strict, borrow bool) bool {
 			if null {
 				return true
 			}
-			var ok bool // v is checked: fields' walk, or the event's
-			w.Content, ok = splitArray(v, false, !borrow)
+			if borrow {
+				w.blocks = v // v is checked: fields' walk
+				return v[0] == '['
+			}
+			raws, ok := elementsIn(v) // v is checked: fields' walk, or the event's
+			w.Content = raws
 			return ok
 		case 4:
 			return readStringPtr(v, &w.StopReason, new(string))

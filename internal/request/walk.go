@@ -38,7 +38,7 @@ func Valid(data []byte) bool { return Walk(data, nil) }
 // returns false the walk stops there, and Walk returns false. It serves
 // any JSON object, an answer's as well as a request's.
 func Walk(data []byte, member func(key, value []byte) bool) (valid bool) {
-	return walk(data, member, nil, true)
+	return walk(data, member, nil, nil, true)
 }
 
 // Elements is Walk for an array: it validates data exactly as json.Valid
@@ -48,7 +48,7 @@ func Walk(data []byte, member func(key, value []byte) bool) (valid bool) {
 // text that is not valid, for the caller to drop. When element returns
 // false the walk stops there, and Elements returns false.
 func Elements(data []byte, element func(value []byte) bool) (valid bool) {
-	return walk(data, nil, element, true)
+	return walk(data, nil, element, nil, true)
 }
 
 // Members is Walk on a request's hot path: the same pass, but the
@@ -59,24 +59,38 @@ func Elements(data []byte, element func(value []byte) bool) (valid bool) {
 // one Walk does not find valid may show members past a string it would
 // have refused.
 func Members(data []byte, member func(key, value []byte) bool) bool {
-	return walk(data, member, nil, false)
+	return walk(data, member, nil, nil, false)
 }
 
 // Items is Elements as Members is Walk: for an array that is a text Walk
 // or Elements finds valid, or a part of one, it shows the same elements,
 // its strings passed over quote to quote, not checked again.
 func Items(data []byte, element func(value []byte) bool) bool {
-	return walk(data, nil, element, false)
+	return walk(data, nil, element, nil, false)
 }
 
-// walk is Walk, Members, Elements and Items, checking the strings'
-// contents when strict.
-func walk(data []byte, member func(key, value []byte) bool, element func(value []byte) bool, strict bool) (valid bool) {
+// ItemMembers is Items that also shows, in the same pass, the members of
+// each element that is an object: member is called with each of them (as
+// Members shows them) before element is called with the element. A
+// callback that returns false stops the pass, and ItemMembers returns
+// false. It reads an array of objects, such as an answer's content
+// blocks, in one pass where Items and then Members on each element take
+// two.
+func ItemMembers(data []byte, member func(key, value []byte) bool, element func(value []byte) bool) bool {
+	return walk(data, nil, element, member, false)
+}
+
+// walk is Walk, Members, Elements, Items and ItemMembers (inner: the
+// members of an array's objects), checking the strings' contents when
+// strict.
+func walk(data []byte, member func(key, value []byte) bool, element func(value []byte) bool,
+	inner func(key, value []byte) bool, strict bool) (valid bool) {
 	skipString := skipString
 	if !strict {
 		skipString = jumpString
 	}
-	keyAt, keyEnd, valAt := 0, 0, 0 // the current top-level member's
+	keyAt, keyEnd, valAt := 0, 0, 0        // the current top-level member's
+	innerAt, innerEnd, innerVal := 0, 0, 0 // the current member of an element
 	var small [4]uint64
 	objects := small[:] // a bit per open level: set for an object
 	depth := 0
@@ -122,6 +136,8 @@ value: // a value starts at i
 			}
 			if depth == 1 {
 				keyAt, keyEnd, valAt = at, end, i
+			} else if depth == 2 {
+				innerAt, innerEnd, innerVal = at, end, i
 			}
 			continue value
 		case c == '"':
@@ -157,6 +173,10 @@ value: // a value starts at i
 				} else if element != nil && !element(data[valAt:i]) {
 					return false
 				}
+			} else if depth == 2 && inner != nil && objects[0]&3 == 2 { // a member of an array's object
+				if !inner(data[innerAt+1:innerEnd-1], data[innerVal:i]) {
+					return false
+				}
 			}
 			i = skipSpace(data, i)
 			if depth == 0 {
@@ -177,6 +197,8 @@ value: // a value starts at i
 					}
 					if depth == 1 {
 						keyAt, keyEnd, valAt = at, end, i
+					} else if depth == 2 {
+						innerAt, innerEnd, innerVal = at, end, i
 					}
 				} else if depth == 1 {
 					valAt = i

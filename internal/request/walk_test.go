@@ -41,6 +41,7 @@ var validCases = []string{
 	chatAnswer, chatAnswer + "x", chatAnswer[:len(chatAnswer)-1],
 	` [ 1 , {"a":[2,3]} ,"x\"]" , [ ] ,{ }, [[]] ] `, `[{"a":1},{"b":[{"c":2}]}]`, `[null]`, `[ "a" ]`,
 	`[1,{"a":[2,]}]`, `[{"a":1}{"b":2}]`, `[[1],[2]`,
+	`[{"a":{"b":{"c":1}},"d":2},{"e":3},[{"f":4}],[5,6],{"g":[{"h":7}]},{}]`, // members two and three deep, and not of an object
 }
 
 // TestValidAgreesWithEncodingJSON: Valid says what json.Valid says, case
@@ -175,6 +176,28 @@ func checkElements(t *testing.T, data []byte) {
 	var items []string
 	if !Items(data, func(v []byte) bool { items = append(items, string(v)); return true }) || !slices.Equal(items, want) {
 		t.Fatalf("Items(%q) shows %q, encoding/json %q", data, items, want)
+	}
+	// ItemMembers: each element as Items shows it, after the members
+	// of it that Members shows when it is an object.
+	var shown, wantShown []string
+	if !ItemMembers(data, func(k, v []byte) bool {
+		shown = append(shown, "member "+string(k)+"\x00"+string(v))
+		return true
+	}, func(v []byte) bool {
+		shown = append(shown, "element "+string(v))
+		return true
+	}) {
+		t.Fatalf("ItemMembers(%q) refused an array encoding/json reads", data)
+	}
+	for _, r := range raws {
+		Members(r, func(k, v []byte) bool {
+			wantShown = append(wantShown, "member "+string(k)+"\x00"+string(v))
+			return true
+		})
+		wantShown = append(wantShown, "element "+string(r))
+	}
+	if !slices.Equal(shown, wantShown) {
+		t.Fatalf("ItemMembers(%q) shows %q, Items then Members %q", data, shown, wantShown)
 	}
 	Walk(data, func(k, v []byte) bool {
 		if data[0] == '[' {
