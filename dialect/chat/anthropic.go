@@ -667,12 +667,12 @@ func (anthropicCodec) EncodeRequest(r *Request) ([]byte, error) {
 }
 
 func anthropicToolChoiceOut(r *Request) any {
+	if r.ToolChoice.Mode == "" && (r.ParallelToolCalls == nil || *r.ParallelToolCalls) {
+		return nil
+	}
 	tc := &object{}
 	switch r.ToolChoice.Mode {
 	case "":
-		if r.ParallelToolCalls == nil || *r.ParallelToolCalls {
-			return nil
-		}
 		tc.set("type", "auto")
 	case ToolAuto, ToolNone:
 		tc.set("type", string(r.ToolChoice.Mode))
