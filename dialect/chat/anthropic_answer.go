@@ -141,7 +141,9 @@ func (w *anthropicMessage) answer() (*Answer, error) {
 // members as the pass shows them, a block that cannot be read so read
 // again whole (anthropicBlock).
 func anthropicAnswerBlocks(v []byte) ([]Part, error) {
-	parts := make([]Part, 0, 4) // an answer's text and tool calls; a long one grows
+	// Room for the blocks as compact JSON separates them ("},{"), a guess
+	// that arguments holding objects may raise, so at most 64.
+	parts := make([]Part, 0, min(bytes.Count(v, blockSep)+1, 64))
 	var b anthropicBlockIn
 	var r blockRead
 	fast := true
@@ -165,6 +167,10 @@ func anthropicAnswerBlocks(v []byte) ([]Part, error) {
 	}
 	return parts, err
 }
+
+// blockSep is what separates two blocks of an answer's content written
+// compactly, as Anthropic writes it.
+var blockSep = []byte("},{")
 
 // anthropicAnswerPart is the part p read from a block of an answer, or
 // err: a text or a tool call, which holds nothing of the answer's body.
