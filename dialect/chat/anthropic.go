@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 
 	"github.com/sluice-llm/sluice/internal/request"
 )
@@ -590,17 +589,6 @@ func (anthropicCodec) EncodeRequest(r *Request) ([]byte, error) {
 	case r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > 1):
 		return nil, cannot(anthropicDisplay, "temperature %g (it takes 0 to 1)", *r.Temperature)
 	}
-	if len(r.Extras) == 0 {
-		if b, ok, err := anthropicRequestAppend(r); ok || err != nil {
-			return b, err
-		}
-	}
-	return anthropicRequestTree(r)
-}
-
-// anthropicRequestTree writes r, checked, as an object tree, into which
-// its extras merge.
-func anthropicRequestTree(r *Request) ([]byte, error) {
 	o := &object{}
 	if r.Model != "" {
 		o.set("model", r.Model)
@@ -676,140 +664,6 @@ func anthropicRequestTree(r *Request) ([]byte, error) {
 	}
 	mergeExtras(o, extras)
 	return o.bytes()
-}
-
-// anthropicRequestAppend writes r, checked and without extras, as
-// anthropicRequestTree writes it (the same members in the same order,
-// the same refusals), appended to one buffer without the tree: a value
-// written as it is (a system prompt, a block, a tool) is appended as the
-// tree would hold it. ok is false, with no error, when a value does not
-// append (one encoding/json refuses), for the tree to write and to say
-// why.
-func anthropicRequestAppend(r *Request) (out []byte, ok bool, err error) {
-	var sys any
-	if len(r.System) > 0 {
-		if sys, err = anthropicSystemOut(r.System); err != nil {
-			return nil, false, err
-		}
-	}
-	turns, err := mergeTurns(anthropicName, r.Messages)
-	if err != nil {
-		return nil, false, err
-	}
-	size := 256
-	for _, t := range turns {
-		for _, p := range t.Parts {
-			size += 32 + len(p.Text) + len(p.Text)/8
-		}
-	}
-	b := append(make([]byte, 0, size), '{')
-	if r.Model != "" {
-		b = appendString(append(b, `"model":`...), r.Model)
-		b = append(b, ',')
-	}
-	b = strconv.AppendInt(append(b, `"max_tokens":`...), r.MaxTokens, 10)
-	ok = true
-	if sys != nil {
-		b, ok = appendValue(append(b, `,"system":`...), sys)
-	}
-	b = append(b, `,"messages":[`...)
-	for i, t := range turns {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(append(b, `{"role":`...), string(t.Role))
-		b = append(b, `,"content":[`...)
-		n := 0
-		for _, p := range t.Parts {
-			blk, err := anthropicBlockOut(p)
-			switch {
-			case err != nil:
-				return nil, false, err
-			case blk == nil:
-				continue
-			case n > 0:
-				b = append(b, ',')
-			}
-			n++
-			var done bool
-			b, done = appendValue(b, blk)
-			ok = ok && done
-		}
-		b = append(b, "]}"...)
-	}
-	b = append(b, ']')
-	for i, t := range r.Tools {
-		if i == 0 {
-			b = append(b, `,"tools":[`...)
-		} else {
-			b = append(b, ',')
-		}
-		b = appendString(append(b, `{"name":`...), t.Name)
-		if t.Description != "" {
-			b = appendString(append(b, `,"description":`...), t.Description)
-		}
-		schema := t.Parameters
-		if schema == nil {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		var done bool
-		b, done = appendRaw(append(b, `,"input_schema":`...), schema)
-		ok = ok && done
-		if t.Strict != nil {
-			b = strconv.AppendBool(append(b, `,"strict":`...), *t.Strict)
-		}
-		if t.Cache != nil {
-			b, done = anthropicCacheOut(t.Cache).appendTo(append(b, `,"cache_control":`...))
-			ok = ok && done
-		}
-		b = append(b, '}')
-		if i == len(r.Tools)-1 {
-			b = append(b, ']')
-		}
-	}
-	if tc := anthropicToolChoiceOut(r); tc != nil {
-		var done bool
-		b, done = appendValue(append(b, `,"tool_choice":`...), tc)
-		ok = ok && done
-	}
-	if len(r.Stop) > 0 {
-		b, _ = appendValue(append(b, `,"stop_sequences":`...), r.Stop)
-	}
-	for _, f := range []struct {
-		key string
-		v   *float64
-	}{{`,"temperature":`, r.Temperature}, {`,"top_p":`, r.TopP}} {
-		if f.v != nil {
-			var done bool
-			b, done = appendFloat(append(b, f.key...), *f.v)
-			ok = ok && done
-		}
-	}
-	if r.TopK != nil {
-		b = strconv.AppendInt(append(b, `,"top_k":`...), *r.TopK, 10)
-	}
-	if r.User != "" {
-		b = appendString(append(b, `,"metadata":{"user_id":`...), r.User)
-		b = append(b, '}')
-	}
-	if r.Stream {
-		b = append(b, `,"stream":true`...)
-	}
-	if f := r.Format; f != nil {
-		switch f.Type {
-		case FormatJSONObject:
-			return nil, false, cannot(anthropicDisplay, "response format json_object (a JSON schema only)")
-		case FormatJSONSchema:
-			var done bool
-			b, done = appendRaw(append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...), f.Schema)
-			ok = ok && done
-			b = append(b, "}}"...)
-		}
-	}
-	if !ok {
-		return nil, false, nil
-	}
-	return append(b, '}'), true, nil
 }
 
 func anthropicToolChoiceOut(r *Request) any {

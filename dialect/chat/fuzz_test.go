@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"math"
 	"slices"
 	"testing"
 )
@@ -26,7 +25,6 @@ func FuzzDecodeRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkAnthropicAppend(t, r)
 		for _, other := range codecNames {
 			codecs[other].EncodeRequest(r)
 		}
@@ -210,72 +208,6 @@ func quoteArgs(r *Request) {
 				c.Args = rawString(string(c.Args))
 				m.Parts[i].ToolCall = &c
 			}
-		}
-	}
-}
-
-// checkAnthropicAppend fails t where Anthropic's request written by
-// appending differs from the one the object tree writes: other bytes, or
-// another refusal. A request with extras is the tree's alone.
-func checkAnthropicAppend(t *testing.T, r *Request) {
-	t.Helper()
-	if len(r.Extras) > 0 || r.MaxTokens <= 0 {
-		return
-	}
-	got, ok, err := anthropicRequestAppend(r)
-	if !ok && err == nil {
-		return // a value that does not append: the tree writes it, or says why
-	}
-	want, wantErr := anthropicRequestTree(r)
-	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || !bytes.Equal(got, want) {
-		t.Fatalf("anthropic request appended:\n%s (%v)\nas a tree:\n%s (%v)", got, err, want, wantErr)
-	}
-}
-
-// TestAnthropicRequestAppendIsTheTree: every request of the cases, as
-// each dialect reads it, and requests of every member the writer sets,
-// are written by appending as the object tree writes them; a value that
-// does not append is left to the tree, which refuses it.
-func TestAnthropicRequestAppendIsTheTree(t *testing.T) {
-	n := 0
-	for _, c := range requestCases {
-		for _, name := range codecNames {
-			if r, err := codecs[name].DecodeRequest([]byte(c.wire[name])); err == nil {
-				if r.MaxTokens <= 0 {
-					r.MaxTokens = 1024
-				}
-				checkAnthropicAppend(t, r)
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		t.Fatal("no request of the cases was read")
-	}
-	f, yes, k := 0.5, true, int64(40)
-	full := &Request{Model: "m", MaxTokens: 9, System: []Part{{Type: PartText, Text: "be <brief>", Cache: &Cache{TTL: "1h"}}},
-		Messages: []Message{{Role: RoleUser, Parts: []Part{Text("hi & bye"), Text("")}},
-			{Role: RoleAssistant, Parts: []Part{{Type: PartToolCall, ToolCall: &ToolCall{ID: "t1", Name: "f", Args: json.RawMessage(`{"a": 1}`)}}}},
-			{Role: RoleUser, Parts: []Part{{Type: PartToolResult, ToolResult: &ToolResult{CallID: "t1", Content: []Part{Text("ok")}}}}}},
-		Tools: []Tool{{Name: "f", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`), Strict: &yes, Cache: &Cache{}},
-			{Name: "g"}},
-		ToolChoice: ToolChoice{Mode: ToolNamed, Name: "f"}, Stop: []string{"END"}, Temperature: &f, TopP: &f, TopK: &k,
-		User: "u1", Stream: true, Format: &Format{Type: FormatJSONSchema, Schema: json.RawMessage(`{"type":"object"}`)}}
-	checkAnthropicAppend(t, full)
-	if _, ok, err := anthropicRequestAppend(full); !ok || err != nil {
-		t.Errorf("a request of every member was not appended: %v", err)
-	}
-	nan := math.NaN()
-	for _, bad := range []*Request{
-		{MaxTokens: 1, TopP: &nan},
-		{MaxTokens: 1, Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{`)}}},
-		{MaxTokens: 1, Format: &Format{Type: FormatJSONObject}},
-		{MaxTokens: 1, Messages: []Message{{Role: RoleUser, Parts: []Part{{Type: PartToolCall, ToolCall: &ToolCall{ID: "bad id", Name: "f"}}}}}},
-	} {
-		checkAnthropicAppend(t, bad)
-		_, ok, err := anthropicRequestAppend(bad)
-		if _, treeErr := anthropicRequestTree(bad); treeErr == nil || ok {
-			t.Errorf("%+v: appended %v (%v), the tree refuses it with %v", bad, ok, err, treeErr)
 		}
 	}
 }
