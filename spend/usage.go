@@ -31,14 +31,14 @@ func (ps Prices) Of(model string) (Price, bool) {
 	if p, ok := ps[model]; ok {
 		return p, true
 	}
-	best := "" // the longest wildcard key that matches
-	for k := range ps {
-		if stem, wild := strings.CutSuffix(k, "*"); wild && strings.HasPrefix(model, stem) && len(k) > len(best) {
-			best = k
+	var best Price
+	longest := 0 // the length of the longest wildcard key that matches
+	for k, p := range ps {
+		if stem, wild := strings.CutSuffix(k, "*"); wild && strings.HasPrefix(model, stem) && len(k) > longest {
+			best, longest = p, len(k)
 		}
 	}
-	p, ok := ps[best]
-	return p, ok && best != ""
+	return best, longest > 0
 }
 
 // Cost returns the USD cost of u at the prices p. Cache reads and writes

@@ -77,8 +77,11 @@ func checkRedisTLS(t *redisconn.TLS) error {
 		return nil
 	}
 	file := func(name, path string) error {
+		if path == "" {
+			return nil
+		}
 		_, err := os.Stat(path)
-		return refuse(path != "" && err != nil, "state.redis.tls."+name, "cannot read %s: %v", path, pathErr(err))
+		return refuse(err != nil, "state.redis.tls."+name, "cannot read %s: %v", path, pathErr(err))
 	}
 	return cmp.Or(refuse((t.CertFile == "") != (t.KeyFile == ""), "state.redis.tls",
 		"give both cert_file and key_file (the client certificate and its key), or neither"),

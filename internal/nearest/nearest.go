@@ -15,19 +15,21 @@ import (
 // limit_usd).
 func Name(got string, candidates []string) string {
 	g, sorted := fold(got), slices.Sorted(slices.Values(candidates))
+	folded := make([]string, len(sorted))
 	best, bestD := "", 3
-	for _, c := range sorted {
-		if f := fold(c); distance(g, f) < min(bestD, len([]rune(f))) {
-			best, bestD = c, distance(g, f)
+	for i, c := range sorted {
+		f := fold(c)
+		folded[i] = f
+		if d := distance(g, f); d < min(bestD, len([]rune(f))) {
+			best, bestD = c, d
 		}
 	}
 	if best != "" {
 		return best
 	}
-	for _, c := range sorted {
-		f := fold(c)
+	for i, f := range folded {
 		if min(len([]rune(f)), len([]rune(g))) >= 4 && (strings.HasPrefix(f, g) || strings.HasPrefix(g, f)) {
-			return c
+			return sorted[i]
 		}
 	}
 	return ""
