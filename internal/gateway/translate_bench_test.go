@@ -33,91 +33,156 @@ const benchBlocks = 16
 // per call inside the timed loop (user-ns/op, sys-ns/op: the client, the
 // gateway and the fake together).
 func BenchmarkTranslatedCall(b *testing.B) {
-	parts := make([]chat.Part, benchBlocks)
-	for i := range parts {
-		parts[i] = chat.Text("Block " + strconv.Itoa(i) + " of the answer, in three pieces. ")
-	}
-	up := fake.NewServer("200")
-	defer up.Close()
-	up.Provider.MaxRequests = 1 << 30
-	up.Provider.Chat = &chat.Answer{Content: parts, Stop: chat.StopEndTurn, Usage: chat.Usage{Input: 9, Output: 120}}
-	bodies := map[string]string{
-		config.KindOpenAI:    `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`,
-		config.KindAnthropic: `{"model":"claude-haiku-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`,
-	}
-	paths := map[string]string{config.KindOpenAI: "/openai/v1/chat/completions", config.KindAnthropic: "/anthropic/v1/messages"}
-	models := map[string]string{config.KindOpenAI: "gpt-4o-mini", config.KindAnthropic: "claude-haiku-4-5"}
-	for _, stream := range []bool{false, true} {
-		kind := "json"
-		if stream {
-			kind = "stream"
-		}
+	up := benchUpstream(b)
+	for _, kind := range []string{"json", "stream"} {
 		for _, pair := range [][2]string{
 			{config.KindOpenAI, config.KindOpenAI}, {config.KindOpenAI, config.KindAnthropic},
 			{config.KindAnthropic, config.KindAnthropic}, {config.KindAnthropic, config.KindOpenAI},
 		} {
-			in, to := pair[0], pair[1]
-			body := bodies[in]
-			if stream {
-				opts := `"stream":true,`
-				if in == config.KindOpenAI {
-					opts += `"stream_options":{"include_usage":true},`
-				}
-				body = strings.Replace(body, "{", "{"+opts, 1)
-			}
-			b.Run(kind+"/"+in+"-"+to, func(b *testing.B) {
-				cfg := config.Default()
-				cfg.State.Backend = config.BackendMemory
-				p := cfg.Policies["interactive"]
-				p.Breaker.Failures, p.Breaker.Cool = 1, time.Hour
-				cfg.Policies["interactive"] = p
-				cfg.Providers[in] = config.Provider{Kind: in, BaseURL: "http://127.0.0.1:9", MaxConcurrent: 64}
-				cfg.Providers["backup"] = config.Provider{Kind: to, BaseURL: up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
-				for i := range cfg.Routes {
-					if cfg.Routes[i].Provider == in {
-						cfg.Routes[i].Fallbacks = []config.Target{{Provider: "backup", Model: models[to]}}
-					}
-				}
-				gw, err := New(cfg, Options{AttemptLog: io.Discard, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "sk-bench" }})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer gw.Close()
-				srv := httptest.NewServer(gw)
-				defer srv.Close()
-				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-				defer client.CloseIdleConnections()
-				var n int
-				call := func() {
-					req, _ := http.NewRequest("POST", srv.URL+paths[in], strings.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					if in == config.KindAnthropic {
-						req.Header.Set("Anthropic-Version", "2023-06-01")
-					}
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					var buf bytes.Buffer
-					buf.ReadFrom(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "backup" {
-						b.Fatalf("answered %d by %q: %s", resp.StatusCode, resp.Header.Get("Sluice-Provider"), buf.Bytes())
-					}
-					if want := "Block 15 of the"; !stream && !bytes.Contains(buf.Bytes(), []byte(want)) {
-						b.Fatalf("the answer lacks %q: %s", want, buf.Bytes())
-					}
-					n = buf.Len()
-				}
-				call() // connection refused: the breaker opens, the fallback answers
+			b.Run(kind+"/"+pair[0]+"-"+pair[1], func(b *testing.B) {
+				call := translatedLeg(b, up, pair[0], pair[1], kind == "stream")
 				b.ReportAllocs()
 				cpu := processCPU()
+				var n int
 				for b.Loop() {
-					call()
+					n = call()
 				}
 				cpu.report(b)
 				b.ReportMetric(float64(n), "B/answer")
 			})
 		}
 	}
+}
+
+// BenchmarkTranslatedPair is BenchmarkTranslatedCall's two calls of one
+// fallback set side by side in one process: the translated call and the
+// same-dialect call, each with a gateway of its own, warmed up by 100
+// calls each, then run in turns of 25 calls, so that a machine that speeds
+// up or slows down does so for both.
+// An op is one call of each. It reports each call's wall time
+// (translated-ns/call, same-ns/call) and the process's CPU while each ran
+// (translated-cpu-ns/call, same-cpu-ns/call: the client, the gateway and
+// the fake together, from getrusage), and their ratios (wall-ratio,
+// cpu-ratio): what translation costs, measured in one run.
+func BenchmarkTranslatedPair(b *testing.B) {
+	up := benchUpstream(b)
+	for _, kind := range []string{"json", "stream"} {
+		for _, pair := range [][3]string{
+			{config.KindOpenAI, config.KindAnthropic, config.KindAnthropic},
+			{config.KindAnthropic, config.KindOpenAI, config.KindOpenAI},
+		} {
+			from, to, same := pair[0], pair[1], pair[2]
+			b.Run(kind+"/"+from+"-"+to, func(b *testing.B) {
+				stream := kind == "stream"
+				legs := [2]func() int{translatedLeg(b, up, from, to, stream), translatedLeg(b, up, same, to, stream)}
+				const turn = 25
+				for range 4 * turn { // warm: connections open, pools filled
+					legs[0]()
+					legs[1]()
+				}
+				var wall, cpu [2]time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i += turn {
+					for l, call := range legs {
+						t0, c0 := time.Now(), rusageCPU()
+						for range min(turn, b.N-i) {
+							call()
+						}
+						wall[l] += time.Since(t0)
+						cpu[l] += rusageCPU() - c0
+					}
+				}
+				per := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
+				b.ReportMetric(per(wall[0]), "translated-ns/call")
+				b.ReportMetric(per(wall[1]), "same-ns/call")
+				b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
+				if cpu[1] > 0 {
+					b.ReportMetric(per(cpu[0]), "translated-cpu-ns/call")
+					b.ReportMetric(per(cpu[1]), "same-cpu-ns/call")
+					b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+				}
+			})
+		}
+	}
+}
+
+// benchUpstream is the fake the benchmarks' fallbacks call: an answer of
+// benchBlocks text blocks, in any dialect.
+func benchUpstream(b *testing.B) *fake.Server {
+	parts := make([]chat.Part, benchBlocks)
+	for i := range parts {
+		parts[i] = chat.Text("Block " + strconv.Itoa(i) + " of the answer, in three pieces. ")
+	}
+	up := fake.NewServer("200")
+	b.Cleanup(up.Close)
+	up.Provider.MaxRequests = 1 << 30
+	up.Provider.Chat = &chat.Answer{Content: parts, Stop: chat.StopEndTurn, Usage: chat.Usage{Input: 9, Output: 120}}
+	return up
+}
+
+// translatedLeg starts a gateway whose route of kind in has a dead
+// provider and a fallback of kind to on up, opens its breaker with one
+// call, and returns a call through it: the client's whole answer read,
+// its size returned. The gateway stops when b ends.
+func translatedLeg(b *testing.B, up *fake.Server, in, to string, stream bool) func() int {
+	bodies := map[string]string{
+		config.KindOpenAI:    `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`,
+		config.KindAnthropic: `{"model":"claude-haiku-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`,
+	}
+	paths := map[string]string{config.KindOpenAI: "/openai/v1/chat/completions", config.KindAnthropic: "/anthropic/v1/messages"}
+	models := map[string]string{config.KindOpenAI: "gpt-4o-mini", config.KindAnthropic: "claude-haiku-4-5"}
+	body := bodies[in]
+	if stream {
+		opts := `"stream":true,`
+		if in == config.KindOpenAI {
+			opts += `"stream_options":{"include_usage":true},`
+		}
+		body = strings.Replace(body, "{", "{"+opts, 1)
+	}
+	cfg := config.Default()
+	cfg.State.Backend = config.BackendMemory
+	p := cfg.Policies["interactive"]
+	p.Breaker.Failures, p.Breaker.Cool = 1, time.Hour
+	cfg.Policies["interactive"] = p
+	cfg.Providers[in] = config.Provider{Kind: in, BaseURL: "http://127.0.0.1:9", MaxConcurrent: 64}
+	cfg.Providers["backup"] = config.Provider{Kind: to, BaseURL: up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+	for i := range cfg.Routes {
+		if cfg.Routes[i].Provider == in {
+			cfg.Routes[i].Fallbacks = []config.Target{{Provider: "backup", Model: models[to]}}
+		}
+	}
+	gw, err := New(cfg, Options{AttemptLog: io.Discard, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "sk-bench" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b.Cleanup(func() {
+		client.CloseIdleConnections()
+		srv.Close()
+		gw.Close()
+	})
+	call := func() int {
+		req, _ := http.NewRequest("POST", srv.URL+paths[in], strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if in == config.KindAnthropic {
+			req.Header.Set("Anthropic-Version", "2023-06-01")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Sluice-Provider") != "backup" {
+			b.Fatalf("answered %d by %q: %s", resp.StatusCode, resp.Header.Get("Sluice-Provider"), buf.Bytes())
+		}
+		if want := "Block 15 of the"; !stream && !bytes.Contains(buf.Bytes(), []byte(want)) {
+			b.Fatalf("the answer lacks %q: %s", want, buf.Bytes())
+		}
+		return buf.Len()
+	}
+	call() // connection refused: the breaker opens, the fallback answers
+	return call
 }
