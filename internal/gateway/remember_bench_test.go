@@ -27,46 +27,19 @@ func BenchmarkIdempotency(b *testing.B) {
 	srv := fake.NewServer("200")
 	defer srv.Close()
 	srv.Provider.MaxRequests = 100
-	const body = `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
 	for _, leg := range []string{"nokey", "newkey", "replay"} {
 		b.Run(leg, func(b *testing.B) {
-			dir := b.TempDir()
-			cfg := config.Default()
-			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
-			st, err := filestore.Open(dir, filestore.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			ledger, _ := spend.NewFileLedger(st.Records())
-			limits, _ := limit.NewFile(st.Records())
-			defer limits.Close()
-			answers, err := idempotency.OpenFile(filepath.Join(dir, "answers"), idempotency.FileOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer answers.Close()
-			gw, err := New(cfg, Options{Store: st, Ledger: ledger, Limits: limits, Answers: answers, AttemptLog: io.Discard})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer gw.Close()
+			call := keyedGateway(b, srv)
 			n := 0
-			call := func() {
-				req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(body))
-				req.RemoteAddr = "127.0.0.1:1"
+			key := func() string {
 				switch leg {
 				case "newkey":
 					n++
-					req.Header.Set("Idempotency-Key", "job-"+strconv.Itoa(n))
+					return "job-" + strconv.Itoa(n)
 				case "replay":
-					req.Header.Set("Idempotency-Key", "job-0")
+					return "job-0"
 				}
-				w := httptest.NewRecorder()
-				gw.ServeHTTP(w, req)
-				if w.Code != 200 {
-					b.Fatalf("status %d: %s", w.Code, w.Body)
-				}
+				return ""
 			}
 			// The replay leg's first call keeps its answer. The others warm
 			// up as a gateway that has run a while: every shard's lock file
@@ -77,19 +50,106 @@ func BenchmarkIdempotency(b *testing.B) {
 				warm = 2000
 			}
 			for range warm {
-				call()
+				call(key())
 			}
 			before := srv.Calls()
 			b.ReportAllocs()
 			cpu := processCPU()
 			for b.Loop() {
-				call()
+				call(key())
 			}
 			cpu.report(b)
 			if leg == "replay" && srv.Calls() != before {
 				b.Fatalf("%d upstream calls while replaying, want 0", srv.Calls()-before)
 			}
 		})
+	}
+}
+
+// BenchmarkIdempotencyPair is BenchmarkIdempotency's nokey and newkey legs
+// side by side on one gateway, warmed up by 2,000 calls with new keys,
+// then in turns of 25 calls, so that a machine that speeds up or slows
+// down does so for both. An op is one call of each. It reports each leg's
+// wall time (newkey-ns/call, nokey-ns/call), the process's CPU while each
+// ran (newkey-cpu-ns/call, nokey-cpu-ns/call, from getrusage), and their
+// ratios (wall-ratio, cpu-ratio): what a new key costs, in one run.
+func BenchmarkIdempotencyPair(b *testing.B) {
+	srv := fake.NewServer("200")
+	defer srv.Close()
+	srv.Provider.MaxRequests = 100
+	call := keyedGateway(b, srv)
+	n := 0
+	legs := [2]func(){
+		func() { n++; call("job-" + strconv.Itoa(n)) },
+		func() { call("") },
+	}
+	for range 2000 {
+		legs[0]()
+	}
+	const turn = 25
+	var wall, cpu [2]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i += turn {
+		for l, leg := range legs {
+			t0, c0 := time.Now(), rusageCPU()
+			for range min(turn, b.N-i) {
+				leg()
+			}
+			wall[l] += time.Since(t0)
+			cpu[l] += rusageCPU() - c0
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
+	b.ReportMetric(per(wall[0]), "newkey-ns/call")
+	b.ReportMetric(per(wall[1]), "nokey-ns/call")
+	b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
+	if cpu[1] > 0 {
+		b.ReportMetric(per(cpu[0]), "newkey-cpu-ns/call")
+		b.ReportMetric(per(cpu[1]), "nokey-cpu-ns/call")
+		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+	}
+}
+
+// keyedGateway starts a gateway on file state in a directory of b's,
+// answers kept, its provider the fake srv, and returns a chat call to it
+// with the Idempotency-Key key ("" sends none). The gateway stops when b
+// ends.
+func keyedGateway(b *testing.B, srv *fake.Server) func(key string) {
+	const body = `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
+	dir := b.TempDir()
+	cfg := config.Default()
+	cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+	st, err := filestore.Open(dir, filestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ledger, _ := spend.NewFileLedger(st.Records())
+	limits, _ := limit.NewFile(st.Records())
+	answers, err := idempotency.OpenFile(filepath.Join(dir, "answers"), idempotency.FileOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	gw, err := New(cfg, Options{Store: st, Ledger: ledger, Limits: limits, Answers: answers, AttemptLog: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		gw.Close()
+		answers.Close()
+		limits.Close()
+		st.Close()
+	})
+	return func(key string) {
+		req := httptest.NewRequest("POST", "/openai/v1/chat/completions", strings.NewReader(body))
+		req.RemoteAddr = "127.0.0.1:1"
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		w := httptest.NewRecorder()
+		gw.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
 	}
 }
 
