@@ -8,8 +8,8 @@
 // of a type it holds, named by its yaml tag (an engine type's field, by
 // its name in snake_case); a test fails until CONFIG.md names it.
 //
-// Locate says which file to read, Load reads it and Parse parses bytes
-// over Default. A refusal is an *Error: one line that starts with
+// Load reads a file (cmdline.LocateConfig says which) and Parse parses
+// bytes over Default. A refusal is an *Error: one line that starts with
 // "config: " and names the key path, the problem, the fix and the line:
 //
 //	config: policies.interactive.retry.max_atempts: unknown key (did you mean max_attempts?) at line 7
