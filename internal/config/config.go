@@ -171,14 +171,6 @@ type PoolKey struct {
 	Weight int `yaml:"weight"`
 }
 
-// The provider kinds.
-const (
-	KindOpenAI    = "openai"
-	KindAnthropic = "anthropic"
-	KindAzure     = "azure"
-	KindGemini    = "gemini"
-)
-
 // MaxConcurrentLimit is the name of the limit each provider's
 // MaxConcurrent makes, in logs, errors and metrics.
 const MaxConcurrentLimit = "max_concurrent"
@@ -287,13 +279,6 @@ func (c *Config) LongestTotal() (time.Duration, string) {
 		}
 	}
 	return longest, name
-}
-
-func defaultProviders() map[string]Provider {
-	return map[string]Provider{
-		"openai":    {Kind: KindOpenAI, BaseURL: "https://api.openai.com", MaxConcurrent: DefaultMaxConcurrent},
-		"anthropic": {Kind: KindAnthropic, BaseURL: "https://api.anthropic.com", MaxConcurrent: DefaultMaxConcurrent},
-	}
 }
 
 // EnvConfig is the environment variable that names the config file when no

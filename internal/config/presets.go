@@ -15,16 +15,20 @@ import (
 // The presets of the entries of lists and of mappings of names, and what
 // Parse completes in an entry once the file has filled it in.
 
-// GeminiBaseURL is the address of Google's Gemini API, the base_url of a
-// provider named gemini that gives none.
-const GeminiBaseURL = "https://generativelanguage.googleapis.com"
+// defaultProviders are the built-in providers.
+func defaultProviders() map[string]Provider {
+	return map[string]Provider{
+		"openai":    {Kind: dialect.OpenAI.Kind(), BaseURL: "https://api.openai.com", MaxConcurrent: DefaultMaxConcurrent},
+		"anthropic": {Kind: dialect.Anthropic.Kind(), BaseURL: "https://api.anthropic.com", MaxConcurrent: DefaultMaxConcurrent},
+	}
+}
 
 // presetProviders are the providers a provider entry of the same name
 // takes its missing fields from: the built-in ones, and gemini, which is
 // not built in (it needs a route).
 func presetProviders() map[string]Provider {
 	p := defaultProviders()
-	p["gemini"] = Provider{Kind: KindGemini, BaseURL: GeminiBaseURL, MaxConcurrent: DefaultMaxConcurrent}
+	p["gemini"] = Provider{Kind: dialect.Gemini.Kind(), BaseURL: "https://generativelanguage.googleapis.com", MaxConcurrent: DefaultMaxConcurrent}
 	return p
 }
 

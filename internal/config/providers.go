@@ -35,7 +35,7 @@ func checkProvider(name string, pr Provider) error {
 		return errf(key(path, "kind"), "unknown kind %s%s", quote(pr.Kind), suggest(pr.Kind, dialect.Kinds()))
 	}
 	return cmp.Or(checkSigning(path, d, pr),
-		refuse(pr.Kind == KindAzure && pr.BaseURL == "", key(path, "base_url"),
+		refuse(pr.Kind == dialect.Azure.Kind() && pr.BaseURL == "", key(path, "base_url"),
 			"missing; kind azure needs your resource's address, e.g. https://my-resource.openai.azure.com"),
 		checkProject(key(path, "project"), pr),
 		checkBaseURL(key(path, "base_url"), pr.BaseURL),
@@ -66,7 +66,7 @@ var projectRE = regexp.MustCompile(`^[a-z0-9]+([-.:][a-z0-9]+)*$`)
 // one that looks like a project.
 func checkProject(p string, pr Provider) error {
 	given := pr.Project != ""
-	return cmp.Or(refuse(given && pr.Kind != kindVertex, p,
+	return cmp.Or(refuse(given && pr.Kind != dialect.Vertex.Kind(), p,
 		"kind %s has no projects; project is Vertex AI's (kind vertex), remove it", pr.Kind),
 		refuse(given && !projectRE.MatchString(pr.Project), p,
 			"%s is not a Google Cloud project id or number, e.g. my-project or 123456789012", quote(pr.Project)))

@@ -307,14 +307,11 @@ func translates(from, to string) bool {
 	return ok1 && ok2 && sluice.Translates(f, t)
 }
 
-// kindVertex is Vertex AI's kind.
-const kindVertex = "vertex"
-
 // translatedLacks reports whether provider pr, a fallback of another
 // kind, lacks what the calls translated for it need: Vertex AI's project
 // and location (region), which the paths of its publishers' models name.
 func translatedLacks(pr Provider) bool {
-	return pr.Kind == kindVertex && (pr.Project == "" || pr.Region == "")
+	return pr.Kind == dialect.Vertex.Kind() && (pr.Project == "" || pr.Region == "")
 }
 
 // translatedTo says, for an error, the kinds a call of kind from may fall

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluice-llm/sluice"
+	"github.com/sluice-llm/sluice/dialect"
 )
 
 // Warnings returns what is allowed but likely a mistake, one line each, in
@@ -37,7 +38,7 @@ func (c *Config) Warnings() []string {
 		if u.Scheme == "http" {
 			out = append(out, "config: "+path+": plain http to another machine sends prompts unencrypted; use https")
 		}
-		if pr.Kind == KindAzure && !azureHost(u.Hostname()) {
+		if pr.Kind == dialect.Azure.Kind() && !azureHost(u.Hostname()) {
 			out = append(out, fmt.Sprintf("config: %s: %s is not an Azure OpenAI resource's address; kind azure expects https://{resource}.openai.azure.com",
 				path, quote(u.Redacted())))
 		}

@@ -44,7 +44,7 @@ func TestAdminStateStoreFailure(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable {
 			t.Errorf("%s %s: status %d, want 503", tc.method, tc.path, resp.StatusCode)
 		}
-		if typ := gatewayError(t, resp, config.KindOpenAI); typ != "state_unavailable" {
+		if typ := gatewayError(t, resp, "openai"); typ != "state_unavailable" {
 			t.Errorf("%s %s: type %q, want state_unavailable", tc.method, tc.path, typ)
 		}
 	}

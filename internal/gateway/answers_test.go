@@ -8,7 +8,6 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/breaker"
-	"github.com/sluice-llm/sluice/internal/config"
 )
 
 func TestJSONStalledBodyRetried(t *testing.T) {
@@ -48,7 +47,7 @@ func TestJSONBodyFailingAnswersGatewayError(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
 			}
-			if code := gatewayError(t, resp, config.KindOpenAI); code != tt.code {
+			if code := gatewayError(t, resp, "openai"); code != tt.code {
 				t.Errorf("code %q, want %s", code, tt.code)
 			}
 			if resp.Header.Get("X-Request-Id") == "" {

@@ -29,7 +29,7 @@ const (
 // injected key UPSTREAM_KEY) and the route /azure to it, then edit.
 func withAzure(edit func(*config.Config)) func(*config.Config) {
 	return func(c *config.Config) {
-		c.Providers["azure"] = config.Provider{Kind: config.KindAzure, BaseURL: c.Providers["openai"].BaseURL,
+		c.Providers["azure"] = config.Provider{Kind: "azure", BaseURL: c.Providers["openai"].BaseURL,
 			APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
 		c.Routes = append(c.Routes, config.Route{Prefix: "/azure", Provider: "azure", Policy: "interactive", RetrySafe: true})
 		if edit != nil {
@@ -108,7 +108,7 @@ func TestAzureClientKeyAuthorizes(t *testing.T) {
 		body(t, resp)
 	}
 	resp := e.azDo(azPath, azBody, "Api-Key", "wrong")
-	if code := gatewayError(t, resp, config.KindAzure); resp.StatusCode != 401 || code != "unauthorized" {
+	if code := gatewayError(t, resp, "azure"); resp.StatusCode != 401 || code != "unauthorized" {
 		t.Errorf("a wrong api-key: %d %s", resp.StatusCode, code)
 	}
 	if e.up.Calls() != 1 {
@@ -174,7 +174,7 @@ func TestAzureHangAnswers504WithinTotal(t *testing.T) {
 	e := newAzureEnv(t, "hang", nil)
 	start := time.Now()
 	resp := e.azDo(azPath, azBody)
-	if code := gatewayError(t, resp, config.KindAzure); resp.StatusCode != 504 || code != "timeout" {
+	if code := gatewayError(t, resp, "azure"); resp.StatusCode != 504 || code != "timeout" {
 		t.Fatalf("%d %s, want 504 timeout", resp.StatusCode, code)
 	}
 	if d := time.Since(start); d > 3*time.Second {

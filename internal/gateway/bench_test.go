@@ -24,7 +24,7 @@ func BenchmarkFastFail(b *testing.B) {
 	p := cfg.Policies["interactive"]
 	p.Breaker.Failures, p.Breaker.Cool = 1, time.Hour
 	cfg.Policies["interactive"] = p
-	cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:9", MaxConcurrent: 64}
+	cfg.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: "http://127.0.0.1:9", MaxConcurrent: 64}
 	gw, err := New(cfg, Options{AttemptLog: io.Discard})
 	if err != nil {
 		b.Fatal(err)
@@ -61,7 +61,7 @@ func BenchmarkForward(b *testing.B) {
 		budget, pageOpen := name == "budget", name == "page-open"
 		b.Run(name, func(b *testing.B) {
 			cfg := config.Default()
-			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+			cfg.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: srv.URL, MaxConcurrent: 64}
 			if budget {
 				cfg.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 1e9, Period: "day", Scope: "all"}}
 				cfg.Prices = map[string]spend.Price{"*": {Input: 0.15, Output: 0.6}}

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/sluice-llm/sluice/internal/config"
 )
 
 // TestUnpricedModelHasItsOwnType: a model with no price under a budget is
@@ -16,7 +14,7 @@ func TestUnpricedModelHasItsOwnType(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400", resp.StatusCode)
 	}
-	if code := gatewayError(t, resp, config.KindOpenAI); code != "unpriced_model" {
+	if code := gatewayError(t, resp, "openai"); code != "unpriced_model" {
 		t.Errorf("type %q, want unpriced_model", code)
 	}
 }

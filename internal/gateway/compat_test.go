@@ -15,7 +15,7 @@ import (
 // under /openai/v1 as Groq's base URL is, and the route /groq to it.
 func withCompat(edit func(*config.Config)) func(*config.Config) {
 	return func(c *config.Config) {
-		c.Providers["groq"] = config.Provider{Kind: config.KindOpenAI, BaseURL: c.Providers["openai"].BaseURL + "/openai/v1", MaxConcurrent: 64}
+		c.Providers["groq"] = config.Provider{Kind: "openai", BaseURL: c.Providers["openai"].BaseURL + "/openai/v1", MaxConcurrent: 64}
 		c.Routes = append(c.Routes, config.Route{Prefix: "/groq", Provider: "groq", Policy: "interactive", RetrySafe: true})
 		if edit != nil {
 			edit(c)
@@ -119,7 +119,7 @@ func TestCompatErrorAfterFirstEventCountsAgainstBreaker(t *testing.T) {
 		}
 	}
 	resp := e.do("POST", "/groq/chat/completions", compatStream)
-	if code := gatewayError(t, resp, config.KindOpenAI); resp.StatusCode != 503 || code != "provider_down" {
+	if code := gatewayError(t, resp, "openai"); resp.StatusCode != 503 || code != "provider_down" {
 		t.Errorf("third call: %d %s, want 503 provider_down", resp.StatusCode, code)
 	}
 	if e.up.Calls() != 2 {

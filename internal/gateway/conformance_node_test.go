@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/sluice-llm/sluice/dialect/chat"
-	"github.com/sluice-llm/sluice/internal/config"
 	"github.com/sluice-llm/sluice/internal/nodetest"
 )
 
@@ -58,7 +57,7 @@ func TestConformanceNode(t *testing.T) {
 				if n := to.Provider.Calls(); n != 2 {
 					t.Errorf("the fallback got %d calls, want 2 (one per SDK)", n)
 				}
-				for _, in := range []string{config.KindOpenAI, config.KindAnthropic} {
+				for _, in := range []string{"openai", "anthropic"} {
 					t.Run(in, func(t *testing.T) {
 						g := got[in]
 						o := confOutcome{id: g.ID, text: g.Text, stop: g.Stop, argDeltas: g.ArgDeltas, usage: chat.Usage{

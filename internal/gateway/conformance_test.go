@@ -38,19 +38,19 @@ const confUpdateEnv = "SLUICE_UPDATE_CONFORMANCE"
 const confFile = "../../CONFORMANCE.md"
 
 var (
-	confIngress = []string{config.KindOpenAI, config.KindAnthropic}
-	confEgress  = []string{config.KindOpenAI, config.KindAnthropic, config.KindGemini, "bedrock"}
+	confIngress = []string{"openai", "anthropic"}
+	confEgress  = []string{"openai", "anthropic", "gemini", "bedrock"}
 )
 
 // confModels are the fallback's model, by its kind.
 var confModels = map[string]string{
-	config.KindOpenAI:    "gpt-4o-mini",
-	config.KindAnthropic: "claude-haiku-4-5",
-	config.KindGemini:    "gemini-2.0-flash",
-	"bedrock":            bedrockModel,
-	config.KindAzure:     "gpt-4o-mini-eu", // the deployment
-	"vertex/anthropic":   "claude-haiku-4-5@20251001",
-	"vertex/google":      "gemini-2.0-flash",
+	"openai":           "gpt-4o-mini",
+	"anthropic":        "claude-haiku-4-5",
+	"gemini":           "gemini-2.0-flash",
+	"bedrock":          bedrockModel,
+	"azure":            "gpt-4o-mini-eu", // the deployment
+	"vertex/anthropic": "claude-haiku-4-5@20251001",
+	"vertex/google":    "gemini-2.0-flash",
 }
 
 // confVertexLocation is the project's location of the Vertex AI
@@ -257,7 +257,7 @@ func confCannot(c confCase, in, out string) (string, bool) {
 	if c.unservable && in == out {
 		return "n/a: the same dialect is not translated; the request goes as it came", true
 	}
-	if c.interleave && out != config.KindOpenAI {
+	if c.interleave && out != "openai" {
 		return "n/a: only OpenAI-compatible servers interleave parallel calls' arguments", true
 	}
 	return "", false
@@ -333,7 +333,7 @@ func runConfCell(t *testing.T, c confCase, in, out string) string {
 // checks what the client got; it returns the cell's note.
 func judgeConfCell(t *testing.T, c confCase, in, out string, e *env, to *fake.Server) string {
 	var o confOutcome
-	if in == config.KindOpenAI {
+	if in == "openai" {
 		o = openaiConf(e, c)
 	} else {
 		o = anthropicConf(e, c)
@@ -412,7 +412,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 	if o.text != wantText {
 		t.Errorf("text %q, want %q", o.text, wantText)
 	}
-	if prefix := map[string]string{config.KindOpenAI: "chatcmpl-", config.KindAnthropic: "msg_"}[in]; !strings.HasPrefix(o.id, prefix) ||
+	if prefix := map[string]string{"openai": "chatcmpl-", "anthropic": "msg_"}[in]; !strings.HasPrefix(o.id, prefix) ||
 		len(o.id) == len(prefix) {
 		t.Errorf("answer id %q, want one of the client's API's form (%s…)", o.id, prefix)
 	}
@@ -449,9 +449,9 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 		}
 	}
 	wantStop := a.Stop
-	if a.Stop == chat.StopSequence && (out == config.KindOpenAI || out == config.KindGemini) {
+	if a.Stop == chat.StopSequence && (out == "openai" || out == "gemini") {
 		wantStop = chat.StopEndTurn
-		if in == config.KindAnthropic {
+		if in == "anthropic" {
 			note = out + " does not tell a stop sequence from the end of the turn: the client reads end_turn"
 		}
 	}
@@ -459,7 +459,7 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 		t.Errorf("stop %q, want %q", o.stop, want)
 	}
 	want := a.Usage
-	carriesWrite := func(k string) bool { return k == config.KindAnthropic || k == "bedrock" }
+	carriesWrite := func(k string) bool { return k == "anthropic" || k == "bedrock" }
 	if !carriesWrite(out) || !carriesWrite(in) {
 		want.Input += want.CacheWrite // told as part of the prompt
 		want.CacheWrite = 0
@@ -479,11 +479,11 @@ func checkConfAnswer(t *testing.T, c confCase, in, out string, o confOutcome) st
 
 // geminiAnswers reports whether a fallback of kind out answers in
 // Gemini's shape: Gemini's API, and Vertex AI's for Google's models.
-func geminiAnswers(out string) bool { return out == config.KindGemini || out == "vertex/google" }
+func geminiAnswers(out string) bool { return out == "gemini" || out == "vertex/google" }
 
 // stopName is the stop reason as the client's API names it.
 func stopName(in string, s chat.StopReason) string {
-	if in == config.KindAnthropic {
+	if in == "anthropic" {
 		return string(s)
 	}
 	return map[chat.StopReason]string{chat.StopEndTurn: "stop", chat.StopSequence: "stop", chat.StopToolUse: "tool_calls",
@@ -492,8 +492,8 @@ func stopName(in string, s chat.StopReason) string {
 
 // confCodec is the chat codec of a provider kind.
 func confCodec(kind string) chat.Codec {
-	return map[string]chat.Codec{config.KindOpenAI: chat.OpenAI, config.KindAnthropic: chat.Anthropic,
-		config.KindGemini: chat.Gemini, "bedrock": chat.Bedrock}[kind]
+	return map[string]chat.Codec{"openai": chat.OpenAI, "anthropic": chat.Anthropic,
+		"gemini": chat.Gemini, "bedrock": chat.Bedrock}[kind]
 }
 
 func jsonEqual(a, b json.RawMessage) bool {
@@ -770,12 +770,12 @@ func confExtras(t *testing.T) []confExtra {
 		in, out string
 		path    func(stream bool) string // where the fallback is asked
 	}{
-		{config.KindOpenAI, config.KindAzure, func(bool) string { return "/openai/v1/chat/completions" }},
-		{config.KindAnthropic, config.KindAzure, func(bool) string { return "/openai/v1/chat/completions" }},
-		{config.KindOpenAI, "vertex/anthropic", vertexPathOf("anthropic", "rawPredict", "streamRawPredict")},
-		{config.KindAnthropic, "vertex/anthropic", vertexPathOf("anthropic", "rawPredict", "streamRawPredict")},
-		{config.KindOpenAI, "vertex/google", vertexPathOf("google", "generateContent", "streamGenerateContent")},
-		{config.KindAnthropic, "vertex/google", vertexPathOf("google", "generateContent", "streamGenerateContent")},
+		{"openai", "azure", func(bool) string { return "/openai/v1/chat/completions" }},
+		{"anthropic", "azure", func(bool) string { return "/openai/v1/chat/completions" }},
+		{"openai", "vertex/anthropic", vertexPathOf("anthropic", "rawPredict", "streamRawPredict")},
+		{"anthropic", "vertex/anthropic", vertexPathOf("anthropic", "rawPredict", "streamRawPredict")},
+		{"openai", "vertex/google", vertexPathOf("google", "generateContent", "streamGenerateContent")},
+		{"anthropic", "vertex/google", vertexPathOf("google", "generateContent", "streamGenerateContent")},
 	} {
 		col := confExtra{col: x.in + "->" + x.out, res: map[string]confResult{}}
 		for _, name := range confExtraCases {
@@ -826,7 +826,7 @@ func checkCloudRequest(out string, sent fake.Request) error {
 	auth, key := sent.Header.Get("Authorization"), sent.Header.Get("Api-Key")
 	_, model := b["model"]
 	switch out {
-	case config.KindAzure:
+	case "azure":
 		if key != "sk-injected-1234" || auth != "" {
 			return fmt.Errorf("api-key %q and Authorization %q, want the provider's key in api-key alone", key, auth)
 		}

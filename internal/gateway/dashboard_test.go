@@ -238,8 +238,8 @@ func driveEveryMetric(t *testing.T) scrape {
 	e := newEnvWith(t, "200", func(c *config.Config) {
 		withPool(c)
 		withRate("anthropic-rpm", "anthropic", 60)(c) // a slot a second
-		c.Providers["flaky"] = config.Provider{Kind: config.KindOpenAI, BaseURL: flaky.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
-		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
+		c.Providers["flaky"] = config.Provider{Kind: "openai", BaseURL: flaky.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
+		c.Providers["backup"] = config.Provider{Kind: "openai", BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
 		c.Routes = append(c.Routes, config.Route{Prefix: "/flaky", Provider: "flaky", Policy: "nightly", RetrySafe: true,
 			Fallbacks: []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}})
 		nightly := c.Policies["nightly"]

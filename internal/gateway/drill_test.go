@@ -52,8 +52,8 @@ func TestOutageDrill(t *testing.T) {
 	oa, an := newOutage(t), newOutage(t)
 	e := newEnv(t, "200", func(c *config.Config) {
 		c.Providers = map[string]config.Provider{
-			"openai":    {Kind: config.KindOpenAI, BaseURL: oa.srv.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
-			"anthropic": {Kind: config.KindAnthropic, BaseURL: an.srv.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
+			"openai":    {Kind: "openai", BaseURL: oa.srv.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
+			"anthropic": {Kind: "anthropic", BaseURL: an.srv.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64},
 		}
 		c.Routes = []config.Route{
 			{Prefix: "/openai", Provider: "openai", Policy: "interactive", Fallbacks: []config.Target{{Provider: "anthropic", Model: "claude-haiku-4-5"}}},

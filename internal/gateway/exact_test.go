@@ -83,7 +83,7 @@ func TestFallbacksPastOpenBreakerKeepSlots(t *testing.T) {
 			backup := fake.NewServer("200")
 			defer backup.Close()
 			e := newEnv(t, "503", func(c *config.Config) {
-				c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
+				c.Providers["backup"] = config.Provider{Kind: "openai", BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
 				c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}
 				pol := c.Policies["interactive"]
 				pol.Breaker.Failures, pol.Breaker.Cool = 2, time.Hour
@@ -122,7 +122,7 @@ func TestChaosEverySlotBack(t *testing.T) {
 		p := c.Providers["openai"]
 		p.MaxConcurrent = 6
 		c.Providers["openai"] = p
-		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 4}
+		c.Providers["backup"] = config.Provider{Kind: "openai", BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 4}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}
 		c.Limits.Rates = append(c.Limits.Rates, limit.Limit{Name: "agents", Scope: "all", Concurrent: 8})
 		pol := c.Policies["interactive"]

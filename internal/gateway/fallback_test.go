@@ -18,7 +18,7 @@ func TestRouteFallback(t *testing.T) {
 	backup := fake.NewServer("200")
 	defer backup.Close()
 	e := newEnv(t, "503", func(c *config.Config) {
-		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
+		c.Providers["backup"] = config.Provider{Kind: "openai", BaseURL: backup.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o-mini-backup"}}
 	})
 	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
@@ -48,7 +48,7 @@ func TestRouteFallback(t *testing.T) {
 func TestFallbackToAnotherHostNeedsItsOwnKey(t *testing.T) {
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
-	cfg.Providers["other"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "https://other.example", MaxConcurrent: 8}
+	cfg.Providers["other"] = config.Provider{Kind: "openai", BaseURL: "https://other.example", MaxConcurrent: 8}
 	cfg.Routes[0].Fallbacks = []config.Target{{Provider: "other", Model: "m"}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestSameProviderFallbackCounted(t *testing.T) {
 	}))
 	defer front.Close()
 	e := newEnv(t, "200", func(c *config.Config) {
-		c.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: front.URL, MaxConcurrent: 8}
+		c.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: front.URL, MaxConcurrent: 8}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "openai", Model: "gpt-4o-mini"}}
 		for name, p := range c.Policies {
 			p.BreakerScope = sluice.ScopeModel

@@ -78,8 +78,8 @@ func newEnvWith(t *testing.T, script string, edit func(*config.Config), opt Opti
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
 	cfg.Providers = map[string]config.Provider{
-		"openai":    {Kind: config.KindOpenAI, BaseURL: e.up.URL, MaxConcurrent: 64},
-		"anthropic": {Kind: config.KindAnthropic, BaseURL: e.up.URL, MaxConcurrent: 64},
+		"openai":    {Kind: "openai", BaseURL: e.up.URL, MaxConcurrent: 64},
+		"anthropic": {Kind: "anthropic", BaseURL: e.up.URL, MaxConcurrent: 64},
 	}
 	cfg.Policies = map[string]sluice.Policy{"interactive": fastPolicy("interactive"), "nightly": fastPolicy("nightly")}
 	if edit != nil {
@@ -240,7 +240,7 @@ func gatewayError(t *testing.T, resp *http.Response, kind string) (typ string) {
 	if resp.Header.Get("X-Should-Retry") != "false" {
 		t.Errorf("gateway error lacks x-should-retry: false")
 	}
-	if kind == config.KindAnthropic {
+	if kind == "anthropic" {
 		var v struct {
 			Type  string `json:"type"`
 			Error struct{ Type, Message string }
@@ -272,8 +272,8 @@ func TestBreakerOpenAnswers503WithRetryAfter(t *testing.T) {
 		body(t, e.do("POST", "/anthropic/v1/messages", msgStream))
 	}
 	for _, tt := range []struct{ path, body, kind string }{
-		{"/openai/v1/chat/completions", chatBody, config.KindOpenAI},
-		{"/anthropic/v1/messages", msgStream, config.KindAnthropic},
+		{"/openai/v1/chat/completions", chatBody, "openai"},
+		{"/anthropic/v1/messages", msgStream, "anthropic"},
 	} {
 		resp := e.do("POST", tt.path, tt.body)
 		if resp.StatusCode != 503 {
@@ -298,7 +298,7 @@ func TestHangAnswers504WithinTotal(t *testing.T) {
 	if resp.StatusCode != 504 {
 		t.Fatalf("status %d, want 504", resp.StatusCode)
 	}
-	if typ := gatewayError(t, resp, config.KindAnthropic); typ != "timeout" {
+	if typ := gatewayError(t, resp, "anthropic"); typ != "timeout" {
 		t.Errorf("type %q, want timeout", typ)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -311,13 +311,13 @@ func TestUnreachableAnswers502(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	e := newEnv(t, "200", func(c *config.Config) {
-		c.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://" + addr, MaxConcurrent: 4}
+		c.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: "http://" + addr, MaxConcurrent: 4}
 	})
 	resp := e.do("POST", "/openai/v1/chat/completions", chatBody)
 	if resp.StatusCode != 502 {
 		t.Fatalf("status %d, want 502", resp.StatusCode)
 	}
-	if typ := gatewayError(t, resp, config.KindOpenAI); typ != "upstream_unreachable" {
+	if typ := gatewayError(t, resp, "openai"); typ != "upstream_unreachable" {
 		t.Errorf("code %q", typ)
 	}
 	if resp.Header.Get("Sluice-Attempts") != "3" {
@@ -336,7 +336,7 @@ func TestUnreachableMessageGrammar(t *testing.T) {
 		want     string
 	}{{1, "after 1 attempt\""}, {3, "after 3 attempts\""}} {
 		e := newEnv(t, "200", func(c *config.Config) {
-			c.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://" + addr, MaxConcurrent: 4}
+			c.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: "http://" + addr, MaxConcurrent: 4}
 			p := c.Policies["interactive"]
 			p.Retry.MaxAttempts = tt.attempts
 			c.Policies["interactive"] = p
@@ -422,8 +422,8 @@ func TestStreamStallAfterFirstByteEndsWithErrorEvent(t *testing.T) {
 	for _, tt := range []struct {
 		name, path, req, kind, noEnd string
 	}{
-		{"openai", "/openai/v1/chat/completions", chatStream, config.KindOpenAI, "[DONE]"},
-		{"anthropic", "/anthropic/v1/messages", msgStream, config.KindAnthropic, "message_stop"},
+		{"openai", "/openai/v1/chat/completions", chatStream, "openai", "[DONE]"},
+		{"anthropic", "/anthropic/v1/messages", msgStream, "anthropic", "message_stop"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "stream:stall-after=3", nil)
@@ -438,7 +438,7 @@ func TestStreamStallAfterFirstByteEndsWithErrorEvent(t *testing.T) {
 			}
 			evs := sseEvents(got)
 			last := evs[len(evs)-1]
-			if tt.kind == config.KindAnthropic {
+			if tt.kind == "anthropic" {
 				if !strings.HasPrefix(last, "event: error\ndata: ") || !strings.Contains(last, `"type":"stream_stalled"`) {
 					t.Errorf("last event %q, want an Anthropic error event", last)
 				}
@@ -522,7 +522,7 @@ func TestBodyLimit(t *testing.T) {
 	if resp.StatusCode != 413 {
 		t.Fatalf("status %d, want 413", resp.StatusCode)
 	}
-	if typ := gatewayError(t, resp, config.KindOpenAI); typ != "request_too_large" {
+	if typ := gatewayError(t, resp, "openai"); typ != "request_too_large" {
 		t.Errorf("code %q", typ)
 	}
 	if e.up.Calls() != 0 {
@@ -587,7 +587,7 @@ func TestConcurrencyCapQueues(t *testing.T) {
 	if resp.StatusCode != 429 || time.Since(start) > 3*time.Second {
 		t.Errorf("status %d after %v, want 429 after about 300 ms", resp.StatusCode, time.Since(start))
 	}
-	if typ := gatewayError(t, resp, config.KindOpenAI); typ != "rate_limited" {
+	if typ := gatewayError(t, resp, "openai"); typ != "rate_limited" {
 		t.Errorf("code %q", typ)
 	}
 	e2.up.Provider.Close() // release the hung call
@@ -607,7 +607,7 @@ func TestPolicyHeader(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Errorf("unknown policy: status %d, want 400", resp.StatusCode)
 	}
-	gatewayError(t, resp, config.KindOpenAI)
+	gatewayError(t, resp, "openai")
 }
 
 func TestInjectedKeyReplacesClientKey(t *testing.T) {
@@ -649,7 +649,7 @@ func TestClientAuth(t *testing.T) {
 		if resp.StatusCode != 401 {
 			t.Errorf("token %q: status %d, want 401", tok, resp.StatusCode)
 		}
-		gatewayError(t, resp, config.KindOpenAI)
+		gatewayError(t, resp, "openai")
 	}
 	if e.up.Calls() != 0 {
 		t.Fatalf("upstream calls %d after bad tokens, want 0", e.up.Calls())
@@ -750,7 +750,7 @@ func TestErrorsNeverCarrySecrets(t *testing.T) {
 // name no route uses still cannot.
 func TestBreakersListedBeforeAnyCall(t *testing.T) {
 	e := newEnv(t, "200", func(c *config.Config) {
-		c.Providers["backup"] = config.Provider{Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:1", APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		c.Providers["backup"] = config.Provider{Kind: "openai", BaseURL: "http://127.0.0.1:1", APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
 		c.Routes[0].Fallbacks = []config.Target{{Provider: "backup", Model: "gpt-4o"}}
 		p := c.Policies["nightly"]
 		p.BreakerScope = sluice.ScopeModel

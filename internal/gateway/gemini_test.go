@@ -26,7 +26,7 @@ const (
 // withGemini adds a gemini provider at the fake (the openai provider's
 // address) and a /gemini route to it.
 func withGemini(c *config.Config) {
-	c.Providers["gemini"] = config.Provider{Kind: config.KindGemini, BaseURL: c.Providers["openai"].BaseURL, MaxConcurrent: 64}
+	c.Providers["gemini"] = config.Provider{Kind: "gemini", BaseURL: c.Providers["openai"].BaseURL, MaxConcurrent: 64}
 	c.Routes = append(c.Routes, config.Route{Prefix: "/gemini", Provider: "gemini", Policy: "interactive", RetrySafe: true})
 }
 
@@ -373,7 +373,7 @@ func TestGeminiKeyInjectedAndNeverLogged(t *testing.T) {
 	defer up.Close()
 	e := newEnv(t, "200", func(c *config.Config) {
 		withGemini(c)
-		c.Providers["gemini"] = config.Provider{Kind: config.KindGemini, BaseURL: up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
+		c.Providers["gemini"] = config.Provider{Kind: "gemini", BaseURL: up.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 8}
 		c.Auth.Keys = []string{googleKey}
 	})
 	// The client authenticates with its Google key, in the query or in

@@ -272,7 +272,7 @@ func TestPoolKeyInTheDialectsHeader(t *testing.T) {
 	defer up.Close()
 	e := newEnv(t, "200", func(c *config.Config) {
 		withGemini(c)
-		c.Providers["gemini"] = config.Provider{Kind: config.KindGemini, BaseURL: up.URL, MaxConcurrent: 8,
+		c.Providers["gemini"] = config.Provider{Kind: "gemini", BaseURL: up.URL, MaxConcurrent: 8,
 			APIKeys: []config.PoolKey{{Env: "POOL_KEY_A", Weight: 1}}}
 	})
 	resp := e.do("POST", geminiStreamed+"&key="+googleKey, geminiBody, "X-Goog-Api-Key", googleKey)

@@ -87,8 +87,8 @@ func TestRateLimitRefusesBeyondMaxQueue(t *testing.T) {
 		body(t, resp)
 	}
 	for _, tt := range []struct{ path, body, kind string }{
-		{"/openai/v1/chat/completions", chatBody, config.KindOpenAI},
-		{"/anthropic/v1/messages", msgStream, config.KindAnthropic},
+		{"/openai/v1/chat/completions", chatBody, "openai"},
+		{"/anthropic/v1/messages", msgStream, "anthropic"},
 	} {
 		start := time.Now()
 		resp := e.do("POST", tt.path, tt.body)

@@ -27,7 +27,7 @@ func TestModelNamesChecked(t *testing.T) {
 		{"an object", chat(`{"name":"gpt-4o"}`), false},
 		{"no model", `{"messages":[]}`, true},
 	}
-	for _, kind := range []string{config.KindOpenAI, config.KindAnthropic} {
+	for _, kind := range []string{"openai", "anthropic"} {
 		for _, tt := range tests {
 			e := newEnv(t, "200", nil)
 			resp := e.do("POST", "/"+kind+"/v1/chat/completions", tt.body)
@@ -72,13 +72,13 @@ func TestPathModelNamesChecked(t *testing.T) {
 	tests := []struct {
 		name, path, kind string
 	}{
-		{"gemini 10 kB", "/gemini/v1beta/models/" + long + ":generateContent", config.KindGemini},
-		{"gemini CR-LF", "/gemini/v1beta/models/gemini%0D%0AX-Injected%201:generateContent", config.KindGemini},
-		{"gemini CR-LF and a colon", "/gemini/v1beta/models/gemini%0D%0AX-Injected:%201:generateContent", config.KindGemini},
-		{"gemini stream CR-LF", "/gemini/v1beta/models/g%0D%0Ax:streamGenerateContent?alt=sse", config.KindGemini},
-		{"gemini countTokens 10 kB", "/gemini/v1beta/models/" + long + ":countTokens", config.KindGemini},
-		{"azure 10 kB", "/azure/openai/deployments/" + long + "/chat/completions?api-version=2024-10-21", config.KindAzure},
-		{"azure CR-LF", "/azure/openai/deployments/gpt%0D%0AX-Injected:%201/chat/completions?api-version=2024-10-21", config.KindAzure},
+		{"gemini 10 kB", "/gemini/v1beta/models/" + long + ":generateContent", "gemini"},
+		{"gemini CR-LF", "/gemini/v1beta/models/gemini%0D%0AX-Injected%201:generateContent", "gemini"},
+		{"gemini CR-LF and a colon", "/gemini/v1beta/models/gemini%0D%0AX-Injected:%201:generateContent", "gemini"},
+		{"gemini stream CR-LF", "/gemini/v1beta/models/g%0D%0Ax:streamGenerateContent?alt=sse", "gemini"},
+		{"gemini countTokens 10 kB", "/gemini/v1beta/models/" + long + ":countTokens", "gemini"},
+		{"azure 10 kB", "/azure/openai/deployments/" + long + "/chat/completions?api-version=2024-10-21", "azure"},
+		{"azure CR-LF", "/azure/openai/deployments/gpt%0D%0AX-Injected:%201/chat/completions?api-version=2024-10-21", "azure"},
 	}
 	for _, tt := range tests {
 		e := newEnv(t, "200", func(c *config.Config) { withGemini(c); withAzure(nil)(c) })
@@ -88,7 +88,7 @@ func TestPathModelNamesChecked(t *testing.T) {
 			t.Errorf("%s: %d with %d upstream calls, want 400 with 0", tt.name, resp.StatusCode, e.up.Calls())
 			continue
 		}
-		if tt.kind == config.KindGemini {
+		if tt.kind == "gemini" {
 			if _, reason := geminiGatewayError(t, raw, http.StatusBadRequest); reason != "invalid_request" {
 				t.Errorf("%s: reason %q, want invalid_request", tt.name, reason)
 			}

@@ -62,7 +62,7 @@ func BenchmarkForwardState(b *testing.B) {
 		for _, feature := range []string{"plain", "budget", "limit", "answers"} {
 			b.Run(backend+"/"+feature, func(b *testing.B) {
 				cfg := config.Default()
-				cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+				cfg.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: srv.URL, MaxConcurrent: 64}
 				switch feature {
 				case "budget":
 					cfg.Budgets = []spend.Budget{{Name: "daily", LimitUSD: 1e9, Period: "day", Scope: "all"}}

@@ -38,7 +38,7 @@ func newReloadEnv(t *testing.T, upstream string, attemptLog io.Writer, edit func
 		cfg := config.Default()
 		cfg.State.Backend = config.BackendMemory
 		cfg.Providers = map[string]config.Provider{
-			"openai": {Kind: config.KindOpenAI, BaseURL: upstream, MaxConcurrent: 64},
+			"openai": {Kind: "openai", BaseURL: upstream, MaxConcurrent: 64},
 		}
 		cfg.Routes = []config.Route{{Prefix: "/openai", Provider: "openai", Policy: "interactive", RetrySafe: true}}
 		cfg.Policies = map[string]sluice.Policy{"interactive": fastPolicy("interactive")}
@@ -167,7 +167,7 @@ func TestReloadRefusesAnInvalidConfig(t *testing.T) {
 	}{
 		{"unset key variable", func() (*config.Config, error) {
 			return e.config(func(c *config.Config) {
-				c.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: up.URL, APIKeyEnv: "NOT_SET_ANYWHERE", MaxConcurrent: 64}
+				c.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: up.URL, APIKeyEnv: "NOT_SET_ANYWHERE", MaxConcurrent: 64}
 			}), nil
 		}, "NOT_SET_ANYWHERE"},
 		{"invalid", func() (*config.Config, error) {

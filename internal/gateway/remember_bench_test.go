@@ -118,7 +118,7 @@ func keyedGateway(b *testing.B, srv *fake.Server) func(key string) {
 	const body = `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
 	dir := b.TempDir()
 	cfg := config.Default()
-	cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+	cfg.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: srv.URL, MaxConcurrent: 64}
 	st, err := filestore.Open(dir, filestore.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -54,8 +54,8 @@ func budgetConfig() *config.Config {
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
 	cfg.Providers = map[string]config.Provider{
-		"openai": {Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:1", MaxConcurrent: 64},
-		"backup": {Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:1", MaxConcurrent: 64},
+		"openai": {Kind: "openai", BaseURL: "http://127.0.0.1:1", MaxConcurrent: 64},
+		"backup": {Kind: "openai", BaseURL: "http://127.0.0.1:1", MaxConcurrent: 64},
 	}
 	cfg.Routes = []config.Route{
 		{Prefix: "/a", Provider: "openai", Policy: "interactive"},

@@ -18,9 +18,9 @@ func TestEveryProvidersKeyIsASecret(t *testing.T) {
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
 	cfg.Providers = map[string]config.Provider{
-		"openai": {Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:1", APIKeyEnv: "A"},
-		"backup": {Kind: config.KindOpenAI, BaseURL: "http://127.0.0.1:2", APIKeyEnv: "B"},
-		"claude": {Kind: config.KindAnthropic, BaseURL: "http://127.0.0.1:3"},
+		"openai": {Kind: "openai", BaseURL: "http://127.0.0.1:1", APIKeyEnv: "A"},
+		"backup": {Kind: "openai", BaseURL: "http://127.0.0.1:2", APIKeyEnv: "B"},
+		"claude": {Kind: "anthropic", BaseURL: "http://127.0.0.1:3"},
 	}
 	cfg.Routes = []config.Route{{Prefix: "/openai", Provider: "openai", Policy: "interactive",
 		Fallbacks: []config.Target{{Provider: "backup", Model: "m"}}}}

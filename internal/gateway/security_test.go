@@ -313,7 +313,7 @@ func TestTraceAndConnectNotForwarded(t *testing.T) {
 	}))
 	t.Cleanup(echo.Close)
 	e := newEnv(t, "200", func(c *config.Config) {
-		c.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: echo.URL, MaxConcurrent: 4, APIKeyEnv: "UPSTREAM_KEY"}
+		c.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: echo.URL, MaxConcurrent: 4, APIKeyEnv: "UPSTREAM_KEY"}
 	})
 	gwAddr := e.srv.Listener.Addr().String()
 	for _, m := range []string{http.MethodTrace, http.MethodConnect} {

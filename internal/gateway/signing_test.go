@@ -191,7 +191,7 @@ func TestSigningFallback(t *testing.T) {
 func TestFallbackDialectMustMatch(t *testing.T) {
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
-	cfg.Providers["other"] = config.Provider{Kind: config.KindAzure, BaseURL: "https://other.example", APIKeyEnv: "K", MaxConcurrent: 8}
+	cfg.Providers["other"] = config.Provider{Kind: "azure", BaseURL: "https://other.example", APIKeyEnv: "K", MaxConcurrent: 8}
 	cfg.Routes[0].Fallbacks = []config.Target{{Provider: "other", Model: "m"}}
 	getenv := func(string) string { return "k" }
 	// Vertex AI's calls are translated for no other dialect.
@@ -224,7 +224,7 @@ func TestFallbackDialectMustMatch(t *testing.T) {
 	// A dialect that signs OpenAI's requests is not OpenAI's, though it
 	// bears its name.
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
-	_, err = New(cfg, signing(Options{Getenv: getenv}, config.KindAzure, sd))
+	_, err = New(cfg, signing(Options{Getenv: getenv}, "azure", sd))
 	if err == nil || !strings.Contains(err.Error(), "fallbacks[0]: provider other speaks") {
 		t.Errorf("err = %v, want a refusal", err)
 	}
@@ -241,16 +241,16 @@ func TestFallbackDialectMustMatch(t *testing.T) {
 // naming the provider and the cause, with no upstream attempt.
 func TestSigningCredentialsFail(t *testing.T) {
 	cause := errors.New("token endpoint answered 500")
-	for _, kind := range []string{config.KindOpenAI, config.KindGemini} {
+	for _, kind := range []string{"openai", "gemini"} {
 		t.Run(kind, func(t *testing.T) {
 			base := dialect.OpenAI
-			if kind == config.KindGemini {
+			if kind == "gemini" {
 				base = dialect.Gemini
 			}
 			sd := &signingDialect{Dialect: base, fail: cause, built: &signerLog{}}
 			e := newEnvWith(t, "200", withGemini, signing(Options{}, kind, sd))
 			path, reqBody := "/openai/v1/chat/completions", chatBody
-			if kind == config.KindGemini {
+			if kind == "gemini" {
 				path, reqBody = geminiGenerate, geminiBody
 			}
 			resp := e.do("POST", path, reqBody)
@@ -262,7 +262,7 @@ func TestSigningCredentialsFail(t *testing.T) {
 				t.Errorf("%d upstream calls, want none", e.up.Calls())
 			}
 			var code string
-			if kind == config.KindGemini {
+			if kind == "gemini" {
 				_, code = geminiGatewayError(t, raw, http.StatusBadGateway)
 			} else {
 				var v struct {
@@ -292,7 +292,7 @@ func TestSignerBuildFails(t *testing.T) {
 	sd := &signingDialect{Dialect: dialect.OpenAI, buildErr: errors.New("open /nowhere.json: no such file"), built: &signerLog{}}
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
-	_, err := New(cfg, signing(Options{}, config.KindOpenAI, sd))
+	_, err := New(cfg, signing(Options{}, "openai", sd))
 	if err == nil || !strings.Contains(err.Error(), "providers.openai") || !strings.Contains(err.Error(), "/nowhere.json") {
 		t.Errorf("err = %v, want one naming providers.openai and the cause", err)
 	}
@@ -318,8 +318,8 @@ func TestSignerMissing(t *testing.T) {
 	sd := &signingDialect{Dialect: dialect.OpenAI, built: &signerLog{}}
 	cfg := config.Default()
 	cfg.State.Backend = config.BackendMemory
-	o := signing(Options{}, config.KindOpenAI, sd)
-	delete(o.Signers, config.KindOpenAI)
+	o := signing(Options{}, "openai", sd)
+	delete(o.Signers, "openai")
 	_, err := New(cfg, o)
 	if err == nil || !strings.Contains(err.Error(), "providers.openai: kind openai signs its requests, and no signer is given for it") {
 		t.Errorf("err = %v, want one naming providers.openai", err)

@@ -46,7 +46,7 @@ func TestGatewaySpendCap(t *testing.T) {
 				body(t, resp)
 			case 429:
 				capped.Add(1)
-				if code := gatewayError(t, resp, config.KindOpenAI); code != "budget_exhausted" {
+				if code := gatewayError(t, resp, "openai"); code != "budget_exhausted" {
 					t.Errorf("code %q", code)
 				}
 			default:

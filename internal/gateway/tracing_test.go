@@ -389,7 +389,7 @@ func BenchmarkForwardTraced(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cfg := config.Default()
 			cfg.State.Backend = config.BackendMemory
-			cfg.Providers["openai"] = config.Provider{Kind: config.KindOpenAI, BaseURL: srv.URL, MaxConcurrent: 64}
+			cfg.Providers["openai"] = config.Provider{Kind: "openai", BaseURL: srv.URL, MaxConcurrent: 64}
 			cfg.Tracing = config.Tracing{Enabled: on, Endpoint: sink.URL + "/v1/traces", SampleRatio: 1}
 			gw, err := New(cfg, Options{AttemptLog: io.Discard})
 			if err != nil {

@@ -36,8 +36,8 @@ func BenchmarkTranslatedCall(b *testing.B) {
 	up := benchUpstream(b)
 	for _, kind := range []string{"json", "stream"} {
 		for _, pair := range [][2]string{
-			{config.KindOpenAI, config.KindOpenAI}, {config.KindOpenAI, config.KindAnthropic},
-			{config.KindAnthropic, config.KindAnthropic}, {config.KindAnthropic, config.KindOpenAI},
+			{"openai", "openai"}, {"openai", "anthropic"},
+			{"anthropic", "anthropic"}, {"anthropic", "openai"},
 		} {
 			b.Run(kind+"/"+pair[0]+"-"+pair[1], func(b *testing.B) {
 				call := translatedLeg(b, up, pair[0], pair[1], kind == "stream")
@@ -68,8 +68,8 @@ func BenchmarkTranslatedPair(b *testing.B) {
 	up := benchUpstream(b)
 	for _, kind := range []string{"json", "stream"} {
 		for _, pair := range [][3]string{
-			{config.KindOpenAI, config.KindAnthropic, config.KindAnthropic},
-			{config.KindAnthropic, config.KindOpenAI, config.KindOpenAI},
+			{"openai", "anthropic", "anthropic"},
+			{"anthropic", "openai", "openai"},
 		} {
 			from, to, same := pair[0], pair[1], pair[2]
 			b.Run(kind+"/"+from+"-"+to, func(b *testing.B) {
@@ -126,15 +126,15 @@ func benchUpstream(b *testing.B) *fake.Server {
 // its size returned. The gateway stops when b ends.
 func translatedLeg(b *testing.B, up *fake.Server, in, to string, stream bool) func() int {
 	bodies := map[string]string{
-		config.KindOpenAI:    `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`,
-		config.KindAnthropic: `{"model":"claude-haiku-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`,
+		"openai":    `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`,
+		"anthropic": `{"model":"claude-haiku-4-5","max_tokens":1024,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`,
 	}
-	paths := map[string]string{config.KindOpenAI: "/openai/v1/chat/completions", config.KindAnthropic: "/anthropic/v1/messages"}
-	models := map[string]string{config.KindOpenAI: "gpt-4o-mini", config.KindAnthropic: "claude-haiku-4-5"}
+	paths := map[string]string{"openai": "/openai/v1/chat/completions", "anthropic": "/anthropic/v1/messages"}
+	models := map[string]string{"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 	body := bodies[in]
 	if stream {
 		opts := `"stream":true,`
-		if in == config.KindOpenAI {
+		if in == "openai" {
 			opts += `"stream_options":{"include_usage":true},`
 		}
 		body = strings.Replace(body, "{", "{"+opts, 1)
@@ -165,7 +165,7 @@ func translatedLeg(b *testing.B, up *fake.Server, in, to string, stream bool) fu
 	call := func() int {
 		req, _ := http.NewRequest("POST", srv.URL+paths[in], strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		if in == config.KindAnthropic {
+		if in == "anthropic" {
 			req.Header.Set("Anthropic-Version", "2023-06-01")
 		}
 		resp, err := client.Do(req)

@@ -34,8 +34,8 @@ func newXLEnvAt(t *testing.T, gptURL string, edit func(*config.Config)) *xlEnv {
 	t.Cleanup(claude.Close)
 	t.Cleanup(gpt.Close)
 	e := newEnvWith(t, "503", func(cfg *config.Config) {
-		cfg.Providers["claude"] = config.Provider{Kind: config.KindAnthropic, BaseURL: claude.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
-		cfg.Providers["gpt"] = config.Provider{Kind: config.KindOpenAI, BaseURL: cmp.Or(gptURL, gpt.URL), APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		cfg.Providers["claude"] = config.Provider{Kind: "anthropic", BaseURL: claude.URL, APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
+		cfg.Providers["gpt"] = config.Provider{Kind: "openai", BaseURL: cmp.Or(gptURL, gpt.URL), APIKeyEnv: "UPSTREAM_KEY", MaxConcurrent: 64}
 		p := fastPolicy("interactive")
 		p.Retry.MaxAttempts = 1
 		cfg.Policies["interactive"] = p

@@ -25,7 +25,7 @@ func testPool(t *testing.T, weights ...int) *pool {
 // testPoolOn is testPool over the store st.
 func testPoolOn(t *testing.T, st limit.Store, weights ...int) *pool {
 	t.Helper()
-	p := config.Provider{Kind: config.KindOpenAI}
+	p := config.Provider{Kind: "openai"}
 	env := map[string]string{}
 	for i, w := range weights {
 		name := "K" + string(rune('A'+i))

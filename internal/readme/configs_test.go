@@ -48,7 +48,7 @@ func parse(t *testing.T, b block) *config.Config {
 
 func checkGeminiConfig(t *testing.T, b block) {
 	c := parse(t, b)
-	if p := c.Providers["gemini"]; p.Kind != config.KindGemini || p.BaseURL != "https://generativelanguage.googleapis.com" || p.APIKeyEnv != "GEMINI_API_KEY" {
+	if p := c.Providers["gemini"]; p.Kind != "gemini" || p.BaseURL != "https://generativelanguage.googleapis.com" || p.APIKeyEnv != "GEMINI_API_KEY" {
 		t.Errorf("gemini is %+v; the README says the preset gives kind gemini and its base_url", p)
 	}
 	if _, ok := c.Prices.Of("gemini-2.5-flash-lite"); !ok {
@@ -121,7 +121,7 @@ func checkRedisConfigs(t *testing.T, b block) {
 }
 
 func checkAzureConfig(t *testing.T, b block) {
-	if p := parse(t, b).Providers["azure"]; p.Kind != config.KindAzure {
+	if p := parse(t, b).Providers["azure"]; p.Kind != "azure" {
 		t.Errorf("azure is %+v", p)
 	}
 	// Run too: checkNodeAzure serves this config.
@@ -130,7 +130,7 @@ func checkAzureConfig(t *testing.T, b block) {
 func checkCompatConfig(t *testing.T, b block) {
 	c := parse(t, b)
 	for name, p := range c.Providers {
-		if p.Kind != config.KindOpenAI || strings.HasSuffix(p.BaseURL, "/v1") {
+		if p.Kind != "openai" || strings.HasSuffix(p.BaseURL, "/v1") {
 			t.Errorf("%s is %+v; the README gives each without /v1, kind openai", name, p)
 		}
 	}
