@@ -34,13 +34,6 @@ type Redis struct {
 	TLS *redisconn.TLS `yaml:"tls"`
 }
 
-// The Redis modes.
-const (
-	RedisSingle   = "single"
-	RedisSentinel = "sentinel"
-	RedisCluster  = "cluster"
-)
-
 // checkRedis checks state.redis, and state.url against its mode.
 func (c *Config) checkRedis() error {
 	r := c.State.Redis
@@ -50,22 +43,22 @@ func (c *Config) checkRedis() error {
 	}
 	var err error
 	switch r.Mode {
-	case "", RedisSingle:
+	case "", redisconn.Single:
 		err = cmp.Or(refuse(len(r.Addrs) > 0, "state.redis.addrs",
 			"mode single reaches one server at state.url; set state.redis.mode: sentinel or cluster, or remove state.redis.addrs"),
 			refuse(r.Master != "", "state.redis.master",
 				"only mode sentinel names a master; set state.redis.mode: sentinel or remove state.redis.master"),
 			checkRedisURL(c.State.URL))
-	case RedisSentinel, RedisCluster:
-		what := map[string]string{RedisSentinel: "the sentinels", RedisCluster: "the seed nodes"}[r.Mode]
+	case redisconn.Sentinel, redisconn.Cluster:
+		what := map[string]string{redisconn.Sentinel: "the sentinels", redisconn.Cluster: "the seed nodes"}[r.Mode]
 		err = cmp.Or(refuse(c.State.URL != "", "state.url", "mode %s reaches Redis through state.redis.addrs; remove state.url", r.Mode),
 			refuse(len(r.Addrs) == 0, "state.redis.addrs", "mode %s needs %s, e.g. addrs: [10.0.0.1:26379, 10.0.0.2:26379]", r.Mode, what),
 			hostPorts("state.redis.addrs", r.Addrs),
-			refuse(r.Mode == RedisSentinel && r.Master == "", "state.redis.master",
+			refuse(r.Mode == redisconn.Sentinel && r.Master == "", "state.redis.master",
 				"mode sentinel needs the master's name as the sentinels know it, e.g. master: mymaster"),
-			refuse(r.Mode == RedisCluster && r.Master != "", "state.redis.master", "only mode sentinel names a master; remove state.redis.master"))
+			refuse(r.Mode == redisconn.Cluster && r.Master != "", "state.redis.master", "only mode sentinel names a master; remove state.redis.master"))
 	default:
-		err = oneOf("state.redis.mode", "mode", r.Mode, RedisSingle, RedisSentinel, RedisCluster)
+		err = oneOf("state.redis.mode", "mode", r.Mode, redisconn.Single, redisconn.Sentinel, redisconn.Cluster)
 	}
 	return cmp.Or(err, envName("state.redis.password_env", r.PasswordEnv, "SLUICE_REDIS_PASSWORD"), checkRedisTLS(r.TLS))
 }

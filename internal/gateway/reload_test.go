@@ -247,7 +247,7 @@ func TestRestartErrorMasksStatePassword(t *testing.T) {
 func TestReloadRefusesAnotherSentinelStore(t *testing.T) {
 	old, cfg := config.Default(), config.Default()
 	old.State = config.State{Backend: config.BackendRedis,
-		Redis: config.Redis{Mode: config.RedisSentinel, Master: "mymaster", Addrs: []string{"10.0.0.1:26379", "10.0.0.2:26379"}}}
+		Redis: config.Redis{Mode: "sentinel", Master: "mymaster", Addrs: []string{"10.0.0.1:26379", "10.0.0.2:26379"}}}
 	cfg.State = old.State
 	cfg.State.Redis.Addrs = []string{"10.0.0.1:26379", "10.0.0.3:26379"}
 	err := needsRestart(old, cfg)

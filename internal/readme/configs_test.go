@@ -112,9 +112,9 @@ func checkRedisConfigs(t *testing.T, b block) {
 	if len(parts) != 3 {
 		t.Fatalf("%s: %d sections, want 3 (single, sentinel, cluster)", b, len(parts))
 	}
-	for i, want := range []string{config.RedisSingle, "sentinel", "cluster"} {
+	for i, want := range []string{"single", "sentinel", "cluster"} {
 		c := parse(t, block{line: b.line, lang: b.lang, text: parts[i]})
-		if got := c.State.Redis.Mode; got != want && !(want == config.RedisSingle && got == "") {
+		if got := c.State.Redis.Mode; got != want && !(want == "single" && got == "") {
 			t.Errorf("section %d: mode %q, want %s", i+1, got, want)
 		}
 	}
