@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-llm/sluice"
 	"github.com/sluice-llm/sluice/dialect"
+	"github.com/sluice-llm/sluice/dialect/awssign"
 	"github.com/sluice-llm/sluice/limit"
 	"github.com/sluice-llm/sluice/spend"
 )
@@ -83,14 +84,14 @@ func (d *decoder) finish(v reflect.Value, name, path string) error {
 }
 
 // finishProvider drops a trailing slash of the base_url and fills in a
-// missing region from the standard chain and a missing base_url from the
-// region.
+// missing region of kind bedrock from the standard AWS chain and a missing
+// base_url from the region.
 func finishProvider(pr *Provider, path string) (err error) {
 	if t := strings.TrimRight(pr.BaseURL, "/"); !strings.HasSuffix(t, ":") {
 		pr.BaseURL = t
 	}
-	if chain, ok := regionChains[pr.Kind]; pr.Region == "" && ok {
-		switch pr.Region, err = chain.read(); {
+	if pr.Region == "" && pr.Kind == dialect.Bedrock.Kind() {
+		switch pr.Region, err = awssign.Region(); {
 		case err != nil:
 			return errf(key(path, "region"), "missing, and the standard chain's cannot be read: %v; write e.g. region: us-east-1", err)
 		case pr.Region != "" && !dialect.IsRegion(pr.Region):

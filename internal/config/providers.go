@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/sluice-llm/sluice/dialect"
-	"github.com/sluice-llm/sluice/dialect/awssign"
 )
 
 // The providers' checks: each provider's kind, asked of package dialect,
@@ -120,24 +119,12 @@ func checkBaseURL(path, s string) error {
 	return nil
 }
 
-// regionChains are the kinds each of whose requests is signed for its
-// region, so that they need one even when base_url is given, by kind:
-// the standard chain of the kind's cloud, which gives the region when the
-// file names none, and where it reads it, as the fix of a missing region
-// says.
-var regionChains = map[string]struct {
-	read func() (string, error)
-	hint string
-}{
-	"bedrock": {awssign.Region, ", or set AWS_REGION (or the AWS profile's region)"},
-}
-
 // checkSigning checks what only a dialect that signs its requests takes:
 // a region that looks like one, a credentials file that can be read,
 // neither given to a kind that carries a plain key, and the region a
-// regional kind needs.
+// regional kind needs: Bedrock's even when base_url is given, since each
+// of its requests is signed for its region.
 func checkSigning(path string, d dialect.Dialect, pr Provider) error {
-	chain, signsRegion := regionChains[pr.Kind]
 	_, regional := dialect.RegionalBaseURL(pr.Kind, "")
 	signs := d.Traits().Signs
 	rp, cp := key(path, "region"), key(path, "credentials_file")
@@ -146,8 +133,8 @@ func checkSigning(path string, d dialect.Dialect, pr Provider) error {
 		return errf(rp, "%s is not a region: lower-case letters, digits and dashes, e.g. us-east-1 or us-central1", quote(pr.Region))
 	case pr.Region != "" && !signs:
 		return errf(rp, "kind %s sends a key and signs nothing, so it takes no region; remove region", pr.Kind)
-	case pr.Region == "" && signsRegion:
-		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1%s", pr.Kind, chain.hint)
+	case pr.Region == "" && pr.Kind == dialect.Bedrock.Kind():
+		return errf(rp, "missing; kind %s signs each request for a region: write e.g. region: us-east-1, or set AWS_REGION (or the AWS profile's region)", pr.Kind)
 	case pr.Region == "" && regional && pr.BaseURL == "":
 		return errf(rp, "missing; kind %s needs its region (location) for its address, e.g. region: us-central1, or a base_url", pr.Kind)
 	}
