@@ -188,7 +188,7 @@ func (c *Config) checkRoute(p string, r Route) error {
 		case fb.Kind != pr.Kind && !translates(pr.Kind, fb.Kind):
 			return errf(key(fp, "provider"), "%s speaks the %s API but the route's provider %s speaks %s; a fallback must speak the same API%s",
 				quote(t.Provider), fb.Kind, quote(r.Provider), pr.Kind, translatedTo(pr.Kind))
-		case fb.Kind != pr.Kind && translatedLacks(fb):
+		case fb.Kind != pr.Kind && fb.Kind == dialect.Vertex.Kind() && (fb.Project == "" || fb.Region == ""):
 			return errf(key(fp, "provider"), "%s (kind %s) would take the route's %s calls translated, sent under "+
 				"/v1/projects/{project}/locations/{region}; set providers.%s.project and region, e.g. {project: my-project, region: us-central1}",
 				quote(t.Provider), fb.Kind, pr.Kind, t.Provider)
@@ -305,13 +305,6 @@ func translates(from, to string) bool {
 	f, ok1 := dialect.Lookup(from)
 	t, ok2 := dialect.Lookup(to)
 	return ok1 && ok2 && sluice.Translates(f, t)
-}
-
-// translatedLacks reports whether provider pr, a fallback of another
-// kind, lacks what the calls translated for it need: Vertex AI's project
-// and location (region), which the paths of its publishers' models name.
-func translatedLacks(pr Provider) bool {
-	return pr.Kind == dialect.Vertex.Kind() && (pr.Project == "" || pr.Region == "")
 }
 
 // translatedTo says, for an error, the kinds a call of kind from may fall
