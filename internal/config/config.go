@@ -227,19 +227,13 @@ type Limits struct {
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
 
 	// MaxHeaderBytes caps a request's headers (431). Go's server allows
-	// 4 KiB of slack above it. Default DefaultMaxHeaderBytes.
+	// 4 KiB of slack above it. Default 64 KiB.
 	MaxHeaderBytes int64 `yaml:"max_header_bytes,size"`
 
 	// PromoteAfter is how long a batch call waits for a slot before it is
-	// admitted as interactive. Default DefaultPromoteAfter.
+	// admitted as interactive. Default 30s.
 	PromoteAfter time.Duration `yaml:"promote_after"`
 }
-
-// DefaultMaxHeaderBytes is the default limits.max_header_bytes: 64 KiB.
-const DefaultMaxHeaderBytes = 64 << 10
-
-// DefaultPromoteAfter is the default limits.promote_after.
-const DefaultPromoteAfter = 30 * time.Second
 
 // Default returns the built-in configuration: the one `sluice serve` runs
 // with when given no config file.
@@ -259,9 +253,9 @@ func Default() *Config {
 		},
 		Budgets:     []spend.Budget{},
 		Prices:      spend.Prices{},
-		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: DefaultMaxHeaderBytes, PromoteAfter: DefaultPromoteAfter},
+		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 20 << 20, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, PromoteAfter: 30 * time.Second},
 		Tracing:     Tracing{SampleRatio: 1},
-		Idempotency: defaultIdempotency(),
+		Idempotency: Idempotency{Enabled: true, TTL: 24 * time.Hour, MaxAnswer: 8 << 20, MaxBytes: 512 << 20, FinishOnDisconnect: true},
 	}
 	c.Drain, _ = c.LongestTotal()
 	return c

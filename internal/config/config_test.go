@@ -194,9 +194,9 @@ limits: {max_body: 512KiB, read_header_timeout: 5s, max_header_bytes: 32KiB}
 			"gpt-4o-mini": {Input: 0.15, Output: 0.60},
 			"gpt-4.1*":    {Input: 2, Output: 8},
 		},
-		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10, PromoteAfter: DefaultPromoteAfter},
+		Limits:      Limits{Rates: []limit.Limit{}, MaxBodyBytes: 512 << 10, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 32 << 10, PromoteAfter: 30 * time.Second},
 		Tracing:     Tracing{SampleRatio: 1},
-		Idempotency: defaultIdempotency(),
+		Idempotency: Default().Idempotency,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", c, want)

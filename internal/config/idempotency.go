@@ -27,11 +27,6 @@ type Idempotency struct {
 	FinishOnDisconnect bool `yaml:"finish_on_disconnect"`
 }
 
-// defaultIdempotency is the section's default.
-func defaultIdempotency() Idempotency {
-	return Idempotency{Enabled: true, TTL: 24 * time.Hour, MaxAnswer: 8 << 20, MaxBytes: 512 << 20, FinishOnDisconnect: true}
-}
-
 func (c *Config) checkIdempotency() error {
 	id := c.Idempotency
 	return cmp.Or(refuse(id.TTL <= 0, "idempotency.ttl", "%s: give a positive duration (default 24h)", id.TTL),

@@ -15,7 +15,7 @@ func TestIdempotencyParsed(t *testing.T) {
 	if c.Idempotency != want {
 		t.Errorf("got %+v, want %+v", c.Idempotency, want)
 	}
-	if d := Default().Idempotency; d != defaultIdempotency() || !d.Enabled || d.TTL != 24*time.Hour || !d.FinishOnDisconnect {
+	if d, want := Default().Idempotency, (Idempotency{Enabled: true, TTL: 24 * time.Hour, MaxAnswer: 8 << 20, MaxBytes: 512 << 20, FinishOnDisconnect: true}); d != want {
 		t.Errorf("defaults %+v", d)
 	}
 }
