@@ -29,13 +29,11 @@ func Parse(data []byte) (*Config, error) {
 	}
 	c := Default()
 	d := &decoder{lines: map[string]int{}, left: maxNodes, merging: map[*yaml.Node]bool{}, given: map[string]bool{}}
-	if root = deref(root); !isNull(root) {
-		if root.Kind != yaml.MappingNode {
-			return nil, errAt(root.Line, "", "the file must be a mapping of keys (listen:, routes:, policies:, …), found %s", describe(root))
-		}
-		if err := d.fields(reflect.ValueOf(c).Elem(), root, "", nil); err != nil {
-			return nil, err
-		}
+	if root = deref(root); !isNull(root) && root.Kind != yaml.MappingNode {
+		return nil, errAt(root.Line, "", "the file must be a mapping of keys (listen:, routes:, policies:, …), found %s", describe(root))
+	}
+	if err := d.fields(reflect.ValueOf(c).Elem(), root, "", nil); err != nil { // an empty file has no keys
+		return nil, err
 	}
 	if !d.given["drain"] {
 		c.Drain, _ = c.LongestTotal()
