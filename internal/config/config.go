@@ -288,19 +288,6 @@ func Load(path string) (*Config, error) {
 	if path == "" {
 		return Default(), nil
 	}
-	data, err := readFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := Parse(data)
-	var ce *Error
-	if errors.As(err, &ce) {
-		ce.File = path
-	}
-	return c, err
-}
-
-func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %v (check --config or $%s)", err, EnvConfig)
@@ -310,7 +297,12 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %v", path, err)
 	}
-	return data, nil
+	c, err := Parse(data)
+	var ce *Error
+	if errors.As(err, &ce) {
+		ce.File = path
+	}
+	return c, err
 }
 
 // StateDir returns the state directory: State.Dir when set (a leading ~/
