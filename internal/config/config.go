@@ -326,17 +326,14 @@ func (c *Config) StateDir() (string, error) {
 // leading ~/ is the home directory), "-" for standard output, else
 // attempts.jsonl in the state directory.
 func (c *Config) AttemptsPath() (string, error) {
-	switch c.Log.Attempts {
-	case "-":
-		return "-", nil
-	case "":
-		dir, err := c.StateDir()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(dir, "attempts.jsonl"), nil
+	if c.Log.Attempts != "" {
+		return expandHome(c.Log.Attempts, "log.attempts") // "-" has no ~ to expand
 	}
-	return expandHome(c.Log.Attempts, "log.attempts")
+	dir, err := c.StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "attempts.jsonl"), nil
 }
 
 func expandHome(p, key string) (string, error) {
