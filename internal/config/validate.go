@@ -99,14 +99,12 @@ func (c *Config) checkListen() error {
 		refuse(c.Drain < 0, "drain", "%v is negative; write how long calls may finish after SIGTERM, e.g. 30s", c.Drain))
 }
 
-// splitListen returns the host of a host:port address with a numeric port.
+// splitListen returns the host of a host:port address whose port is a
+// number from 0 to 65535.
 func splitListen(addr string) (string, bool) {
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil || port == "" || strings.TrimLeft(port, "0123456789") != "" {
-		return "", false
-	}
-	n, err := strconv.Atoi(port)
-	return host, err == nil && n <= 65535
+	_, bad := strconv.ParseUint(port, 10, 16)
+	return host, err == nil && bad == nil
 }
 
 // loopback reports whether addr only accepts connections from this machine.
