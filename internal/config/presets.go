@@ -24,22 +24,15 @@ func defaultProviders() map[string]Provider {
 	}
 }
 
-// presetProviders are the providers a provider entry of the same name
-// takes its missing fields from: the built-in ones, and gemini, which is
-// not built in (it needs a route).
-func presetProviders() map[string]Provider {
-	p := defaultProviders()
-	p["gemini"] = Provider{Kind: dialect.Gemini.Kind(), BaseURL: "https://generativelanguage.googleapis.com", MaxConcurrent: DefaultMaxConcurrent}
-	return p
-}
-
 // fresh returns what an entry of a list or of a mapping of names (name) is
 // before the file fills it in: the preset an entry's missing keys keep.
 func fresh(t reflect.Type, name string) reflect.Value {
 	v := reflect.New(t).Elem()
 	switch p := v.Addr().Interface().(type) {
-	case *Provider:
-		if *p = presetProviders()[name]; p.Kind == "" {
+	case *Provider: // a built-in provider's preset, or gemini's (not built in: it needs a route), by name
+		presets := defaultProviders()
+		presets["gemini"] = Provider{Kind: dialect.Gemini.Kind(), BaseURL: "https://generativelanguage.googleapis.com", MaxConcurrent: DefaultMaxConcurrent}
+		if *p = presets[name]; p.Kind == "" {
 			*p = Provider{MaxConcurrent: DefaultMaxConcurrent}
 		}
 	case *PoolKey:
