@@ -66,13 +66,13 @@ func BenchmarkIdempotency(b *testing.B) {
 	}
 }
 
-// BenchmarkIdempotencyPair is BenchmarkIdempotency's nokey and newkey legs
-// side by side on one gateway, warmed up by 2,000 calls with new keys,
-// then in turns of 25 calls, so that a machine that speeds up or slows
-// down does so for both. An op is one call of each. It reports each leg's
-// wall time (newkey-ns/call, nokey-ns/call), the process's CPU while each
-// ran (newkey-cpu-ns/call, nokey-cpu-ns/call, from getrusage), and their
-// ratios (wall-ratio, cpu-ratio): what a new key costs, in one run.
+// BenchmarkIdempotencyPair is BenchmarkIdempotency's newkey and nokey
+// legs side by side on one gateway, warmed up by 2,000 calls with new
+// keys, then run in turns (inTurns). An op is one call of each. It
+// reports each leg's wall time (newkey-ns/call, nokey-ns/call), the
+// process's CPU while each ran (newkey-cpu-ns/call, nokey-cpu-ns/call),
+// and their ratios (wall-ratio, cpu-ratio): what a new key costs, in one
+// run.
 func BenchmarkIdempotencyPair(b *testing.B) {
 	srv := fake.NewServer("200")
 	defer srv.Close()
@@ -86,6 +86,15 @@ func BenchmarkIdempotencyPair(b *testing.B) {
 	for range 2000 {
 		legs[0]()
 	}
+	inTurns(b, [2]string{"newkey", "nokey"}, legs)
+}
+
+// inTurns runs b.N calls of each of two legs, in turns of 25 calls, so
+// that a machine that speeds up or slows down does so for both. It
+// reports each leg's wall time per call (name-ns/call), the process's CPU
+// while it ran (name-cpu-ns/call, from getrusage, where there is one), and
+// the first leg's over the second's (wall-ratio, cpu-ratio).
+func inTurns(b *testing.B, names [2]string, legs [2]func()) {
 	const turn = 25
 	var wall, cpu [2]time.Duration
 	b.ResetTimer()
@@ -100,13 +109,15 @@ func BenchmarkIdempotencyPair(b *testing.B) {
 		}
 	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
-	b.ReportMetric(per(wall[0]), "newkey-ns/call")
-	b.ReportMetric(per(wall[1]), "nokey-ns/call")
 	b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
 	if cpu[1] > 0 {
-		b.ReportMetric(per(cpu[0]), "newkey-cpu-ns/call")
-		b.ReportMetric(per(cpu[1]), "nokey-cpu-ns/call")
 		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+	}
+	for l, name := range names {
+		b.ReportMetric(per(wall[l]), name+"-ns/call")
+		if cpu[1] > 0 {
+			b.ReportMetric(per(cpu[l]), name+"-cpu-ns/call")
+		}
 	}
 }
 

@@ -57,13 +57,12 @@ func BenchmarkTranslatedCall(b *testing.B) {
 // BenchmarkTranslatedPair is BenchmarkTranslatedCall's two calls of one
 // fallback set side by side in one process: the translated call and the
 // same-dialect call, each with a gateway of its own, warmed up by 100
-// calls each, then run in turns of 25 calls, so that a machine that speeds
-// up or slows down does so for both.
-// An op is one call of each. It reports each call's wall time
-// (translated-ns/call, same-ns/call) and the process's CPU while each ran
-// (translated-cpu-ns/call, same-cpu-ns/call: the client, the gateway and
-// the fake together, from getrusage), and their ratios (wall-ratio,
-// cpu-ratio): what translation costs, measured in one run.
+// calls each, then run in turns (inTurns). An op is one call of each. It
+// reports each call's wall time (translated-ns/call, same-ns/call) and
+// the process's CPU while each ran (translated-cpu-ns/call,
+// same-cpu-ns/call: the client, the gateway and the fake together), and
+// their ratios (wall-ratio, cpu-ratio): what translation costs, measured
+// in one run.
 func BenchmarkTranslatedPair(b *testing.B) {
 	up := benchUpstream(b)
 	for _, kind := range []string{"json", "stream"} {
@@ -74,33 +73,12 @@ func BenchmarkTranslatedPair(b *testing.B) {
 			from, to, same := pair[0], pair[1], pair[2]
 			b.Run(kind+"/"+from+"-"+to, func(b *testing.B) {
 				stream := kind == "stream"
-				legs := [2]func() int{translatedLeg(b, up, from, to, stream), translatedLeg(b, up, same, to, stream)}
-				const turn = 25
-				for range 4 * turn { // warm: connections open, pools filled
-					legs[0]()
-					legs[1]()
+				tr, sm := translatedLeg(b, up, from, to, stream), translatedLeg(b, up, same, to, stream)
+				for range 100 { // warm: connections open, pools filled
+					tr()
+					sm()
 				}
-				var wall, cpu [2]time.Duration
-				b.ResetTimer()
-				for i := 0; i < b.N; i += turn {
-					for l, call := range legs {
-						t0, c0 := time.Now(), rusageCPU()
-						for range min(turn, b.N-i) {
-							call()
-						}
-						wall[l] += time.Since(t0)
-						cpu[l] += rusageCPU() - c0
-					}
-				}
-				per := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
-				b.ReportMetric(per(wall[0]), "translated-ns/call")
-				b.ReportMetric(per(wall[1]), "same-ns/call")
-				b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
-				if cpu[1] > 0 {
-					b.ReportMetric(per(cpu[0]), "translated-cpu-ns/call")
-					b.ReportMetric(per(cpu[1]), "same-cpu-ns/call")
-					b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
-				}
+				inTurns(b, [2]string{"translated", "same"}, [2]func(){func() { tr() }, func() { sm() }})
 			})
 		}
 	}
