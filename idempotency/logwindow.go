@@ -46,8 +46,7 @@ var zeros [windowMax]byte
 // moves on within it by extending the log, with no new mapping, so that
 // a log is mapped again once per 256 KiB of records rather than at every
 // window: letting go of a mapping costs every thread of the process a
-// flush of its address translations, which cost more than the rest of a
-// Keep on a virtual machine.
+// flush of its address translations, dear on a virtual machine.
 const reach = 256 << 10
 
 // window is a shard's mapped window on its open log.
