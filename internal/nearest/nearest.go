@@ -35,9 +35,11 @@ func Name(got string, candidates []string) string {
 	return ""
 }
 
-func fold(s string) string {
-	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-}
+// fold is s with case, '_' and '-' set aside.
+func fold(s string) string { return separators.Replace(strings.ToLower(s)) }
+
+// separators drops the '_' and '-' of a name.
+var separators = strings.NewReplacer("_", "", "-", "")
 
 // distance is the Levenshtein distance between a and b, in runes. Long
 // inputs are cut short: only near matches matter.

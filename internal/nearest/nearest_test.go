@@ -8,6 +8,7 @@ func TestName(t *testing.T) {
 		{"max_atempts", "max_attempts"}, // one edit
 		{"MaxAttempts", "max_attempts"}, // case and '_' set aside
 		{"timeoutstartsec", "TimeoutStartSec"},
+		{"time-out_start-sec", "TimeoutStartSec"}, // three edits, but for '_' and '-'
 		{"Persistant", "Persistent"},
 		{"gemeni", "gemini"},               // two edits
 		{"limit", "limit_usd"},             // a prefix of four letters or more
