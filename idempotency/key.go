@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"net/url"
 	"sort"
 
@@ -57,20 +56,19 @@ type Key struct {
 // different keys share an ID and the ID is safe as a file or Redis name
 // whatever the fields hold.
 func (k Key) ID() string {
-	h := sha256.New()
-	h.Write([]byte("sluice-idempotency-key\x00"))
-	field(h, k.Scope)
-	field(h, k.Caller)
-	field(h, k.Value)
-	return hex.EncodeToString(h.Sum(nil))
+	var buf [256]byte // most keys: hashed without a heap allocation
+	b := append(buf[:0], "sluice-idempotency-key\x00"...)
+	b = appendField(appendField(appendField(b, k.Scope), k.Caller), k.Value)
+	sum := sha256.Sum256(b)
+	var id [64]byte
+	hex.Encode(id[:], sum[:])
+	return string(id[:])
 }
 
-// field writes s to h after its length, so that fields cannot run into
-// one another.
-func field(h hash.Hash, s string) {
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	h.Write([]byte(s))
+// appendField appends s to b after its length, so that fields cannot run
+// into one another.
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // IsCredentialParam reports whether the query parameter name (any case)
@@ -85,28 +83,28 @@ func IsCredentialParam(name string) bool { return credential.IsParam(name) }
 // must match for a kept answer to be replayed. The query's parameters
 // are taken sorted by name, each name's values in order.
 func Fingerprint(method, path string, query url.Values, body []byte) [32]byte {
-	h := sha256.New()
-	h.Write([]byte("sluice-idempotency-fingerprint\x00"))
-	field(h, method)
-	field(h, path)
-	names := make([]string, 0, len(query))
+	var buf [512]byte // what comes before the body, in one write
+	b := append(buf[:0], "sluice-idempotency-fingerprint\x00"...)
+	b = appendField(appendField(b, method), path)
+	var names []string
 	for name := range query {
 		if !IsCredentialParam(name) {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(names)))])
+	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, name := range names {
-		field(h, name)
+		b = appendField(b, name)
 		vs := query[name]
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(vs)))])
+		b = binary.AppendUvarint(b, uint64(len(vs)))
 		for _, v := range vs {
-			field(h, v)
+			b = appendField(b, v)
 		}
 	}
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(body)))])
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	h := sha256.New()
+	h.Write(b)
 	h.Write(body)
 	var fp [32]byte
 	h.Sum(fp[:0])
