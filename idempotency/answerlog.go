@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 )
 
 // A shard's kept answers are records appended to its log, the file
@@ -210,26 +209,16 @@ func (f *File) appendAnswer(i int, s *shard, t *table, j int, m Mark, a *Answer,
 		}
 	}
 	id := binID(m.ID)
-	// The record is encoded in the window when it shows the log's end,
-	// and copied there (or written) from s.rec when it does not, or when
-	// the record outgrew the window's room while it was encoded.
-	room := s.win.room(h.end)
-	buf := room
-	if buf == nil {
-		buf = s.rec[:0]
-	}
-	rec := appendRecord(buf, id, m.fp, a, now, expires)
-	if room == nil || unsafe.SliceData(rec) != unsafe.SliceData(room) {
-		if !s.win.put(s.log, rec, h.end) {
-			if _, err := s.log.WriteAt(rec, h.end); err != nil {
-				return 0, fmt.Errorf("idempotency: keep answer: %w", err)
-			}
-		}
-		if s.rec = rec; cap(rec) > 64<<10 {
-			s.rec = nil // a large answer's buffer is not held
+	s.rec = appendRecord(s.rec[:0], id, m.fp, a, now, expires)
+	if !s.win.put(s.log, s.rec, h.end) {
+		if _, err := s.log.WriteAt(s.rec, h.end); err != nil {
+			return 0, fmt.Errorf("idempotency: keep answer: %w", err)
 		}
 	}
-	e := entry{off: h.end, size: int64(len(rec)), expires: expires.UnixNano()}
+	e := entry{off: h.end, size: int64(len(s.rec)), expires: expires.UnixNano()}
+	if cap(s.rec) > 64<<10 {
+		s.rec = nil // a large answer's buffer is not held
+	}
 	h.end += e.size
 	if err := t.remove(j, &h); err != nil {
 		return 0, err

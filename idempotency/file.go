@@ -41,7 +41,7 @@ type FileOptions struct {
 // table is read and changed in memory: a step's system calls are the
 // flock's two and a replay's one read; a change is whole or absent even
 // when its process is killed in the middle of it. Keep appends the answer
-// to the log as one record, encoded in a mapped window at the log's end
+// to the log as one record, copied into a mapped window at the log's end
 // (a write call only when the window moves on, every 16 to 64 KiB, or for
 // a record that does not fit it), and commits it by the table's change,
 // so a reader sees the whole answer or none, and no answer costs a file

@@ -9,17 +9,15 @@ import (
 // the page that holds the committed end, as long as a quarter of the log
 // before it, from 16 KiB to 64 KiB, seen through a shared mapping of the
 // next 256 KiB of the log (reach) within which the window moves on. A
-// record is encoded in the window, in place, when the window shows the
-// log's end with room for it; otherwise it is encoded aside and copied into
-// the window moved on. So a Keep makes no system call but its flock's two,
-// where a write call ran a write's checks and dirtied the file's inode at
-// every record, and writes the record once, not into a buffer first. The
-// pages a window gains are made writable in one call as it moves on (on
-// Linux; elsewhere each faults at its first write), and a page faults again
-// once it was written back. What the window shows is the page cache, which
-// other processes read and write with read and write calls, or through
-// windows of their own: the table's change, under the same flock, commits
-// the record as it did one written with a write call.
+// record that fits in the window is copied into it, so a Keep makes no
+// system call but its flock's two, where a write call ran a write's checks
+// and dirtied the file's inode at every record. The pages a window gains
+// are made writable in one call as it moves on (on Linux; elsewhere each
+// faults at its first write), and a page faults again once it was written
+// back. What the window shows is the page cache, which other processes
+// read and write with read and write calls, or through windows of their
+// own: the table's change, under the same flock, commits the record as it
+// did one written with a write call.
 //
 // The log is first extended with written zeros to the window's end (as a
 // lock file is), so the blocks are the file's before a byte lands in the
@@ -76,16 +74,6 @@ func (w *window) put(log *os.File, rec []byte, off int64) bool {
 	}
 	copy(w.mem[off-w.at:], rec)
 	return true
-}
-
-// room returns the window's bytes from off, empty, as long in capacity as
-// the window is past off, for a record to be encoded in place; nil when
-// w does not show off.
-func (w *window) room(off int64) []byte {
-	if !windowSupported || off < w.at || off >= w.end {
-		return nil
-	}
-	return w.mem[off-w.at : off-w.at : w.end-w.at]
 }
 
 // move makes w show log from from to to, multiples of the page size: it
