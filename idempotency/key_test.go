@@ -164,3 +164,16 @@ func TestDigestsStay(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDigests is what a call with an Idempotency-Key hashes before
+// its Begin: its key's ID and its request's fingerprint (a chat body, no
+// query).
+func BenchmarkDigests(b *testing.B) {
+	body := []byte(`{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`)
+	k := Key{Scope: "/openai", Caller: strings.Repeat("c0ffee", 10), Value: "job-12345"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = k.ID()
+		_ = Fingerprint("POST", "/openai/v1/chat/completions", nil, body)
+	}
+}
