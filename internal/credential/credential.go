@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -97,19 +96,22 @@ func NewNames(keyHeaders ...string) Names { return Names{headers: headers(keyHea
 // AWS SigV4 signature, which changes with every request, only the access
 // key id counts, as of a presigned URL's parameters.
 func (n Names) Caller(h http.Header, u *url.URL) string {
-	var d hash.Hash
+	var buf [512]byte // most requests' credentials: hashed without a heap allocation
+	b := buf[:0]
 	n.each(h, u, func(name, value string) {
-		if d == nil {
-			d = sha256.New()
-			d.Write([]byte("sluice-caller\x00"))
+		if len(b) == 0 {
+			b = append(b, "sluice-caller\x00"...)
 		}
-		field(d, name)
-		field(d, value)
+		b = appendField(appendField(b, name), value)
 	})
-	if d == nil {
+	if len(b) == 0 {
 		return ""
 	}
-	return "sha256:" + hex.EncodeToString(d.Sum(nil))
+	sum := sha256.Sum256(b)
+	var id [len("sha256:") + 64]byte
+	copy(id[:], "sha256:")
+	hex.Encode(id[len("sha256:"):], sum[:])
+	return string(id[:])
 }
 
 // each calls fn with every credential h and u carry, as it names the
@@ -185,12 +187,10 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// field writes s to d after its length, so that fields cannot run into
-// one another.
-func field(d hash.Hash, s string) {
-	var n [binary.MaxVarintLen64]byte
-	d.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	d.Write([]byte(s))
+// appendField appends s to b after its length, so that fields cannot run
+// into one another.
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // MinSecret is the length, in bytes, below which a credential value is

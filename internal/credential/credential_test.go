@@ -214,3 +214,39 @@ func FuzzCallersApart(f *testing.F) {
 		}
 	})
 }
+
+// TestCallerDigestStays pins callers to the digests every earlier version
+// computed: answers are kept, and budgets and limits counted, under them,
+// so a change would make every caller another.
+func TestCallerDigestStays(t *testing.T) {
+	n := NewNames("Authorization", "X-Api-Key")
+	for _, c := range []struct {
+		h     http.Header
+		query string
+		want  string
+	}{
+		{http.Header{"Authorization": {"Bearer sk-abc123456789"}, "X-Api-Key": {" key-2 ", "key-3"}, "Cookie": {"s=1"}},
+			"key=AIza123&x=1&X-Amz-Credential=AKID/2026/us/s3&X-Amz-Signature=zz",
+			"sha256:a362f7e4c708de5fdb4d343448228fbe10463080be1fc752bbdbcb7f975b0671"},
+		{http.Header{"Authorization": {"AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=abc"}},
+			"", "sha256:9a015a71c286c781d30f21c9cabf59c5b404a3785fafa73ebc34a549067eb29e"},
+		{http.Header{"Authorization": {"Bearer " + strings.Repeat("j", 2000)}}, "", // longer than a stack buffer
+			"sha256:7fd5491abe7a1002ac11200edef40d113d9bb3e632f077c169a8d70289fdb0b9"},
+		{http.Header{}, "", ""},
+	} {
+		if got := n.Caller(c.h, &url.URL{Path: "/v1", RawQuery: c.query}); got != c.want {
+			t.Errorf("caller %q, want %q as before", got, c.want)
+		}
+	}
+}
+
+// BenchmarkCaller names the caller of a request with an API key, as a
+// call with an Idempotency-Key (or a budget or limit per key) does.
+func BenchmarkCaller(b *testing.B) {
+	h := http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}}
+	u := &url.URL{Path: "/v1/chat/completions"}
+	b.ReportAllocs()
+	for b.Loop() {
+		names.Caller(h, u)
+	}
+}
