@@ -214,8 +214,10 @@ func (n Names) Secrets(h http.Header, u *url.URL) Secrets {
 			return
 		}
 		s.values = append(s.values, []byte(v))
-		if q, err := json.Marshal(v); err == nil && string(q[1:len(q)-1]) != v {
-			s.values = append(s.values, q[1:len(q)-1])
+		if !jsonPlain(v) {
+			if q, err := json.Marshal(v); err == nil && string(q[1:len(q)-1]) != v {
+				s.values = append(s.values, q[1:len(q)-1])
+			}
 		}
 	}
 	for _, name := range n.headers {
@@ -252,6 +254,19 @@ func (n Names) Secrets(h http.Header, u *url.URL) Secrets {
 		}
 	}
 	return s
+}
+
+// jsonPlain reports whether v is printable ASCII that encoding/json
+// writes as it is in a string: none of '"', '\\', '<', '>' or '&'. A key
+// almost always is, and then has no JSON form of its own to look for.
+func jsonPlain(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c < ' ' || c > '~', c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // In reports whether b holds any of the values of s.

@@ -1,6 +1,7 @@
 package credential
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -248,5 +249,36 @@ func BenchmarkCaller(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		names.Caller(h, u)
+	}
+}
+
+// TestJSONPlain holds jsonPlain to encoding/json: a value it calls plain
+// is written as it is in a JSON string, so its JSON form need not be
+// looked for apart. Every byte is tried, alone and within a key.
+func TestJSONPlain(t *testing.T) {
+	for c := range 256 {
+		for _, v := range []string{string(rune(c)), "sk-proj-" + string([]byte{byte(c)}) + "xyz"} {
+			q, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plain := string(q[1:len(q)-1]) == v; jsonPlain(v) && !plain {
+				t.Errorf("jsonPlain(%q) = true, but encoding/json writes it %s", v, q)
+			}
+		}
+	}
+	if !jsonPlain("sk-proj-" + strings.Repeat("x", 40)) {
+		t.Error("jsonPlain of a plain key = false, want true")
+	}
+}
+
+// BenchmarkSecrets collects what a request with an API key carries, as a
+// call with an Idempotency-Key does to look for it in its answer.
+func BenchmarkSecrets(b *testing.B) {
+	h := http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}}
+	u := &url.URL{Path: "/v1/chat/completions"}
+	b.ReportAllocs()
+	for b.Loop() {
+		names.Secrets(h, u)
 	}
 }
