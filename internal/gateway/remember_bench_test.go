@@ -83,9 +83,9 @@ func BenchmarkIdempotencyPair(b *testing.B) {
 			srv := fake.NewServer("200")
 			defer srv.Close()
 			srv.Provider.MaxRequests = 100
-			var h http.Header // anonymous
-			if caller == "apikey" { // as the OpenAI SDK sends it
-				h = http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}}
+			var h http.Header // none: anonymous
+			if caller == "apikey" {
+				h = http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}} // as the OpenAI SDK sends it
 			}
 			call := keyedGateway(b, srv, h)
 			n := 0
