@@ -147,17 +147,20 @@ func FuzzAnswerUnmarshal(f *testing.F) {
 	})
 }
 
-// TestDigestsStay pins an ID and two fingerprints to the values every
+// TestDigestsStay pins IDs and fingerprints to the values every
 // earlier version computed: a store keeps answers under them, on disk or
 // in Redis, so an upgrade that changed them would lose every kept answer
 // (a duplicate would run, and be billed, again).
 func TestDigestsStay(t *testing.T) {
 	q, _ := url.ParseQuery("alt=sse&x=1&x=2&key=secret")
+	long, _ := url.ParseQuery("q=" + strings.Repeat("v", 600) + "&alt=sse") // past the buffers on the stack
 	for _, c := range []struct{ got, want string }{
 		{Key{Scope: "/openai", Caller: "c0ffee", Value: "job-1"}.ID(), "bd8aad8e29798c9aa778e5301a393606f1b9f7f77099feddea5d84426051b5b7"},
 		{Key{}.ID(), "61d2eb7d68ba9070bc88b21209169baa62c478c0858373375739fc89e69284af"},
+		{Key{Scope: "/openai", Caller: "sha256:" + strings.Repeat("ab", 32), Value: strings.Repeat("k", MaxValue)}.ID(), "a7cdf6edeb121022ac8cee0d8267480e6b8012abb14d4fa0e46a7e276c465125"},
 		{fmt.Sprintf("%x", Fingerprint("POST", "/v1/models/m:generateContent", q, []byte(`{"model":"m"}`))), "c56105f014831efac74ed872f6bc14373d466b3f5a807ac5dde11b725eb656e0"},
 		{fmt.Sprintf("%x", Fingerprint("POST", "/v1/chat/completions", nil, nil)), "8293a99970fd0a4bc55d77d65080be36ad6556978f802291f6a462ae490e8c02"},
+		{fmt.Sprintf("%x", Fingerprint("POST", "/v1/models/m:streamGenerateContent", long, []byte(`{}`))), "d635c776262cd85ac18a0bf066c1d302a758e34b914300b4f4c26605568d8111"},
 	} {
 		if c.got != c.want {
 			t.Errorf("digest %s, want %s as before", c.got, c.want)
