@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -104,20 +103,20 @@ func BenchmarkIdempotencyPair(b *testing.B) {
 // inTurns runs b.N calls of each of two legs, in turns of 25 calls, so
 // that a machine that speeds up or slows down does so for both. It
 // reports each leg's wall time per call (name-ns/call), the process's CPU
-// while it ran (name-cpu-ns/call, from getrusage, where there is one), and
-// the first leg's over the second's (wall-ratio, cpu-ratio).
+// while it ran (name-cpu-ns/call, where getrusage is), and the first
+// leg's over the second's (wall-ratio, cpu-ratio).
 func inTurns(b *testing.B, names [2]string, legs [2]func()) {
 	const turn = 25
 	var wall, cpu [2]time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i += turn {
 		for l, leg := range legs {
-			t0, c0 := time.Now(), rusageCPU()
+			t0, c0 := time.Now(), processCPU()
 			for range min(turn, b.N-i) {
 				leg()
 			}
 			wall[l] += time.Since(t0)
-			cpu[l] += rusageCPU() - c0
+			cpu[l] += processCPU().total() - c0.total()
 		}
 	}
 	per := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
@@ -180,40 +179,25 @@ func keyedGateway(b *testing.B, srv *fake.Server, h http.Header) func(key string
 }
 
 // cpuMark is the process's CPU time, all its threads, at a point of a
-// benchmark, as Linux counts it in /proc/self/stat: user and system time
-// in clock ticks (10 ms). Elsewhere it is zero and reports nothing.
+// benchmark, in user and in system time (processCPU reads it). Where
+// there is no getrusage it is zero and reports nothing.
 type cpuMark struct {
-	user, sys int64
+	user, sys time.Duration
 	ok        bool
 }
 
-// processCPU reads the process's CPU time.
-func processCPU() cpuMark {
-	stat, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return cpuMark{}
-	}
-	// The command's name, in parentheses, may hold spaces: the fields are
-	// counted after its last ')'. utime and stime are fields 14 and 15.
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	if len(f) < 13 {
-		return cpuMark{}
-	}
-	user, err1 := strconv.ParseInt(f[11], 10, 64)
-	sys, err2 := strconv.ParseInt(f[12], 10, 64)
-	return cpuMark{user: user, sys: sys, ok: err1 == nil && err2 == nil}
-}
+// total is m's user and system time together.
+func (m cpuMark) total() time.Duration { return m.user + m.sys }
 
 // report reports the process's CPU time per op since m — the gateway, the
 // fake upstream and the client, the set-up left out — in user and in
-// system time: user-ns/op and sys-ns/op. Counted in 10 ms ticks, they are
-// coarse below some thousands of ops.
+// system time: user-ns/op and sys-ns/op.
 func (m cpuMark) report(b *testing.B) {
 	now := processCPU()
 	if !m.ok || !now.ok || b.N == 0 {
 		return
 	}
-	perOp := func(ticks int64) float64 { return float64(ticks*int64(10*time.Millisecond)) / float64(b.N) }
+	perOp := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
 	b.ReportMetric(perOp(now.user-m.user), "user-ns/op")
 	b.ReportMetric(perOp(now.sys-m.sys), "sys-ns/op")
 }

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// rusageCPU is the CPU time the process has used, all its threads, user
-// and system, as getrusage counts it (to the microsecond on Linux).
-func rusageCPU() time.Duration {
+// processCPU reads the process's CPU time, all its threads, as getrusage
+// counts it (to the microsecond on Linux).
+func processCPU() cpuMark {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+		return cpuMark{}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpuMark{user: time.Duration(ru.Utime.Nano()), sys: time.Duration(ru.Stime.Nano()), ok: true}
 }
