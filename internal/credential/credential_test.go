@@ -244,13 +244,18 @@ func TestCallerDigestStays(t *testing.T) {
 // BenchmarkCaller names the caller of a request with an API key, as a
 // call with an Idempotency-Key (or a budget or limit per key) does.
 func BenchmarkCaller(b *testing.B) {
-	h := http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}}
-	u := &url.URL{Path: "/v1/chat/completions"}
 	b.ReportAllocs()
 	for b.Loop() {
-		names.Caller(h, u)
+		names.Caller(benchHeader, benchURL)
 	}
 }
+
+// benchHeader and benchURL are the benchmarks' request: an OpenAI API
+// key, as the SDK sends it, and no query.
+var (
+	benchHeader = http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}}
+	benchURL    = &url.URL{Path: "/v1/chat/completions"}
+)
 
 // TestJSONPlain holds jsonPlain to encoding/json: a value it calls plain
 // is written as it is in a JSON string, so its JSON form need not be
@@ -275,10 +280,8 @@ func TestJSONPlain(t *testing.T) {
 // BenchmarkSecrets collects what a request with an API key carries, as a
 // call with an Idempotency-Key does to look for it in its answer.
 func BenchmarkSecrets(b *testing.B) {
-	h := http.Header{"Authorization": {"Bearer sk-proj-" + strings.Repeat("x", 40)}}
-	u := &url.URL{Path: "/v1/chat/completions"}
 	b.ReportAllocs()
 	for b.Loop() {
-		names.Secrets(h, u)
+		names.Secrets(benchHeader, benchURL)
 	}
 }
