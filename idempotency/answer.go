@@ -46,7 +46,7 @@ var contentHeaders = []string{"Content-Type", "Content-Encoding", "Content-Langu
 func ContentHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for _, name := range contentHeaders {
-		if vs := h.Values(name); len(vs) > 0 {
+		if vs := h[name]; len(vs) > 0 { // the names are canonical: Values would canonicalize each again
 			out[name] = append([]string(nil), vs...)
 		}
 	}
@@ -80,13 +80,13 @@ func (a *Answer) appendBinary(b []byte) []byte {
 	b = appendString(b, a.RequestID)
 	n := 0
 	for _, name := range contentHeaders {
-		if len(a.Header.Values(name)) > 0 {
+		if len(a.Header[name]) > 0 {
 			n++
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, name := range contentHeaders {
-		vs := a.Header.Values(name)
+		vs := a.Header[name]
 		if len(vs) == 0 {
 			continue
 		}

@@ -131,6 +131,31 @@ func TestAnswerRoundTrip(t *testing.T) {
 	}
 }
 
+// TestContentHeaders holds the allowlist: the content headers and their
+// values in order, nothing else, copied so that neither the response's
+// header nor another kept header can change what is kept.
+func TestContentHeaders(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}, "Content-Language": {"en", "fr"},
+		"Content-Encoding": {"gzip"}, "Authorization": {"Bearer x"}, "Set-Cookie": {"s=1"}, "Content-Length": {"2"},
+		"content-type": {"text/plain"}} // not canonical: net/http never makes it, Values never reads it
+	got := ContentHeaders(h)
+	want := http.Header{"Content-Type": {"application/json"}, "Content-Language": {"en", "fr"}, "Content-Encoding": {"gzip"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ContentHeaders = %v, want %v", got, want)
+	}
+	h["Content-Language"][0] = "de"
+	got["Content-Type"] = append(got["Content-Type"], "text/html") // must not write over the next header's values
+	if l := got["Content-Language"]; !reflect.DeepEqual(l, []string{"en", "fr"}) {
+		t.Errorf("Content-Language kept as %q after the response's header changed, want [en fr]", l)
+	}
+	if e := got["Content-Encoding"]; !reflect.DeepEqual(e, []string{"gzip"}) {
+		t.Errorf("Content-Encoding kept as %q after a value was added to Content-Type, want [gzip]", e)
+	}
+	if got := ContentHeaders(http.Header{"Authorization": {"Bearer x"}}); got == nil || len(got) != 0 {
+		t.Errorf("ContentHeaders of no content header = %#v, want an empty header", got)
+	}
+}
+
 func FuzzAnswerUnmarshal(f *testing.F) {
 	b, _ := (&Answer{Status: 200, Header: http.Header{"Content-Type": {"a"}}, Body: []byte("x")}).MarshalBinary()
 	f.Add(b)
